@@ -1,0 +1,570 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// ANSI SGR sequences used by the console reporter.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	// ansiClearLine returns to the start of the line and erases it, removing
+	// the transient "running" line.
+	ansiClearLine = "\r\x1b[K"
+)
+
+// receivedTailLines bounds how much of a step's Received text the console
+// shows; the JUnit and JSON reports carry all of it.
+const receivedTailLines = 10
+
+// runningWidth bounds the transient "running" line, in runes, so that it fits
+// on one row of an ordinary terminal: a wrapped line could not be erased with
+// a single carriage return.
+const runningWidth = 72
+
+// partialLineLimit is how many bytes of an unterminated console line verbose
+// mode holds back before printing them anyway.
+const partialLineLimit = 4096
+
+// ConsoleOptions configures a Console.
+type ConsoleOptions struct {
+	// Color turns on ANSI colours and the transient "running" line. Set it
+	// only when writing to a terminal; ColorFor decides that for a file.
+	Color bool
+	// Verbose also prints what the consoles printed and what was sent to
+	// them, line by line, prefixed by the console name and dimmed.
+	Verbose bool
+	// Now is the clock Summary measures the run's wall time with; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// ColorFor reports whether output to f should be coloured: f is a terminal,
+// NO_COLOR is unset or empty (https://no-color.org) and TERM is not "dumb".
+// A nil f is never coloured.
+func ColorFor(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	return colorEnabled(term.IsTerminal(int(f.Fd())), os.Getenv)
+}
+
+// colorEnabled is ColorFor's decision with the terminal check and the
+// environment made explicit, for tests.
+func colorEnabled(isTerminal bool, getenv func(string) string) bool {
+	return isTerminal && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// Console is a runner.Sink that prints a live, human-readable report: a
+// header per sequence, one line per finished step with the details of
+// failures, and a summary line per sequence.
+//
+// Console assumes the events of one sequence are not interleaved with those
+// of another. Its methods are safe for concurrent use. Each event is written
+// with a single Write call; the first write error stops further output and is
+// returned by Err.
+type Console struct {
+	w    io.Writer
+	opts ConsoleOptions
+
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	err     error
+	started time.Time // when the first sequence started, by opts.Now
+	wrote   bool      // anything was printed, so a new header gets a blank line
+	file    string    // file of the current sequence, for steps that name none
+	group   string    // group whose header was printed last in this sequence
+	running string    // transient line on screen, "" when none
+	partial map[string][]byte
+}
+
+var _ runner.Sink = (*Console)(nil)
+
+// NewConsole returns a Console writing to w.
+func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
+	return &Console{w: w, opts: opts}
+}
+
+// Err returns the first error writing to the underlying writer, or nil.
+func (c *Console) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Event prints what e reports.
+func (c *Console) Event(e runner.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Reset()
+	switch e.Type {
+	case runner.SequenceStarted:
+		c.sequenceStarted(e)
+	case runner.StepStarted:
+		c.stepStarted(e.Step)
+	case runner.ConsoleOutput:
+		if c.opts.Verbose {
+			c.consoleOutput(e.Console, e.Data)
+		}
+	case runner.ConsoleInput:
+		if c.opts.Verbose {
+			c.consoleInput(e.Console, e.Data)
+		}
+	case runner.StepFinished:
+		if e.Step != nil {
+			c.flushPartial()
+			c.clearRunning()
+			c.step(e.Step)
+		}
+	case runner.SequenceFinished:
+		c.flushPartial()
+		c.clearRunning()
+		c.sequenceFinished(e)
+	}
+	c.flush()
+}
+
+// Summary prints one line for the whole run and one per sequence, naming the
+// first failure or the error of each sequence that did not pass. The run's
+// time is the wall time since the first SequenceStarted event, or the sum of
+// the sequences' durations when the Console saw no events. Callers print it
+// when several sequence files ran; for one, the SequenceFinished line says
+// the same.
+func (c *Console) Summary(results []runner.SequenceResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Reset()
+	c.clearRunning()
+
+	var passed, failed, errored, skipped int
+	var total time.Duration
+	for i := range results {
+		total += results[i].Duration
+		switch results[i].Status {
+		case runner.Passed:
+			passed++
+		case runner.Failed:
+			failed++
+		case runner.Skipped:
+			skipped++
+		default:
+			errored++
+		}
+	}
+	if !c.started.IsZero() {
+		total = c.now().Sub(c.started)
+	}
+
+	if c.wrote {
+		c.buf.WriteByte('\n')
+	}
+	word, colour := "PASSED", ansiGreen
+	switch {
+	case errored > 0:
+		word, colour = "ERROR", ansiYellow
+	case failed > 0:
+		word, colour = "FAILED", ansiRed
+	case passed == 0:
+		word, colour = "NO TESTS", ansiYellow
+	}
+	counts := fmt.Sprintf("%s: %d passed, %d failed", plural(len(results), "sequence"), passed, failed)
+	if errored > 0 {
+		counts += ", " + plural(errored, "error")
+	}
+	if skipped > 0 {
+		counts += fmt.Sprintf(", %d skipped", skipped)
+	}
+	fmt.Fprintf(&c.buf, "%s %s in %s\n", c.paint(ansiBold+colour, word), counts, seconds(total)+"s")
+
+	for i := range results {
+		r := &results[i]
+		mark, colour := statusMark(r.Status)
+		fmt.Fprintf(&c.buf, "  %s %s (%s) %s", c.paint(colour, mark), cleanLine(r.Name), cleanLine(r.File), c.paint(ansiDim, seconds(r.Duration)+"s"))
+		if why := firstProblem(r); why != "" {
+			fmt.Fprintf(&c.buf, "  %s", c.paint(colour, why))
+		}
+		c.buf.WriteByte('\n')
+	}
+	c.wrote = true
+	c.flush()
+}
+
+// firstProblem says in one line why r did not pass, or "" when it did.
+func firstProblem(r *runner.SequenceResult) string {
+	if r.Error != "" {
+		return cleanLine(r.Error)
+	}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if isProblem(s.Status) {
+			why := fmt.Sprintf("step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
+			if s.Name != "" {
+				why += " " + cleanLine(s.Name)
+			}
+			if s.Message != "" {
+				why += ": " + cleanLine(s.Message)
+			}
+			return why
+		}
+	}
+	return ""
+}
+
+func (c *Console) sequenceStarted(e runner.Event) {
+	c.clearRunning()
+	if c.started.IsZero() {
+		c.started = c.now()
+	}
+	c.file = e.File
+	c.group = ""
+	c.partial = nil
+	if c.wrote {
+		c.buf.WriteByte('\n')
+	}
+	fmt.Fprintf(&c.buf, "%s %s (%s)\n", c.paint(ansiBold, "▶"), c.paint(ansiBold, cleanLine(e.Sequence)), cleanLine(e.File))
+	c.wrote = true
+}
+
+func (c *Console) stepStarted(s *runner.StepResult) {
+	if !c.opts.Color || s == nil {
+		return
+	}
+	c.clearRunning()
+	text := "running: step " + cleanLine(s.Path) + " " + cleanLine(s.Kind)
+	if s.Name != "" {
+		text += " " + cleanLine(s.Name)
+	}
+	if utf8.RuneCountInString(text) > runningWidth-1 {
+		text = string([]rune(text)[:runningWidth-1])
+	}
+	c.running = text + "…"
+	c.drawRunning()
+}
+
+// step prints the line of a finished step and, for a failure, its details.
+func (c *Console) step(s *runner.StepResult) {
+	// Steps indent by group depth. Returning to an enclosing group needs no
+	// header: its header is above and the indentation shows the way back.
+	depth := groupDepth(s.Group)
+	if s.Group != c.group {
+		if s.Group != "" && !strings.HasPrefix(c.group, s.Group+groupSeparator) {
+			fmt.Fprintf(&c.buf, "%s%s %s\n", strings.Repeat("  ", depth), c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
+		}
+		c.group = s.Group
+	}
+	indent := strings.Repeat("  ", depth+1)
+	mark, colour := statusMark(s.Status)
+
+	var line strings.Builder
+	line.WriteString(indent)
+	line.WriteString(c.paint(colour, mark))
+	line.WriteString(" ")
+	line.WriteString(c.paint(ansiDim, "[+"+seconds(s.Started)+"s]"))
+	fmt.Fprintf(&line, " step %-4s %-7s", cleanLine(s.Path), cleanLine(s.Kind))
+	if s.Name != "" {
+		line.WriteString(" ")
+		line.WriteString(cleanLine(s.Name))
+	}
+	line.WriteString("  ")
+	line.WriteString(c.paint(ansiDim, fmt.Sprintf("%.1fms", float64(s.Duration)/float64(time.Millisecond))))
+	if s.Message != "" {
+		switch {
+		case isProblem(s.Status):
+			line.WriteString("  " + c.paint(colour, cleanLine(s.Message)))
+		case s.Status == runner.Skipped || c.opts.Verbose:
+			line.WriteString("  " + c.paint(ansiDim, cleanLine(s.Message)))
+		}
+	}
+	c.buf.WriteString(strings.TrimRight(line.String(), " "))
+	c.buf.WriteByte('\n')
+
+	detail := indent + "    "
+	if label, values, ok := labelledValues(s.Data); ok {
+		fmt.Fprintf(&c.buf, "%s%s: %s\n", detail, cleanLine(label), values)
+	}
+	if !isProblem(s.Status) {
+		return
+	}
+	if s.Expected != "" {
+		fmt.Fprintf(&c.buf, "%sexpected: %s\n", detail, cleanLine(s.Expected))
+	}
+	if s.Received != "" {
+		lines := strings.Split(strings.TrimSuffix(s.Received, "\n"), "\n")
+		head := "received:"
+		if len(lines) > receivedTailLines {
+			head = fmt.Sprintf("received (last %d of %d lines):", receivedTailLines, len(lines))
+			lines = lines[len(lines)-receivedTailLines:]
+		}
+		fmt.Fprintf(&c.buf, "%s%s\n", detail, head)
+		for _, l := range lines {
+			fmt.Fprintf(&c.buf, "%s  %s%s\n", detail, c.paint(ansiDim, "│ "), cleanText(strings.TrimSuffix(l, "\r")))
+		}
+	}
+	if loc := location(s, c.file); loc != "" {
+		fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, "at "+loc))
+	}
+}
+
+func (c *Console) sequenceFinished(e runner.Event) {
+	r := e.Result
+	if r == nil {
+		return
+	}
+	var leaves, passed, failed, errored, skipped int
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if isContainer(s) {
+			continue
+		}
+		leaves++
+		switch s.Status {
+		case runner.Passed:
+			passed++
+		case runner.Failed:
+			failed++
+		case runner.Skipped:
+			skipped++
+		default:
+			errored++
+		}
+	}
+	counts := fmt.Sprintf("%s, %d passed, %d failed", plural(leaves, "step"), passed, failed)
+	if errored > 0 {
+		counts += ", " + plural(errored, "error")
+	}
+	if skipped > 0 {
+		counts += fmt.Sprintf(", %d skipped", skipped)
+	}
+	counts += " in " + seconds(r.Duration) + "s"
+
+	var word, colour string
+	switch r.Status {
+	case runner.Passed:
+		word, colour = "PASSED", ansiGreen
+	case runner.Failed:
+		word, colour = "FAILED", ansiRed
+	case runner.Skipped:
+		word, colour = "SKIPPED", ansiDim
+	case runner.Interrupted:
+		word, colour = "INTERRUPTED", ansiYellow
+	default:
+		word, colour = "ERROR", ansiYellow
+	}
+	name := cleanLine(r.Name)
+	if r.Error != "" {
+		fmt.Fprintf(&c.buf, "%s %s: %s (%s)\n", c.paint(ansiBold+colour, word), name, c.paint(colour, cleanLine(r.Error)), counts)
+	} else {
+		fmt.Fprintf(&c.buf, "%s %s: %s\n", c.paint(ansiBold+colour, word), name, counts)
+	}
+	c.group = ""
+	c.wrote = true
+}
+
+// consoleOutput prints the complete lines in data, holding back an unfinished
+// last line until more output or the end of the step.
+func (c *Console) consoleOutput(console string, data []byte) {
+	if c.partial == nil {
+		c.partial = make(map[string][]byte)
+	}
+	pending := append(c.partial[console], data...)
+	var lines [][]byte
+	for {
+		i := bytes.IndexByte(pending, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, pending[:i])
+		pending = pending[i+1:]
+	}
+	if len(pending) > partialLineLimit {
+		lines = append(lines, pending)
+		pending = nil
+	}
+	c.partial[console] = bytes.Clone(pending)
+	if len(lines) == 0 {
+		return
+	}
+	c.clearRunning()
+	for _, l := range lines {
+		c.outputLine(console, "│", l)
+	}
+	c.drawRunning()
+}
+
+// consoleInput prints what was sent to a console.
+func (c *Console) consoleInput(console string, data []byte) {
+	c.clearRunning()
+	c.outputLine(console, "←", bytes.TrimRight(data, "\r\n"))
+	c.drawRunning()
+}
+
+// flushPartial prints the unfinished lines verbose mode held back.
+func (c *Console) flushPartial() {
+	if len(c.partial) == 0 {
+		return
+	}
+	c.clearRunning()
+	names := make([]string, 0, len(c.partial))
+	for name := range c.partial {
+		names = append(names, name)
+	}
+	// Map order is random; sort for stable output.
+	slices.Sort(names)
+	for _, name := range names {
+		if len(c.partial[name]) > 0 {
+			c.outputLine(name, "│", c.partial[name])
+		}
+	}
+	c.partial = nil
+}
+
+func (c *Console) outputLine(console, sep string, line []byte) {
+	text := cleanText(string(bytes.TrimSuffix(line, []byte("\r"))))
+	fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiDim, cleanLine(console)+" "+sep+" "+text))
+	c.wrote = true
+}
+
+// clearRunning erases the transient line, if one is shown.
+func (c *Console) clearRunning() {
+	if c.running == "" {
+		return
+	}
+	c.buf.WriteString(ansiClearLine)
+	c.running = ""
+}
+
+// drawRunning shows the transient line again after other output. It writes no
+// newline, so the next clearRunning can erase it.
+func (c *Console) drawRunning() {
+	if c.running != "" {
+		c.buf.WriteString(c.paint(ansiDim, c.running))
+	}
+}
+
+func (c *Console) flush() {
+	if c.buf.Len() == 0 || c.err != nil {
+		return
+	}
+	if _, err := c.w.Write(c.buf.Bytes()); err != nil {
+		c.err = fmt.Errorf("write console report: %w", err)
+	}
+}
+
+func (c *Console) paint(code, s string) string {
+	if !c.opts.Color || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func (c *Console) now() time.Time {
+	if c.opts.Now != nil {
+		return c.opts.Now()
+	}
+	return time.Now()
+}
+
+// statusMark returns the mark and colour of a status.
+func statusMark(s runner.Status) (mark, colour string) {
+	switch s {
+	case runner.Passed:
+		return "✓", ansiGreen
+	case runner.Failed:
+		return "✗", ansiRed
+	case runner.Skipped:
+		return "-", ansiDim
+	default:
+		return "!", ansiYellow
+	}
+}
+
+// labelledValues formats data["label"] and data["values"], the shape steps use
+// for numbers meant to be read in hex, such as memory words. Integers print as
+// 0x… padded to data["width"] bytes when that is set; anything else prints
+// with %v.
+func labelledValues(data map[string]any) (label, values string, ok bool) {
+	label, ok = data["label"].(string)
+	if !ok {
+		return "", "", false
+	}
+	v := reflect.ValueOf(data["values"])
+	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
+		return "", "", false
+	}
+	digits := 0
+	if w, ok := toInt(data["width"]); ok && w > 0 && w <= 8 {
+		digits = int(w) * 2
+	}
+	parts := make([]string, v.Len())
+	for i := range parts {
+		parts[i] = hexValue(v.Index(i).Interface(), digits)
+	}
+	return label, strings.Join(parts, " "), true
+}
+
+func hexValue(x any, digits int) string {
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("0x%0*x", digits, rv.Uint())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if n := rv.Int(); n >= 0 {
+			return fmt.Sprintf("0x%0*x", digits, n)
+		}
+		return fmt.Sprint(rv.Int())
+	case reflect.Float32, reflect.Float64:
+		// Numbers that went through JSON or YAML arrive as floats.
+		if f := rv.Float(); f >= 0 && f <= 1<<53 && f == float64(uint64(f)) {
+			return fmt.Sprintf("0x%0*x", digits, uint64(f))
+		}
+	}
+	return cleanLine(fmt.Sprint(x))
+}
+
+func toInt(x any) (int64, bool) {
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int64(rv.Uint()), true
+	case reflect.Float32, reflect.Float64:
+		return int64(rv.Float()), true
+	}
+	return 0, false
+}
+
+// groupSeparator joins the names of nested groups in StepResult.Group.
+const groupSeparator = " / "
+
+// groupDepth is how many named groups enclose a step in group.
+func groupDepth(group string) int {
+	if group == "" {
+		return 0
+	}
+	return strings.Count(group, groupSeparator) + 1
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

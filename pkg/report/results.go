@@ -1,0 +1,65 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// isProblem reports whether a step or sequence with status s did not pass and
+// was not skipped: it failed, errored or was interrupted.
+func isProblem(s runner.Status) bool {
+	return s != runner.Passed && s != runner.Skipped
+}
+
+// isErrorLike reports whether s means the bench, not the device, went wrong.
+// Reports with no word for an interruption count it as an error.
+func isErrorLike(s runner.Status) bool {
+	return s == runner.Errored || s == runner.Interrupted
+}
+
+// reportStatus is the status the JUnit and JSON reports show for s: the
+// runner's own, except that Interrupted reads "error".
+func reportStatus(s runner.Status) string {
+	if s == runner.Interrupted {
+		return string(runner.Errored)
+	}
+	return string(s)
+}
+
+// isContainer reports whether s is a group or repeat step, which reports after
+// the steps it contains.
+func isContainer(s *runner.StepResult) bool {
+	return s.Kind == "group" || s.Kind == "repeat"
+}
+
+// containsPath reports whether the step at path child lies inside the
+// container at path parent: "3" contains "3.1" and "3#2.0" but not "31".
+func containsPath(parent, child string) bool {
+	rest, ok := strings.CutPrefix(child, parent)
+	return ok && rest != "" && (rest[0] == '.' || rest[0] == '#')
+}
+
+// seconds formats d in seconds with millisecond precision.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}
+
+// location formats where s is, as FILE:LINE:COL, falling back to file when
+// the step names none; "" when nothing is known.
+func location(s *runner.StepResult, file string) string {
+	if s.File != "" {
+		file = s.File
+	}
+	if s.Line <= 0 {
+		return cleanLine(file)
+	}
+	loc := fmt.Sprintf("%s:%d", file, s.Line)
+	if s.Column > 0 {
+		loc += fmt.Sprintf(":%d", s.Column)
+	}
+	return cleanLine(loc)
+}

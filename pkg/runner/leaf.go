@@ -1,0 +1,444 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// leaf runs a step that has no children.
+func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
+	switch s.Kind {
+	case steps.KindSend:
+		return r.send(ctx, s, res)
+	case steps.KindExpect:
+		c, err := r.console(s.To)
+		if err != nil {
+			return err
+		}
+		return r.expect(ctx, s, res, c, r.cursor[s.To])
+	case steps.KindDelay:
+		return r.delay(ctx, s, res)
+	case steps.KindCapture:
+		return r.capture(ctx, s, res)
+	case steps.KindAssert:
+		return r.assert(s, res)
+	case steps.KindSet:
+		return r.set(s, res)
+	}
+	return fmt.Errorf("step kind %q cannot run", s.Kind)
+}
+
+func (r *run) console(name string) (Console, error) {
+	c := r.consol[name]
+	if c == nil {
+		return nil, fmt.Errorf("device %s is not open", name)
+	}
+	return c, nil
+}
+
+func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
+	c, err := r.console(s.To)
+	if err != nil {
+		return err
+	}
+	var data []byte
+	if s.Text != nil {
+		text, err := s.Text.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("send: %v", err)}
+		}
+		le := s.LineEnding
+		if le == "" {
+			le = r.seq.Device(s.To).LineEnding
+		}
+		data = append([]byte(text), steps.LineEndingBytes(le)...)
+	} else {
+		data = s.Bytes
+	}
+	wctx := ctx
+	if s.Timeout > 0 && len(s.Expect) == 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errStepTimeout)
+		defer cancel()
+	}
+	r.emit(Event{Type: ConsoleInput, Console: s.To, Data: data})
+	cursor, err := c.Write(wctx, data)
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", s.To, err)
+	}
+	r.cursor[s.To] = cursor
+	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
+	res.Message = "sent " + quoted(data)
+	if len(s.Expect) == 0 {
+		return nil
+	}
+	return r.expect(ctx, s, res, c, cursor)
+}
+
+func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
+	out := make([]stream.Pattern, 0, len(specs))
+	for _, p := range specs {
+		pat, err := p.Compile(r.lookup)
+		if err != nil {
+			return nil, &stepError{msg: fmt.Sprintf("pattern %s: %v", p.String(), err)}
+		}
+		out = append(out, pat)
+	}
+	return out, nil
+}
+
+func describe(ps []stream.Pattern) string {
+	q := make([]string, len(ps))
+	for i, p := range ps {
+		if p.IsRegexp() {
+			q[i] = "/" + p.String() + "/"
+		} else {
+			q[i] = strconv.Quote(p.String())
+		}
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "any of " + strings.Join(q, ", ")
+}
+
+// lastLine is the last non-empty line of b, for one-line messages.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\r\n"), "\n")
+	return strings.TrimRight(lines[len(lines)-1], "\r")
+}
+
+func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Console, from int64) error {
+	want, err := r.patterns(s.Expect)
+	if err != nil {
+		return err
+	}
+	failOn, err := r.patterns(s.FailOn)
+	if err != nil {
+		return err
+	}
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = r.seq.ExpectTimeout
+	}
+	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+	defer cancel()
+	began := time.Now()
+	m, err := c.Expect(ectx, from, want, failOn)
+	waited := time.Since(began)
+	if res.Data == nil {
+		res.Data = map[string]any{}
+	}
+	res.Data["waited_ms"] = ms(waited)
+	if err != nil {
+		tail := c.Tail(10, 2048)
+		var fe *stream.FailOnError
+		switch {
+		case errors.As(err, &fe):
+			return &stepError{msg: fe.Error(), expected: describe(want), received: stream.Printable(tail)}
+		case errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
+			msg := fmt.Sprintf("timed out after %s waiting for %s", timeout, describe(want))
+			if l := lastLine(tail); l != "" {
+				msg += "; last received: " + quoted([]byte(l))
+			} else {
+				msg += "; nothing received"
+			}
+			return &stepError{msg: msg, expected: describe(want), received: stream.Printable(tail)}
+		case ctx.Err() != nil:
+			// The run was stopped (fail_on elsewhere, sequence timeout,
+			// interrupt): report that cause.
+			return fmt.Errorf("expect %s: %w", describe(want), context.Cause(ctx))
+		}
+		return fmt.Errorf("expect %s on %s: %w", describe(want), s.To, err)
+	}
+	r.cursor[s.To] = m.End
+	res.Data["match"] = m.Groups[0]
+	res.Data["offset"] = m.Start
+	if len(want) > 1 {
+		res.Data["index"] = m.Index
+	}
+	res.Message = "matched " + quoted([]byte(m.Groups[0]))
+	return r.saveMatch(s, res, m, want[m.Index])
+}
+
+func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream.Pattern) error {
+	save := func(name, val string) {
+		r.vars[name] = val
+		if res.Saved == nil {
+			res.Saved = map[string]any{}
+		}
+		res.Saved[name] = val
+	}
+	group := func(i int) (string, bool) {
+		if i < 0 || i >= len(m.Groups) {
+			return "", false
+		}
+		return m.Groups[i], true
+	}
+	for i, n := range m.Names {
+		if n != "" && i < len(m.Groups) {
+			save(n, m.Groups[i])
+		}
+	}
+	for _, sv := range s.Save {
+		idx := sv.Group
+		switch {
+		case sv.GroupName != "":
+			idx = slices.Index(m.Names, sv.GroupName)
+		case idx < 0:
+			idx = 0
+			if len(m.Groups) > 1 {
+				idx = 1
+			}
+		}
+		v, ok := group(idx)
+		if !ok {
+			return &stepError{msg: fmt.Sprintf("save %s: the pattern %s that matched has no such group", sv.Var, describe([]stream.Pattern{p}))}
+		}
+		save(sv.Var, v)
+	}
+	return nil
+}
+
+func (r *run) delay(ctx context.Context, s *steps.Step, res *StepResult) error {
+	start := time.Now()
+	err := sleepUntil(ctx, start.Add(s.Delay))
+	actual := time.Since(start)
+	res.Data = map[string]any{
+		"requested_us": s.Delay.Microseconds(),
+		"actual_us":    actual.Microseconds(),
+	}
+	return err
+}
+
+func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error {
+	c, err := r.console(s.To)
+	if err != nil {
+		return err
+	}
+	until, err := r.patterns(s.Capture.Until)
+	if err != nil {
+		return err
+	}
+	failOn, err := r.patterns(s.FailOn)
+	if err != nil {
+		return err
+	}
+	cs := s.Capture
+	opt := stream.CaptureOptions{
+		Duration: cs.Duration, IdleTimeout: cs.IdleTimeout, InitialTimeout: cs.InitialTimeout,
+		StartOnFirstByte: cs.FirstByte, Until: until, MaxBytes: cs.MaxBytes, FailOn: failOn,
+	}
+	// A capture that only waits for a pattern is bounded like an expect.
+	timeout := s.Timeout
+	untilOnly := cs.Duration == 0 && cs.IdleTimeout == 0 && cs.MaxBytes == 0
+	if timeout == 0 && untilOnly {
+		timeout = r.seq.ExpectTimeout
+	}
+	cctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+		defer cancel()
+	}
+	from := r.cursor[s.To]
+	cp, err := c.Capture(cctx, from, opt)
+	if err != nil {
+		var fe *stream.FailOnError
+		switch {
+		case errors.As(err, &fe):
+			return &stepError{msg: fe.Error(), received: stream.Printable(c.Tail(10, 2048))}
+		case errors.Is(context.Cause(cctx), errStepTimeout) && ctx.Err() == nil:
+			if untilOnly {
+				return &stepError{
+					msg:      fmt.Sprintf("capture timed out after %s waiting for %s", timeout, describe(until)),
+					expected: describe(until), received: stream.Printable(c.Tail(10, 2048)),
+				}
+			}
+			cp.Reason = "timeout"
+		case ctx.Err() != nil:
+			return fmt.Errorf("capture: %w", context.Cause(ctx))
+		default:
+			return fmt.Errorf("capture on %s: %w", s.To, err)
+		}
+	}
+	if cp.End > 0 {
+		r.cursor[s.To] = cp.End
+	}
+	res.Data = map[string]any{
+		"text":   string(cp.Data),
+		"bytes":  len(cp.Data),
+		"reason": cp.Reason,
+		"offset": cp.Start,
+	}
+	if cs.Label != "" {
+		res.Data["label"] = cs.Label
+	}
+	res.Message = fmt.Sprintf("captured %d bytes (%s)", len(cp.Data), cp.Reason)
+	for _, sv := range s.Save {
+		r.vars[sv.Var] = string(cp.Data)
+		res.Saved = map[string]any{sv.Var: string(cp.Data)}
+	}
+	return nil
+}
+
+func (r *run) exprEnv() map[string]any {
+	environ := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			environ[k] = r.opts.Getenv(k)
+		}
+	}
+	return steps.ExprEnv(r.vars, r.stepRes, environ)
+}
+
+func (r *run) assert(s *steps.Step, res *StepResult) error {
+	out, err := expr.Run(s.Assert.Program, r.exprEnv())
+	values := r.describeNames(s.Assert.Names)
+	if err != nil {
+		return &stepError{msg: fmt.Sprintf("assert %s: %s", s.Assert.Src, firstLine(err.Error())), expected: s.Assert.Src, received: values}
+	}
+	ok, isBool := out.(bool)
+	if !isBool {
+		return &stepError{msg: fmt.Sprintf("assert %s gave %v, not true or false", s.Assert.Src, out), expected: s.Assert.Src, received: values}
+	}
+	if !ok {
+		msg := "assert failed: " + s.Assert.Src
+		if s.Message != "" {
+			if m, err := expandText(s.Message, r.lookup); err == nil {
+				msg = m + " (" + s.Assert.Src + ")"
+			}
+		}
+		if values != "" {
+			msg += " with " + values
+		}
+		return &stepError{msg: msg, expected: s.Assert.Src, received: values}
+	}
+	res.Message = "true"
+	return nil
+}
+
+func expandText(s string, lookup steps.Lookup) (string, error) {
+	t, err := steps.ParseTemplate(s)
+	if err != nil {
+		return "", err
+	}
+	return t.Expand(lookup, nil)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// describeNames shows the values of the variables an expression reads.
+func (r *run) describeNames(names []string) string {
+	var parts []string
+	for _, n := range names {
+		v, ok := r.vars[n]
+		switch {
+		case !ok:
+			parts = append(parts, n+" undefined")
+		case isText(v):
+			parts = append(parts, fmt.Sprintf("%s=%q", n, v))
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%v", n, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func isText(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+func (r *run) set(s *steps.Step, res *StepResult) error {
+	res.Saved = map[string]any{}
+	for _, a := range s.Set {
+		var v any
+		switch {
+		case a.Text != nil:
+			t, err := a.Text.Expand(r.lookup, nil)
+			if err != nil {
+				return &stepError{msg: fmt.Sprintf("set %s: %v", a.Name, err)}
+			}
+			v = t
+		case a.Expr != nil:
+			out, err := expr.Run(a.Expr.Program, r.exprEnv())
+			if err != nil {
+				return &stepError{msg: fmt.Sprintf("set %s = %s: %s", a.Name, a.Expr.Src, firstLine(err.Error()))}
+			}
+			v = out
+		default:
+			v = a.Value
+		}
+		r.vars[a.Name] = v
+		res.Saved[a.Name] = v
+	}
+	return nil
+}
+
+func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group string) error {
+	before := len(r.res.Steps)
+	t0 := time.Now()
+	var maxLate time.Duration
+	n := 0
+	for i := 0; ; i++ {
+		if s.Count > 0 && i >= s.Count {
+			break
+		}
+		if s.Every > 0 {
+			// Deadlines are absolute, so the period does not drift with
+			// the time each iteration takes.
+			deadline := t0.Add(time.Duration(i) * s.Every)
+			if s.For > 0 && deadline.Sub(t0) >= s.For {
+				break
+			}
+			if err := sleepUntil(ctx, deadline); err != nil {
+				res.Status = childStatus(r.res.Steps[before:])
+				return err
+			}
+			if late := time.Since(deadline); late > maxLate {
+				maxLate = late
+			}
+		} else if s.For > 0 && time.Since(t0) >= s.For {
+			break
+		}
+		if s.As != "" {
+			r.vars[s.As] = i
+		}
+		n++
+		ok := r.steps(ctx, s.Steps, fmt.Sprintf("%s#%d.", res.Path, i), group)
+		if !ok {
+			break
+		}
+	}
+	res.Data = map[string]any{"iterations": n}
+	if s.Every > 0 {
+		res.Data["max_late_us"] = maxLate.Microseconds()
+	}
+	res.Status = childStatus(r.res.Steps[before:])
+	if ctx.Err() != nil && res.Status == Passed {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// quoted shows bytes in double quotes with non-printable bytes escaped.
+func quoted(b []byte) string { return `"` + stream.Quote(b) + `"` }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"time"
+)
+
+// Status is the outcome of a step or a sequence.
+type Status string
+
+// Step and sequence outcomes. Failed means the device misbehaved (an expect
+// timed out, an assert was false, a fail_on pattern appeared); Errored means
+// the bench did (a port vanished, a tool could not be reached).
+const (
+	Passed      Status = "passed"
+	Failed      Status = "failed"
+	Errored     Status = "error"
+	Skipped     Status = "skipped"
+	Interrupted Status = "interrupted"
+)
+
+// StepResult is what one executed step did. Started is the offset from the
+// start of the sequence, measured on the monotonic clock.
+type StepResult struct {
+	// Index counts executed steps from 0 in the order they ran, finally steps
+	// included; a step inside a repeat appears once per iteration.
+	Index int `json:"index"`
+	// Path locates the step in the file: "2", "3.1" (second step of the group
+	// at index 3), "finally.0". Iterations of a repeat add "#N": "4#2.0".
+	Path string `json:"path"`
+	// Kind is the step kind: send, expect, delay, capture, assert, set, group,
+	// repeat.
+	Kind string `json:"kind"`
+	// Name is the step's name, or a short description made from its content.
+	Name string `json:"name"`
+	// Group is the name of the enclosing named group, nested groups joined
+	// with " / ", or "" when the step is in no named group.
+	Group string `json:"group,omitempty"`
+	// File, Line and Column locate the step in its sequence file.
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+
+	Status   Status        `json:"status"`
+	Started  time.Duration `json:"-"`
+	Duration time.Duration `json:"-"`
+	// Message explains a failure or error in one line; for a passed step it may
+	// carry a short summary (what matched, what was captured).
+	Message string `json:"message,omitempty"`
+	// Expected and Received detail a failed match: what was awaited and the
+	// tail of what the console printed, with non-printable bytes escaped.
+	Expected string `json:"expected,omitempty"`
+	Received string `json:"received,omitempty"`
+	// Saved holds the variables the step set.
+	Saved map[string]any `json:"saved,omitempty"`
+	// Data holds values the step produced: matched text, captured bytes,
+	// measured timings.
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// Transcript is everything one console printed during a sequence, up to a
+// bound; Truncated counts the bytes dropped from its start.
+type Transcript struct {
+	Console   string `json:"console"`
+	Data      []byte `json:"-"`
+	Truncated int64  `json:"truncated,omitempty"`
+}
+
+// SequenceResult is the outcome of one sequence file.
+type SequenceResult struct {
+	Name      string        `json:"name"`
+	File      string        `json:"file"`
+	Status    Status        `json:"status"`
+	StartedAt time.Time     `json:"-"`
+	Duration  time.Duration `json:"-"`
+	// Error is set when the sequence ended on an infrastructure error or an
+	// interruption, in the words shown to the user.
+	Error       string       `json:"error,omitempty"`
+	Steps       []StepResult `json:"steps"`
+	Transcripts []Transcript `json:"-"`
+	// Logs lists the raw console log files written for this run, by console.
+	Logs map[string]string `json:"logs,omitempty"`
+}
+
+// EventType names what an Event reports.
+type EventType string
+
+// Event types, in the order a run emits them.
+const (
+	SequenceStarted  EventType = "sequence_started"
+	StepStarted      EventType = "step_started"
+	ConsoleOutput    EventType = "console_output"
+	ConsoleInput     EventType = "console_input"
+	StepFinished     EventType = "step_finished"
+	SequenceFinished EventType = "sequence_finished"
+)
+
+// Event is one item of the runner's event stream. Reporters (console, JUnit,
+// JSON, MCP progress, the REPL) consume it. Fields are set according to Type:
+// Step for step events, Console and Data for console events, Result for
+// SequenceFinished. Time is the wall clock; Offset is the monotonic time since
+// the sequence started.
+type Event struct {
+	Type     EventType
+	Time     time.Time
+	Offset   time.Duration
+	Sequence string
+	File     string
+	Step     *StepResult
+	Console  string
+	Data     []byte
+	Result   *SequenceResult
+}
+
+// Sink receives events. Sinks are called from the runner's goroutines, one
+// event at a time, in order; a slow sink slows the run, so sinks that do I/O
+// should buffer.
+type Sink interface {
+	Event(Event)
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event)
+
+// Event calls f(e).
+func (f SinkFunc) Event(e Event) { f(e) }

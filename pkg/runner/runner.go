@@ -1,0 +1,451 @@
+// Package runner executes hilrun sequences: it opens the consoles a sequence
+// names, runs its steps with measured timing, keeps variables and results,
+// and reports everything as a stream of events.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// Console is a serial console as the runner uses it. *serialx.Console
+// satisfies it; tests may use anything that behaves like a device.
+type Console interface {
+	// Write sends p and returns the cursor just before it: the reply to p
+	// begins there.
+	Write(ctx context.Context, p []byte) (cursor int64, err error)
+	Expect(ctx context.Context, from int64, want, failOn []stream.Pattern) (stream.Match, error)
+	Capture(ctx context.Context, from int64, opt stream.CaptureOptions) (stream.Capture, error)
+	// Cursor is the offset just past the last byte received.
+	Cursor() int64
+	Tail(lines, maxBytes int) []byte
+	Watch(patterns []stream.Pattern, fn func(stream.Hit)) (cancel func())
+	OnReceive(fn func(at time.Time, off int64, p []byte)) (remove func())
+	Close() error
+}
+
+// Opener opens the console of a device. dev carries the settings after the
+// bench file, --port and --sim have bound it. A nil Console with a nil error
+// is not allowed.
+type Opener func(ctx context.Context, dev *steps.Device) (Console, error)
+
+// Options configure a run.
+type Options struct {
+	// Open opens consoles. Required when the sequence has serial steps.
+	Open Opener
+	// Vars are values from the command line (--var); they override vars in
+	// the file.
+	Vars map[string]string
+	// Sink receives the event stream; nil discards it.
+	Sink Sink
+	// FinallyContext bounds the finally steps. When nil they run under a
+	// context that is not cancelled with the run's, so an interrupted run
+	// still cleans up; pass one that a second interrupt cancels.
+	FinallyContext context.Context
+	// Getenv reads the environment for ${env.NAME}; nil means os.Getenv.
+	Getenv func(string) string
+	// TranscriptLimit bounds each console transcript kept for reports, in
+	// bytes; 0 means 1 MiB.
+	TranscriptLimit int
+	// LogPaths, if set, reports the log file of each console once opened.
+	LogPaths func(c Console) string
+}
+
+// Error kinds a step can end with; the runner classifies every failure as
+// one of them.
+var (
+	// ErrSequenceTimeout is the cause when the sequence's own timeout passed.
+	ErrSequenceTimeout = errors.New("sequence timeout")
+	errStepTimeout     = errors.New("step timeout")
+)
+
+// Run executes seq and returns its result; it never panics on a bad device.
+// Cancelling ctx interrupts the run: the current step stops, finally steps
+// run, and the result says Interrupted.
+func Run(ctx context.Context, seq *steps.Sequence, opts Options) *SequenceResult {
+	r := newRun(seq, opts)
+	return r.run(ctx)
+}
+
+type run struct {
+	seq   *steps.Sequence
+	opts  Options
+	start time.Time
+
+	mu      sync.Mutex // serializes events
+	sink    Sink
+	index   int
+	res     *SequenceResult
+	consol  map[string]Console
+	cursor  map[string]int64
+	vars    map[string]any
+	stepRes map[string]any
+	trans   map[string]*transcript
+	cleanup []func()
+}
+
+type transcript struct {
+	data    []byte
+	dropped int64
+}
+
+func newRun(seq *steps.Sequence, opts Options) *run {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.TranscriptLimit <= 0 {
+		opts.TranscriptLimit = 1 << 20
+	}
+	sink := opts.Sink
+	if sink == nil {
+		sink = SinkFunc(func(Event) {})
+	}
+	r := &run{
+		seq: seq, opts: opts, sink: sink,
+		consol:  map[string]Console{},
+		cursor:  map[string]int64{},
+		vars:    map[string]any{},
+		stepRes: map[string]any{},
+		trans:   map[string]*transcript{},
+	}
+	for _, v := range seq.Vars {
+		r.vars[v.Name] = v.Value
+	}
+	for k, v := range opts.Vars {
+		r.vars[k] = v
+	}
+	return r
+}
+
+func (r *run) emit(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Time = time.Now()
+	e.Offset = time.Since(r.start)
+	e.Sequence = r.seq.Name
+	e.File = r.seq.File
+	r.sink.Event(e)
+}
+
+func (r *run) run(ctx context.Context) *SequenceResult {
+	r.start = time.Now()
+	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed}
+	r.emit(Event{Type: SequenceStarted})
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if r.seq.Timeout > 0 {
+		var cancelT context.CancelFunc
+		runCtx, cancelT = context.WithTimeoutCause(runCtx, r.seq.Timeout, fmt.Errorf("%w after %s", ErrSequenceTimeout, r.seq.Timeout))
+		defer cancelT()
+	}
+	openErr := r.openConsoles(runCtx, cancel)
+	defer r.closeConsoles()
+
+	if openErr != nil {
+		r.res.Status = Errored
+		r.res.Error = openErr.Error()
+		if ctx.Err() != nil {
+			r.res.Status = Interrupted
+		}
+		r.skip(r.seq.Steps, "")
+	} else {
+		r.steps(runCtx, r.seq.Steps, "", "")
+	}
+
+	if len(r.seq.Finally) > 0 {
+		fctx := r.opts.FinallyContext
+		if fctx == nil {
+			fctx = context.WithoutCancel(ctx)
+		}
+		saved := r.res.Status
+		r.res.Status = Passed
+		r.stepsFinally(fctx)
+		finStatus := r.res.Status
+		r.res.Status = worst(saved, finStatus)
+	}
+
+	if ctx.Err() != nil && r.res.Status != Errored {
+		r.res.Status = Interrupted
+		if r.res.Error == "" {
+			r.res.Error = "interrupted"
+		}
+	}
+	r.res.Duration = time.Since(r.start)
+	r.closeConsoles()
+	r.res.Transcripts = r.transcripts()
+	r.emit(Event{Type: SequenceFinished, Result: r.res})
+	return r.res
+}
+
+func (r *run) stepsFinally(ctx context.Context) {
+	for i, s := range r.seq.Finally {
+		r.step(ctx, s, "finally."+strconv.Itoa(i), "")
+	}
+}
+
+// worst orders outcomes: interrupted and error outrank failed, failed
+// outranks passed.
+func worst(a, b Status) Status {
+	rank := map[Status]int{Passed: 0, Skipped: 0, Failed: 1, Errored: 2, Interrupted: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) error {
+	var patterns []stream.Pattern
+	for _, p := range r.seq.FailOn {
+		pat, err := p.Compile(r.lookup)
+		if err != nil {
+			return fmt.Errorf("%s: fail_on: %w", p.Pos, err)
+		}
+		patterns = append(patterns, pat)
+	}
+	for _, dev := range r.seq.Devices {
+		if r.opts.Open == nil {
+			return fmt.Errorf("device %s: no way to open serial consoles was given", dev.Name)
+		}
+		c, err := r.opts.Open(ctx, dev)
+		if err != nil {
+			return fmt.Errorf("device %s: %w", dev.Name, err)
+		}
+		r.consol[dev.Name] = c
+		r.cursor[dev.Name] = c.Cursor()
+		name := dev.Name
+		t := &transcript{}
+		r.trans[name] = t
+		limit := r.opts.TranscriptLimit
+		remove := c.OnReceive(func(at time.Time, off int64, p []byte) {
+			r.mu.Lock()
+			t.data = append(t.data, p...)
+			if over := len(t.data) - limit; over > 0 {
+				t.dropped += int64(over)
+				t.data = append(t.data[:0], t.data[over:]...)
+			}
+			r.mu.Unlock()
+			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
+		})
+		r.cleanup = append(r.cleanup, remove)
+		if len(patterns) > 0 {
+			// A fail_on hit on any console ends the current step at once,
+			// even a delay, and with it the run.
+			stop := c.Watch(patterns, func(h stream.Hit) {
+				cancel(fmt.Errorf("%s: %w", name, &stream.FailOnError{Pattern: h.Pattern, Offset: h.Offset, Line: h.Line}))
+			})
+			r.cleanup = append(r.cleanup, stop)
+		}
+		if r.opts.LogPaths != nil {
+			if p := r.opts.LogPaths(c); p != "" {
+				if r.res.Logs == nil {
+					r.res.Logs = map[string]string{}
+				}
+				r.res.Logs[name] = p
+			}
+		}
+	}
+	return nil
+}
+
+func (r *run) closeConsoles() {
+	for _, f := range r.cleanup {
+		f()
+	}
+	r.cleanup = nil
+	for name, c := range r.consol {
+		c.Close()
+		delete(r.consol, name)
+	}
+}
+
+func (r *run) transcripts() []Transcript {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Transcript
+	for _, dev := range r.seq.Devices {
+		t := r.trans[dev.Name]
+		if t == nil {
+			continue
+		}
+		out = append(out, Transcript{Console: dev.Name, Data: append([]byte(nil), t.data...), Truncated: t.dropped})
+	}
+	return out
+}
+
+// lookup resolves ${name} references.
+func (r *run) lookup(name string) (any, bool) {
+	if env, ok := strings.CutPrefix(name, "env."); ok {
+		return r.opts.Getenv(env), true
+	}
+	v, ok := r.vars[name]
+	return v, ok
+}
+
+// steps runs a list of steps. It returns false when the sequence must stop.
+func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string) bool {
+	for i, s := range ss {
+		path := prefix + strconv.Itoa(i)
+		res := r.step(ctx, s, path, group)
+		if res.Status == Errored || res.Status == Interrupted ||
+			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
+			r.skip(ss[i+1:], prefix)
+			// keep the indices of skipped steps right
+			return false
+		}
+	}
+	return true
+}
+
+// skip reports steps that did not run, so reports list every test case.
+func (r *run) skip(ss []*steps.Step, prefix string) {
+	for _, s := range ss {
+		res := r.newResult(s, prefix+"?", "")
+		res.Status = Skipped
+		res.Message = "not run"
+		r.finish(res)
+	}
+}
+
+func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
+	return &StepResult{
+		Path: path, Kind: string(s.Kind), Name: s.Title(), Group: group,
+		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
+		Started: time.Since(r.start),
+	}
+}
+
+func (r *run) finish(res *StepResult) {
+	r.mu.Lock()
+	res.Index = r.index
+	r.index++
+	r.mu.Unlock()
+	r.res.Steps = append(r.res.Steps, *res)
+	if res.Status != Skipped {
+		r.res.Status = worst(r.res.Status, res.Status)
+	}
+	cp := *res
+	r.emit(Event{Type: StepFinished, Step: &cp})
+}
+
+// step runs one step and records its result.
+func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
+	if s.Kind == steps.KindGroup && s.Name != "" {
+		if group != "" {
+			group += " / " + s.Name
+		} else {
+			group = s.Name
+		}
+	}
+	res := r.newResult(s, path, group)
+	if s.Kind == steps.KindGroup {
+		res.Group = group
+	}
+	started := time.Now()
+	cp := *res
+	r.emit(Event{Type: StepStarted, Step: &cp})
+
+	var err error
+	switch s.Kind {
+	case steps.KindGroup:
+		before := len(r.res.Steps)
+		r.steps(ctx, s.Steps, path+".", group)
+		res.Status = childStatus(r.res.Steps[before:])
+	case steps.KindRepeat:
+		err = r.repeat(ctx, s, res, group)
+	default:
+		err = r.leaf(ctx, s, res)
+	}
+	res.Duration = time.Since(started)
+	if s.Kind != steps.KindGroup {
+		r.classify(ctx, res, err)
+	}
+	if s.ID != "" {
+		r.stepRes[s.ID] = resultMap(res)
+	}
+	r.finish(res)
+	return res
+}
+
+func childStatus(rs []StepResult) Status {
+	st := Passed
+	for _, c := range rs {
+		if c.Status != Skipped {
+			st = worst(st, c.Status)
+		}
+	}
+	return st
+}
+
+func resultMap(res *StepResult) map[string]any {
+	m := map[string]any{}
+	for k, v := range res.Data {
+		m[k] = v
+	}
+	for k, v := range res.Saved {
+		m[k] = v
+	}
+	m["status"] = string(res.Status)
+	m["duration_ms"] = float64(res.Duration.Microseconds()) / 1000
+	m["message"] = res.Message
+	return m
+}
+
+// stepError is a failure the device caused (Failed), as opposed to the
+// bench (any other error is Errored).
+type stepError struct {
+	msg      string
+	expected string
+	received string
+}
+
+func (e *stepError) Error() string { return e.msg }
+
+// classify sets the step's status from the error it ended with.
+func (r *run) classify(ctx context.Context, res *StepResult, err error) {
+	if res.Status == Failed || res.Status == Errored {
+		return
+	}
+	if err == nil {
+		if res.Status == "" {
+			res.Status = Passed
+		}
+		return
+	}
+	var se *stepError
+	var fe *stream.FailOnError
+	switch {
+	case errors.As(err, &se):
+		res.Status = Failed
+		res.Message = se.msg
+		res.Expected = se.expected
+		res.Received = se.received
+	case errors.As(err, &fe):
+		res.Status = Failed
+		res.Message = fe.Error()
+	case errors.Is(err, ErrSequenceTimeout):
+		res.Status = Failed
+		res.Message = err.Error()
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) && errors.Is(err, context.Canceled):
+		res.Status = Interrupted
+		res.Message = "interrupted"
+	default:
+		res.Status = Errored
+		res.Message = err.Error()
+	}
+	if res.Status == Failed && r.res.Error == "" && errors.Is(err, ErrSequenceTimeout) {
+		r.res.Error = err.Error()
+	}
+	if res.Status == Errored && r.res.Error == "" {
+		r.res.Error = res.Message
+	}
+}

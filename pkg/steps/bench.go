@@ -1,0 +1,155 @@
+package steps
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// BenchFile is the bench file's default name, looked for beside a sequence.
+const BenchFile = "hilrun.bench.yaml"
+
+// Bench binds the logical device names of portable sequences to the ports
+// of one bench: the same sequence runs on every bench that has a bench file.
+type Bench struct {
+	File    string
+	Devices map[string]*Device
+}
+
+var benchKeys = []string{"devices", "$schema"}
+
+// LoadBench reads a bench file. Its devices take the same settings as a
+// sequence's devices; what a bench entry sets overrides the sequence.
+func LoadBench(path string) (*Bench, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := parseNode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	e := &errs{file: path}
+	d := &decoder{errs: e, file: path, seq: &Sequence{}, ids: map[string]Pos{}}
+	b := &Bench{File: path, Devices: map[string]*Device{}}
+	if root.Kind != yaml.MappingNode {
+		d.add(d.pos(root), "a bench file must be a mapping with devices:, found %s", kindName(root))
+		return nil, e.err()
+	}
+	for _, p := range d.pairs(root) {
+		switch p.key.Value {
+		case "devices":
+			d.devices(p.val)
+		case "$schema":
+		default:
+			d.unknownKey(p.key, "the bench file", benchKeys)
+		}
+	}
+	for _, dev := range d.seq.Devices {
+		b.Devices[dev.Name] = dev
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Bind applies the bench file (may be nil) and then --port NAME=PATH
+// overrides to the sequence's devices. It is an error to name in ports a
+// device the sequence does not have; a bench may list more devices than one
+// sequence uses.
+func Bind(seq *Sequence, bench *Bench, ports map[string]string) error {
+	if bench != nil {
+		for _, dev := range seq.Devices {
+			if b, ok := bench.Devices[dev.Name]; ok {
+				overlay(dev, b)
+			}
+		}
+	}
+	var names []string
+	for name := range ports {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		dev := seq.Device(name)
+		if dev == nil {
+			var have []string
+			for _, d := range seq.Devices {
+				have = append(have, d.Name)
+			}
+			return fmt.Errorf("--port %s=%s: the sequence %s has no device %q; its devices are %s%s", name, ports[name], seq.File, name, listOrNone(have), suggest(name, have))
+		}
+		dev.Port = ports[name]
+		dev.USB = nil
+	}
+	return nil
+}
+
+// overlay copies what b sets onto d.
+func overlay(d, b *Device) {
+	if b.Port != "" {
+		d.Port, d.USB = b.Port, nil
+	}
+	if b.USB != nil {
+		d.USB, d.Port = b.USB, ""
+	}
+	if b.Baud != 0 {
+		d.Baud = b.Baud
+	}
+	if b.DataBits != 0 {
+		d.DataBits = b.DataBits
+	}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&d.Parity, b.Parity}, {&d.StopBits, b.StopBits}, {&d.FlowControl, b.FlowControl}, {&d.LineEnding, b.LineEnding},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	if b.DTR != nil {
+		d.DTR = b.DTR
+	}
+	if b.RTS != nil {
+		d.RTS = b.RTS
+	}
+	if b.Reconnect {
+		d.Reconnect = true
+	}
+}
+
+// ParseAssignments splits NAME=VALUE flags (--var, --port) into a map.
+func ParseAssignments(flag string, items []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--%s %q: expected NAME=VALUE", flag, it)
+		}
+		if flag == "var" && !validName(k) {
+			return nil, fmt.Errorf("--var %q: %q is not a variable name", it, k)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("--%s %s is given twice", flag, k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Names returns the sorted keys of m.
+func Names(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

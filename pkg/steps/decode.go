@@ -1,0 +1,598 @@
+package steps
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// LoadOptions adjusts loading.
+type LoadOptions struct {
+	// Vars names variables that will be defined from outside the file
+	// (hilrun run --var), so references to them are not undefined.
+	Vars []string
+}
+
+// Load reads and validates the sequence file at path. Its errors are an
+// ErrorList with one FILE:LINE:COL entry per problem, or an *os.PathError
+// when the file cannot be read.
+func Load(path string, opts LoadOptions) (*Sequence, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse decodes and validates a sequence from data. file names it in
+// errors; a name ending in .json is read as JSON, anything else as YAML
+// (of which JSON is a subset).
+func Parse(file string, data []byte, opts LoadOptions) (*Sequence, error) {
+	e := &errs{file: file}
+	root, err := parseNode(file, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{errs: e, file: file}
+	seq := d.sequence(root)
+	// Validation runs on what could be decoded, so one pass reports every
+	// problem it can find.
+	validate(seq, opts, e)
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return seq, nil
+}
+
+// ParseSteps decodes a bare list of steps given as JSON or YAML text, as the
+// MCP serial_sequence tool receives it.
+func ParseSteps(file string, data []byte, opts LoadOptions) (*Sequence, error) {
+	return Parse(file, data, opts)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func parseNode(file string, data []byte) (*yaml.Node, error) {
+	isJSON := strings.EqualFold(filepath.Ext(file), ".json") || looksLikeJSON(data)
+	if isJSON {
+		if err := jsonSyntax(file, data); err != nil {
+			return nil, err
+		}
+		// Valid JSON has tabs only as white space between tokens, which YAML
+		// does not always accept; a space reads the same.
+		data = bytes.ReplaceAll(data, []byte("\t"), []byte(" "))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		line, col := 1, 1
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		return nil, ErrorList{{Pos: Pos{File: file, Line: line, Col: col}, Msg: "invalid YAML: " + msg}}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the file is empty: expected a sequence with steps, or a list of steps"}}
+	}
+	return doc.Content[0], nil
+}
+
+func looksLikeJSON(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+// jsonSyntax reports a JSON syntax error at its line and column.
+func jsonSyntax(file string, data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	off := int64(len(data))
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	line, col := 1, 1
+	for i := int64(0); i < off-1 && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	msg := err.Error()
+	return ErrorList{{Pos: Pos{File: file, Line: line, Col: col}, Msg: "invalid JSON: " + msg}}
+}
+
+type decoder struct {
+	*errs
+	file  string
+	seq   *Sequence
+	ids   map[string]Pos
+	regex bool // the regex flag of the step being decoded
+}
+
+func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+type pair struct{ key, val *yaml.Node }
+
+// pairs returns a mapping's entries, reporting duplicate and non-string keys.
+func (d *decoder) pairs(n *yaml.Node) []pair {
+	var out []pair
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			d.add(d.pos(k), "a key must be a plain name")
+			continue
+		}
+		if k.Tag == "!!merge" {
+			d.add(d.pos(k), "YAML merge keys (<<) are not supported")
+			continue
+		}
+		if seen[k.Value] {
+			d.add(d.pos(k), "duplicate key %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, pair{k, v})
+	}
+	return out
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "nothing (null)"
+		case "!!bool":
+			return "a boolean (" + n.Value + ")"
+		case "!!int", "!!float":
+			return "a number (" + n.Value + ")"
+		default:
+			return fmt.Sprintf("the text %q", n.Value)
+		}
+	}
+	return "something else"
+}
+
+func (d *decoder) str(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// text accepts any scalar (numbers and booleans as written).
+func (d *decoder) text(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string) (bool, bool) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b, true
+		}
+	}
+	d.add(d.pos(n), "%s must be true or false, found %s", what, kindName(n))
+	return false, false
+}
+
+func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+		var v int64
+		if err := n.Decode(&v); err == nil && v >= int64(lo) && v <= int64(hi) {
+			return int(v), true
+		}
+		d.add(d.pos(n), "%s must be a whole number from %d to %d, found %s", what, lo, hi, n.Value)
+		return 0, false
+	}
+	d.add(d.pos(n), "%s must be a whole number, found %s", what, kindName(n))
+	return 0, false
+}
+
+func (d *decoder) number(n *yaml.Node, what string) (float64, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+		var v float64
+		if err := n.Decode(&v); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			return v, true
+		}
+	}
+	d.add(d.pos(n), "%s must be a number of 0 or more, found %s", what, kindName(n))
+	return 0, false
+}
+
+// duration reads "250ms", "2s", "1m30s". Bare numbers are refused: a unit
+// must be written.
+func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+		d.add(d.pos(n), "%s must be a duration with a unit, like %sms or %ss, found the bare number %s", what, n.Value, n.Value, n.Value)
+		return 0, false
+	}
+	s, ok := d.str(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || v < 0 {
+		d.add(d.pos(n), "%s: %q is not a duration: expected a number and a unit (ns, us, ms, s, m, h), like 250ms or 2s", what, s)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) template(n *yaml.Node, what string) (*Template, bool) {
+	s, ok := d.text(n, what)
+	if !ok {
+		return nil, false
+	}
+	t, err := ParseTemplate(s)
+	if err != nil {
+		d.add(d.pos(n), "%s: %v", what, err)
+		return nil, false
+	}
+	return &t, true
+}
+
+func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
+	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
+}
+
+var topKeys = []string{"name", "description", "devices", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
+
+func (d *decoder) sequence(root *yaml.Node) *Sequence {
+	root = resolve(root)
+	seq := &Sequence{File: d.file, OnFailure: Stop, ExpectTimeout: DefaultExpectTimeout, Pos: d.pos(root)}
+	d.seq = seq
+	d.ids = map[string]Pos{}
+	switch root.Kind {
+	case yaml.SequenceNode:
+		seq.Steps = d.steps(root, "steps")
+		seq.Name = defaultName(d.file)
+		return seq
+	case yaml.MappingNode:
+	default:
+		d.add(d.pos(root), "a sequence file must be a mapping with steps, or a list of steps; found %s", kindName(root))
+		return seq
+	}
+	var stepsNode *yaml.Node
+	for _, p := range d.pairs(root) {
+		switch p.key.Value {
+		case "name":
+			seq.Name, _ = d.text(p.val, "name")
+		case "description":
+			seq.Description, _ = d.text(p.val, "description")
+		case "devices":
+			d.devices(p.val)
+		case "vars":
+			d.vars(p.val)
+		case "on_failure":
+			seq.OnFailure = d.onFailure(p.val)
+		case "timeout":
+			seq.Timeout, _ = d.duration(p.val, "timeout")
+		case "expect_timeout":
+			if v, ok := d.duration(p.val, "expect_timeout"); ok {
+				seq.ExpectTimeout = v
+			}
+		case "fail_on":
+			seq.FailOn = d.patternList(p.val, "fail_on", false)
+		case "steps":
+			stepsNode = p.val
+			seq.Steps = d.steps(p.val, "steps")
+		case "finally":
+			seq.Finally = d.steps(p.val, "finally")
+		case "$schema":
+		default:
+			d.unknownKey(p.key, "the sequence", topKeys)
+		}
+	}
+	if stepsNode == nil {
+		d.add(d.pos(root), "the sequence has no steps: add a steps: list")
+	}
+	if seq.Name == "" {
+		seq.Name = defaultName(d.file)
+	}
+	return seq
+}
+
+func defaultName(file string) string {
+	base := filepath.Base(file)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+func (d *decoder) onFailure(n *yaml.Node) OnFailure {
+	s, ok := d.str(n, "on_failure")
+	if !ok {
+		return Stop
+	}
+	switch OnFailure(s) {
+	case Stop, Continue:
+		return OnFailure(s)
+	}
+	d.add(d.pos(n), "on_failure must be stop or continue, found %q", s)
+	return Stop
+}
+
+var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect"}
+
+func (d *decoder) devices(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "devices must map device names to their settings, found %s", kindName(n))
+		return
+	}
+	for _, p := range d.pairs(n) {
+		name := p.key.Value
+		if !validName(name) {
+			d.add(d.pos(p.key), "device name %q must be a name of letters, digits and underscores", name)
+			continue
+		}
+		dev := &Device{Name: name, Pos: d.pos(p.key)}
+		if p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" {
+			dev.Port = p.val.Value
+		} else if p.val.Kind == yaml.MappingNode {
+			d.device(dev, p.val)
+		} else if p.val.Tag != "!!null" {
+			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
+		}
+		d.seq.Devices = append(d.seq.Devices, dev)
+	}
+}
+
+// DeviceSettings fills dev from a mapping node; used for sequence devices
+// and bench-file bindings.
+func (d *decoder) device(dev *Device, n *yaml.Node) {
+	for _, p := range d.pairs(n) {
+		switch p.key.Value {
+		case "port":
+			dev.Port, _ = d.str(p.val, "port")
+		case "usb":
+			dev.USB = d.usb(p.val)
+		case "baud":
+			dev.Baud, _ = d.integer(p.val, "baud", 50, 20_000_000)
+		case "data_bits":
+			dev.DataBits, _ = d.integer(p.val, "data_bits", 5, 8)
+		case "parity":
+			dev.Parity = d.oneOf(p.val, "parity", "none", "odd", "even", "mark", "space")
+		case "stop_bits":
+			s, ok := d.text(p.val, "stop_bits")
+			if ok && s != "1" && s != "1.5" && s != "2" {
+				d.add(d.pos(p.val), "stop_bits must be 1, 1.5 or 2, found %s", s)
+			}
+			dev.StopBits = s
+		case "flow_control":
+			dev.FlowControl = d.oneOf(p.val, "flow_control", "none", "rtscts", "xonxoff")
+		case "line_ending":
+			dev.LineEnding = d.oneOf(p.val, "line_ending", LineEndings...)
+		case "dtr":
+			if b, ok := d.boolean(p.val, "dtr"); ok {
+				dev.DTR = &b
+			}
+		case "rts":
+			if b, ok := d.boolean(p.val, "rts"); ok {
+				dev.RTS = &b
+			}
+		case "reconnect":
+			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
+		default:
+			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
+		}
+	}
+}
+
+// LineEndings are the accepted line_ending values.
+var LineEndings = []string{"lf", "crlf", "cr", "none"}
+
+// LineEndingBytes returns the bytes a line_ending value stands for.
+func LineEndingBytes(s string) []byte {
+	switch s {
+	case "crlf":
+		return []byte("\r\n")
+	case "cr":
+		return []byte("\r")
+	case "none":
+		return nil
+	default:
+		return []byte("\n")
+	}
+}
+
+func (d *decoder) oneOf(n *yaml.Node, what string, allowed ...string) string {
+	s, ok := d.str(n, what)
+	if !ok {
+		return ""
+	}
+	if !slices.Contains(allowed, s) {
+		d.add(d.pos(n), "%s must be one of %s, found %q%s", what, strings.Join(allowed, ", "), s, suggest(s, allowed))
+		return ""
+	}
+	return s
+}
+
+var hexIDRE = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{1,4}$`)
+
+func (d *decoder) usb(n *yaml.Node) *USBMatch {
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "usb must be a mapping like {vid: \"0483\", pid: \"374b\", serial: \"...\"}, found %s", kindName(n))
+		return nil
+	}
+	m := &USBMatch{}
+	for _, p := range d.pairs(n) {
+		switch p.key.Value {
+		case "vid", "pid":
+			s, ok := d.text(p.val, p.key.Value)
+			if !ok {
+				continue
+			}
+			if !hexIDRE.MatchString(s) {
+				d.add(d.pos(p.val), "usb %s must be a 4-digit hex id like \"0483\", found %q", p.key.Value, s)
+				continue
+			}
+			s = fmt.Sprintf("%04s", strings.ToLower(strings.TrimPrefix(strings.ToLower(s), "0x")))
+			if p.key.Value == "vid" {
+				m.VID = s
+			} else {
+				m.PID = s
+			}
+		case "serial":
+			m.Serial, _ = d.text(p.val, "serial")
+		default:
+			d.unknownKey(p.key, "usb", []string{"vid", "pid", "serial"})
+		}
+	}
+	if m.VID == "" || m.PID == "" {
+		d.add(d.pos(n), "usb needs both vid and pid")
+	}
+	return m
+}
+
+func (d *decoder) vars(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "vars must map names to values, found %s", kindName(n))
+		return
+	}
+	for _, p := range d.pairs(n) {
+		if !validName(p.key.Value) {
+			d.add(d.pos(p.key), "variable name %q must be letters, digits and underscores, not starting with a digit", p.key.Value)
+			continue
+		}
+		v, ok := d.scalarValue(p.val, "variable "+p.key.Value)
+		if !ok {
+			continue
+		}
+		d.seq.Vars = append(d.seq.Vars, &Var{Name: p.key.Value, Value: v, Pos: d.pos(p.key)})
+	}
+}
+
+// scalarValue decodes a variable value: text, number or boolean.
+func (d *decoder) scalarValue(n *yaml.Node, what string) (any, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.add(d.pos(n), "%s must be text, a number or a boolean, found %s", what, kindName(n))
+		return nil, false
+	}
+	switch n.Tag {
+	case "!!int":
+		var v int64
+		if err := n.Decode(&v); err == nil {
+			return int(v), true
+		}
+		var u uint64
+		if err := n.Decode(&u); err == nil {
+			return u, true
+		}
+	case "!!float":
+		var v float64
+		if err := n.Decode(&v); err == nil {
+			return v, true
+		}
+	case "!!bool":
+		var v bool
+		if err := n.Decode(&v); err == nil {
+			return v, true
+		}
+	case "!!null":
+		return nil, true
+	}
+	return n.Value, true
+}
+
+// patternList reads fail_on and until lists: a string, or a list whose items
+// are strings or {regex: "..."}.
+func (d *decoder) patternList(n *yaml.Node, what string, regex bool) []*PatternSpec {
+	var items []*yaml.Node
+	if n.Kind == yaml.SequenceNode {
+		for _, c := range n.Content {
+			items = append(items, resolve(c))
+		}
+		if len(items) == 0 {
+			d.add(d.pos(n), "%s must not be an empty list", what)
+		}
+	} else {
+		items = []*yaml.Node{n}
+	}
+	var out []*PatternSpec
+	for _, it := range items {
+		if p := d.pattern(it, what, regex); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *decoder) pattern(n *yaml.Node, what string, regex bool) *PatternSpec {
+	if n.Kind == yaml.MappingNode {
+		ps := d.pairs(n)
+		if len(ps) != 1 || (ps[0].key.Value != "regex" && ps[0].key.Value != "text") {
+			d.add(d.pos(n), "a %s pattern is text, or {regex: \"RE2\"}, or {text: \"literal\"}", what)
+			return nil
+		}
+		return d.pattern(ps[0].val, what, ps[0].key.Value == "regex")
+	}
+	t, ok := d.template(n, what+" pattern")
+	if !ok {
+		return nil
+	}
+	if t.Raw == "" {
+		d.add(d.pos(n), "%s pattern must not be empty", what)
+		return nil
+	}
+	p := &PatternSpec{Text: *t, Regex: regex, Pos: d.pos(n)}
+	if t.IsStatic() {
+		var err error
+		if regex {
+			p.static, err = stream.Regexp(t.Raw)
+		} else {
+			p.static = stream.Literal(t.Raw)
+		}
+		if err != nil {
+			d.add(d.pos(n), "%s: %v", what, err)
+			return nil
+		}
+	} else if regex {
+		// Check the shape with the references standing in as literals.
+		probe, _ := t.Expand(func(string) (any, bool) { return "x", true }, nil)
+		if _, err := stream.Regexp(probe); err != nil {
+			d.add(d.pos(n), "%s: %v", what, err)
+			return nil
+		}
+	}
+	return p
+}
+
+func regexpQuote(s string) string { return regexp.QuoteMeta(s) }

@@ -1,0 +1,486 @@
+package steps
+
+import (
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// kindKeys maps the key that makes a step what it is to its kind.
+var kindKeys = map[string]Kind{
+	"send": KindSend, "send_hex": KindSend, "send_ctrl": KindSend,
+	"expect":   KindExpect,
+	"delay":    KindDelay,
+	"delay_ms": KindDelay,
+	"capture":  KindCapture,
+	"assert":   KindAssert,
+	"set":      KindSet,
+	"group":    KindGroup,
+	"repeat":   KindRepeat,
+}
+
+// laterKinds are step kinds of the wider hilrun format that this build does
+// not run yet; naming them gets a clear message instead of "unknown key".
+var laterKinds = []string{"mem_read", "mem_write", "mem_poll", "halt", "resume", "reset", "openocd", "build", "upload", "exec", "lines", "break", "power", "reset_sequence"}
+
+var commonKeys = []string{"name", "id"}
+
+var kindAllowed = map[Kind][]string{
+	KindSend:    {"send", "send_hex", "send_ctrl", "to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on"},
+	KindExpect:  {"expect", "to", "regex", "save", "timeout", "fail_on"},
+	KindDelay:   {"delay", "delay_ms"},
+	KindCapture: {"capture", "to", "save", "fail_on", "timeout"},
+	KindAssert:  {"assert", "message"},
+	KindSet:     {"set"},
+	KindGroup:   {"group", "steps"},
+	KindRepeat:  {"repeat", "steps"},
+}
+
+// StepKinds lists the step kinds in the order the docs present them.
+var StepKinds = []Kind{KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat}
+
+func allStepKeys() []string {
+	var keys []string
+	for k := range kindKeys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (d *decoder) steps(n *yaml.Node, what string) []*Step {
+	if n.Kind != yaml.SequenceNode {
+		d.add(d.pos(n), "%s must be a list of steps, found %s", what, kindName(n))
+		return nil
+	}
+	var out []*Step
+	for _, c := range n.Content {
+		if s := d.step(resolve(c)); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (d *decoder) step(n *yaml.Node) *Step {
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "a step must be a mapping such as {send: \"help\"} or {delay: 100ms}, found %s", kindName(n))
+		return nil
+	}
+	ps := d.pairs(n)
+	kind, kindKey := Kind(""), ""
+	var kindPair pair
+	for _, p := range ps {
+		k, ok := kindKeys[p.key.Value]
+		if !ok {
+			if slices.Contains(laterKinds, p.key.Value) {
+				d.add(d.pos(p.key), "%s steps are not supported by this build of hilrun", p.key.Value)
+				return nil
+			}
+			continue
+		}
+		if k == KindExpect && kind == KindSend || k == KindSend && kind == KindExpect {
+			if k == KindSend {
+				kind, kindKey, kindPair = k, p.key.Value, p
+			}
+			continue
+		}
+		if kind != "" {
+			d.add(d.pos(p.key), "a step does one thing, but this one has both %s and %s: split it into two steps", kindKey, p.key.Value)
+			return nil
+		}
+		kind, kindKey, kindPair = k, p.key.Value, p
+	}
+	if kind == "" {
+		var keys []string
+		for _, p := range ps {
+			if !slices.Contains(commonKeys, p.key.Value) {
+				keys = append(keys, p.key.Value)
+			}
+		}
+		if len(keys) > 0 {
+			d.add(d.pos(n), "unknown step kind %q: expected one of %s%s", keys[0], kindList(), suggest(keys[0], allStepKeys()))
+		} else {
+			d.add(d.pos(n), "the step says nothing to do: expected one of %s", kindList())
+		}
+		return nil
+	}
+	s := &Step{Kind: kind, Pos: d.pos(n)}
+	d.regex = false
+	for _, p := range ps {
+		if p.key.Value == "regex" {
+			d.regex, _ = d.boolean(p.val, "regex")
+		}
+	}
+	allowed := append(slices.Clone(commonKeys), kindAllowed[kind]...)
+	for _, p := range ps {
+		if !slices.Contains(allowed, p.key.Value) {
+			if _, other := kindKeys[p.key.Value]; other {
+				d.add(d.pos(p.key), "a step does one thing, but this one has both %s and %s: split it into two steps", kindKey, p.key.Value)
+			} else {
+				d.unknownKey(p.key, "a "+string(kind)+" step", allowed)
+			}
+			continue
+		}
+		d.stepField(s, p, kindPair)
+	}
+	d.finishStep(s, n, ps)
+	return s
+}
+
+func kindList() string {
+	names := make([]string, len(StepKinds))
+	for i, k := range StepKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
+	k, v := p.key.Value, p.val
+	switch k {
+	case "name":
+		s.Name, _ = d.text(v, "name")
+	case "id":
+		id, ok := d.str(v, "id")
+		if ok && !validName(id) {
+			d.add(d.pos(v), "id %q must be a name of letters, digits and underscores", id)
+		} else if prev, dup := d.ids[id]; ok && dup {
+			d.add(d.pos(v), "id %q is already used by the step at line %d", id, prev.Line)
+		} else if ok {
+			d.ids[id] = d.pos(v)
+			s.ID = id
+		}
+	case "to":
+		s.To, _ = d.str(v, "to")
+	case "timeout":
+		s.Timeout, _ = d.duration(v, "timeout")
+	case "read_timeout":
+		if f, ok := d.number(v, "read_timeout (seconds)"); ok {
+			s.Timeout = time.Duration(f * float64(time.Second))
+		}
+	case "fail_on":
+		s.FailOn = d.patternList(v, "fail_on", false)
+	case "send":
+		s.Text, _ = d.template(v, "send")
+	case "send_hex":
+		str, ok := d.text(v, "send_hex")
+		if !ok {
+			return
+		}
+		clean := strings.NewReplacer(" ", "", ":", "", "-", "", "0x", "", "\n", "").Replace(str)
+		b, err := hex.DecodeString(clean)
+		if err != nil || len(b) == 0 {
+			d.add(d.pos(v), "send_hex %q is not hex bytes: expected pairs of hex digits like \"0d 0a ff\"", str)
+			return
+		}
+		s.Bytes = b
+	case "send_ctrl":
+		str, ok := d.text(v, "send_ctrl")
+		if !ok {
+			return
+		}
+		b, err := ctrlByte(str)
+		if err != nil {
+			d.add(d.pos(v), "send_ctrl: %v", err)
+			return
+		}
+		s.Bytes = []byte{b}
+	case "line_ending":
+		s.LineEnding = d.oneOf(v, "line_ending", LineEndings...)
+	case "expect":
+		s.Expect = d.expectPatterns(v)
+	case "regex":
+		// read before the other keys, in step
+	case "save":
+		s.Save = d.saves(v)
+	case "delay":
+		s.Delay, _ = d.duration(v, "delay")
+	case "delay_ms":
+		if f, ok := d.number(v, "delay_ms"); ok {
+			s.Delay = time.Duration(f * float64(time.Millisecond))
+		}
+	case "capture":
+		s.Capture = d.capture(v)
+	case "assert":
+		src, ok := d.text(v, "assert")
+		if ok {
+			s.Assert = &Expr{Src: src, Pos: d.pos(v)}
+		}
+	case "message":
+		s.Message, _ = d.text(v, "message")
+	case "set":
+		s.Set = d.assignments(v)
+	case "group":
+		s.Name, _ = d.text(v, "group name")
+	case "repeat":
+		d.repeat(s, v)
+	case "steps":
+		s.Steps = d.steps(v, "steps")
+	}
+}
+
+// finishStep applies what depends on several keys and checks required ones.
+func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
+	has := map[string]bool{}
+	for _, p := range ps {
+		has[p.key.Value] = true
+	}
+	switch s.Kind {
+	case KindSend:
+		n := 0
+		for _, k := range []string{"send", "send_hex", "send_ctrl"} {
+			if has[k] {
+				n++
+			}
+		}
+		if n > 1 {
+			d.add(s.Pos, "a send step has one of send, send_hex or send_ctrl")
+		}
+		if len(s.Save) > 0 && !has["expect"] {
+			d.add(s.Pos, "save needs an expect on the same step")
+		}
+	case KindExpect:
+		if len(s.Save) > 0 && len(s.Expect) == 0 {
+			d.add(s.Pos, "save needs an expect")
+		}
+	case KindGroup, KindRepeat:
+		if !has["steps"] {
+			d.add(s.Pos, "a %s needs a steps: list", s.Kind)
+		} else if len(s.Steps) == 0 && len(d.list) == 0 {
+			d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
+		}
+	case KindCapture:
+		if len(s.Save) > 1 || len(s.Save) == 1 && s.Save[0].Group != -1 {
+			d.add(s.Pos, "save on a capture names one variable for the captured text")
+		}
+	}
+	if has["delay"] && has["delay_ms"] {
+		d.add(s.Pos, "use delay or delay_ms, not both")
+	}
+}
+
+func ctrlByte(s string) (byte, error) {
+	t := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "ctrl-"), "^")
+	if len(t) == 1 {
+		c := t[0]
+		switch {
+		case c >= 'a' && c <= 'z':
+			return c - 'a' + 1, nil
+		case c == '@':
+			return 0, nil
+		case c == '[':
+			return 0x1b, nil
+		case c == '\\':
+			return 0x1c, nil
+		case c == ']':
+			return 0x1d, nil
+		case c == '^':
+			return 0x1e, nil
+		case c == '_':
+			return 0x1f, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a control key: expected a letter such as c (Ctrl-C) or one of @ [ \\ ] ^ _", s)
+}
+
+func (d *decoder) expectPatterns(v *yaml.Node) []*PatternSpec {
+	return d.expectList(v, d.regex)
+}
+
+func (d *decoder) expectList(v *yaml.Node, regex bool) []*PatternSpec {
+	if v.Kind == yaml.MappingNode {
+		ps := d.pairs(v)
+		if len(ps) == 1 && ps[0].key.Value == "any" {
+			if ps[0].val.Kind != yaml.SequenceNode {
+				d.add(d.pos(ps[0].val), "any must be a list of patterns, found %s", kindName(ps[0].val))
+				return nil
+			}
+			return d.patternList(ps[0].val, "expect", regex)
+		}
+		if len(ps) == 1 && (ps[0].key.Value == "regex" || ps[0].key.Value == "text") {
+			return d.patternList(v, "expect", regex)
+		}
+		d.add(d.pos(v), "expect is a pattern, a list of alternatives, or {any: [...]}")
+		return nil
+	}
+	return d.patternList(v, "expect", regex)
+}
+
+func (d *decoder) saves(v *yaml.Node) []SaveSpec {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		name, ok := d.str(v, "save")
+		if !ok {
+			return nil
+		}
+		if !validName(name) {
+			d.add(d.pos(v), "save: %q is not a variable name", name)
+			return nil
+		}
+		return []SaveSpec{{Var: name, Group: -1, Pos: d.pos(v)}}
+	case yaml.SequenceNode:
+		var out []SaveSpec
+		for i, c := range v.Content {
+			c = resolve(c)
+			name, ok := d.str(c, "save")
+			if !ok {
+				continue
+			}
+			if !validName(name) {
+				d.add(d.pos(c), "save: %q is not a variable name", name)
+				continue
+			}
+			out = append(out, SaveSpec{Var: name, Group: i + 1, Pos: d.pos(c)})
+		}
+		return out
+	case yaml.MappingNode:
+		var out []SaveSpec
+		for _, p := range d.pairs(v) {
+			if !validName(p.key.Value) {
+				d.add(d.pos(p.key), "save: %q is not a variable name", p.key.Value)
+				continue
+			}
+			sp := SaveSpec{Var: p.key.Value, Pos: d.pos(p.key)}
+			if p.val.Kind == yaml.ScalarNode && p.val.Tag == "!!int" {
+				sp.Group, _ = d.integer(p.val, "save group", 0, 99)
+			} else if name, ok := d.str(p.val, "save group"); ok {
+				sp.GroupName = name
+			}
+			out = append(out, sp)
+		}
+		return out
+	}
+	d.add(d.pos(v), "save must be a variable name, a list of names (one per group), or {name: group}, found %s", kindName(v))
+	return nil
+}
+
+var captureKeys = []string{"duration", "idle_timeout", "initial_timeout", "until", "regex", "max_bytes", "start", "label"}
+
+func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
+	c := &CaptureSpec{}
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+		d.add(d.pos(v), "camera captures (capture: true) are not supported by this build of hilrun; for a serial capture window write capture: {duration: 2s}")
+		return c
+	}
+	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+		c.Duration, _ = d.duration(v, "capture")
+		return c
+	}
+	if v.Kind != yaml.MappingNode {
+		d.add(d.pos(v), "capture must be a duration or a mapping such as {duration: 2s, until: \"done\"}, found %s", kindName(v))
+		return c
+	}
+	regex := false
+	var until *yaml.Node
+	for _, p := range d.pairs(v) {
+		switch p.key.Value {
+		case "duration":
+			c.Duration, _ = d.duration(p.val, "duration")
+		case "idle_timeout":
+			c.IdleTimeout, _ = d.duration(p.val, "idle_timeout")
+		case "initial_timeout":
+			c.InitialTimeout, _ = d.duration(p.val, "initial_timeout")
+		case "until":
+			until = p.val
+		case "regex":
+			regex, _ = d.boolean(p.val, "regex")
+		case "max_bytes":
+			c.MaxBytes, _ = d.integer(p.val, "max_bytes", 1, 1<<30)
+		case "start":
+			c.FirstByte = d.oneOf(p.val, "start", "immediate", "first_byte") == "first_byte"
+		case "label":
+			c.Label, _ = d.text(p.val, "label")
+		default:
+			d.unknownKey(p.key, "capture", captureKeys)
+		}
+	}
+	if until != nil {
+		c.Until = d.patternList(until, "until", regex)
+	}
+	if c.Duration == 0 && c.IdleTimeout == 0 && len(c.Until) == 0 && c.MaxBytes == 0 {
+		d.add(d.pos(v), "capture needs something that ends it: duration, idle_timeout, until or max_bytes")
+	}
+	return c
+}
+
+func (d *decoder) assignments(v *yaml.Node) []*Assignment {
+	if v.Kind != yaml.MappingNode {
+		d.add(d.pos(v), "set must map variable names to values, found %s", kindName(v))
+		return nil
+	}
+	var out []*Assignment
+	for _, p := range d.pairs(v) {
+		if !validName(p.key.Value) {
+			d.add(d.pos(p.key), "set: %q is not a variable name", p.key.Value)
+			continue
+		}
+		a := &Assignment{Name: p.key.Value, Pos: d.pos(p.key)}
+		switch {
+		case p.val.Kind == yaml.MappingNode:
+			ps := d.pairs(p.val)
+			if len(ps) != 1 || ps[0].key.Value != "expr" {
+				d.add(d.pos(p.val), "set %s: a value is text, a number, a boolean or {expr: \"...\"}", a.Name)
+				continue
+			}
+			src, ok := d.text(ps[0].val, "expr")
+			if !ok {
+				continue
+			}
+			a.Expr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
+		case p.val.Kind == yaml.ScalarNode && (p.val.Tag == "!!str" || p.val.Style != 0):
+			t, ok := d.template(p.val, "set "+a.Name)
+			if !ok {
+				continue
+			}
+			a.Text = t
+		default:
+			val, ok := d.scalarValue(p.val, "set "+a.Name)
+			if !ok {
+				continue
+			}
+			a.Value = val
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+var repeatKeys = []string{"count", "every", "for", "as"}
+
+func (d *decoder) repeat(s *Step, v *yaml.Node) {
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
+		s.Count, _ = d.integer(v, "repeat", 1, 100_000_000)
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.add(d.pos(v), "repeat must be a count or a mapping such as {count: 10, every: 100ms}, found %s", kindName(v))
+		return
+	}
+	for _, p := range d.pairs(v) {
+		switch p.key.Value {
+		case "count":
+			s.Count, _ = d.integer(p.val, "count", 1, 100_000_000)
+		case "every":
+			s.Every, _ = d.duration(p.val, "every")
+		case "for":
+			s.For, _ = d.duration(p.val, "for")
+		case "as":
+			name, ok := d.str(p.val, "as")
+			if ok && !validName(name) {
+				d.add(d.pos(p.val), "as: %q is not a variable name", name)
+			} else {
+				s.As = name
+			}
+		default:
+			d.unknownKey(p.key, "repeat", repeatKeys)
+		}
+	}
+	if s.Count == 0 && s.For == 0 {
+		d.add(d.pos(v), "repeat needs a count or a for: duration")
+	}
+}

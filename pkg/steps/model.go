@@ -1,0 +1,278 @@
+// Package steps is hilrun's sequence model: the file format, its decoding
+// from YAML or JSON with positions, and validation. It does no I/O beyond
+// reading the file it is asked to load.
+package steps
+
+import (
+	"time"
+
+	"github.com/expr-lang/expr/vm"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// Kind names what a step does.
+type Kind string
+
+// Step kinds.
+const (
+	KindSend    Kind = "send"
+	KindExpect  Kind = "expect"
+	KindDelay   Kind = "delay"
+	KindCapture Kind = "capture"
+	KindAssert  Kind = "assert"
+	KindSet     Kind = "set"
+	KindGroup   Kind = "group"
+	KindRepeat  Kind = "repeat"
+)
+
+// DefaultExpectTimeout is how long an expect waits when neither the step nor
+// the sequence says.
+const DefaultExpectTimeout = 5 * time.Second
+
+// DefaultDevice is the name of the device a sequence without a devices
+// section talks to.
+const DefaultDevice = "console"
+
+// Sequence is one loaded and validated sequence file.
+type Sequence struct {
+	File        string
+	Name        string
+	Description string
+	// Devices in the order declared. A sequence without a devices section
+	// has one, DefaultDevice, with no port: the bench, --port or --sim bind it.
+	Devices   []*Device
+	Vars      []*Var
+	OnFailure OnFailure
+	// Timeout bounds the whole sequence, finally steps excepted; 0 = none.
+	Timeout time.Duration
+	// ExpectTimeout is the default timeout of expects in this sequence.
+	ExpectTimeout time.Duration
+	FailOn        []*PatternSpec
+	Steps         []*Step
+	Finally       []*Step
+	Pos           Pos
+}
+
+// OnFailure says what a sequence does after a step fails.
+type OnFailure string
+
+// OnFailure values.
+const (
+	Stop     OnFailure = "stop"
+	Continue OnFailure = "continue"
+)
+
+// Device returns the device called name, or nil.
+func (s *Sequence) Device(name string) *Device {
+	for _, d := range s.Devices {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// Device is a serial console the sequence talks to, by logical name.
+type Device struct {
+	Name string
+	// Port is the path of the serial device; empty when USB or the bench
+	// binds it.
+	Port        string
+	USB         *USBMatch
+	Baud        int
+	DataBits    int
+	Parity      string
+	StopBits    string
+	FlowControl string
+	LineEnding  string
+	DTR, RTS    *bool
+	Reconnect   bool
+	// Implicit is true for a device made from a step's `to: /dev/...`.
+	Implicit bool
+	Pos      Pos
+}
+
+// USBMatch finds a serial port by USB identity. VID and PID are hex strings
+// such as "0483"; Serial is optional.
+type USBMatch struct {
+	VID, PID, Serial string
+}
+
+// Var is a variable declared under vars.
+type Var struct {
+	Name  string
+	Value any
+	Pos   Pos
+}
+
+// PatternSpec is a pattern as written: literal or RE2, possibly with ${var}
+// references that are filled in when the step runs. Values put into a regular
+// expression are quoted, so they match literally.
+type PatternSpec struct {
+	Text   Template
+	Regex  bool
+	Pos    Pos
+	static stream.Pattern
+}
+
+// Compile returns the pattern with its references filled in.
+func (p *PatternSpec) Compile(lookup Lookup) (stream.Pattern, error) {
+	if !p.static.IsZero() {
+		return p.static, nil
+	}
+	quote := func(s string) string { return s }
+	if p.Regex {
+		quote = regexpQuote
+	}
+	s, err := p.Text.Expand(lookup, quote)
+	if err != nil {
+		return stream.Pattern{}, err
+	}
+	if p.Regex {
+		return stream.Regexp(s)
+	}
+	return stream.Literal(s), nil
+}
+
+// String is the pattern as written.
+func (p *PatternSpec) String() string {
+	if p.Regex {
+		return "/" + p.Text.Raw + "/"
+	}
+	return p.Text.Raw
+}
+
+// Expr is a compiled expr-lang expression.
+type Expr struct {
+	Src     string
+	Pos     Pos
+	Program *vm.Program
+	// Names lists the variables the expression reads, so a failed assert
+	// can show their values.
+	Names []string
+}
+
+// SaveSpec saves part of a match into a variable: Group is a submatch index
+// (0 for the whole match), or GroupName a named group.
+type SaveSpec struct {
+	Var       string
+	Group     int
+	GroupName string
+	Pos       Pos
+}
+
+// CaptureSpec is a serial capture window.
+type CaptureSpec struct {
+	Duration       time.Duration
+	IdleTimeout    time.Duration
+	InitialTimeout time.Duration
+	Until          []*PatternSpec
+	MaxBytes       int
+	FirstByte      bool
+	Label          string
+}
+
+// Assignment is one variable set by a set step: a value (strings are
+// templates) or an expression.
+type Assignment struct {
+	Name  string
+	Value any
+	Text  *Template
+	Expr  *Expr
+	Pos   Pos
+}
+
+// Step is one step of a sequence. Which fields are used depends on Kind.
+type Step struct {
+	Kind Kind
+	Pos  Pos
+	// Name is the step's name as written; Title makes one up when empty.
+	Name string
+	// ID names the step so expressions can read its result: steps.ID.
+	ID string
+	// To is the device a serial step talks to.
+	To string
+	// Timeout bounds the step; for expects 0 means the sequence's default.
+	Timeout time.Duration
+	FailOn  []*PatternSpec
+
+	// send: Text (interpolated) or Bytes (send_hex, send_ctrl), then the
+	// device's line ending unless LineEnding overrides it.
+	Text       *Template
+	Bytes      []byte
+	LineEnding string
+
+	// expect, standalone or after a send.
+	Expect []*PatternSpec
+	Save   []SaveSpec
+
+	// delay.
+	Delay time.Duration
+
+	// capture; Save may name one variable for the captured text.
+	Capture *CaptureSpec
+
+	// assert.
+	Assert  *Expr
+	Message string
+
+	// set.
+	Set []*Assignment
+
+	// group and repeat.
+	Steps []*Step
+	Count int
+	Every time.Duration
+	For   time.Duration
+	As    string
+}
+
+// Title is the step's name, or a short description of what it does.
+func (s *Step) Title() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	switch s.Kind {
+	case KindSend:
+		if s.Text != nil {
+			return clip(s.Text.Raw)
+		}
+		return clip(stream.Quote(s.Bytes))
+	case KindExpect:
+		if len(s.Expect) > 0 {
+			return clip(s.Expect[0].String())
+		}
+	case KindDelay:
+		return s.Delay.String()
+	case KindCapture:
+		if s.Capture != nil && s.Capture.Label != "" {
+			return s.Capture.Label
+		}
+		return "capture"
+	case KindAssert:
+		if s.Assert != nil {
+			return clip(s.Assert.Src)
+		}
+	case KindSet:
+		names := ""
+		for i, a := range s.Set {
+			if i > 0 {
+				names += ", "
+			}
+			names += a.Name
+		}
+		return clip(names)
+	case KindRepeat:
+		return "repeat"
+	}
+	return string(s.Kind)
+}
+
+func clip(s string) string {
+	const max = 60
+	r := []rune(s)
+	if len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
