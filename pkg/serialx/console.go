@@ -1,0 +1,575 @@
+// Package serialx runs hilrun's serial consoles: a port opened with
+// go.bug.st/serial, a goroutine that reads it continuously into a
+// stream.Buffer and a log, so that no byte is lost between steps, and
+// detection of (and optionally recovery from) a device that disconnects.
+package serialx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.bug.st/serial"
+
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+const (
+	// readTimeout bounds each read of the port, so the reader never sits
+	// in one system call for long.
+	readTimeout = 100 * time.Millisecond
+	// reconnectInterval is how often a disconnected console with
+	// Reconnect tries to reopen its port.
+	reconnectInterval = 150 * time.Millisecond
+	// writeChunk bounds one write system call, so that a cancelled
+	// context is noticed between chunks of a long write.
+	writeChunk = 1024
+)
+
+// Config describes a serial console.
+type Config struct {
+	// Path is the device, /dev/ttyACM0 or COM3. It may be empty when
+	// Resolve is set.
+	Path string
+	// Baud is the bit rate in bits per second; 0 means 115200.
+	Baud int
+	// DataBits is 5, 6, 7 or 8; 0 means 8.
+	DataBits int
+	// Parity is none (the default), odd, even, mark or space.
+	Parity string
+	// StopBits is "1" (the default), "1.5" or "2".
+	StopBits string
+	// FlowControl is none (the default), rtscts or xonxoff. Flow control
+	// is only supported on Linux.
+	FlowControl string
+	// DTR and RTS set the modem output lines after opening; nil leaves the
+	// driver's default (usually asserted). A pty has no modem lines: set
+	// these only for real serial ports.
+	DTR, RTS *bool
+	// Reconnect makes a console whose device disconnected try to reopen it
+	// every 150 ms; offsets continue, so cursors stay valid.
+	Reconnect bool
+	// Resolve, if set, finds the port's path when the console opens with
+	// an empty Path and on every reconnection attempt, for devices whose
+	// path changes when they re-enumerate (see FindUSB). nil reuses Path.
+	Resolve func(ctx context.Context) (string, error)
+	// LogDir, if set, receives NAME.log, the exact bytes received, and
+	// NAME.timeline.jsonl, one JSON object per received chunk
+	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
+	// the bytes as stream.Quote renders them) and per disconnection or
+	// reconnection (dir "event", with "event" and "detail"). "us" counts
+	// microseconds since the console opened and "off" is the stream offset.
+	LogDir string
+	// BufferSize is how many received bytes stay available for matching,
+	// in bytes; 0 means 1 MiB.
+	BufferSize int
+}
+
+// mode validates cfg and returns its serial.Mode.
+func (cfg Config) mode() (*serial.Mode, error) {
+	m := &serial.Mode{BaudRate: cfg.Baud, DataBits: cfg.DataBits}
+	if m.BaudRate == 0 {
+		m.BaudRate = 115200
+	}
+	if m.BaudRate < 0 {
+		return nil, fmt.Errorf("invalid baud rate %d", cfg.Baud)
+	}
+	if m.DataBits == 0 {
+		m.DataBits = 8
+	}
+	if m.DataBits < 5 || m.DataBits > 8 {
+		return nil, fmt.Errorf("invalid data bits %d (want 5, 6, 7 or 8)", cfg.DataBits)
+	}
+	switch strings.ToLower(cfg.Parity) {
+	case "", "none":
+		m.Parity = serial.NoParity
+	case "odd":
+		m.Parity = serial.OddParity
+	case "even":
+		m.Parity = serial.EvenParity
+	case "mark":
+		m.Parity = serial.MarkParity
+	case "space":
+		m.Parity = serial.SpaceParity
+	default:
+		return nil, fmt.Errorf("invalid parity %q (want none, odd, even, mark or space)", cfg.Parity)
+	}
+	switch cfg.StopBits {
+	case "", "1":
+		m.StopBits = serial.OneStopBit
+	case "1.5":
+		m.StopBits = serial.OnePointFiveStopBits
+	case "2":
+		m.StopBits = serial.TwoStopBits
+	default:
+		return nil, fmt.Errorf("invalid stop bits %q (want 1, 1.5 or 2)", cfg.StopBits)
+	}
+	if _, err := cfg.flowControl(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (cfg Config) flowControl() (string, error) {
+	switch f := strings.ToLower(cfg.FlowControl); f {
+	case "", "none":
+		return "none", nil
+	case "rtscts", "xonxoff":
+		return f, nil
+	}
+	return "", fmt.Errorf("invalid flow control %q (want none, rtscts or xonxoff)", cfg.FlowControl)
+}
+
+// Stats describes a console's traffic and state.
+type Stats struct {
+	RxBytes, TxBytes int64
+	// Connected is false after the device disconnected and before it was
+	// reopened, and after Close.
+	Connected bool
+	// Reconnects counts successful reopenings.
+	Reconnects int
+	// Err is the current disconnection or close error, else the first log
+	// write error, else "".
+	Err string
+}
+
+// Console is an open serial console. Its methods are safe for concurrent
+// use.
+type Console struct {
+	name   string
+	cfg    Config
+	mode   *serial.Mode
+	buf    *stream.Buffer
+	log    *consoleLog
+	opened time.Time
+
+	// mu guards port and path. Writers hold it for reading during each
+	// write system call; replacing or closing the port takes it for
+	// writing, so no write reaches a closed descriptor.
+	mu   sync.RWMutex
+	port serial.Port // nil while disconnected and after Close
+	path string
+
+	ctx       context.Context // cancelled by Close; bounds Resolve
+	cancel    context.CancelFunc
+	closing   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{} // closed when the reader exits
+	wsem      chan struct{} // serializes writes
+
+	rx, tx     atomic.Int64
+	connected  atomic.Bool
+	reconnects atomic.Int64
+
+	rmu       sync.Mutex
+	receivers atomic.Pointer[[]*receiver]
+}
+
+type receiver struct {
+	fn func(at time.Time, off int64, p []byte)
+}
+
+// Open opens the console's port, configures it and starts reading. name
+// identifies the console in logs and file names. On error Open returns a
+// nil *Console and, for a port that cannot be opened or configured, an
+// *OpenError.
+func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open console %q: %w", name, err)
+	}
+	mode, err := cfg.mode()
+	if err != nil {
+		return nil, &OpenError{Path: cfg.Path, Kind: Invalid, Err: err}
+	}
+	path := cfg.Path
+	if path == "" {
+		if cfg.Resolve == nil {
+			return nil, &OpenError{Kind: Invalid, Err: fmt.Errorf("console %q has no port path", name)}
+		}
+		if path, err = cfg.Resolve(ctx); err != nil {
+			return nil, fmt.Errorf("find port of console %q: %w", name, err)
+		}
+	}
+	c := &Console{
+		name: name,
+		cfg:  cfg,
+		mode: mode,
+		buf:  stream.NewBuffer(cfg.BufferSize),
+		path: path,
+		done: make(chan struct{}),
+		wsem: make(chan struct{}, 1),
+	}
+	c.receivers.Store(&[]*receiver{})
+	port, err := c.openPort(path)
+	if err != nil {
+		return nil, err
+	}
+	c.opened = time.Now()
+	if cfg.LogDir != "" {
+		if c.log, err = openLog(cfg.LogDir, name, c.opened); err != nil {
+			port.Close()
+			return nil, fmt.Errorf("open console %q: %w", name, err)
+		}
+	}
+	c.port = port
+	c.connected.Store(true)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.readLoop(port)
+	return c, nil
+}
+
+// openPort opens and configures path; errors are *OpenError.
+func (c *Console) openPort(path string) (serial.Port, error) {
+	port, err := serial.Open(path, c.mode)
+	if err != nil {
+		return nil, classify(path, err)
+	}
+	fail := func(kind OpenErrorKind, err error) (serial.Port, error) {
+		port.Close()
+		return nil, &OpenError{Path: path, Kind: kind, Err: err}
+	}
+	for _, line := range []struct {
+		name string
+		val  *bool
+		set  func(bool) error
+	}{{"DTR", c.cfg.DTR, port.SetDTR}, {"RTS", c.cfg.RTS, port.SetRTS}} {
+		if line.val == nil {
+			continue
+		}
+		if err := line.set(*line.val); err != nil {
+			if errors.Is(err, syscall.ENOTTY) || errors.Is(err, syscall.EINVAL) {
+				return fail(Invalid, fmt.Errorf("port has no modem control lines (set %s: %w)", line.name, err))
+			}
+			return fail(Other, fmt.Errorf("set %s: %w", line.name, err))
+		}
+	}
+	flow, _ := c.cfg.flowControl() // validated by mode
+	if flow != "none" {
+		if err := setFlowControl(port, flow); err != nil {
+			return fail(Invalid, err)
+		}
+	}
+	if err := port.SetReadTimeout(readTimeout); err != nil {
+		return fail(Other, fmt.Errorf("set read timeout: %w", err))
+	}
+	return port, nil
+}
+
+// readLoop reads the port until Close, handing every chunk to deliver.
+func (c *Console) readLoop(port serial.Port) {
+	defer close(c.done)
+	p := make([]byte, 16<<10)
+	for {
+		n, err := port.Read(p)
+		if n > 0 {
+			c.deliver(time.Now(), p[:n])
+		}
+		if err == nil {
+			continue // (0, nil) is a read timeout
+		}
+		if c.closing.Load() {
+			return
+		}
+		if port = c.disconnected(port, err); port == nil {
+			return
+		}
+	}
+}
+
+func (c *Console) deliver(at time.Time, p []byte) {
+	off := c.buf.End() // only this goroutine appends
+	c.log.rx(at, off, p)
+	c.rx.Add(int64(len(p)))
+	for _, r := range *c.receivers.Load() {
+		r.fn(at, off, p)
+	}
+	c.buf.Append(at, p)
+}
+
+// disconnected handles a read error that is not our own Close: it records
+// the disconnection, and with Reconnect reopens the port. It returns the
+// new port, or nil when the reader should stop.
+func (c *Console) disconnected(port serial.Port, err error) serial.Port {
+	var pe *serial.PortError
+	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
+		err = errHangUp // not closed by us: the device hung up
+	}
+	c.mu.Lock()
+	if c.port == port {
+		c.port = nil
+	}
+	path := c.path
+	derr := fmt.Errorf("%s: %w: %w", path, ErrDisconnected, err)
+	if !c.closing.Load() {
+		c.connected.Store(false)
+		c.buf.SetErr(derr)
+	}
+	c.mu.Unlock()
+	port.Close()
+	c.log.event(time.Now(), c.buf.End(), "disconnected", derr.Error())
+	if !c.cfg.Reconnect {
+		return nil
+	}
+
+	tick := time.NewTicker(reconnectInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		path := c.cfg.Path
+		if c.cfg.Resolve != nil {
+			p, err := c.cfg.Resolve(c.ctx)
+			if err != nil || p == "" {
+				continue
+			}
+			path = p
+		}
+		np, err := c.openPort(path)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.closing.Load() {
+			c.mu.Unlock()
+			np.Close()
+			return nil
+		}
+		c.port, c.path = np, path
+		c.connected.Store(true)
+		c.reconnects.Add(1)
+		c.buf.SetErr(nil)
+		c.mu.Unlock()
+		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
+		return np
+	}
+}
+
+// Name returns the console's name.
+func (c *Console) Name() string { return c.name }
+
+// Path returns the device path currently in use; it changes when Resolve
+// finds the device elsewhere after a reconnection.
+func (c *Console) Path() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.path
+}
+
+// Write sends all of p, looping over short writes, and returns the cursor
+// of the output that follows it: End() just before the first byte was
+// written, so an expect from it sees only the reply. Writes are serialized.
+//
+// ctx is checked before each chunk of at most 1 KiB; a chunk the driver does
+// not accept (flow control holding the line) blocks until it does or the
+// console closes. After a disconnection Write returns the error wrapping
+// ErrDisconnected; after Close one wrapping ErrClosed.
+func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error) {
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return c.buf.End(), fmt.Errorf("write to %s: %w", c.Path(), ctxErr(ctx))
+	}
+	defer func() { <-c.wsem }()
+
+	cursor = c.buf.End()
+	if err := c.unavailable(); err != nil {
+		return cursor, err
+	}
+	if ctx.Err() != nil {
+		return cursor, fmt.Errorf("write to %s: %w", c.Path(), ctxErr(ctx))
+	}
+	c.log.tx(time.Now(), cursor, p)
+	written := 0
+	for written < len(p) {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("write to %s: %d of %d bytes written: %w", c.Path(), written, len(p), ctxErr(ctx))
+			break
+		}
+		c.mu.RLock()
+		port, path := c.port, c.path
+		if port == nil {
+			c.mu.RUnlock()
+			err = c.unavailable()
+			break
+		}
+		n, werr := port.Write(p[written:min(len(p), written+writeChunk)])
+		c.mu.RUnlock()
+		written += n
+		c.tx.Add(int64(n))
+		if werr != nil {
+			if errors.Is(werr, syscall.EINTR) || errors.Is(werr, syscall.EAGAIN) {
+				continue
+			}
+			if isGone(werr) {
+				err = fmt.Errorf("write to %s: %w: %w", path, ErrDisconnected, werr)
+			} else {
+				err = fmt.Errorf("write to %s: %w", path, werr)
+			}
+			break
+		}
+		if n == 0 {
+			err = fmt.Errorf("write to %s: the driver accepted no bytes", path)
+			break
+		}
+	}
+	if err != nil {
+		c.log.event(time.Now(), c.buf.End(), "write_error", err.Error())
+	}
+	return cursor, err
+}
+
+// ctxErr returns ctx's error, wrapping its cause too when that differs, so
+// that errors.Is finds both.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || errors.Is(cause, err) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", cause, err)
+}
+
+// unavailable returns why the console cannot write now, or nil.
+func (c *Console) unavailable() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.port != nil {
+		return nil
+	}
+	if c.closing.Load() {
+		return fmt.Errorf("%s: %w", c.path, ErrClosed)
+	}
+	if err := c.buf.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", c.path, ErrDisconnected)
+}
+
+// Expect waits for one of want in the output at or after cursor from; see
+// stream.Buffer.Expect.
+func (c *Console) Expect(ctx context.Context, from int64, want, failOn []stream.Pattern) (stream.Match, error) {
+	return c.buf.Expect(ctx, from, want, failOn)
+}
+
+// Capture collects output from cursor from; see stream.Buffer.Capture.
+func (c *Console) Capture(ctx context.Context, from int64, opt stream.CaptureOptions) (stream.Capture, error) {
+	return c.buf.Capture(ctx, from, opt)
+}
+
+// Cursor returns the offset just past the last byte received.
+func (c *Console) Cursor() int64 { return c.buf.End() }
+
+// Read returns a copy of the retained output from cursor from, at most max
+// bytes; see stream.Buffer.Read.
+func (c *Console) Read(from int64, max int) (data []byte, start, next int64) {
+	return c.buf.Read(from, max)
+}
+
+// Tail returns the last lines of output, at most maxBytes, for messages.
+func (c *Console) Tail(lines, maxBytes int) []byte { return c.buf.Tail(lines, maxBytes) }
+
+// Watch reports every occurrence of patterns in output received from now
+// on; see stream.Buffer.Watch. fn runs on the reader goroutine with the
+// match buffer locked: it must not block or call the Console's methods
+// (other than the returned cancel); record the hit or cancel a context.
+func (c *Console) Watch(patterns []stream.Pattern, fn func(stream.Hit)) (cancel func()) {
+	return c.buf.Watch(patterns, fn)
+}
+
+// OnReceive calls fn with every chunk received from now on, in order, on
+// the reader goroutine, after the chunk was logged and before Expect,
+// Capture or Read can see it. off is the chunk's stream offset; p is valid
+// only during the call. fn must not block or call Close. remove stops the
+// calls and is idempotent.
+func (c *Console) OnReceive(fn func(at time.Time, off int64, p []byte)) (remove func()) {
+	r := &receiver{fn: fn}
+	c.rmu.Lock()
+	list := append(append([]*receiver{}, *c.receivers.Load()...), r)
+	c.receivers.Store(&list)
+	c.rmu.Unlock()
+	return func() {
+		c.rmu.Lock()
+		defer c.rmu.Unlock()
+		var list []*receiver
+		for _, x := range *c.receivers.Load() {
+			if x != r {
+				list = append(list, x)
+			}
+		}
+		c.receivers.Store(&list)
+	}
+}
+
+// Stats returns the console's counters and state.
+func (c *Console) Stats() Stats {
+	s := Stats{
+		RxBytes:    c.rx.Load(),
+		TxBytes:    c.tx.Load(),
+		Connected:  c.connected.Load(),
+		Reconnects: int(c.reconnects.Load()),
+	}
+	if err := c.buf.Err(); err != nil {
+		s.Err = err.Error()
+	} else if err := c.log.writeErr(); err != nil {
+		s.Err = err.Error()
+	}
+	return s
+}
+
+// LogPaths returns the paths of the raw log and the timeline, or "" when
+// Config.LogDir was empty.
+func (c *Console) LogPaths() (raw, timeline string) {
+	if c.log == nil {
+		return "", ""
+	}
+	return c.log.rawPath, c.log.tlPath
+}
+
+// Close stops the reader, closes the port and the logs. Expect and Capture
+// calls waiting on the console return an error wrapping ErrClosed. Close
+// is idempotent; later calls return nil.
+func (c *Console) Close() error {
+	first := false
+	c.closeOnce.Do(func() {
+		first = true
+		c.closing.Store(true)
+		c.cancel()
+		// A write held up by flow control would keep mu; flushing the
+		// output queue releases it.
+		c.mu.RLock()
+		if c.port != nil {
+			c.port.ResetOutputBuffer()
+		}
+		c.mu.RUnlock()
+
+		c.mu.Lock()
+		port := c.port
+		c.port = nil
+		c.connected.Store(false)
+		c.buf.SetErr(fmt.Errorf("%s: %w", c.path, ErrClosed))
+		c.mu.Unlock()
+		var errs []error
+		if port != nil {
+			if err := port.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s: %w", c.Path(), err))
+			}
+		}
+		<-c.done
+		if err := c.log.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close logs of console %q: %w", c.name, err))
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	if !first {
+		return nil
+	}
+	return c.closeErr
+}

@@ -1,0 +1,219 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Match is a successful Expect.
+type Match struct {
+	// Index is the index into want of the pattern that matched.
+	Index int
+	// Start and End are the absolute offsets of the match; End is the
+	// cursor from which a following expect continues.
+	Start, End int64
+	// From is where the search began: the from given to Expect, moved
+	// forward to Start() if those bytes were already dropped.
+	From int64
+	// Data holds the bytes from From to End, what arrived up to and
+	// including the match. It begins later than From if bytes were dropped
+	// while waiting (see NewBuffer's capacity).
+	Data []byte
+	// Groups holds the text of the whole match and then of each submatch
+	// ("" for a group that did not participate).
+	Groups []string
+	// Names holds the pattern's SubexpNames, parallel to Groups.
+	Names []string
+}
+
+// FailOnError reports that a fail_on pattern appeared in the output.
+type FailOnError struct {
+	Pattern Pattern
+	// Offset is the absolute offset where the match starts.
+	Offset int64
+	// Line is the line containing the match, as much of it as had arrived
+	// and at most a few hundred bytes, escaped with Quote.
+	Line string
+}
+
+// Error returns `output matched fail_on pattern "HardFault": "<line>"`.
+func (e *FailOnError) Error() string {
+	return fmt.Sprintf("output matched fail_on pattern %s: \"%s\"", e.Pattern.describe(), e.Line)
+}
+
+// maxLineContext bounds how far Line reaches on each side of a match.
+const maxLineContext = 256
+
+// lineAt returns the line around [s, e), quoted; the caller holds mu.
+func (b *Buffer) lineAt(s, e int64) string {
+	lo := max(b.start, s-maxLineContext)
+	hi := min(b.end, e+maxLineContext)
+	s = max(s, b.start)
+	e = min(max(e, s), b.end)
+	before := b.slice(lo, s)
+	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
+		lo += int64(i) + 1
+	}
+	after := b.slice(e, hi)
+	if i := bytes.IndexByte(after, '\n'); i >= 0 {
+		hi = e + int64(i)
+	}
+	line := b.slice(lo, hi)
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return Quote(line)
+}
+
+func (b *Buffer) failOnLocked(p Pattern, f found) *FailOnError {
+	return &FailOnError{Pattern: p, Offset: f.loc[0], Line: b.lineAt(f.loc[0], f.loc[1])}
+}
+
+// ctxError wraps ctx's error and, when the context was cancelled with a
+// different cause, that cause too, so that both errors.Is(err,
+// context.DeadlineExceeded) and errors.Is(err, cause) hold.
+func ctxError(what string, ctx context.Context) error {
+	err := ctx.Err()
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(cause, err) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w (%w)", what, cause, err)
+}
+
+// search is an incremental search for several patterns. Each pattern keeps
+// the offset before which it has been ruled out, so every byte is searched
+// once plus the pattern's overlap.
+type search struct {
+	pats   []*pattern
+	next   []int64
+	window int
+}
+
+func newSearch(from int64, window int, lists ...[]Pattern) *search {
+	s := &search{window: window}
+	for _, l := range lists {
+		for _, p := range l {
+			s.pats = append(s.pats, p.p)
+			s.next = append(s.next, from)
+		}
+	}
+	return s
+}
+
+// found is a match of pattern k at absolute offsets loc (pairs, -1 for a
+// group that did not participate).
+type found struct {
+	k   int
+	loc []int64
+}
+
+// scanLocked searches the bytes up to limit (clamped to end) that no
+// pattern has searched yet and returns the earliest match, the lowest k
+// winning a tie (callers put fail_on patterns first so that they win). The
+// caller holds mu (read or write).
+func (s *search) scanLocked(b *Buffer, limit int64) (found, bool) {
+	limit = min(limit, b.end)
+	best := found{k: -1}
+	for k, p := range s.pats {
+		if p == nil {
+			continue // the zero Pattern matches nothing
+		}
+		from := max(s.next[k], b.start)
+		if from > limit {
+			continue
+		}
+		if best.k >= 0 && from >= best.loc[0] {
+			continue // cannot beat the match already found
+		}
+		data := b.slice(from, limit)
+		loc := p.find(data)
+		if loc == nil {
+			s.next[k] = p.resume(data, from, limit, s.window)
+			continue
+		}
+		if best.k >= 0 && from+int64(loc[0]) >= best.loc[0] {
+			continue
+		}
+		abs := make([]int64, len(loc))
+		for i, v := range loc {
+			abs[i] = -1
+			if v >= 0 {
+				abs[i] = from + int64(v)
+			}
+		}
+		best = found{k: k, loc: abs}
+	}
+	return best, best.k >= 0
+}
+
+// groupsLocked returns the text of each submatch of f.
+func (b *Buffer) groupsLocked(f found) []string {
+	g := make([]string, len(f.loc)/2)
+	for i := range g {
+		s, e := f.loc[2*i], f.loc[2*i+1]
+		if s < 0 || s < b.start {
+			continue
+		}
+		g[i] = string(b.slice(s, e))
+	}
+	return g
+}
+
+// Expect waits for one of want to appear in the stream at or after offset
+// from and returns the earliest match (the lowest index wins a tie). Bytes
+// already retained are searched first, then each chunk as it arrives, with
+// an overlap so that a match straddling chunks is found: len(pattern)-1
+// bytes for a literal, at most the match window (SetMatchWindow) for a
+// regexp.
+//
+// If a failOn pattern matches at or before the earliest want match, Expect
+// returns a *FailOnError. With no want patterns Expect returns only on a
+// failOn match or an error. If the Buffer's error is set (SetErr), Expect
+// returns an error wrapping it, once the bytes already appended held no
+// match. When ctx is done it returns an error wrapping ctx.Err() and, if
+// different, context.Cause(ctx).
+func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn []Pattern) (Match, error) {
+	b.mu.RLock()
+	from = max(from, b.start)
+	b.mu.RUnlock()
+	s := newSearch(from, b.matchWindow(), failOn, want)
+	for {
+		ch := b.waitChan()
+		b.mu.RLock()
+		f, ok := s.scanLocked(b, b.end)
+		if ok && ctx.Err() != nil {
+			// A watcher may have cancelled ctx on seeing these very bytes
+			// (Watch runs before the bytes become visible here): the
+			// cancellation wins over a match in them.
+			b.mu.RUnlock()
+			return Match{}, ctxError("wait for "+describeAll(want), ctx)
+		}
+		if ok {
+			defer b.mu.RUnlock()
+			if f.k < len(failOn) {
+				return Match{}, b.failOnLocked(failOn[f.k], f)
+			}
+			p := want[f.k-len(failOn)]
+			return Match{
+				Index:  f.k - len(failOn),
+				Start:  f.loc[0],
+				End:    f.loc[1],
+				From:   from,
+				Data:   bytes.Clone(b.slice(max(from, b.start), f.loc[1])),
+				Groups: b.groupsLocked(f),
+				Names:  p.SubexpNames(),
+			}, nil
+		}
+		err := b.err
+		b.mu.RUnlock()
+		if err != nil {
+			return Match{}, fmt.Errorf("wait for %s: %w", describeAll(want), err)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return Match{}, ctxError("wait for "+describeAll(want), ctx)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package stream
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Hit is one occurrence of a watched pattern.
+type Hit struct {
+	Pattern Pattern
+	// Index is the index of Pattern in the slice given to Watch.
+	Index int
+	// Offset is the absolute offset where the occurrence starts.
+	Offset int64
+	// Line is the line containing the occurrence, as much of it as had
+	// arrived and at most a few hundred bytes, escaped with Quote.
+	Line string
+	// At is the time given to the Append that completed the occurrence.
+	At time.Time
+}
+
+type watcher struct {
+	pats      []Pattern
+	next      []int64 // per pattern, as in search; guarded by Buffer.mu
+	window    int
+	fn        func(Hit)
+	cancelled atomic.Bool
+}
+
+type pendingHit struct {
+	w   *watcher
+	hit Hit
+}
+
+// Watch calls fn for every occurrence of any of patterns in the bytes
+// appended from now on, each occurrence once, in the order of their
+// offsets. Occurrences of one pattern do not overlap. The search overlaps
+// chunks like Expect's, so an occurrence split across two Appends is found.
+//
+// fn runs inside Append, on the appending goroutine, with the Buffer
+// locked, before any waiter or reader can see the bytes: a sequence-wide
+// fail_on hears of a fault before a concurrent expect can match what
+// follows it. fn must therefore be cheap and must not block or call methods
+// of this Buffer (calling the returned cancel is allowed); record the hit or
+// cancel a context and return.
+//
+// cancel stops further calls; it is idempotent and may be called from fn.
+func (b *Buffer) Watch(patterns []Pattern, fn func(Hit)) (cancel func()) {
+	w := &watcher{
+		pats:   slices.Clone(patterns),
+		window: b.matchWindow(),
+		fn:     fn,
+	}
+	b.mu.Lock()
+	w.next = make([]int64, len(w.pats))
+	for i := range w.next {
+		w.next[i] = b.end
+	}
+	b.watchers = append(slices.Clip(b.watchers), w)
+	b.mu.Unlock()
+
+	return func() {
+		if w.cancelled.Swap(true) {
+			return
+		}
+		// The list is only read under mu; removing the watcher later,
+		// outside fn, keeps cancel safe to call from fn.
+		go b.removeWatcher(w)
+	}
+}
+
+func (b *Buffer) removeWatcher(w *watcher) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.watchers = slices.DeleteFunc(slices.Clone(b.watchers), func(x *watcher) bool { return x == w })
+}
+
+// scanLocked appends to hits the occurrences completed by the bytes just
+// appended. The caller holds mu for writing.
+func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit) []pendingHit {
+	if w.cancelled.Load() {
+		return hits
+	}
+	first := len(hits)
+	end := b.end
+	for k, pat := range w.pats {
+		p := pat.p
+		if p == nil {
+			continue
+		}
+		for {
+			from := max(w.next[k], b.start)
+			if from > end {
+				break
+			}
+			data := b.slice(from, end)
+			loc := p.find(data)
+			if loc == nil {
+				w.next[k] = p.resume(data, from, end, w.window)
+				break
+			}
+			s, e := from+int64(loc[0]), from+int64(loc[1])
+			hits = append(hits, pendingHit{w: w, hit: Hit{
+				Pattern: pat,
+				Index:   k,
+				Offset:  s,
+				Line:    b.lineAt(s, e),
+				At:      at,
+			}})
+			if e == s {
+				e++ // an empty match must not repeat forever
+			}
+			w.next[k] = e
+		}
+	}
+	slices.SortStableFunc(hits[first:], func(x, y pendingHit) int {
+		switch {
+		case x.hit.Offset < y.hit.Offset:
+			return -1
+		case x.hit.Offset > y.hit.Offset:
+			return 1
+		}
+		return 0
+	})
+	return hits
+}
