@@ -1,0 +1,9 @@
+// Package hilrun holds files that ship inside the hilrun binary.
+package hilrun
+
+import _ "embed"
+
+// SequenceSchema is the JSON Schema (2020-12) of hilrun sequence files.
+//
+//go:embed schemas/sequence.schema.json
+var SequenceSchema []byte

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hilrun/hilrun"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+func newValidateCmd(ios *IO) *cobra.Command {
+	var vars []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check sequence files without touching any port",
+		Long: `Check sequence files: keys, types, durations, regular expressions,
+expressions, devices and variables. Each problem is printed as
+FILE:LINE:COL: message. Exit code 2 when any file is invalid.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := steps.ParseAssignments("var", vars)
+			if err != nil {
+				return invalid(err)
+			}
+			seqs, err := loadAll(args, steps.Names(v))
+			if err != nil {
+				return err
+			}
+			for _, s := range seqs {
+				fmt.Fprintf(ios.Out, "%s: ok (%s, %d steps)\n", s.File, s.Name, countSteps(s.Steps)+countSteps(s.Finally))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&vars, "var", nil, "a variable that run will get with --var, `NAME=VALUE`")
+	return cmd
+}
+
+func countSteps(ss []*steps.Step) int {
+	n := 0
+	for _, s := range ss {
+		n++
+		n += countSteps(s.Steps)
+	}
+	return n
+}
+
+func newSchemaCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of sequence files",
+		Long: `Print the JSON Schema (2020-12) of sequence files. Editors that speak the
+YAML language server complete and check files that begin with
+# yaml-language-server: $schema=PATH-OR-URL`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := ios.Out.Write(hilrun.SequenceSchema)
+			if err != nil {
+				return infra(err)
+			}
+			return nil
+		},
+	}
+}
+
+func newPortsCmd(ios *IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ports",
+		Short: "List serial ports with their USB identity",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ports, err := serialx.ListPorts()
+			if err != nil {
+				return infra(fmt.Errorf("list serial ports: %w", err))
+			}
+			if asJSON {
+				enc := json.NewEncoder(ios.Out)
+				enc.SetIndent("", "  ")
+				if ports == nil {
+					ports = []serialx.PortInfo{}
+				}
+				return enc.Encode(map[string]any{"ports": ports})
+			}
+			if len(ports) == 0 {
+				fmt.Fprintln(ios.ErrOut, "no serial ports found")
+				return nil
+			}
+			tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PORT\tVID:PID\tSERIAL\tPRODUCT")
+			for _, p := range ports {
+				id := "-"
+				if p.IsUSB {
+					id = p.VID + ":" + p.PID
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Path, id, dash(p.SerialNumber), dash(p.Product))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// SimOptions are the inputs of hilrun sim.
+type SimOptions struct {
+	JSON       bool
+	Latency    time.Duration
+	LineEnding string
+	Echo       bool
+	Link       string
+}
+
+func newSimCmd(ios *IO) *cobra.Command {
+	opts := &SimOptions{}
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run the virtual board until interrupted",
+		Long: `Run the virtual board: a firmware-like shell on a pty (prompt "sim> ",
+commands help, version, echo, led, status, reboot, panic, stream, peek, poke,
+sleep) over a memory map. Point hilrun, a terminal program or any test at the
+printed serial path. Runs until SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return Sim(cmd, ios, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.JSON, "json", false, `print one JSON line, {"serial": PATH}, instead of text`)
+	f.DurationVar(&opts.Latency, "latency", 0, "wait this long before each reply")
+	f.StringVar(&opts.LineEnding, "line-ending", "crlf", "line ending of the board's output: crlf, lf or cr")
+	f.BoolVar(&opts.Echo, "echo", false, "echo received characters, as a shell with echo on")
+	f.StringVar(&opts.Link, "link", "", "keep a symlink at `PATH` pointing at the board's pty")
+	return cmd
+}
+
+// Sim runs the virtual board until the command's context ends or a signal
+// arrives.
+func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
+	switch opts.LineEnding {
+	case "crlf", "lf", "cr":
+	default:
+		return invalid(fmt.Errorf("--line-ending must be crlf, lf or cr, not %q", opts.LineEnding))
+	}
+	b := sim.New(sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link})
+	if err := b.Start(); err != nil {
+		return infra(fmt.Errorf("start the virtual board: %w", err))
+	}
+	defer b.Close()
+	if opts.JSON {
+		line, _ := json.Marshal(map[string]any{"serial": b.SerialPath(), "pty": b.PtyPath(), "pid": os.Getpid()})
+		fmt.Fprintln(ios.Out, string(line))
+	} else {
+		fmt.Fprintf(ios.Out, "virtual board serial console: %s\n(press Ctrl-C to stop)\n", b.SerialPath())
+	}
+	if f, ok := ios.Out.(interface{ Sync() error }); ok {
+		f.Sync()
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	select {
+	case <-sigs:
+	case <-cmd.Context().Done():
+	}
+	if err := b.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return infra(err)
+	}
+	return nil
+}

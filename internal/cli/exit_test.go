@@ -1,0 +1,61 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hilrun/hilrun/internal/cli"
+)
+
+// TestExitCodes runs hilrun in-process and checks the exit code of each
+// kind of outcome: CI pipelines branch on them.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pass := write("pass.yaml", "steps:\n  - send: version\n    expect: hilrun-sim\n")
+	fail := write("fail.yaml", "steps:\n  - send: version\n    expect: nope\n    timeout: 100ms\n")
+	bad := write("bad.yaml", "steps:\n  - sned: x\n")
+	unbound := write("unbound.yaml", "steps:\n  - send: x\n")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"passed", []string{"run", "--sim", pass}, cli.ExitPassed, ""},
+		{"a step failed", []string{"run", "--sim", fail}, cli.ExitFailed, ""},
+		{"invalid sequence", []string{"run", "--sim", bad}, cli.ExitInvalid, "bad.yaml:2:5: unknown step kind"},
+		{"missing file", []string{"run", "--sim", filepath.Join(dir, "nope.yaml")}, cli.ExitInvalid, "no such file"},
+		{"unknown flag", []string{"run", "--nope", pass}, cli.ExitInvalid, "unknown flag"},
+		{"unknown command", []string{"frobnicate"}, cli.ExitInvalid, "unknown command"},
+		{"bad --var", []string{"run", "--var", "novalue", pass}, cli.ExitInvalid, "expected NAME=VALUE"},
+		{"unbound device", []string{"run", unbound}, cli.ExitInvalid, "device console has no port"},
+		{"port that does not exist", []string{"run", "--port", "console=/dev/hilrun-no-such-port", unbound}, cli.ExitInfra, "/dev/hilrun-no-such-port"},
+		{"validate ok", []string{"validate", pass}, cli.ExitPassed, ""},
+		{"version", []string{"version"}, cli.ExitPassed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := cli.Main(tt.args, strings.NewReader(""), &out, &errOut)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out.String(), errOut.String())
+			}
+			if !strings.Contains(errOut.String()+out.String(), tt.stderr) {
+				t.Errorf("output does not mention %q:\n%s%s", tt.stderr, out.String(), errOut.String())
+			}
+			if strings.Contains(errOut.String(), "goroutine ") {
+				t.Errorf("a panic reached the user:\n%s", errOut.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// RunOptions are the inputs of hilrun run.
+type RunOptions struct {
+	Files   []string
+	JUnit   string
+	JSON    string
+	LogDir  string
+	Vars    []string
+	Ports   []string
+	Bench   string
+	Sim     bool
+	Verbose bool
+}
+
+func newRunCmd(ios *IO) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] FILE...",
+		Short: "Run sequence files against the bench and report the results",
+		Long: `Run each sequence file in turn. Everything is validated before any port is
+opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
+3 infrastructure error (a port or tool could not be reached), 130 interrupted.`,
+		Example: `  hilrun run --sim sequences/sim/smoke.yaml
+  hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
+  hilrun run --json - --var fw=1.2.3 seq.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			return Run(cmd.Context(), ios, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
+	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
+	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
+	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
+	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
+	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device is bound to it")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	return cmd
+}
+
+// Run loads, binds and runs the sequence files of opts.
+func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
+	vars, err := steps.ParseAssignments("var", opts.Vars)
+	if err != nil {
+		return invalid(err)
+	}
+	ports, err := steps.ParseAssignments("port", opts.Ports)
+	if err != nil {
+		return invalid(err)
+	}
+	seqs, err := loadAll(opts.Files, steps.Names(vars))
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		if err := bindSequence(seq, opts, ports); err != nil {
+			return invalid(err)
+		}
+	}
+
+	var board *sim.Board
+	if opts.Sim {
+		board = sim.New(sim.Options{})
+		if err := board.Start(); err != nil {
+			return infra(fmt.Errorf("start the virtual board: %w", err))
+		}
+		defer board.Close()
+		for _, seq := range seqs {
+			for _, d := range seq.Devices {
+				d.Port, d.USB = board.SerialPath(), nil
+			}
+		}
+	}
+	for _, seq := range seqs {
+		for _, d := range seq.Devices {
+			if d.Port == "" && d.USB == nil {
+				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
+			}
+		}
+	}
+
+	runCtx, finCtx, stop := withSignals(ctx, ios.ErrOut)
+	defer stop()
+
+	progress := ios.Out
+	if opts.JSON == "-" {
+		progress = ios.ErrOut
+	}
+	color := false
+	if f, ok := progress.(*os.File); ok {
+		color = report.ColorFor(f)
+	}
+	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose})
+
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	var results []runner.SequenceResult
+	for _, seq := range seqs {
+		logDir := ""
+		if opts.LogDir != "" {
+			logDir = filepath.Join(opts.LogDir, stamp+"-"+safeName(seq.Name))
+			if err := os.MkdirAll(logDir, 0o755); err != nil {
+				return infra(fmt.Errorf("create the log folder: %w", err))
+			}
+		}
+		res := runner.Run(runCtx, seq, runner.Options{
+			Open:           openConsole(logDir),
+			Vars:           vars,
+			Sink:           console,
+			FinallyContext: finCtx,
+			LogPaths: func(c runner.Console) string {
+				if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
+					raw, _ := lc.LogPaths()
+					return raw
+				}
+				return ""
+			},
+		})
+		results = append(results, *res)
+		if runCtx.Err() != nil {
+			break
+		}
+	}
+	if len(results) > 1 {
+		console.Summary(results)
+	}
+	if err := writeReports(ios, opts, results); err != nil {
+		return infra(err)
+	}
+	if code := resultCode(results); code != ExitPassed {
+		return silent(code)
+	}
+	return nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if s == "" {
+		return "sequence"
+	}
+	return s
+}
+
+// loadAll validates every file before anything runs; all errors of all
+// files are reported together.
+func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
+	var seqs []*steps.Sequence
+	var all steps.ErrorList
+	for _, f := range files {
+		seq, err := steps.Load(f, steps.LoadOptions{Vars: varNames})
+		var el steps.ErrorList
+		switch {
+		case errors.As(err, &el):
+			all = append(all, el...)
+		case err != nil:
+			return nil, invalid(fmt.Errorf("read sequence: %w", err))
+		default:
+			seqs = append(seqs, seq)
+		}
+	}
+	if len(all) > 0 {
+		return nil, invalid(all)
+	}
+	return seqs, nil
+}
+
+// bindSequence applies the bench file and --port to a sequence's devices.
+func bindSequence(seq *steps.Sequence, opts *RunOptions, ports map[string]string) error {
+	benchPath := opts.Bench
+	if benchPath == "" {
+		p := filepath.Join(filepath.Dir(seq.File), steps.BenchFile)
+		if _, err := os.Stat(p); err == nil {
+			benchPath = p
+		}
+	}
+	var bench *steps.Bench
+	if benchPath != "" {
+		b, err := steps.LoadBench(benchPath)
+		if err != nil {
+			var el steps.ErrorList
+			if errors.As(err, &el) {
+				return el
+			}
+			return fmt.Errorf("read bench file: %w", err)
+		}
+		bench = b
+	}
+	return steps.Bind(seq, bench, ports)
+}
+
+// openConsole opens devices as serial consoles, logging under logDir.
+func openConsole(logDir string) runner.Opener {
+	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
+		cfg := serialx.Config{
+			Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
+			StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
+			Reconnect: dev.Reconnect, LogDir: logDir,
+		}
+		if dev.USB != nil {
+			u := *dev.USB
+			cfg.Resolve = func(ctx context.Context) (string, error) { return serialx.FindUSB(u.VID, u.PID, u.Serial) }
+			if cfg.Path == "" {
+				p, err := cfg.Resolve(ctx)
+				if err != nil {
+					return nil, err
+				}
+				cfg.Path = p
+			}
+		}
+		c, err := serialx.Open(ctx, dev.Name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func writeReports(ios *IO, opts *RunOptions, results []runner.SequenceResult) error {
+	if opts.JUnit != "" {
+		if err := writeFile(opts.JUnit, func(w io.Writer) error {
+			return report.WriteJUnit(w, results, report.JUnitOptions{})
+		}); err != nil {
+			return fmt.Errorf("write JUnit report: %w", err)
+		}
+	}
+	if opts.JSON == "-" {
+		return report.WriteJSON(ios.Out, results)
+	}
+	if opts.JSON != "" {
+		if err := writeFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, results) }); err != nil {
+			return fmt.Errorf("write JSON report: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes through a temporary file so a report is never half
+// written.
+func writeFile(path string, write func(io.Writer) error) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// withSignals returns a context cancelled by the first SIGINT or SIGTERM,
+// and one for finally steps that a second signal cancels.
+func withSignals(parent context.Context, errOut io.Writer) (run, fin context.Context, stop func()) {
+	runCtx, cancelRun := context.WithCancel(parent)
+	finCtx, cancelFin := context.WithCancel(context.WithoutCancel(parent))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				n++
+				if n == 1 {
+					fmt.Fprintf(errOut, "\nhilrun: %s: stopping; finally steps run (signal again to skip them)\n", strings.ToLower(s.String()))
+					cancelRun()
+				} else {
+					cancelFin()
+				}
+			}
+		}
+	}()
+	return runCtx, finCtx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancelRun()
+		cancelFin()
+	}
+}
