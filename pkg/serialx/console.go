@@ -52,7 +52,10 @@ type Config struct {
 	// these only for real serial ports.
 	DTR, RTS *bool
 	// Reconnect makes a console whose device disconnected try to reopen it
-	// every 150 ms; offsets continue, so cursors stay valid.
+	// every 150 ms; offsets continue, so cursors stay valid. Meanwhile
+	// waiting expects and captures keep waiting (their timeouts bound them)
+	// and writes wait up to ReconnectWait. Without Reconnect a disconnection
+	// fails them at once with ErrDisconnected.
 	Reconnect bool
 	// Resolve, if set, finds the port's path when the console opens with
 	// an empty Path and on every reconnection attempt, for devices whose
@@ -308,7 +311,13 @@ func (c *Console) disconnected(port serial.Port, err error) serial.Port {
 	derr := fmt.Errorf("%s: %w: %w", path, ErrDisconnected, err)
 	if !c.closing.Load() {
 		c.connected.Store(false)
-		c.buf.SetErr(derr)
+		// Without Reconnect a waiting expect fails at once. With it the
+		// disconnection is expected (a board that resets its USB), so
+		// waiters keep waiting, bounded by their own timeouts, and see
+		// what the device prints once it is back.
+		if !c.cfg.Reconnect {
+			c.buf.SetErr(derr)
+		}
 	}
 	c.mu.Unlock()
 	port.Close()
@@ -381,7 +390,7 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 	defer func() { <-c.wsem }()
 
 	cursor = c.buf.End()
-	if err := c.unavailable(); err != nil {
+	if err := c.awaitPort(ctx); err != nil {
 		return cursor, err
 	}
 	if ctx.Err() != nil {
@@ -438,6 +447,33 @@ func ctxErr(ctx context.Context) error {
 }
 
 // unavailable returns why the console cannot write now, or nil.
+// ReconnectWait bounds how long a write to a console with Reconnect waits
+// for its device to come back.
+const ReconnectWait = 10 * time.Second
+
+// awaitPort returns nil when the port is open. For a console with Reconnect
+// whose device is away it waits for it, up to ReconnectWait or ctx.
+func (c *Console) awaitPort(ctx context.Context) error {
+	err := c.unavailable()
+	if err == nil || !c.cfg.Reconnect || errors.Is(err, ErrClosed) {
+		return err
+	}
+	deadline := time.Now().Add(ReconnectWait)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("write to %s: waiting for the device to come back: %w", c.Path(), ctxErr(ctx))
+		case <-tick.C:
+		}
+		if err = c.unavailable(); err == nil || errors.Is(err, ErrClosed) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w (it did not come back within %s)", err, ReconnectWait)
+}
+
 func (c *Console) unavailable() error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
