@@ -66,17 +66,20 @@ func ParseSteps(file string, data []byte, opts LoadOptions) (*Sequence, error) {
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func parseNode(file string, data []byte) (*yaml.Node, error) {
-	isJSON := strings.EqualFold(filepath.Ext(file), ".json") || looksLikeJSON(data)
-	if isJSON {
+	if strings.EqualFold(filepath.Ext(file), ".json") {
 		if err := jsonSyntax(file, data); err != nil {
 			return nil, err
 		}
-		// Valid JSON has tabs only as white space between tokens, which YAML
-		// does not always accept; a space reads the same.
-		data = bytes.ReplaceAll(data, []byte("\t"), []byte(" "))
+		data = untab(data)
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	err := yaml.Unmarshal(data, &doc)
+	if err != nil && looksLikeJSON(data) && json.Valid(data) {
+		// JSON in a file not named .json: YAML reads it once tabs are gone.
+		doc = yaml.Node{}
+		err = yaml.Unmarshal(untab(data), &doc)
+	}
+	if err != nil {
 		msg := err.Error()
 		line, col := 1, 1
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -91,6 +94,12 @@ func parseNode(file string, data []byte) (*yaml.Node, error) {
 		return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the file is empty: expected a sequence with steps, or a list of steps"}}
 	}
 	return doc.Content[0], nil
+}
+
+// untab turns the tabs of valid JSON, which can only be white space between
+// tokens, into spaces, which YAML always accepts there.
+func untab(data []byte) []byte {
+	return bytes.ReplaceAll(data, []byte("\t"), []byte(" "))
 }
 
 func looksLikeJSON(data []byte) bool {
@@ -558,8 +567,8 @@ func (d *decoder) patternList(n *yaml.Node, what string, regex bool) []*PatternS
 func (d *decoder) pattern(n *yaml.Node, what string, regex bool) *PatternSpec {
 	if n.Kind == yaml.MappingNode {
 		ps := d.pairs(n)
-		if len(ps) != 1 || (ps[0].key.Value != "regex" && ps[0].key.Value != "text") {
-			d.add(d.pos(n), "a %s pattern is text, or {regex: \"RE2\"}, or {text: \"literal\"}", what)
+		if len(ps) != 1 || (ps[0].key.Value != "regex" && ps[0].key.Value != "text") || ps[0].val.Kind != yaml.ScalarNode {
+			d.add(d.pos(n), "a pattern in %s is text, {regex: \"RE2\"} or {text: \"literal\"}", what)
 			return nil
 		}
 		return d.pattern(ps[0].val, what, ps[0].key.Value == "regex")

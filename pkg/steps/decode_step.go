@@ -259,9 +259,6 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 			d.add(s.Pos, "save on a capture names one variable for the captured text")
 		}
 	}
-	if has["delay"] && has["delay_ms"] {
-		d.add(s.Pos, "use delay or delay_ms, not both")
-	}
 }
 
 func ctrlByte(s string) (byte, error) {
@@ -314,10 +311,11 @@ func (d *decoder) expectList(v *yaml.Node, regex bool) []*PatternSpec {
 func (d *decoder) saves(v *yaml.Node) []SaveSpec {
 	switch v.Kind {
 	case yaml.ScalarNode:
-		name, ok := d.str(v, "save")
-		if !ok {
+		if v.Tag != "!!str" {
+			d.add(d.pos(v), "save must be a variable name, a list of names (one per group), or {name: group}, found %s", kindName(v))
 			return nil
 		}
+		name := v.Value
 		if !validName(name) {
 			d.add(d.pos(v), "save: %q is not a variable name", name)
 			return nil
@@ -368,7 +366,10 @@ func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
 		return c
 	}
 	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		c.Duration, _ = d.duration(v, "capture")
+		var ok bool
+		if c.Duration, ok = d.duration(v, "capture"); ok && c.Duration == 0 {
+			d.add(d.pos(v), "capture needs something that ends it: a duration above 0")
+		}
 		return c
 	}
 	if v.Kind != yaml.MappingNode {

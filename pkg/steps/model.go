@@ -235,6 +235,9 @@ func (s *Step) Title() string {
 	switch s.Kind {
 	case KindSend:
 		if s.Text != nil {
+			if s.Text.Raw == "" {
+				return `""`
+			}
 			return clip(s.Text.Raw)
 		}
 		return clip(stream.Quote(s.Bytes))

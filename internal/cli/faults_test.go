@@ -1,0 +1,218 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/pkg/sim"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func writeFile(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hilrunBinary returns a path that runs this test binary as hilrun (see
+// TestMain), so tests can send it real signals.
+func hilrunBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "hilrun")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSignalRunsFinallyAndWritesReports interrupts a real hilrun process
+// while a step waits: finally steps run, the reports hold the partial
+// results, and the exit code is 130.
+func TestSignalRunsFinallyAndWritesReports(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			seq := writeFile(t, dir, "seq.yaml", `
+name: interrupted
+steps:
+  - send: echo started
+    expect: started
+  - expect: never printed
+    timeout: 60s
+  - send: version
+finally:
+  - send: led off
+    expect: LED off
+`)
+			var out, errOut syncBuffer
+			cmd := exec.Command(hilrunBinary(t), "run", "--sim", "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "j.xml"), seq)
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the first step to pass", func() bool { return strings.Contains(out.String(), "echo started") })
+			time.Sleep(100 * time.Millisecond)
+			began := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
+				t.Fatalf("exit code %d (%v), want 130\nstdout:\n%s\nstderr:\n%s", code, err, out.String(), errOut.String())
+			}
+			if d := time.Since(began); d > 20*time.Second {
+				t.Errorf("hilrun took %s to stop after %s", d, sig)
+			}
+			var rep struct {
+				Passed    bool
+				Sequences []struct {
+					Status string
+					Steps  []struct {
+						Path, Status string
+					}
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			if err != nil {
+				t.Fatalf("no JSON report: %v", err)
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range rep.Sequences[0].Steps {
+				got = append(got, s.Path+":"+s.Status)
+			}
+			// The JSON report's statuses are passed, failed, error and
+			// skipped: an interrupted step is an error there.
+			want := "0:passed 1:error ?:skipped finally.0:passed"
+			if strings.Join(got, " ") != want {
+				t.Errorf("steps = %v, want %s", got, want)
+			}
+			if rep.Passed {
+				t.Error("an interrupted run reported passed")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "j.xml")); err != nil {
+				t.Errorf("no JUnit report: %v", err)
+			}
+		})
+	}
+}
+
+// TestDeviceDisconnected unplugs the board while a step waits: the step
+// fails at once with a clear message and hilrun exits 3.
+func TestDeviceDisconnected(t *testing.T) {
+	b := sim.New(sim.Options{})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	dir := t.TempDir()
+	seq := writeFile(t, dir, "seq.yaml", `
+steps:
+  - send: echo ready
+    expect: ready
+  - expect: never printed
+    timeout: 60s
+finally:
+  - delay: 1ms
+`)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		b.Unplug()
+	}()
+	var out, errOut bytes.Buffer
+	began := time.Now()
+	code := cli.Main([]string{"run", "--port", "console=" + b.SerialPath(), "--json", "-", seq}, strings.NewReader(""), &out, &errOut)
+	if code != cli.ExitInfra {
+		t.Fatalf("exit code %d, want 3\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if d := time.Since(began); d > 30*time.Second {
+		t.Errorf("took %s: the disconnection was not noticed until the timeout", d)
+	}
+	if !strings.Contains(errOut.String(), "device disconnected") || !strings.Contains(out.String(), `"status": "error"`) {
+		t.Errorf("output does not say the device disconnected:\n%s\n%s", out.String(), errOut.String())
+	}
+}
+
+// TestReconnect replugs the board (a new pty behind a stable link, as a USB
+// device re-enumerating) while a step waits for its banner.
+func TestReconnect(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "ttyBOARD")
+	b := sim.New(sim.Options{Link: link})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	seq := writeFile(t, dir, "seq.yaml", `
+devices:
+  board: {port: `+link+`, reconnect: true}
+steps:
+  - send: echo before
+    expect: before
+  - expect: "hilrun virtual board"
+    timeout: 20s
+  - send: echo after
+    expect: after
+`)
+	first := b.PtyPath()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		b.Unplug()
+		time.Sleep(300 * time.Millisecond)
+		b.Replug()
+	}()
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"run", seq}, strings.NewReader(""), &out, &errOut)
+	if code != cli.ExitPassed {
+		t.Fatalf("exit code %d, want 0\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if b.PtyPath() == first {
+		t.Error("the board was not replugged on a new pty")
+	}
+}

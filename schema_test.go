@@ -1,0 +1,634 @@
+package hilrun
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// The JSON Schemas in schemas/ describe the same format as the loader in
+// pkg/steps. These tests hold the two together:
+//
+//   - every example under sequences/ passes both;
+//   - testdata/schema/good passes both and testdata/schema/bad fails both;
+//   - testdata/schema/loader-only passes the schema but fails the loader,
+//     which checks what a schema cannot (loaderOnly says what, per file);
+//   - testdata/schema/schema-only fails the schema but passes the loader,
+//     where the loader is more lenient than a schema can or should be
+//     (schemaOnly says why, per file).
+//
+// A file named hilrun.bench.yaml or *.bench.yaml is a bench file: it is
+// checked against bench.schema.json and loaded with steps.LoadBench.
+
+const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+
+const (
+	sequenceSchemaFile = "schemas/sequence.schema.json"
+	benchSchemaFile    = "schemas/bench.schema.json"
+)
+
+// badFiles maps each file in testdata/schema/bad to text the loader's error
+// must contain, so each is rejected for the reason it was written for.
+var badFiles = map[string]string{
+	"assert-with-to.yaml":              `unknown key "to" in a assert step`,
+	"bare-number-delay.yaml":           "found the bare number 100",
+	"bare-number-timeout.yaml":         "found the bare number 30",
+	"baud-string.yaml":                 "baud must be a whole number",
+	"baud-too-low.yaml":                "baud must be a whole number from 50",
+	"capture-bare-number.yaml":         "found the bare number 2",
+	"capture-camera.json":              "camera captures (capture: true) are not supported",
+	"capture-no-end.yaml":              "capture needs something that ends it",
+	"capture-save-list.yaml":           "save on a capture names one variable",
+	"capture-start.yaml":               "start must be one of immediate, first_byte",
+	"capture-true.yaml":                "camera captures (capture: true) are not supported",
+	"data-bits.yaml":                   "data_bits must be a whole number from 5 to 8",
+	"delay-and-delay-ms.yaml":          "has both delay and delay_ms",
+	"delay-ms-string.yaml":             "delay_ms must be a number",
+	"device-line-ending.yaml":          "line_ending must be one of lf, crlf, cr, none",
+	"device-name.yaml":                 `device name "my-board"`,
+	"device-unknown-key.yaml":          `unknown key "speed" in device dut`,
+	"devices-list.yaml":                "devices must map device names",
+	"dtr-string.yaml":                  "dtr must be true or false",
+	"duration-without-unit.yaml":       `"100" is not a duration`,
+	"empty-fail-on.yaml":               "fail_on must not be an empty list",
+	"empty-file.yaml":                  "the file is empty",
+	"empty-pattern.yaml":               "expect pattern must not be empty",
+	"expect-any-not-list.yaml":         "any must be a list of patterns",
+	"expect-bad-mapping.yaml":          "expect is a pattern, a list of alternatives, or {any: [...]}",
+	"flow-control.yaml":                "flow_control must be one of none, rtscts, xonxoff",
+	"group-empty-steps.yaml":           "a group with no steps does nothing",
+	"id-bad.yaml":                      `id "1st" must be a name`,
+	"list.bench.yaml":                  "a bench file must be a mapping",
+	"mem-read.yaml":                    "mem_read steps are not supported by this build",
+	"mem-write.json":                   "mem_write steps are not supported by this build",
+	"missing-steps.yaml":               "the sequence has no steps",
+	"negative-duration.yaml":           `"-1s" is not a duration`,
+	"on-failure.yaml":                  `on_failure must be stop or continue, found "abort"`,
+	"parity.bench.yaml":                `parity must be one of none, odd, even, mark, space, found "1"`,
+	"parity.yaml":                      `parity must be one of none, odd, even, mark, space, found "evn"`,
+	"pattern-two-keys.yaml":            "expect is a pattern, a list of alternatives",
+	"read-timeout-negative.yaml":       "read_timeout (seconds) must be a number of 0 or more",
+	"read-timeout-string.yaml":         "read_timeout (seconds) must be a number of 0 or more",
+	"regex-flag-string.yaml":           "regex must be true or false",
+	"repeat-as-bad.yaml":               `as: "i j" is not a variable name`,
+	"repeat-unknown-key.yaml":          `unknown key "interval" in repeat`,
+	"nested-pattern.yaml":              `a pattern in expect is text, {regex: "RE2"} or {text: "literal"}`,
+	"repeat-without-count-or-for.yaml": "repeat needs a count or a for: duration",
+	"repeat-without-steps.yaml":        "a repeat needs a steps: list",
+	"repeat-zero.yaml":                 "repeat must be a whole number from 1 to 100000000",
+	"root-scalar.yaml":                 "a sequence file must be a mapping with steps, or a list of steps",
+	"save-bad-name.yaml":               `save: "fw-version" is not a variable name`,
+	"save-group-range.yaml":            "save group must be a whole number from 0 to 99",
+	"save-without-expect.yaml":         "save needs an expect on the same step",
+	"send-and-send-hex.yaml":           "has both send and send_hex",
+	"send-ctrl-caret.yaml":             `send_ctrl: "^" is not a control key`,
+	"send-ctrl.yaml":                   `send_ctrl: "ctrl-1" is not a control key`,
+	"send-hex-empty.yaml":              "is not hex bytes",
+	"send-hex-odd.yaml":                `send_hex "0d0" is not hex bytes`,
+	"set-bad-expr-mapping.yaml":        `set x: a value is text, a number, a boolean or {expr: "..."}`,
+	"set-list-value.yaml":              "set x must be text, a number or a boolean, found a list",
+	"step-line-ending.yaml":            "line_ending must be one of lf, crlf, cr, none",
+	"step-not-mapping.yaml":            "a step must be a mapping",
+	"step-without-kind.yaml":           "the step says nothing to do",
+	"steps-not-list.yaml":              "steps must be a list of steps, found a mapping",
+	"steps-null.yaml":                  "steps must be a list of steps, found nothing (null)",
+	"stop-bits.yaml":                   "stop_bits must be 1, 1.5 or 2, found 3",
+	"two-kinds.yaml":                   "has both send and delay",
+	"unknown-key.bench.yaml":           `unknown key "ports" in the bench file`,
+	"unknown-step-key.yaml":            `unknown key "expct" in a send step`,
+	"unknown-step-kind.yaml":           `unknown step kind "reboot"`,
+	"unknown-top-level-key.yaml":       `unknown key "nmae" in the sequence (did you mean "name"?)`,
+	"usb-bad-vid.yaml":                 `usb vid must be a 4-digit hex id like "0483", found "04833"`,
+	"usb-missing-pid.yaml":             "usb needs both vid and pid",
+	"usb-unknown-key.yaml":             `unknown key "product" in usb`,
+	"var-name.yaml":                    `variable name "2nd"`,
+	"var-value-mapping.yaml":           "variable board must be text, a number or a boolean, found a mapping",
+	"vars-list.yaml":                   "vars must map names to values, found a list",
+}
+
+// loaderOnly lists the files the schema accepts and the loader rejects: what
+// the loader checks that a schema cannot, and the text its error contains.
+var loaderOnly = map[string]struct{ why, loaderErr string }{
+	"undefined-variable.yaml": {
+		"a ${name} reference must name a variable defined earlier in step order (vars, set, save, repeat as, --var)",
+		`variable "nobody_set_me" is not defined here`,
+	},
+	"undefined-variable-in-expression.yaml": {
+		"the same for the names an expression reads",
+		`variable "retries" is not defined here`,
+	},
+	"bad-regex.yaml": {
+		"regular expressions must compile as RE2; the schema only knows they are text",
+		"missing closing )",
+	},
+	"bad-expression.yaml": {
+		"expressions must parse and compile with expr-lang",
+		`expression "1 +* 2" does not compile`,
+	},
+	"bad-template.yaml": {
+		"${...} references must be closed and name a variable",
+		"unclosed ${",
+	},
+	"unknown-device.yaml": {
+		"to: must name a declared device or be a port path",
+		`to: unknown device "dtu"; devices are dut (did you mean "dut"?)`,
+	},
+	"ambiguous-device.yaml": {
+		"with several devices every serial step needs to:",
+		"this send step needs to: because the sequence has several devices (dut, gps)",
+	},
+	"duplicate-id.yaml": {
+		"step ids are unique in the file",
+		`id "check" is already used by the step at line 2`,
+	},
+	"save-group-missing.yaml": {
+		"a saved group must exist in the pattern",
+		"the pattern /v(\\d+)/ has 1 group(s), not 2",
+	},
+	"builtin-name-variable.yaml": {
+		"an expression reading a variable named like an expr-lang function must write vars.NAME",
+		"len is the name of an expression function",
+	},
+	"zero-capture-window.yaml": {
+		"a capture window of 0s has nothing that ends it; the schema sees only a well-formed duration",
+		"capture needs something that ends it",
+	},
+	"duration-overflow.yaml": {
+		"durations beyond about 290 years overflow; the schema sees only a well-formed duration",
+		`"9999999999h" is not a duration`,
+	},
+	"stop-bits-written-as-float.yaml": {
+		"the loader reads numbers as written (2.0 is not 2); the schema sees the number 2",
+		"stop_bits must be 1, 1.5 or 2, found 2.0",
+	},
+	"baud-written-as-float.yaml": {
+		"the loader wants an integer as written (115200.0 is a float); JSON Schema counts 115200.0 as an integer",
+		"baud must be a whole number, found a number (115200.0)",
+	},
+	"merge-key.yaml": {
+		"YAML merge keys (<<) are refused by the loader; a YAML parser merges them before the schema sees the data",
+		"YAML merge keys (<<) are not supported",
+	},
+}
+
+// schemaOnly lists the files the loader accepts and the schema rejects: the
+// loader is more lenient there. If the loader is tightened, move the file to
+// bad/.
+var schemaOnly = map[string]string{
+	"send-hex-unquoted-number.yaml":   "the loader reads an unquoted number as its digits (send_hex: 1234 sends 12 34); the schema wants text, as YAML's number could be written many ways",
+	"usb-id-unquoted-hex-number.yaml": "the loader reads vid: 0xFFFF as written; the schema sees 65535 and allows unquoted ids of 4 decimal digits only",
+	"schema-key-not-text.yaml":        "the loader ignores $schema whatever its value; the schema wants a string",
+}
+
+// schemas holds the compiled sequence and bench schemas.
+type schemas struct {
+	sequence, bench *jsonschema.Schema
+}
+
+func compileSchemas(t *testing.T) *schemas {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	var ids []string
+	for _, src := range []struct {
+		name string
+		data []byte
+	}{
+		{sequenceSchemaFile, SequenceSchema},
+		{benchSchemaFile, readFile(t, benchSchemaFile)},
+	} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src.data))
+		if err != nil {
+			t.Fatalf("%s: %v", src.name, err)
+		}
+		id, _ := doc.(map[string]any)["$id"].(string)
+		if id == "" {
+			t.Fatalf("%s has no $id", src.name)
+		}
+		if err := c.AddResource(id, doc); err != nil {
+			t.Fatalf("%s: %v", src.name, err)
+		}
+		ids = append(ids, id)
+	}
+	var out [2]*jsonschema.Schema
+	for i, id := range ids {
+		s, err := c.Compile(id)
+		if err != nil {
+			t.Fatalf("compile %s: %v", id, err)
+		}
+		out[i] = s
+	}
+	return &schemas{sequence: out[0], bench: out[1]}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func isBench(path string) bool {
+	base := filepath.Base(path)
+	return base == steps.BenchFile || strings.HasSuffix(base, ".bench.yaml")
+}
+
+// validate reports the schema's verdict on the file at path.
+func (s *schemas) validate(path string) error {
+	v, err := readInstance(path)
+	if err != nil {
+		return err
+	}
+	if isBench(path) {
+		return s.bench.Validate(v)
+	}
+	return s.sequence.Validate(v)
+}
+
+// load reports the loader's verdict on the file at path.
+func load(path string) error {
+	if isBench(path) {
+		_, err := steps.LoadBench(path)
+		return err
+	}
+	_, err := steps.Load(path, steps.LoadOptions{})
+	return err
+}
+
+// readInstance decodes a JSON or YAML file into the values the validator
+// takes: JSON numbers stay json.Number, YAML mappings get string keys.
+func readInstance(path string) (any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	return fromYAML(v)
+}
+
+func fromYAML(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			c, err := fromYAML(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	case map[any]any:
+		// Non-string keys (numbers, booleans) become their text, as the
+		// loader reads a key as written.
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			c, err := fromYAML(e)
+			if err != nil {
+				return nil, err
+			}
+			out[fmt.Sprint(k)] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			c, err := fromYAML(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("%v is not a JSON number", v)
+		}
+		return v, nil
+	}
+	return v, nil
+}
+
+func TestSchemaFilesAreDraft2020(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		data []byte
+	}{
+		{sequenceSchemaFile, SequenceSchema},
+		{benchSchemaFile, readFile(t, benchSchemaFile)},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var doc map[string]any
+			if err := json.Unmarshal(tc.data, &doc); err != nil {
+				t.Fatalf("not valid JSON: %v", err)
+			}
+			if got := doc["$schema"]; got != draft2020 {
+				t.Errorf("$schema = %v, want %s", got, draft2020)
+			}
+			id, _ := doc["$id"].(string)
+			if !strings.HasPrefix(id, "https://") || !strings.HasSuffix(id, "/"+tc.file) {
+				t.Errorf("$id = %q, want an https URL ending in /%s", id, tc.file)
+			}
+			if s, _ := doc["title"].(string); s == "" {
+				t.Error("no title")
+			}
+		})
+	}
+	t.Run("embedded", func(t *testing.T) {
+		if !bytes.Equal(SequenceSchema, readFile(t, sequenceSchemaFile)) {
+			t.Error("SequenceSchema differs from " + sequenceSchemaFile)
+		}
+	})
+	compileSchemas(t)
+}
+
+// TestSchemaDescriptions checks that every property has a description, for
+// editors to show, either its own or that of the definition it refers to.
+func TestSchemaDescriptions(t *testing.T) {
+	for _, file := range []string{sequenceSchemaFile, benchSchemaFile} {
+		t.Run(file, func(t *testing.T) {
+			var doc map[string]any
+			if err := json.Unmarshal(readFile(t, file), &doc); err != nil {
+				t.Fatal(err)
+			}
+			defs, _ := doc["$defs"].(map[string]any)
+			var walk func(path string, v any)
+			walk = func(path string, v any) {
+				switch v := v.(type) {
+				case map[string]any:
+					if props, ok := v["properties"].(map[string]any); ok {
+						for name, p := range props {
+							if !described(p, defs) {
+								t.Errorf("%s/properties/%s has no description", path, name)
+							}
+						}
+					}
+					for k, e := range v {
+						walk(path+"/"+k, e)
+					}
+				case []any:
+					for i, e := range v {
+						walk(fmt.Sprintf("%s/%d", path, i), e)
+					}
+				}
+			}
+			walk("#", doc)
+		})
+	}
+}
+
+func described(p any, defs map[string]any) bool {
+	for range 10 {
+		m, ok := p.(map[string]any)
+		if !ok {
+			return false
+		}
+		if d, _ := m["description"].(string); d != "" {
+			return true
+		}
+		ref, _ := m["$ref"].(string)
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		if !ok {
+			return false
+		}
+		p = defs[name]
+	}
+	return false
+}
+
+// TestSchemaBenchSharesDeviceDefs: the bench schema carries its own copy of
+// the device definitions, so an editor needs no second file; the copy must
+// not drift.
+func TestSchemaBenchSharesDeviceDefs(t *testing.T) {
+	var seq, bench struct {
+		Defs map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal(SequenceSchema, &seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(readFile(t, benchSchemaFile), &bench); err != nil {
+		t.Fatal(err)
+	}
+	if len(bench.Defs) == 0 {
+		t.Fatal("the bench schema has no $defs")
+	}
+	for name, def := range bench.Defs {
+		if !reflect.DeepEqual(def, seq.Defs[name]) {
+			t.Errorf("$defs/%s differs between %s and %s", name, benchSchemaFile, sequenceSchemaFile)
+		}
+	}
+}
+
+// TestSchemaExamples checks every example under sequences/ with the schema
+// and the loader, and that each YAML example's modeline names the right
+// schema.
+func TestSchemaExamples(t *testing.T) {
+	s := compileSchemas(t)
+	var files []string
+	err := filepath.WalkDir("sequences", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"sequences/sim/smoke.yaml",
+		"sequences/sim/failfast.yaml",
+		"sequences/sim/seed-serial-sequence.json",
+		"sequences/sim/stream.yaml",
+		"sequences/boards/esp32-boot.yaml",
+		"sequences/boards/stm32-nucleo.yaml",
+		"sequences/boards/hilrun.bench.yaml",
+	} {
+		if !slices.Contains(files, filepath.FromSlash(want)) {
+			t.Errorf("missing example %s", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("sequences", "sim", steps.BenchFile)); err == nil {
+		t.Errorf("sequences/sim/%s would bind the virtual board's sequences to real ports", steps.BenchFile)
+	}
+	for _, path := range files {
+		t.Run(filepath.ToSlash(path), func(t *testing.T) {
+			if err := s.validate(path); err != nil {
+				t.Errorf("schema rejects it:\n%v", err)
+			}
+			if err := load(path); err != nil {
+				t.Errorf("loader rejects it:\n%v", err)
+			}
+			if filepath.Ext(path) == ".json" {
+				return
+			}
+			want := sequenceSchemaFile
+			if isBench(path) {
+				want = benchSchemaFile
+			}
+			checkModeline(t, path, want)
+		})
+	}
+}
+
+// checkModeline checks that the file's first line points the YAML language
+// server at the schema file want, relative to the file.
+func checkModeline(t *testing.T, path, want string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan()
+	rel, ok := strings.CutPrefix(sc.Text(), "# yaml-language-server: $schema=")
+	if !ok {
+		t.Errorf("first line is %q, want # yaml-language-server: $schema=PATH", sc.Text())
+		return
+	}
+	if got := filepath.Join(filepath.Dir(path), rel); got != filepath.FromSlash(want) {
+		t.Errorf("the modeline's schema %s is %s, want %s", rel, got, want)
+	}
+}
+
+// testFiles lists the files of testdata/schema/dir, failing when names does
+// not list exactly them.
+func testFiles(t *testing.T, dir string, names []string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("testdata", "schema", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		files = append(files, e.Name())
+		if names != nil && !slices.Contains(names, e.Name()) {
+			t.Errorf("testdata/schema/%s/%s is not listed in the test", dir, e.Name())
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(files, n) {
+			t.Errorf("the test lists testdata/schema/%s/%s, which does not exist", dir, n)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatalf("testdata/schema/%s is empty", dir)
+	}
+	return files
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSchemaGood(t *testing.T) {
+	s := compileSchemas(t)
+	for _, name := range testFiles(t, "good", nil) {
+		path := filepath.Join("testdata", "schema", "good", name)
+		t.Run(name, func(t *testing.T) {
+			if err := s.validate(path); err != nil {
+				t.Errorf("schema rejects it:\n%v", err)
+			}
+			if err := load(path); err != nil {
+				t.Errorf("loader rejects it:\n%v", err)
+			}
+		})
+	}
+}
+
+func TestSchemaBad(t *testing.T) {
+	s := compileSchemas(t)
+	files := testFiles(t, "bad", keys(badFiles))
+	if len(files) < 15 {
+		t.Errorf("only %d bad files", len(files))
+	}
+	for _, name := range files {
+		path := filepath.Join("testdata", "schema", "bad", name)
+		t.Run(name, func(t *testing.T) {
+			if err := s.validate(path); err == nil {
+				t.Error("schema accepts it")
+			} else {
+				t.Logf("schema: %v", err)
+			}
+			err := load(path)
+			switch {
+			case err == nil:
+				t.Error("loader accepts it")
+			case !errors.As(err, new(steps.ErrorList)):
+				t.Errorf("loader error %v is not an ErrorList with positions", err)
+			case !strings.Contains(err.Error(), badFiles[name]):
+				t.Errorf("loader error\n%v\ndoes not say %q", err, badFiles[name])
+			}
+		})
+	}
+}
+
+func TestSchemaLoaderOnly(t *testing.T) {
+	s := compileSchemas(t)
+	for _, name := range testFiles(t, "loader-only", keys(loaderOnly)) {
+		path := filepath.Join("testdata", "schema", "loader-only", name)
+		want := loaderOnly[name]
+		t.Run(name, func(t *testing.T) {
+			if err := s.validate(path); err != nil {
+				t.Errorf("schema rejects it, but it is listed as loader-only (%s):\n%v", want.why, err)
+			}
+			err := load(path)
+			switch {
+			case err == nil:
+				t.Errorf("loader accepts it; it should not: %s", want.why)
+			case !strings.Contains(err.Error(), want.loaderErr):
+				t.Errorf("loader error\n%v\ndoes not say %q", err, want.loaderErr)
+			}
+		})
+	}
+}
+
+func TestSchemaStricterThanLoader(t *testing.T) {
+	s := compileSchemas(t)
+	for _, name := range testFiles(t, "schema-only", keys(schemaOnly)) {
+		path := filepath.Join("testdata", "schema", "schema-only", name)
+		t.Run(name, func(t *testing.T) {
+			if err := s.validate(path); err == nil {
+				t.Errorf("schema accepts it, but it is listed as schema-only: %s", schemaOnly[name])
+			}
+			if err := load(path); err != nil {
+				t.Errorf("loader rejects it; move it to bad/ and drop it from schemaOnly:\n%v", err)
+			}
+		})
+	}
+}
