@@ -11,14 +11,15 @@ import (
 
 // PortInfo describes a serial port found on the host.
 type PortInfo struct {
-	Path  string
-	IsUSB bool
+	Path  string `json:"path"`
+	IsUSB bool   `json:"usb"`
 	// VID and PID are the USB vendor and product IDs as 4 lower-case hex
 	// digits, SerialNumber and Product the USB strings; all "" when the
 	// port is not USB or the OS does not say.
-	VID, PID     string
-	SerialNumber string
-	Product      string
+	VID          string `json:"vid,omitempty"`
+	PID          string `json:"pid,omitempty"`
+	SerialNumber string `json:"serial_number,omitempty"`
+	Product      string `json:"product,omitempty"`
 }
 
 // ListPorts returns the serial ports of the host, sorted by path.
