@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // version is set at build time with -ldflags "-X github.com/hilrun/hilrun/internal/cli.version=v1.2.3".
@@ -43,7 +45,13 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ExitPassed
 	}
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.err != nil {
+	var el steps.ErrorList
+	switch {
+	case errors.As(err, &el):
+		// One FILE:LINE:COL: message per line, as compilers print them,
+		// so editors and CI annotate the lines.
+		fmt.Fprintln(errOut, el.Error())
+	case !errors.As(err, &ee) || ee.err != nil:
 		fmt.Fprintf(errOut, "hilrun: %v\n", err)
 	}
 	return exitCode(err)

@@ -157,7 +157,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if ctx.Err() != nil {
 			r.res.Status = Interrupted
 		}
-		r.skip(r.seq.Steps, "")
+		r.skip(r.seq.Steps, 0, "")
 	} else {
 		r.steps(runCtx, r.seq.Steps, "", "")
 	}
@@ -298,18 +298,23 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 		res := r.step(ctx, s, path, group)
 		if res.Status == Errored || res.Status == Interrupted ||
 			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
-			r.skip(ss[i+1:], prefix)
-			// keep the indices of skipped steps right
+			r.skip(ss, i+1, prefix)
 			return false
 		}
 	}
 	return true
 }
 
-// skip reports steps that did not run, so reports list every test case.
-func (r *run) skip(ss []*steps.Step, prefix string) {
-	for _, s := range ss {
-		res := r.newResult(s, prefix+"?", "")
+// skip reports ss[from:], which did not run, so reports list every test
+// case.
+func (r *run) skip(ss []*steps.Step, from int, prefix string) {
+	for i := from; i < len(ss); i++ {
+		s := ss[i]
+		group := ""
+		if s.Kind == steps.KindGroup {
+			group = s.Name
+		}
+		res := r.newResult(s, prefix+strconv.Itoa(i), group)
 		res.Status = Skipped
 		res.Message = "not run"
 		r.finish(res)
