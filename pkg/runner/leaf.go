@@ -35,6 +35,14 @@ func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return r.assert(s, res)
 	case steps.KindSet:
 		return r.set(s, res)
+	case steps.KindMemRead:
+		return r.memRead(ctx, s, res)
+	case steps.KindMemWrite:
+		return r.memWrite(ctx, s, res)
+	case steps.KindMemPoll:
+		return r.memPoll(ctx, s, res)
+	case steps.KindHalt, steps.KindResume, steps.KindReset, steps.KindOpenOCD:
+		return r.debugger(ctx, s, res)
 	}
 	return fmt.Errorf("step kind %q cannot run", s.Kind)
 }

@@ -42,6 +42,11 @@ type Opener func(ctx context.Context, dev *steps.Device) (Console, error)
 type Options struct {
 	// Open opens consoles. Required when the sequence has serial steps.
 	Open Opener
+	// OpenProbe opens debugger sessions. Required when the sequence has
+	// memory or debugger steps.
+	OpenProbe ProbeOpener
+	// Symbols resolves ELF symbols for steps that address memory by name.
+	Symbols SymbolLookup
 	// Vars are values from the command line (--var); they override vars in
 	// the file.
 	Vars map[string]string
@@ -86,6 +91,7 @@ type run struct {
 	index   int
 	res     *SequenceResult
 	consol  map[string]Console
+	probes  map[string]Debugger
 	cursor  map[string]int64
 	vars    map[string]any
 	stepRes map[string]any
@@ -112,6 +118,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 	r := &run{
 		seq: seq, opts: opts, sink: sink,
 		consol:  map[string]Console{},
+		probes:  map[string]Debugger{},
 		cursor:  map[string]int64{},
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
@@ -254,6 +261,16 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			}
 		}
 	}
+	for _, p := range r.seq.Probes {
+		if r.opts.OpenProbe == nil {
+			return fmt.Errorf("probe %s: no way to open debug probes was given", p.Name)
+		}
+		d, err := r.opts.OpenProbe(ctx, p)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", p.Name, err)
+		}
+		r.probes[p.Name] = d
+	}
 	return nil
 }
 
@@ -265,6 +282,10 @@ func (r *run) closeConsoles() {
 	for name, c := range r.consol {
 		c.Close()
 		delete(r.consol, name)
+	}
+	for name, d := range r.probes {
+		d.Close()
+		delete(r.probes, name)
 	}
 }
 

@@ -18,9 +18,10 @@ const BenchFile = "hilrun.bench.yaml"
 type Bench struct {
 	File    string
 	Devices map[string]*Device
+	Probes  map[string]*Probe
 }
 
-var benchKeys = []string{"devices", "$schema"}
+var benchKeys = []string{"devices", "probes", "$schema"}
 
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
@@ -35,7 +36,7 @@ func LoadBench(path string) (*Bench, error) {
 	}
 	e := &errs{file: path}
 	d := &decoder{errs: e, file: path, seq: &Sequence{}, ids: map[string]Pos{}}
-	b := &Bench{File: path, Devices: map[string]*Device{}}
+	b := &Bench{File: path, Devices: map[string]*Device{}, Probes: map[string]*Probe{}}
 	if root.Kind != yaml.MappingNode {
 		d.add(d.pos(root), "a bench file must be a mapping with devices:, found %s", kindName(root))
 		return nil, e.err()
@@ -44,6 +45,8 @@ func LoadBench(path string) (*Bench, error) {
 		switch p.key.Value {
 		case "devices":
 			d.devices(p.val)
+		case "probes":
+			d.probes(p.val, true)
 		case "$schema":
 		default:
 			d.unknownKey(p.key, "the bench file", benchKeys)
@@ -51,6 +54,9 @@ func LoadBench(path string) (*Bench, error) {
 	}
 	for _, dev := range d.seq.Devices {
 		b.Devices[dev.Name] = dev
+	}
+	for _, pr := range d.seq.Probes {
+		b.Probes[pr.Name] = pr
 	}
 	if err := e.err(); err != nil {
 		return nil, err

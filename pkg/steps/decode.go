@@ -284,7 +284,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
 }
 
-var topKeys = []string{"name", "description", "devices", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
+var topKeys = []string{"name", "description", "devices", "probes", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
 
 func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	root = resolve(root)
@@ -310,6 +310,8 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 			seq.Description, _ = d.text(p.val, "description")
 		case "devices":
 			d.devices(p.val)
+		case "probes":
+			d.probes(p.val, false)
 		case "vars":
 			d.vars(p.val)
 		case "on_failure":

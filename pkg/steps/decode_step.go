@@ -21,11 +21,19 @@ var kindKeys = map[string]Kind{
 	"set":      KindSet,
 	"group":    KindGroup,
 	"repeat":   KindRepeat,
+
+	"mem_read":  KindMemRead,
+	"mem_write": KindMemWrite,
+	"mem_poll":  KindMemPoll,
+	"halt":      KindHalt,
+	"resume":    KindResume,
+	"reset":     KindReset,
+	"openocd":   KindOpenOCD,
 }
 
 // laterKinds are step kinds of the wider hilrun format that this build does
 // not run yet; naming them gets a clear message instead of "unknown key".
-var laterKinds = []string{"mem_read", "mem_write", "mem_poll", "halt", "resume", "reset", "openocd", "build", "upload", "exec", "lines", "break", "power", "reset_sequence"}
+var laterKinds = []string{"build", "upload", "exec", "lines", "break", "power", "reset_sequence"}
 
 var commonKeys = []string{"name", "id"}
 
@@ -38,10 +46,19 @@ var kindAllowed = map[Kind][]string{
 	KindSet:     {"set"},
 	KindGroup:   {"group", "steps"},
 	KindRepeat:  {"repeat", "steps"},
+
+	KindMemRead:  {"mem_read", "address", "symbol", "offset", "elf", "elf_path", "width", "count", "probe", "save", "expect", "label", "timeout"},
+	KindMemWrite: {"mem_write", "address", "symbol", "offset", "elf", "elf_path", "width", "value", "verify", "probe", "label", "timeout"},
+	KindMemPoll:  {"mem_poll", "address", "symbol", "offset", "elf", "elf_path", "width", "until", "expect", "interval", "probe", "save", "label", "timeout"},
+	KindHalt:     {"halt", "probe", "timeout"},
+	KindResume:   {"resume", "probe", "timeout"},
+	KindReset:    {"reset", "probe", "timeout"},
+	KindOpenOCD:  {"openocd", "probe", "expect", "regex", "save", "timeout"},
 }
 
 // StepKinds lists the step kinds in the order the docs present them.
-var StepKinds = []Kind{KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat}
+var StepKinds = []Kind{KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
+	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD}
 
 func allStepKeys() []string {
 	var keys []string
@@ -83,10 +100,13 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			}
 			continue
 		}
-		if k == KindExpect && kind == KindSend || k == KindSend && kind == KindExpect {
-			if k == KindSend {
-				kind, kindKey, kindPair = k, p.key.Value, p
-			}
+		// expect is also a key of send, mem_read, mem_poll and openocd
+		// steps: another kind key wins over it.
+		if k == KindExpect && kind != "" && canExpect(kind) {
+			continue
+		}
+		if kind == KindExpect && canExpect(k) {
+			kind, kindKey, kindPair = k, p.key.Value, p
 			continue
 		}
 		if kind != "" {
@@ -142,6 +162,9 @@ func kindList() string {
 
 func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	k, v := p.key.Value, p.val
+	if d.memField(s, k, v) {
+		return
+	}
 	switch k {
 	case "name":
 		s.Name, _ = d.text(v, "name")
@@ -253,6 +276,28 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 			d.add(s.Pos, "a %s needs a steps: list", s.Kind)
 		} else if len(s.Steps) == 0 && len(d.list) == 0 {
 			d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
+		}
+	case KindMemRead, KindMemWrite, KindMemPoll:
+		m := s.Mem
+		hasAddr := m.hasAddr || has["address"] || !isTrueKind(ps, string(s.Kind))
+		switch {
+		case hasAddr && m.Symbol != "":
+			d.add(s.Pos, "give %s an address or a symbol, not both", s.Kind)
+		case !hasAddr && m.Symbol == "":
+			d.add(s.Pos, "%s needs an address (address: 0x20000000) or a symbol (symbol: counter)", s.Kind)
+		}
+		if s.Kind == KindMemWrite && len(m.Values) == 0 && !has["value"] {
+			d.add(s.Pos, "mem_write needs a value (or a list of values)")
+		}
+		if s.Kind == KindMemPoll {
+			switch {
+			case m.Until == nil && m.Check == nil && !has["until"] && !has["expect"]:
+				d.add(s.Pos, "mem_poll needs until: (an expression over value) or expect:")
+			case has["until"] && has["expect"]:
+				d.add(s.Pos, "give mem_poll until: or expect:, not both")
+			case m.Check != nil && len(m.Check.Values) > 1:
+				d.add(s.Pos, "mem_poll reads one value: expect one value or {mask, value}, not a list")
+			}
 		}
 	case KindCapture:
 		if len(s.Save) > 1 || len(s.Save) == 1 && s.Save[0].Group != -1 {
@@ -484,4 +529,20 @@ func (d *decoder) repeat(s *Step, v *yaml.Node) {
 	if s.Count == 0 && s.For == 0 {
 		d.add(d.pos(v), "repeat needs a count or a for: duration")
 	}
+}
+
+// isTrueKind reports whether the step's kind key is given as `true` (the
+// seed form, address as a sibling key) rather than as the address.
+func isTrueKind(ps []pair, key string) bool {
+	for _, p := range ps {
+		if p.key.Value == key {
+			return p.val.Kind == yaml.ScalarNode && p.val.Tag == "!!bool"
+		}
+	}
+	return false
+}
+
+// canExpect reports whether steps of kind k take an expect key.
+func canExpect(k Kind) bool {
+	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD
 }

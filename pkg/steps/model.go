@@ -4,6 +4,7 @@
 package steps
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
@@ -23,7 +24,19 @@ const (
 	KindSet     Kind = "set"
 	KindGroup   Kind = "group"
 	KindRepeat  Kind = "repeat"
+
+	KindMemRead  Kind = "mem_read"
+	KindMemWrite Kind = "mem_write"
+	KindMemPoll  Kind = "mem_poll"
+	KindHalt     Kind = "halt"
+	KindResume   Kind = "resume"
+	KindReset    Kind = "reset"
+	KindOpenOCD  Kind = "openocd"
 )
+
+// DefaultProbe is the name of the probe a sequence without a probes
+// section uses.
+const DefaultProbe = "target"
 
 // DefaultExpectTimeout is how long an expect waits when neither the step nor
 // the sequence says.
@@ -48,9 +61,46 @@ type Sequence struct {
 	// ExpectTimeout is the default timeout of expects in this sequence.
 	ExpectTimeout time.Duration
 	FailOn        []*PatternSpec
-	Steps         []*Step
-	Finally       []*Step
-	Pos           Pos
+	// Probes in the order declared; like devices, a sequence that uses
+	// memory steps without a probes section has one, DefaultProbe, which
+	// the bench, --openocd or --sim binds.
+	Probes  []*Probe
+	Steps   []*Step
+	Finally []*Step
+	Pos     Pos
+}
+
+// Probe returns the probe called name, or nil.
+func (s *Sequence) Probe(name string) *Probe {
+	for _, p := range s.Probes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Probe is a debug probe reached through OpenOCD: a running OpenOCD's
+// telnet address, or an OpenOCD that hilrun launches for the run.
+type Probe struct {
+	Name string
+	// OpenOCD is host:port of a running OpenOCD's telnet server.
+	OpenOCD string
+	Launch  *Launch
+	// ELF is the default file for symbol lookups on this probe.
+	ELF string
+	// Implicit is true for a probe only named by steps.
+	Implicit bool
+	Pos      Pos
+}
+
+// Launch says how to start OpenOCD for a probe.
+type Launch struct {
+	Binary        string
+	Config        []string
+	AdapterSerial string
+	Commands      []string
+	Args          []string
 }
 
 // OnFailure says what a sequence does after a step fails.
@@ -161,6 +211,49 @@ type SaveSpec struct {
 	Pos       Pos
 }
 
+// MemSpec addresses target memory: by Address (a number or an expression)
+// or by Symbol (+ Offset) in an ELF file.
+type MemSpec struct {
+	hasAddr bool // an address was written, as a number or expression
+	Address *Expr
+	Addr    uint64 // when Address is nil and Symbol is ""
+	Symbol  string
+	Offset  int64
+	ELF     string
+	// Width in bits: 8, 16, 32 or 64; 0 means from the symbol's size, else
+	// 32.
+	Width int
+	// Count of values to read (mem_read); 0 means 1, or from the symbol's
+	// size.
+	Count int
+	// Values to write (mem_write); each a number or a template.
+	Values []ValueSpec
+	Verify bool
+	// Check is what a read must show (mem_read expect, mem_poll expect).
+	Check *MemCheck
+	// Until is mem_poll's condition over `value`.
+	Until    *Expr
+	Interval time.Duration
+	Label    string
+	// SaveVar names the variable a read is saved to.
+	SaveVar string
+}
+
+// ValueSpec is a number to write: fixed, or text with ${var} references
+// read as a number when the step runs.
+type ValueSpec struct {
+	Value uint64
+	Text  *Template
+	Pos   Pos
+}
+
+// MemCheck is an expected read: Values compared one to one (a single value
+// applies to every word read), each after Mask when Mask is set.
+type MemCheck struct {
+	Values []uint64
+	Mask   *uint64
+}
+
 // CaptureSpec is a serial capture window.
 type CaptureSpec struct {
 	Duration       time.Duration
@@ -190,7 +283,8 @@ type Step struct {
 	Name string
 	// ID names the step so expressions can read its result: steps.ID.
 	ID string
-	// To is the device a serial step talks to.
+	// To is the device a serial step talks to, or the probe of a memory
+	// or debugger step.
 	To string
 	// Timeout bounds the step; for expects 0 means the sequence's default.
 	Timeout time.Duration
@@ -218,6 +312,13 @@ type Step struct {
 
 	// set.
 	Set []*Assignment
+
+	// memory and debugger steps.
+	Mem *MemSpec
+	// OpenOCD is the command of an openocd step; Expect and Save apply to
+	// its output. ResetMode is run, halt or init.
+	OpenOCD   *Template
+	ResetMode string
 
 	// group and repeat.
 	Steps []*Step
@@ -267,6 +368,14 @@ func (s *Step) Title() string {
 		return clip(names)
 	case KindRepeat:
 		return "repeat"
+	case KindMemRead, KindMemWrite, KindMemPoll:
+		return clip(s.Mem.describe())
+	case KindOpenOCD:
+		if s.OpenOCD != nil {
+			return clip(s.OpenOCD.Raw)
+		}
+	case KindReset:
+		return "reset " + s.ResetMode
 	}
 	return string(s.Kind)
 }
@@ -278,4 +387,24 @@ func clip(s string) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// describe names the memory a step touches: "blink", "counter+4",
+// "0x48000014", or the address expression.
+func (m *MemSpec) describe() string {
+	if m == nil {
+		return ""
+	}
+	if m.Label != "" {
+		return m.Label
+	}
+	switch {
+	case m.Symbol != "" && m.Offset != 0:
+		return fmt.Sprintf("%s%+d", m.Symbol, m.Offset)
+	case m.Symbol != "":
+		return m.Symbol
+	case m.Address != nil:
+		return m.Address.Src
+	}
+	return fmt.Sprintf("0x%08x", m.Addr)
 }

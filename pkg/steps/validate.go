@@ -34,6 +34,7 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 		v.pattern(p)
 	}
 	v.resolveDevices()
+	v.resolveProbes()
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
@@ -135,6 +136,51 @@ func (v *validator) resolveDevices() {
 	}
 }
 
+// IsProbeKind reports whether steps of kind k talk to a debug probe.
+func IsProbeKind(k Kind) bool {
+	switch k {
+	case KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD:
+		return true
+	}
+	return false
+}
+
+// resolveProbes gives every memory and debugger step its probe: a declared
+// one, the only one, or, in a sequence that declares none, a probe by the
+// name the step gives (seed files name probes by nickname) that the bench,
+// --openocd or --sim binds.
+func (v *validator) resolveProbes() {
+	declared := len(v.seq.Probes)
+	var names []string
+	for _, p := range v.seq.Probes {
+		names = append(names, p.Name)
+	}
+	var walk func([]*Step)
+	walk = func(ss []*Step) {
+		for _, s := range ss {
+			if IsProbeKind(s.Kind) {
+				switch {
+				case s.To == "" && declared == 1:
+					s.To = v.seq.Probes[0].Name
+				case s.To == "" && declared > 1:
+					v.add(s.Pos, "this %s step needs probe: because the sequence has several probes (%s)", s.Kind, strings.Join(names, ", "))
+				case s.To == "":
+					s.To = DefaultProbe
+				case v.seq.Probe(s.To) != nil:
+				case declared > 0:
+					v.add(s.Pos, "probe: unknown probe %q; probes are %s%s", s.To, strings.Join(names, ", "), suggest(s.To, names))
+				}
+				if declared == 0 && s.To != "" && v.seq.Probe(s.To) == nil {
+					v.seq.Probes = append(v.seq.Probes, &Probe{Name: s.To, Implicit: true, Pos: s.Pos})
+				}
+			}
+			walk(s.Steps)
+		}
+	}
+	walk(v.seq.Steps)
+	walk(v.seq.Finally)
+}
+
 func listOrNone(names []string) string {
 	if len(names) == 0 {
 		return "none (declare them under devices:)"
@@ -182,6 +228,27 @@ func (v *validator) step(s *Step) {
 			}
 			v.defined[a.Name] = true
 		}
+	case KindMemRead, KindMemWrite, KindMemPoll:
+		m := s.Mem
+		if m.Address != nil {
+			v.compile(m.Address)
+		}
+		for _, val := range m.Values {
+			v.template(val.Pos, val.Text)
+		}
+		if m.Until != nil {
+			// value is the word just read, inside until only.
+			had := v.defined["value"]
+			v.defined["value"] = true
+			v.compile(m.Until)
+			v.defined["value"] = had
+		}
+		if m.SaveVar != "" {
+			v.defined[m.SaveVar] = true
+		}
+	case KindOpenOCD:
+		v.template(s.Pos, s.OpenOCD)
+		v.expect(s)
 	case KindGroup:
 		v.steps(s.Steps)
 	case KindRepeat:

@@ -1,0 +1,472 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// Debugger is a debug probe session as the runner uses it: one persistent
+// connection for the whole run. *openocd.Session satisfies it.
+type Debugger interface {
+	// ReadMemory reads count values of width bits from addr.
+	ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error)
+	// WriteMemory writes values of width bits from addr on.
+	WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error
+	// Command runs a debugger command and returns what it printed.
+	Command(ctx context.Context, cmd string) (string, error)
+	Close() error
+}
+
+// ProbeOpener opens the debugger session of a probe, after the bench file,
+// --openocd or --sim bound it.
+type ProbeOpener func(ctx context.Context, p *steps.Probe) (Debugger, error)
+
+// SymbolLookup finds a symbol's address and size in bytes in an ELF file.
+type SymbolLookup func(elfPath, name string) (addr, size uint64, err error)
+
+// testFailure is implemented by errors that mean the target misbehaved (a
+// bus fault, a command the debugger refused) rather than that the bench
+// broke: they fail the step instead of erroring it.
+type testFailure interface {
+	TestFailure() bool
+}
+
+func isTestFailure(err error) bool {
+	var tf testFailure
+	return errors.As(err, &tf) && tf.TestFailure()
+}
+
+// DefaultPollInterval is how often mem_poll reads when the step does not
+// say.
+const DefaultPollInterval = 5 * time.Millisecond
+
+func (r *run) probe(name string) (Debugger, error) {
+	d := r.probes[name]
+	if d == nil {
+		return nil, fmt.Errorf("probe %s is not open", name)
+	}
+	return d, nil
+}
+
+// memTarget is a resolved memory location.
+type memTarget struct {
+	addr  uint64
+	width int
+	count int // from the symbol's size, 0 when unknown
+	what  string
+}
+
+func (r *run) resolveMem(s *steps.Step) (memTarget, error) {
+	m := s.Mem
+	t := memTarget{addr: m.Addr, width: m.Width, what: s.Title()}
+	switch {
+	case m.Symbol != "":
+		elf := m.ELF
+		if elf == "" {
+			if p := r.seq.Probe(s.To); p != nil {
+				elf = p.ELF
+			}
+		}
+		if elf == "" {
+			return t, &stepError{msg: fmt.Sprintf("symbol %s: no ELF file: set elf: on the step or on probe %s", m.Symbol, s.To)}
+		}
+		if r.opts.Symbols == nil {
+			return t, fmt.Errorf("symbol %s: no symbol lookup was given", m.Symbol)
+		}
+		addr, size, err := r.opts.Symbols(elf, m.Symbol)
+		if err != nil {
+			return t, &stepError{msg: err.Error()}
+		}
+		t.addr = addr
+		if t.width == 0 {
+			switch size {
+			case 1, 2, 4, 8:
+				t.width = int(size) * 8
+			default:
+				t.width = 32
+			}
+		}
+		if per := uint64(t.width / 8); size > per && m.Offset == 0 {
+			t.count = int(size / per)
+		}
+	case m.Address != nil:
+		out, err := expr.Run(m.Address.Program, r.exprEnv())
+		if err != nil {
+			return t, &stepError{msg: fmt.Sprintf("address %s: %s", m.Address.Src, firstLine(err.Error()))}
+		}
+		a, err := toUint(out)
+		if err != nil {
+			return t, &stepError{msg: fmt.Sprintf("address %s: %v", m.Address.Src, err)}
+		}
+		t.addr = a
+	}
+	t.addr = uint64(int64(t.addr) + m.Offset)
+	if t.width == 0 {
+		t.width = 32
+	}
+	return t, nil
+}
+
+// toUint converts an expression result or variable to an address or value.
+func toUint(v any) (uint64, error) {
+	switch v := v.(type) {
+	case int:
+		if v >= 0 {
+			return uint64(v), nil
+		}
+	case int64:
+		if v >= 0 {
+			return uint64(v), nil
+		}
+	case uint64:
+		return v, nil
+	case uint32:
+		return uint64(v), nil
+	case int32:
+		if v >= 0 {
+			return uint64(v), nil
+		}
+	case float64:
+		if v >= 0 && v == math.Trunc(v) && v < math.MaxUint64 {
+			return uint64(v), nil
+		}
+	case string:
+		n, err := steps.Num(v)
+		if err != nil {
+			return 0, err
+		}
+		return toUint(n)
+	}
+	return 0, fmt.Errorf("%v is not a non-negative whole number", v)
+}
+
+func (r *run) probeCtx(ctx context.Context, s *steps.Step) (context.Context, context.CancelFunc) {
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = r.seq.ExpectTimeout
+	}
+	return context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+}
+
+// probeErr words a debugger error for the step's result.
+func probeErr(ctx, pctx context.Context, what string, err error) error {
+	switch {
+	case isTestFailure(err):
+		return &stepError{msg: fmt.Sprintf("%s: %v", what, err)}
+	case errors.Is(context.Cause(pctx), errStepTimeout) && ctx.Err() == nil:
+		return &stepError{msg: fmt.Sprintf("%s: the debugger did not answer in time: %v", what, err)}
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func hexList(vs []uint64, width int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf("0x%0*x", width/4, v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, err := r.probe(s.To)
+	if err != nil {
+		return err
+	}
+	t, err := r.resolveMem(s)
+	if err != nil {
+		return err
+	}
+	count := s.Mem.Count
+	if count == 0 {
+		count = max(t.count, 1)
+	}
+	pctx, cancel := r.probeCtx(ctx, s)
+	defer cancel()
+	vals, err := d.ReadMemory(pctx, t.addr, t.width, count)
+	if err != nil {
+		return probeErr(ctx, pctx, fmt.Sprintf("read %s at 0x%08x", t.what, t.addr), err)
+	}
+	res.Data = memData(t, vals, s.Mem.Label)
+	res.Message = fmt.Sprintf("%s: %s", res.Data["label"], hexList(vals, t.width))
+	if s.Mem.SaveVar != "" {
+		r.saveValues(res, s.Mem.SaveVar, vals)
+	}
+	if c := s.Mem.Check; c != nil {
+		if ok, want := checkValues(c, vals); !ok {
+			return &stepError{
+				msg:      fmt.Sprintf("%s at 0x%08x: read %s, expected %s", t.what, t.addr, hexList(vals, t.width), want),
+				expected: want, received: hexList(vals, t.width),
+			}
+		}
+	}
+	return nil
+}
+
+func memData(t memTarget, vals []uint64, label string) map[string]any {
+	if label == "" {
+		label = t.what
+	}
+	return map[string]any{
+		"address": t.addr, "width": t.width, "values": vals, "label": label,
+	}
+}
+
+func (r *run) saveValues(res *StepResult, name string, vals []uint64) {
+	var v any = vals[0]
+	if len(vals) > 1 {
+		list := make([]any, len(vals))
+		for i, x := range vals {
+			list[i] = x
+		}
+		v = list
+	}
+	r.vars[name] = v
+	if res.Saved == nil {
+		res.Saved = map[string]any{}
+	}
+	res.Saved[name] = v
+}
+
+// checkValues compares what was read with what a step expects, and words
+// the expectation.
+func checkValues(c *steps.MemCheck, vals []uint64) (bool, string) {
+	want := c.Values
+	if len(want) == 1 && len(vals) > 1 {
+		want = make([]uint64, len(vals))
+		for i := range want {
+			want[i] = c.Values[0]
+		}
+	}
+	desc := hexList(c.Values, 32)
+	if c.Mask != nil {
+		desc = fmt.Sprintf("%s under mask 0x%x", desc, *c.Mask)
+	}
+	if len(want) != len(vals) {
+		return false, fmt.Sprintf("%d values (%s)", len(want), desc)
+	}
+	for i, v := range vals {
+		if c.Mask != nil {
+			v &= *c.Mask
+		}
+		if v != want[i] {
+			return false, desc
+		}
+	}
+	return true, desc
+}
+
+func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, err := r.probe(s.To)
+	if err != nil {
+		return err
+	}
+	t, err := r.resolveMem(s)
+	if err != nil {
+		return err
+	}
+	vals := make([]uint64, 0, len(s.Mem.Values))
+	for _, v := range s.Mem.Values {
+		if v.Text == nil {
+			vals = append(vals, v.Value)
+			continue
+		}
+		text, err := v.Text.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("value: %v", err)}
+		}
+		n, err := toUint(text)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("value %s = %q: %v", v.Text.Raw, text, err)}
+		}
+		vals = append(vals, n)
+	}
+	if t.width < 64 {
+		for _, v := range vals {
+			if v>>uint(t.width) != 0 {
+				return &stepError{msg: fmt.Sprintf("value 0x%x does not fit in %d bits", v, t.width)}
+			}
+		}
+	}
+	pctx, cancel := r.probeCtx(ctx, s)
+	defer cancel()
+	if err := d.WriteMemory(pctx, t.addr, t.width, vals); err != nil {
+		return probeErr(ctx, pctx, fmt.Sprintf("write %s at 0x%08x", t.what, t.addr), err)
+	}
+	res.Data = memData(t, vals, s.Mem.Label)
+	res.Message = fmt.Sprintf("wrote %s", hexList(vals, t.width))
+	if !s.Mem.Verify {
+		return nil
+	}
+	back, err := d.ReadMemory(pctx, t.addr, t.width, len(vals))
+	if err != nil {
+		return probeErr(ctx, pctx, fmt.Sprintf("verify %s at 0x%08x", t.what, t.addr), err)
+	}
+	res.Data["read_back"] = back
+	for i := range vals {
+		if back[i] != vals[i] {
+			return &stepError{
+				msg:      fmt.Sprintf("verify %s at 0x%08x: wrote %s, read back %s", t.what, t.addr, hexList(vals, t.width), hexList(back, t.width)),
+				expected: hexList(vals, t.width), received: hexList(back, t.width),
+			}
+		}
+	}
+	res.Message += ", verified"
+	return nil
+}
+
+func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, err := r.probe(s.To)
+	if err != nil {
+		return err
+	}
+	t, err := r.resolveMem(s)
+	if err != nil {
+		return err
+	}
+	interval := s.Mem.Interval
+	if interval == 0 {
+		interval = DefaultPollInterval
+	}
+	pctx, cancel := r.probeCtx(ctx, s)
+	defer cancel()
+	began := time.Now()
+	var last uint64
+	polls := 0
+	for {
+		next := time.Now().Add(interval)
+		vals, err := d.ReadMemory(pctx, t.addr, t.width, 1)
+		if err != nil {
+			if errors.Is(context.Cause(pctx), errStepTimeout) && ctx.Err() == nil && polls > 0 {
+				break
+			}
+			return probeErr(ctx, pctx, fmt.Sprintf("poll %s at 0x%08x", t.what, t.addr), err)
+		}
+		polls++
+		last = vals[0]
+		done, err := r.pollDone(s.Mem, last)
+		if err != nil {
+			return err
+		}
+		if done {
+			res.Data = memData(t, vals, s.Mem.Label)
+			res.Data["polls"] = polls
+			res.Data["waited_ms"] = ms(time.Since(began))
+			res.Message = fmt.Sprintf("%s = 0x%0*x after %d reads", t.what, t.width/4, last, polls)
+			if s.Mem.SaveVar != "" {
+				r.saveValues(res, s.Mem.SaveVar, vals)
+			}
+			return nil
+		}
+		if err := sleepUntil(pctx, next); err != nil {
+			if errors.Is(context.Cause(pctx), errStepTimeout) && ctx.Err() == nil {
+				break
+			}
+			return fmt.Errorf("poll %s: %w", t.what, err)
+		}
+	}
+	cond := ""
+	if s.Mem.Until != nil {
+		cond = s.Mem.Until.Src
+	} else {
+		_, cond = checkValues(s.Mem.Check, []uint64{last})
+	}
+	res.Data = map[string]any{"address": t.addr, "width": t.width, "values": []uint64{last}, "label": t.what, "polls": polls}
+	return &stepError{
+		msg:      fmt.Sprintf("%s at 0x%08x never met %s in %s (%d reads, last 0x%0*x)", t.what, t.addr, cond, time.Since(began).Round(time.Millisecond), polls, t.width/4, last),
+		expected: cond, received: fmt.Sprintf("0x%0*x", t.width/4, last),
+	}
+}
+
+func (r *run) pollDone(m *steps.MemSpec, v uint64) (bool, error) {
+	if m.Check != nil {
+		ok, _ := checkValues(m.Check, []uint64{v})
+		return ok, nil
+	}
+	env := r.exprEnv()
+	env["value"] = v
+	out, err := expr.Run(m.Until.Program, env)
+	if err != nil {
+		return false, &stepError{msg: fmt.Sprintf("until %s: %s", m.Until.Src, firstLine(err.Error()))}
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, &stepError{msg: fmt.Sprintf("until %s gave %v, not true or false", m.Until.Src, out)}
+	}
+	return b, nil
+}
+
+// debugger runs halt, resume, reset and openocd steps.
+func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, err := r.probe(s.To)
+	if err != nil {
+		return err
+	}
+	var cmd string
+	switch s.Kind {
+	case steps.KindHalt:
+		cmd = "halt"
+	case steps.KindResume:
+		cmd = "resume"
+	case steps.KindReset:
+		cmd = "reset " + s.ResetMode
+	case steps.KindOpenOCD:
+		cmd, err = s.OpenOCD.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("openocd: %v", err)}
+		}
+	}
+	pctx, cancel := r.probeCtx(ctx, s)
+	defer cancel()
+	out, err := d.Command(pctx, cmd)
+	res.Data = map[string]any{"command": cmd, "output": out}
+	if err != nil {
+		return probeErr(ctx, pctx, cmd, err)
+	}
+	res.Message = cmd
+	if l := lastLine([]byte(out)); l != "" {
+		res.Message += ": " + l
+	}
+	if s.Kind != steps.KindOpenOCD {
+		return nil
+	}
+	if len(s.Expect) == 0 {
+		for _, sv := range s.Save {
+			r.vars[sv.Var] = strings.TrimSpace(out)
+			res.Saved = map[string]any{sv.Var: strings.TrimSpace(out)}
+		}
+		return nil
+	}
+	want, err := r.patterns(s.Expect)
+	if err != nil {
+		return err
+	}
+	for i, p := range want {
+		if loc := p.Find([]byte(out)); loc != nil {
+			m := stream.Match{Index: i, Names: p.SubexpNames()}
+			for g := 0; g+1 < len(loc); g += 2 {
+				if loc[g] < 0 {
+					m.Groups = append(m.Groups, "")
+					continue
+				}
+				m.Groups = append(m.Groups, out[loc[g]:loc[g+1]])
+			}
+			res.Data["match"] = m.Groups[0]
+			return r.saveMatch(s, res, m, p)
+		}
+	}
+	return &stepError{
+		msg:      fmt.Sprintf("openocd %s: output does not contain %s", cmd, describe(want)),
+		expected: describe(want), received: stream.Printable([]byte(out)),
+	}
+}

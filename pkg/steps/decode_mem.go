@@ -1,0 +1,348 @@
+package steps
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+func isMemKind(k Kind) bool {
+	return k == KindMemRead || k == KindMemWrite || k == KindMemPoll
+}
+
+// memField decodes the keys of memory and debugger steps; it reports
+// whether it handled k.
+func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
+	if isMemKind(s.Kind) && s.Mem == nil {
+		s.Mem = &MemSpec{}
+	}
+	m := s.Mem
+	switch {
+	case k == "probe":
+		s.To, _ = d.text(v, "probe")
+	case isMemKind(s.Kind):
+		switch k {
+		case "mem_read", "mem_write", "mem_poll":
+			// true, or the address itself.
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+				if b, _ := d.boolean(v, k); !b {
+					d.add(d.pos(v), "%s must be true or an address", k)
+				}
+				return true
+			}
+			d.address(m, v)
+		case "address":
+			d.address(m, v)
+		case "symbol":
+			m.Symbol, _ = d.str(v, "symbol")
+		case "offset":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
+				var o int64
+				if v.Decode(&o) == nil {
+					m.Offset = o
+					return true
+				}
+			}
+			n, ok := d.number64(v, "offset")
+			if ok {
+				m.Offset = int64(n)
+			}
+		case "elf", "elf_path":
+			if path, ok := d.str(v, k); ok {
+				m.ELF = d.relPath(path)
+			}
+		case "width":
+			w, ok := d.integer(v, "width", 8, 64)
+			if ok && w != 8 && w != 16 && w != 32 && w != 64 {
+				d.add(d.pos(v), "width must be 8, 16, 32 or 64 bits, found %d", w)
+			}
+			m.Width = w
+		case "count":
+			m.Count, _ = d.integer(v, "count", 1, 1<<20)
+		case "value":
+			m.Values = d.values(v)
+		case "verify":
+			m.Verify, _ = d.boolean(v, "verify")
+		case "expect":
+			m.Check = d.memCheck(v)
+		case "until":
+			src, ok := d.text(v, "until")
+			if ok {
+				m.Until = &Expr{Src: src, Pos: d.pos(v)}
+			}
+		case "interval":
+			m.Interval, _ = d.duration(v, "interval")
+		case "label":
+			m.Label, _ = d.text(v, "label")
+		case "save":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+				d.add(d.pos(v), "save must be a variable name, found %s", kindName(v))
+				return true
+			}
+			name := v.Value
+			if !validName(name) {
+				d.add(d.pos(v), "save: %q is not a variable name", name)
+			} else {
+				m.SaveVar = name
+			}
+		case "timeout":
+			s.Timeout, _ = d.duration(v, "timeout")
+		default:
+			return false
+		}
+	case s.Kind == KindHalt || s.Kind == KindResume:
+		if k != string(s.Kind) {
+			return false
+		}
+		if b, ok := d.boolean(v, k); ok && !b {
+			d.add(d.pos(v), "%s: write %s: true", k, k)
+		}
+	case s.Kind == KindReset && k == "reset":
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+			if b, _ := d.boolean(v, k); !b {
+				d.add(d.pos(v), "reset: write reset: run, halt or init (or true for run)")
+			}
+			s.ResetMode = "run"
+			return true
+		}
+		s.ResetMode = d.oneOf(v, "reset", "run", "halt", "init")
+	case s.Kind == KindOpenOCD && k == "openocd":
+		s.OpenOCD, _ = d.template(v, "openocd")
+	default:
+		return false
+	}
+	return true
+}
+
+// address reads a number ("0x48000014", 536870912) or an expression over
+// variables ("base + 0x14").
+func (d *decoder) address(m *MemSpec, v *yaml.Node) {
+	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || v.Tag == "!!bool" {
+		d.add(d.pos(v), "address must be a number like 0x20000000 or an expression, found %s", kindName(v))
+		return
+	}
+	if m.Address != nil || m.hasAddr {
+		d.add(d.pos(v), "the address is given twice: write it as the step's value or as address:, not both")
+		return
+	}
+	m.hasAddr = true
+	if n, err := parseUint(v.Value); err == nil {
+		m.Addr = n
+		return
+	}
+	if _, err := strconv.ParseInt(strings.TrimSpace(v.Value), 0, 64); err == nil {
+		d.add(d.pos(v), "address %s is negative", v.Value)
+		return
+	}
+	m.Address = &Expr{Src: v.Value, Pos: d.pos(v)}
+}
+
+func parseUint(s string) (uint64, error) {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	return strconv.ParseUint(s, 0, 64)
+}
+
+func (d *decoder) number64(v *yaml.Node, what string) (uint64, bool) {
+	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && v.Tag != "!!bool" {
+		if n, err := parseUint(v.Value); err == nil {
+			return n, true
+		}
+	}
+	d.add(d.pos(v), "%s must be a number like 0x40 or 64, found %s", what, kindName(v))
+	return 0, false
+}
+
+// values reads one value or a list: numbers, or text with ${var}.
+func (d *decoder) values(v *yaml.Node) []ValueSpec {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = nil
+		for _, c := range v.Content {
+			items = append(items, resolve(c))
+		}
+		if len(items) == 0 {
+			d.add(d.pos(v), "value must not be an empty list")
+		}
+	}
+	var out []ValueSpec
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode || it.Tag == "!!null" || it.Tag == "!!bool" {
+			d.add(d.pos(it), "value must be a number like 0x40 or 64, or text with ${var}, found %s", kindName(it))
+			continue
+		}
+		if n, err := parseUint(it.Value); err == nil {
+			out = append(out, ValueSpec{Value: n, Pos: d.pos(it)})
+			continue
+		}
+		t, ok := d.template(it, "value")
+		if !ok {
+			continue
+		}
+		if t.IsStatic() {
+			d.add(d.pos(it), "value %q is not a number: expected something like 0x40, 64 or ${var}", it.Value)
+			continue
+		}
+		out = append(out, ValueSpec{Text: t, Pos: d.pos(it)})
+	}
+	return out
+}
+
+// memCheck reads a mem_read or mem_poll expect: a value, a list, or
+// {mask, value}.
+func (d *decoder) memCheck(v *yaml.Node) *MemCheck {
+	c := &MemCheck{}
+	switch v.Kind {
+	case yaml.MappingNode:
+		for _, p := range d.pairs(v) {
+			switch p.key.Value {
+			case "mask":
+				if n, ok := d.number64(p.val, "mask"); ok {
+					c.Mask = &n
+				}
+			case "value":
+				if n, ok := d.number64(p.val, "value"); ok {
+					c.Values = []uint64{n}
+				}
+			default:
+				d.unknownKey(p.key, "expect", []string{"mask", "value"})
+			}
+		}
+		if c.Values == nil {
+			d.add(d.pos(v), "expect {mask, value} needs a value")
+		}
+	case yaml.SequenceNode:
+		for _, it := range v.Content {
+			if n, ok := d.number64(resolve(it), "expect"); ok {
+				c.Values = append(c.Values, n)
+			}
+		}
+		if len(v.Content) == 0 {
+			d.add(d.pos(v), "expect must not be an empty list")
+		}
+	default:
+		if n, ok := d.number64(v, "expect"); ok {
+			c.Values = []uint64{n}
+		}
+	}
+	return c
+}
+
+var probeKeys = []string{"openocd", "launch", "elf", "adapter_serial"}
+var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary"}
+
+// probes decodes a probes section: name -> {openocd: host:port} or
+// {launch: {...}}; in a bench file a bare string is an adapter serial
+// number.
+func (d *decoder) probes(n *yaml.Node, bench bool) {
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "probes must map probe names to their settings, found %s", kindName(n))
+		return
+	}
+	for _, p := range d.pairs(n) {
+		name := p.key.Value
+		if !validName(name) {
+			d.add(d.pos(p.key), "probe name %q must be a name of letters, digits and underscores", name)
+			continue
+		}
+		pr := &Probe{Name: name, Pos: d.pos(p.key)}
+		switch {
+		case p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" && bench:
+			pr.Launch = &Launch{AdapterSerial: p.val.Value}
+		case p.val.Kind == yaml.MappingNode:
+			d.probe(pr, p.val)
+		case p.val.Tag != "!!null":
+			d.add(d.pos(p.val), "probe %s must be a mapping such as {openocd: 127.0.0.1:4444} or {launch: {config: [...]}}, found %s", name, kindName(p.val))
+		}
+		d.seq.Probes = append(d.seq.Probes, pr)
+	}
+}
+
+func (d *decoder) probe(pr *Probe, n *yaml.Node) {
+	for _, p := range d.pairs(n) {
+		switch p.key.Value {
+		case "openocd":
+			pr.OpenOCD, _ = d.str(p.val, "openocd")
+			if pr.OpenOCD != "" && !strings.Contains(pr.OpenOCD, ":") {
+				d.add(d.pos(p.val), "openocd must be HOST:PORT of a running OpenOCD's telnet server, like 127.0.0.1:4444")
+			}
+		case "launch":
+			l := d.launch(p.val)
+			if pr.Launch != nil && l.AdapterSerial == "" {
+				l.AdapterSerial = pr.Launch.AdapterSerial
+			}
+			pr.Launch = l
+		case "adapter_serial":
+			if pr.Launch == nil {
+				pr.Launch = &Launch{}
+			}
+			pr.Launch.AdapterSerial, _ = d.text(p.val, "adapter_serial")
+		case "elf":
+			if path, ok := d.str(p.val, "elf"); ok {
+				pr.ELF = d.relPath(path)
+			}
+		default:
+			d.unknownKey(p.key, "probe "+pr.Name, probeKeys)
+		}
+	}
+	if pr.OpenOCD != "" && pr.Launch != nil {
+		d.add(pr.Pos, "probe %s: give openocd (attach to a running one) or launch, not both", pr.Name)
+	}
+}
+
+func (d *decoder) launch(n *yaml.Node) *Launch {
+	l := &Launch{}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "launch must be a mapping such as {config: [interface/stlink.cfg, target/stm32f4x.cfg]}, found %s", kindName(n))
+		return l
+	}
+	for _, p := range d.pairs(n) {
+		switch p.key.Value {
+		case "config":
+			l.Config = d.strings(p.val, "config")
+		case "commands":
+			l.Commands = d.strings(p.val, "commands")
+		case "args":
+			l.Args = d.strings(p.val, "args")
+		case "adapter_serial":
+			l.AdapterSerial, _ = d.text(p.val, "adapter_serial")
+		case "binary":
+			l.Binary, _ = d.str(p.val, "binary")
+		default:
+			d.unknownKey(p.key, "launch", launchKeys)
+		}
+	}
+	return l
+}
+
+// strings reads one text or a list of texts.
+func (d *decoder) strings(n *yaml.Node, what string) []string {
+	if n.Kind == yaml.ScalarNode {
+		s, ok := d.text(n, what)
+		if !ok {
+			return nil
+		}
+		return []string{s}
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.add(d.pos(n), "%s must be a list of text, found %s", what, kindName(n))
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		if s, ok := d.text(resolve(c), what); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// relPath makes a path written in a file relative to that file's folder,
+// so sequences run from anywhere.
+func (d *decoder) relPath(p string) string {
+	if p == "" || filepath.IsAbs(p) || d.file == "" || strings.HasPrefix(d.file, "<") {
+		return p
+	}
+	return filepath.Join(filepath.Dir(d.file), p)
+}
