@@ -497,8 +497,8 @@ func statusMark(s runner.Status) (mark, colour string) {
 
 // labelledValues formats data["label"] and data["values"], the shape steps use
 // for numbers meant to be read in hex, such as memory words. Integers print as
-// 0x… padded to data["width"] bytes when that is set; anything else prints
-// with %v.
+// 0x… padded to data["width"] bits (8, 16, 32, 64: the width of a memory
+// step) when that is set; anything else prints with %v.
 func labelledValues(data map[string]any) (label, values string, ok bool) {
 	label, ok = data["label"].(string)
 	if !ok {
@@ -509,8 +509,8 @@ func labelledValues(data map[string]any) (label, values string, ok bool) {
 		return "", "", false
 	}
 	digits := 0
-	if w, ok := toInt(data["width"]); ok && w > 0 && w <= 8 {
-		digits = int(w) * 2
+	if w, ok := toInt(data["width"]); ok && w > 0 && w <= 64 && w%4 == 0 {
+		digits = int(w) / 4
 	}
 	parts := make([]string, v.Len())
 	for i := range parts {

@@ -175,7 +175,7 @@ func TestLabelledValues(t *testing.T) {
 		ok   bool
 	}{
 		{"uint64", map[string]any{"label": "mem", "values": []uint64{1, 0xff}}, "0x1 0xff", true},
-		{"width", map[string]any{"label": "mem", "values": []uint32{1, 0xff}, "width": 2}, "0x0001 0x00ff", true},
+		{"width", map[string]any{"label": "mem", "values": []uint32{1, 0xff}, "width": 16}, "0x0001 0x00ff", true},
 		{"any", map[string]any{"label": "mem", "values": []any{uint8(7), -1, 2.5, float64(255), "x\x1b"}}, `0x7 -1 2.5 0xff x\x1b`, true},
 		{"no label", map[string]any{"values": []uint64{1}}, "", false},
 		{"no values", map[string]any{"label": "mem"}, "", false},

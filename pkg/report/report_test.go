@@ -56,7 +56,7 @@ func fixture() []runner.SequenceResult {
 			{Index: 11, Path: "3", Kind: "capture", Name: "read id", Status: runner.Passed, Started: 60 * ms, Duration: 2 * ms,
 				Data: map[string]any{"label": "chip id", "values": []uint64{0xdeadbeef, 0x1}}},
 			{Index: 12, Path: "4", Kind: "assert", Name: "regs", Status: runner.Passed, Started: 63 * ms, Duration: 50 * us,
-				Data: map[string]any{"label": "regs", "values": []any{uint64(0x20000000), 42, float64(16), "n/a"}, "width": 4}},
+				Data: map[string]any{"label": "regs", "values": []any{uint64(0x20000000), 42, float64(16), "n/a"}, "width": 32}},
 			{Index: 13, Path: "finally.0", Kind: "set", Name: "cleanup", Status: runner.Passed, Started: 1200 * ms, Duration: 10 * us,
 				Saved: map[string]any{"done": true}},
 		},
