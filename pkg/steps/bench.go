@@ -64,17 +64,33 @@ func LoadBench(path string) (*Bench, error) {
 	return b, nil
 }
 
-// Bind applies the bench file (may be nil) and then --port NAME=PATH
-// overrides to the sequence's devices. It is an error to name in ports a
-// device the sequence does not have; a bench may list more devices than one
-// sequence uses.
-func Bind(seq *Sequence, bench *Bench, ports map[string]string) error {
+// Bind applies the bench file (may be nil) and then the --port NAME=PATH
+// and --openocd NAME=HOST:PORT overrides to the sequence's devices and
+// probes. It is an error to name a device or probe the sequence does not
+// have; a bench may list more than one sequence uses.
+func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error {
 	if bench != nil {
 		for _, dev := range seq.Devices {
 			if b, ok := bench.Devices[dev.Name]; ok {
 				overlay(dev, b)
 			}
 		}
+		for _, p := range seq.Probes {
+			if b, ok := bench.Probes[p.Name]; ok {
+				overlayProbe(p, b)
+			}
+		}
+	}
+	for _, name := range Names(openocds) {
+		p := seq.Probe(name)
+		if p == nil {
+			var have []string
+			for _, p := range seq.Probes {
+				have = append(have, p.Name)
+			}
+			return fmt.Errorf("--openocd %s=%s: the sequence %s has no probe %q; its probes are %s%s", name, openocds[name], seq.File, name, listOrNone(have), suggest(name, have))
+		}
+		p.OpenOCD, p.Launch = openocds[name], nil
 	}
 	var names []string
 	for name := range ports {
@@ -158,4 +174,38 @@ func Names(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// overlayProbe copies what a bench entry sets onto a probe: an address to
+// attach to replaces launching; an adapter serial number picks which of
+// several probes the launched OpenOCD uses.
+func overlayProbe(p, b *Probe) {
+	switch {
+	case b.OpenOCD != "":
+		p.OpenOCD, p.Launch = b.OpenOCD, nil
+	case b.Launch != nil:
+		if p.Launch == nil {
+			p.Launch = &Launch{}
+		}
+		p.OpenOCD = ""
+		l := b.Launch
+		if len(l.Config) > 0 {
+			p.Launch.Config = l.Config
+		}
+		if l.AdapterSerial != "" {
+			p.Launch.AdapterSerial = l.AdapterSerial
+		}
+		if len(l.Commands) > 0 {
+			p.Launch.Commands = l.Commands
+		}
+		if len(l.Args) > 0 {
+			p.Launch.Args = l.Args
+		}
+		if l.Binary != "" {
+			p.Launch.Binary = l.Binary
+		}
+	}
+	if b.ELF != "" {
+		p.ELF = b.ELF
+	}
 }

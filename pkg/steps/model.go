@@ -408,3 +408,17 @@ func (m *MemSpec) describe() string {
 	}
 	return fmt.Sprintf("0x%08x", m.Addr)
 }
+
+// Walk calls fn for every step of seq, finally steps included, parents
+// before their children.
+func Walk(seq *Sequence, fn func(*Step)) {
+	var walk func([]*Step)
+	walk = func(ss []*Step) {
+		for _, s := range ss {
+			fn(s)
+			walk(s.Steps)
+		}
+	}
+	walk(seq.Steps)
+	walk(seq.Finally)
+}

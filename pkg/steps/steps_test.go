@@ -221,17 +221,17 @@ func TestBenchBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.Bind(seq, b, nil); err != nil {
+	if err := steps.Bind(seq, b, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	d := seq.Devices[0]
 	if d.Port != "/dev/ttyACM3" || d.USB != nil || d.Baud != 9600 || d.LineEnding != "cr" {
 		t.Errorf("bound device = %+v", d)
 	}
-	if err := steps.Bind(seq, nil, map[string]string{"dut": "/dev/pts/7"}); err != nil || d.Port != "/dev/pts/7" {
+	if err := steps.Bind(seq, nil, map[string]string{"dut": "/dev/pts/7"}, nil); err != nil || d.Port != "/dev/pts/7" {
 		t.Errorf("--port: %v, port %s", err, d.Port)
 	}
-	err = steps.Bind(seq, nil, map[string]string{"dot": "/dev/pts/7"})
+	err = steps.Bind(seq, nil, map[string]string{"dot": "/dev/pts/7"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `has no device "dot"; its devices are dut (did you mean "dut"?)`) {
 		t.Errorf("unknown --port device: %v", err)
 	}
