@@ -1,0 +1,495 @@
+package openocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/sim/jtag"
+)
+
+// needOpenOCD returns the path of the openocd binary. Without one the test
+// is skipped, or fails under CI=true, where scripts/test installs it.
+func needOpenOCD(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("openocd")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("openocd is needed under CI=true: %v", err)
+		}
+		t.Skipf("openocd is not installed: %v", err)
+	}
+	return p
+}
+
+// board is the virtual board's memory behind its JTAG port, and an OpenOCD
+// driving it.
+type board struct {
+	mem  *sim.Memory
+	jtag *jtag.Server
+	proc *Process
+	cfg  LaunchConfig
+}
+
+// startBoard starts a virtual board and an OpenOCD attached to it; both
+// end with the test.
+func startBoard(t testing.TB) *board {
+	t.Helper()
+	bin := needOpenOCD(t)
+	b := &board{mem: sim.NewMemory()}
+	srv, err := jtag.Serve(context.Background(), b.mem, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	b.jtag = srv
+	cfgPath := filepath.Join(t.TempDir(), "board.cfg")
+	if err := os.WriteFile(cfgPath, []byte(jtag.OpenOCDConfig(srv.Addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.cfg = LaunchConfig{
+		Binary:    bin,
+		Configs:   []string{cfgPath},
+		StopGrace: 2 * time.Second,
+		Env:       []string{"HOME=" + filepath.Dir(cfgPath)}, // for .openocd_history
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p, err := Launch(ctx, b.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	b.proc = p
+	return b
+}
+
+// dial opens a session with the board's OpenOCD that ends with the test.
+func (b *board) dial(t testing.TB, opts ...Option) *Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := b.proc.Dial(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// The tests below drive the real openocd against the virtual board.
+
+func TestE2EReadWriteMemory(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+
+	tests := []struct {
+		name   string
+		addr   uint64
+		width  int
+		values []uint64
+	}{
+		{"8-bit one", memBase, 8, []uint64{0xa5}},
+		{"8-bit several, unaligned", memBase + 0x11, 8, []uint64{1, 2, 3, 0xff, 0x80}},
+		{"16-bit", memBase + 0x20, 16, []uint64{0xbeef, 0, 0xffff}},
+		{"32-bit", memBase + 0x40, 32, []uint64{0xdeadbeef, 0x12345678, 0, 0xffffffff}},
+		{"32-bit, more than one line holds", memBase + 0x100, 32, sequence(1000, 0x01010101)},
+		{"GPIO output register", uint64(sim.GPIOODR), 32, []uint64{1 << sim.LEDPin}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			must(t, s.WriteMemory(ctx, tt.addr, tt.width, tt.values))
+			got, err := s.ReadMemory(ctx, tt.addr, tt.width, len(tt.values))
+			must(t, err)
+			if fmt.Sprint(got) != fmt.Sprint(tt.values) {
+				t.Errorf("read back %#x, want %#x", got, tt.values)
+			}
+			// The board agrees.
+			for i, v := range tt.values {
+				a := uint32(tt.addr) + uint32(i*tt.width/8)
+				bv, err := b.mem.Read(a, tt.width)
+				must(t, err)
+				if uint64(bv) != v {
+					t.Fatalf("the board holds 0x%x at 0x%x, want 0x%x", bv, a, v)
+				}
+			}
+		})
+	}
+
+	t.Run("board writes are seen", func(t *testing.T) {
+		must(t, b.mem.Write(memBase+0x80, 32, 0xcafef00d))
+		checkValues(t, s, memBase+0x80, 32, []uint64{0xcafef00d})
+	})
+	t.Run("a large read", func(t *testing.T) {
+		got, err := s.ReadMemory(ctx, uint64(sim.FlashBase), 32, 4096)
+		must(t, err)
+		if got[0] != uint64(sim.RAMBase+sim.RAMSize) || got[4095] != 0xffffffff {
+			t.Errorf("flash starts 0x%x and ends 0x%x, want the initial SP and erased words", got[0], got[4095])
+		}
+	})
+	t.Run("64-bit is refused by the board's MEM-AP", func(t *testing.T) {
+		_, err := s.ReadMemory(ctx, memBase, 64, 1)
+		checkCommandError(t, err, "read_memory 0x20000100 64 1",
+			"read_memory: read at 0x20000100 with width=64 and count=1 failed\nread_memory: failed to read memory")
+	})
+}
+
+func sequence(n int, step uint64) []uint64 {
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = uint64(i) * step & 0xffffffff
+	}
+	return v
+}
+
+func TestE2EErrors(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+
+	_, err := s.ReadMemory(ctx, 0x30000000, 32, 1)
+	checkCommandError(t, err, "read_memory 0x30000000 32 1",
+		"JTAG-DP STICKY ERROR\n"+
+			"Failed to read memory at 0x30000000\n"+
+			"read_memory: read at 0x30000000 with width=32 and count=1 failed\n"+
+			"read_memory: failed to read memory")
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+
+	err = s.WriteMemory(ctx, 0x30000000, 16, []uint64{1, 2})
+	checkCommandError(t, err, "write_memory 0x30000000 16 {0x1 0x2}",
+		"JTAG-DP STICKY ERROR\n"+
+			"Failed to write memory at 0x30000000\n"+
+			"write_memory: write at 0x30000000 with width=16 and count=2 failed\n"+
+			"write_memory: failed to write memory")
+
+	_, err = s.Command(ctx, "mdw 0x30000000")
+	checkCommandError(t, err, "mdw 0x30000000", "JTAG-DP STICKY ERROR\nFailed to read memory at 0x30000000")
+	var ce *CommandError
+	if errors.As(err, &ce) && ce.Code != -107 {
+		t.Errorf("mdw's error number is %d, want -107 (JTAG device error)", ce.Code)
+	}
+
+	_, err = s.Command(ctx, "foo")
+	checkCommandError(t, err, "foo", `invalid command name "foo"`)
+	if err.Error() != `openocd: foo: invalid command name "foo"` {
+		t.Errorf("got %q", err)
+	}
+	_, err = s.Command(ctx, "set x {")
+	checkCommandError(t, err, "set x {", "missing close-brace")
+
+	// After all that the session still works.
+	must(t, s.WriteMemory(ctx, memBase, 32, []uint64{7}))
+	checkValues(t, s, memBase, 32, []uint64{7})
+}
+
+func TestE2ETcl(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	tests := []struct {
+		name, cmd, want string
+	}{
+		{"braces keep everything", `return {$x [y] "z" \ é}`, `$x [y] "z" \ é`},
+		{"substitution", `set _t 5; return "[expr {$_t * 2}] \$"`, `10 $`},
+		{"several lines", "set a 1\nset b 2\nexpr {$a + $b}", "3"},
+		{"a tab", "return \"a\tb\"", "a\tb"},
+		{"empty result", "set _t {}", ""},
+		{"output over several lines", "return \"one\ntwo\n\"", "one\ntwo\n"},
+		{"control bytes in the output", `return "\x02\x031\x04"`, "\x02\x031\x04"},
+		{"a NUL in the output", `return "a\x00b"`, `a\0b`},
+		{"mdw output", "mdw 0x08000000 2", "0x08000000: 20010000 08000101 \n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.Command(testCtx(t), tt.cmd)
+			must(t, err)
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestE2EFallback removes read_memory and write_memory from OpenOCD, as
+// releases before 0.12 lack them: the md and mw commands take over.
+func TestE2EFallback(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+	_, err := s.Command(ctx, "rename read_memory {}; rename write_memory {}")
+	must(t, err)
+	for _, width := range []int{8, 16, 32} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			mask := uint64(1)<<width - 1
+			vals := sequence(300, 0x9e3779b1)
+			for i := range vals {
+				vals[i] &= mask
+			}
+			addr := uint64(memBase + 0x400*width/8)
+			must(t, s.WriteMemory(ctx, addr, width, vals))
+			checkValues(t, s, addr, width, vals)
+		})
+	}
+	if !s.noReadMemory || !s.noWriteMemory {
+		t.Error("the session did not fall back")
+	}
+	_, err = s.ReadMemory(ctx, 0x30000000, 32, 1)
+	checkCommandError(t, err, "mdw 0x30000000 1", "JTAG-DP STICKY ERROR\nFailed to read memory at 0x30000000")
+}
+
+func TestE2EImage(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	img := make([]byte, 256)
+	for i := range img {
+		img[i] = byte(i*7 + 1)
+	}
+	path := filepath.Join(dir, "an image.bin") // a space, for the quoting
+	must(t, os.WriteFile(path, img, 0o644))
+
+	out, err := s.LoadImage(ctx, path, memBase)
+	must(t, err)
+	if !strings.Contains(out, "downloaded 256 bytes") {
+		t.Errorf("load_image said %q", out)
+	}
+	must(t, s.VerifyImage(ctx, path, memBase))
+	v, err := b.mem.Read(memBase+4, 32)
+	must(t, err)
+	if v != 0x322b241d {
+		t.Errorf("the board holds 0x%x at 0x%x, want 0x322b241d", v, memBase+4)
+	}
+
+	must(t, b.mem.Write(memBase+8, 8, 0))
+	err = s.VerifyImage(ctx, path, memBase)
+	var ce *CommandError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Output, "diff 0 address 0x20000108. Was 0x00 instead of 0x39") {
+		t.Errorf("verify after a change: got %v, want a CommandError naming the difference", err)
+	}
+
+	_, err = s.LoadImage(ctx, filepath.Join(dir, "missing.bin"), memBase)
+	if !errors.As(err, &ce) {
+		t.Errorf("a missing image: got %v, want a CommandError", err)
+	}
+	t.Logf("missing image: %v", err)
+}
+
+func TestE2EControl(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+	must(t, s.Halt(ctx))
+	must(t, s.Resume(ctx))
+	for _, mode := range []string{"", "run", "halt", "init"} {
+		must(t, s.Reset(ctx, mode))
+	}
+	if err := s.Reset(ctx, "later"); err == nil || err.Error() != `reset: mode "later": must be run, halt or init` {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestE2EKilled kills OpenOCD under a session: the next command tries to
+// reconnect once, quickly, and fails with ErrUnavailable.
+func TestE2EKilled(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	must(t, b.proc.cmd.Process.Kill())
+	<-b.proc.Done()
+
+	var err error
+	within(t, 3*time.Second, "a command after OpenOCD died", func() {
+		_, err = s.ReadMemory(testCtx(t), memBase, 32, 1)
+	})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+	want := "reconnect to openocd at " + b.proc.TelnetAddr() + ": dial tcp " + b.proc.TelnetAddr() + ": connect: connection refused"
+	if err.Error() != want {
+		t.Errorf("got %q, want %q", err, want)
+	}
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		t.Error("ErrUnavailable must not be a CommandError")
+	}
+	within(t, 3*time.Second, "another command", func() { _, err = s.Command(testCtx(t), "version") })
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("again: got %v, want ErrUnavailable", err)
+	}
+}
+
+// TestE2ERestarted replaces OpenOCD on the same port between commands: the
+// session reconnects transparently.
+func TestE2ERestarted(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	addr := b.proc.TelnetAddr()
+	b.proc.Stop()
+
+	// Another OpenOCD on the same port, as a bench restarting it would.
+	_, port, _ := net.SplitHostPort(addr)
+	cfg := b.cfg
+	cfg.Args = []string{"-c", "telnet_port " + port}
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	t.Cleanup(func() { p.Stop() })
+	if p.TelnetAddr() != addr {
+		t.Fatalf("the new OpenOCD listens on %s, want %s", p.TelnetAddr(), addr)
+	}
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+}
+
+// TestE2EStopped stops OpenOCD (SIGSTOP): a command times out at its
+// deadline; once OpenOCD continues, the session reconnects and works.
+func TestE2EStopped(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	pause(t, b.proc.cmd.Process)
+	cont := sync.OnceFunc(func() { resume(b.proc.cmd.Process) })
+	defer cont()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var err error
+	took := within(t, 3*time.Second, "a command to a stopped OpenOCD", func() {
+		_, err = s.ReadMemory(ctx, memBase, 32, 1)
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a timeout", err)
+	}
+	if took < 290*time.Millisecond || took > 1500*time.Millisecond {
+		t.Errorf("timed out after %v, want about 300ms", took)
+	}
+	t.Logf("timeout: %v", err)
+
+	cont()
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+}
+
+// TestE2EScenarios runs the recorded scenarios against the real openocd.
+func TestE2EScenarios(t *testing.T) {
+	t.Parallel()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			b := startBoard(t)
+			s := b.dial(t)
+			side := func() {}
+			if sc.side != nil {
+				side = func() { sc.side(t, b.proc.TelnetAddr()) }
+			}
+			sc.run(t, s, side)
+		})
+	}
+}
+
+func BenchmarkReadMemory32(b *testing.B) {
+	bd := startBoard(b)
+	s := bd.dial(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.ReadMemory(ctx, uint64(sim.CounterAddr), 32, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestE2EKilledMidCommand kills OpenOCD while a command runs: the command
+// fails with ErrUnavailable at once, saying its effect is unknown.
+func TestE2EKilledMidCommand(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	time.AfterFunc(100*time.Millisecond, func() { b.proc.cmd.Process.Kill() })
+	var err error
+	within(t, 3*time.Second, "a command OpenOCD died during", func() {
+		_, err = s.Command(testCtx(t), "sleep 2000")
+	})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+	want := "openocd at " + b.proc.TelnetAddr() + `: connection lost while "sleep 2000" ran (its effect is unknown): EOF`
+	if err.Error() != want {
+		t.Errorf("got  %q\nwant %q", err, want)
+	}
+}
+
+func TestE2ELaunchStop(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	pid := b.proc.Pid()
+	if !strings.Contains(b.proc.Output(), "Listening on port") {
+		t.Errorf("Output() = %q", b.proc.Output())
+	}
+	s := b.dial(t)
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	took := within(t, 5*time.Second, "Stop", func() { must(t, b.proc.Stop()) })
+	t.Logf("Stop took %v", took)
+	if !gone(pid) {
+		t.Errorf("openocd (pid %d) is still running after Stop", pid)
+	}
+	if err := b.proc.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	_, err := s.Command(testCtx(t), "version")
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("a command after Stop: got %v, want ErrUnavailable", err)
+	}
+}
+
+// TestE2ELaunchFails starts OpenOCD with nothing at the JTAG address.
+func TestE2ELaunchFails(t *testing.T) {
+	t.Parallel()
+	bin := needOpenOCD(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := filepath.Join(t.TempDir(), "board.cfg")
+	must(t, os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(addr)), 0o644))
+	var p *Process
+	within(t, 10*time.Second, "Launch", func() {
+		p, err = Launch(testCtx(t), LaunchConfig{Binary: bin, Configs: []string{cfg}, Env: []string{"HOME=" + filepath.Dir(cfg)}})
+	})
+	if p != nil || err == nil {
+		t.Fatalf("got %v, %v, want an error", p, err)
+	}
+	want := "launch openocd: exited with exit status 1 before its telnet server was ready; openocd said:\n\tError: Error on socket 'Failed to connect'"
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got  %q\nwant it to start %q", err, want)
+	}
+}
+
+// BenchmarkCommand measures a round trip that does not touch the target:
+// the cost of the telnet session itself.
+func BenchmarkCommand(b *testing.B) {
+	bd := startBoard(b)
+	s := bd.dial(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Command(ctx, "return 1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

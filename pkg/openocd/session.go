@@ -1,0 +1,382 @@
+// Package openocd drives OpenOCD for hilrun: one telnet session per probe,
+// kept for the whole run (a memory read costs a round trip, not a process
+// start), the OpenOCD process itself, and the symbols of the firmware's
+// ELF file.
+package openocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// readBuffer is the size of a session's read buffer in bytes.
+const readBuffer = 64 << 10
+
+// aLongTimeAgo is a deadline in the past, to wake blocked I/O at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Option configures a Session.
+type Option func(*Session)
+
+// WithDialer makes the session connect with dial instead of a
+// net.Dialer: to reach OpenOCD through a tunnel, or, in tests, a fake.
+func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(s *Session) { s.dial = dial }
+}
+
+// WithLog passes every line OpenOCD logs on the session to fn: messages of
+// commands (also kept in their CommandError) and those it prints on its own,
+// such as target state changes. fn runs inside the method that read the
+// line and must not call the session.
+func WithLog(fn func(line string)) Option {
+	return func(s *Session) { s.log = fn }
+}
+
+// Session is a client of OpenOCD's telnet server: one connection, kept
+// open across commands, that runs one command at a time. Its methods are
+// safe for concurrent use; commands queue.
+//
+// A connection that is found closed when a command is sent (OpenOCD was
+// restarted, say) is replaced once, transparently. A command that times
+// out drops the connection, and the next command connects anew. When
+// connecting fails, or the connection closes while a command runs, the
+// error wraps ErrUnavailable; a command OpenOCD ran and refused returns a
+// *CommandError.
+type Session struct {
+	addr string
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	log  func(line string)
+
+	// sem holds a token while a command runs, so that waiting for a turn
+	// can be cancelled.
+	sem chan struct{}
+	seq uint64 // number of the last request sent; guarded by sem
+
+	mu      sync.Mutex // guards the fields below
+	conn    *conn
+	closed  bool
+	version string
+
+	noReadMemory  bool // target lacks read_memory: use md*; guarded by sem
+	noWriteMemory bool // target lacks write_memory: use mw*; guarded by sem
+}
+
+// conn is one telnet connection and what it has sent that is not read yet.
+type conn struct {
+	net.Conn
+	dec decoder
+	buf []byte
+	// greeted is set once the first echo arrived: the lines before it
+	// are the server's banner, not log messages.
+	greeted bool
+}
+
+// Reply is what OpenOCD printed for a command.
+type Reply struct {
+	// Result is the command's Tcl result: what telnet prints after the
+	// log messages.
+	Result string
+	// Log holds the messages OpenOCD logged while the command ran, one a
+	// line, in order.
+	Log []string
+}
+
+// Dial connects to OpenOCD's telnet server at addr (host:port) and checks
+// that it answers. ctx bounds connecting, not the session.
+func Dial(ctx context.Context, addr string, opts ...Option) (*Session, error) {
+	s := &Session{
+		addr: addr,
+		sem:  make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.dial == nil {
+		var d net.Dialer
+		s.dial = d.DialContext
+	}
+	c, err := s.connect(ctx, "connect to")
+	if err != nil {
+		return nil, err
+	}
+	s.conn = c
+	return s, nil
+}
+
+// Addr returns the address of the OpenOCD telnet server.
+func (s *Session) Addr() string { return s.addr }
+
+// Version returns what OpenOCD's version command printed when the session
+// last connected, such as "Open On-Chip Debugger 0.12.0".
+func (s *Session) Version() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Close closes the connection. A command in progress returns an error
+// wrapping ErrClosed. Close is idempotent and returns nil.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	return nil
+}
+
+// Command runs cmd, a line of OpenOCD's Tcl, and returns its result: what
+// OpenOCD's telnet prompt prints after the command's log messages. cmd may
+// hold several commands separated by ";" or newlines.
+//
+// When OpenOCD refuses the command the error is a *CommandError holding
+// OpenOCD's words. When ctx ends first, the error wraps ctx.Err(), and the
+// connection is dropped; OpenOCD may still run the command later.
+func (s *Session) Command(ctx context.Context, cmd string) (string, error) {
+	r, err := s.Run(ctx, cmd)
+	return r.Result, err
+}
+
+// Run is Command that also returns the messages OpenOCD logged while the
+// command ran.
+func (s *Session) Run(ctx context.Context, cmd string) (Reply, error) {
+	if _, err := encodeRequest(math.MaxUint64, cmd); err != nil {
+		return Reply{}, fmt.Errorf("openocd: %w", err)
+	}
+	if err := s.acquire(ctx); err != nil {
+		return Reply{}, err
+	}
+	defer s.release()
+	return s.run(ctx, cmd)
+}
+
+// acquire waits for the session's turn.
+func (s *Session) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("openocd at %s: waiting for the previous command: %w", s.addr, ctx.Err())
+	}
+}
+
+func (s *Session) release() { <-s.sem }
+
+// run runs cmd; the caller holds the turn.
+func (s *Session) run(ctx context.Context, cmd string) (Reply, error) {
+	fresh := false // whether this call connected
+	for {
+		if err := ctx.Err(); err != nil {
+			return Reply{}, fmt.Errorf("openocd at %s: %q not sent: %w", s.addr, cmd, err)
+		}
+		s.mu.Lock()
+		c, closed := s.conn, s.closed
+		s.mu.Unlock()
+		if closed {
+			return Reply{}, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+		}
+		if c == nil {
+			var err error
+			c, err = s.connect(ctx, "reconnect to")
+			if err != nil {
+				return Reply{}, err
+			}
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				c.Close()
+				return Reply{}, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+			}
+			s.conn = c
+			s.mu.Unlock()
+			fresh = true
+		}
+
+		start := time.Now()
+		s.seq++
+		line, err := encodeRequest(s.seq, cmd)
+		if err != nil {
+			return Reply{}, fmt.Errorf("openocd: %w", err)
+		}
+		r, log, echoed, err := s.roundTrip(ctx, c, s.seq, line)
+		if err == nil {
+			if r.code == 0 || r.code == 2 { // ok, or Tcl's return
+				return Reply{Result: r.out, Log: log}, nil
+			}
+			out := log
+			if r.out != "" {
+				out = append(out[:len(out):len(out)], r.out)
+			}
+			return Reply{Log: log}, &CommandError{Cmd: cmd, Output: strings.Join(out, "\n"), Code: r.code}
+		}
+
+		s.drop(c)
+		switch {
+		case s.isClosed():
+			return Reply{}, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+		case ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded):
+			cerr := ctx.Err()
+			if cerr == nil {
+				cerr = context.DeadlineExceeded
+			}
+			if cause := context.Cause(ctx); cause != nil && cause != cerr {
+				cerr = fmt.Errorf("%w: %w", cerr, cause)
+			}
+			return Reply{}, fmt.Errorf("openocd at %s did not answer %q within %v: %w",
+				s.addr, cmd, time.Since(start).Round(time.Millisecond), cerr)
+		case !echoed && !fresh:
+			// OpenOCD runs a line only after echoing it: this one never
+			// ran, so it is safe to send it again on a new connection.
+			continue
+		case echoed:
+			return Reply{}, &unavailableError{
+				msg: fmt.Sprintf("openocd at %s: connection lost while %q ran (its effect is unknown)", s.addr, cmd),
+				err: err,
+			}
+		default:
+			return Reply{}, &unavailableError{
+				msg: fmt.Sprintf("openocd at %s: connection lost before %q ran", s.addr, cmd),
+				err: err,
+			}
+		}
+	}
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// drop closes c and forgets it, so the next command connects anew.
+func (s *Session) drop(c *conn) {
+	c.Close()
+	s.mu.Lock()
+	if s.conn == c {
+		s.conn = nil
+	}
+	s.mu.Unlock()
+}
+
+// connect dials the server and checks that it is OpenOCD by asking for its
+// version. verb says what for, in errors.
+func (s *Session) connect(ctx context.Context, verb string) (*conn, error) {
+	nc, err := s.dial(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, &unavailableError{msg: verb + " openocd at " + s.addr, err: err}
+	}
+	c := &conn{Conn: nc, buf: make([]byte, readBuffer)}
+	start := time.Now()
+	s.seq++
+	r, _, _, err := s.roundTrip(ctx, c, s.seq, handshake(s.seq))
+	if err != nil {
+		nc.Close()
+		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			cerr := ctx.Err()
+			if cerr == nil {
+				cerr = context.DeadlineExceeded
+			}
+			return nil, &unavailableError{
+				msg: fmt.Sprintf("%s openocd at %s: no answer within %v", verb, s.addr, time.Since(start).Round(time.Millisecond)),
+				err: cerr,
+			}
+		}
+		return nil, &unavailableError{msg: verb + " openocd at " + s.addr, err: err}
+	}
+	if r.code != 0 && r.code != 2 {
+		nc.Close()
+		return nil, &unavailableError{msg: fmt.Sprintf("%s openocd at %s: its version command failed: %s", verb, s.addr, r.out)}
+	}
+	s.mu.Lock()
+	s.version = r.out
+	s.mu.Unlock()
+	return c, nil
+}
+
+// roundTrip sends line, request seq, on c and reads until its frame. It
+// returns the lines OpenOCD logged after echoing the request, and whether
+// the echo arrived: OpenOCD echoes a line before it runs it, so without an
+// echo the command did not run.
+func (s *Session) roundTrip(ctx context.Context, c *conn, seq uint64, line string) (r reply, log []string, echoed bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	} else {
+		c.SetDeadline(time.Time{})
+	}
+	woke := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.SetDeadline(aLongTimeAgo)
+		close(woke)
+	})
+	defer func() {
+		if !stop() {
+			<-woke // so that it cannot touch the next request's deadline
+		}
+	}()
+
+	if _, err := c.Write([]byte(line + "\n")); err != nil {
+		return r, nil, false, err
+	}
+	var rerr error
+	for {
+		for {
+			f, ok := c.dec.next()
+			if !ok {
+				break
+			}
+			if f.seq == seq {
+				log, echoed = s.sortLines(c, seq, log, echoed)
+				return f, log, true, nil
+			}
+			if f.seq > seq {
+				return r, log, echoed, fmt.Errorf("answer to request %d arrived while request %d was waiting", f.seq, seq)
+			}
+			// A stale answer, to a request given up on: skip it.
+		}
+		log, echoed = s.sortLines(c, seq, log, echoed)
+		if rerr != nil {
+			return r, log, echoed, rerr
+		}
+		var n int
+		n, rerr = c.Read(c.buf)
+		if n > 0 {
+			c.dec.feed(c.buf[:n])
+		}
+	}
+}
+
+// sortLines takes the noise lines c decoded, passes the log lines to the
+// log hook and appends those that follow the echo of request seq to log.
+func (s *Session) sortLines(c *conn, seq uint64, log []string, echoed bool) ([]string, bool) {
+	for _, l := range c.dec.takeLines() {
+		if l.echo != 0 {
+			if l.echo == seq {
+				echoed = true
+			}
+			c.greeted = true
+			continue
+		}
+		if !c.greeted {
+			continue
+		}
+		if s.log != nil {
+			s.log(l.text)
+		}
+		if echoed {
+			log = append(log, l.text)
+		}
+	}
+	return log, echoed
+}

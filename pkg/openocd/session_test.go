@@ -1,0 +1,417 @@
+package openocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// echoHandler answers every command with its own text.
+func echoHandler(cmd string) fakeAnswer { return fakeAnswer{out: cmd} }
+
+func dialFake(t testing.TB, f *fakeOpenOCD, opts ...Option) *Session {
+	t.Helper()
+	s, err := Dial(testCtx(t), f.addr(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// within fails the test if fn takes longer than d: nothing may hang.
+func within(t testing.TB, d time.Duration, what string, fn func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %v", what, d)
+	}
+	return time.Since(start)
+}
+
+func TestCommandResults(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+		switch cmd {
+		case "fail":
+			return fakeAnswer{code: 1, out: "it failed", logs: []string{"Error one", "Error two"}}
+		case "fail quietly":
+			return fakeAnswer{code: -306}
+		case "return":
+			return fakeAnswer{code: 2, out: "returned"}
+		case "multi":
+			return fakeAnswer{out: "line 1\nline 2\r\n\x02\x04 odd bytes\n", logs: []string{"> a log line"}}
+		}
+		return echoHandler(cmd)
+	})
+	s := dialFake(t, f)
+	if v := s.Version(); v != "Open On-Chip Debugger 0.12.0 (fake)" {
+		t.Errorf("Version() = %q", v)
+	}
+	tests := []struct {
+		name    string
+		cmd     string
+		want    Reply
+		wantErr string
+	}{
+		{name: "plain", cmd: "mdw 0x0", want: Reply{Result: "mdw 0x0"}},
+		{name: "quoting", cmd: "return \"$x [y] \\z\"\n\tnext é", want: Reply{Result: "return \"$x [y] \\z\"\n\tnext é"}},
+		{name: "tcl return", cmd: "return", want: Reply{Result: "returned"}},
+		{name: "output with any bytes", cmd: "multi", want: Reply{Result: "line 1\nline 2\r\n\x02\x04 odd bytes\n", Log: []string{"a log line"}}},
+		{name: "error", cmd: "fail", wantErr: "openocd: fail: Error one; Error two; it failed"},
+		{name: "error without words", cmd: "fail quietly", wantErr: "openocd: fail quietly: failed without a message (openocd error -306: unaligned access)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := s.Run(testCtx(t), tt.cmd)
+			if tt.wantErr != "" {
+				var ce *CommandError
+				if !errors.As(err, &ce) || err.Error() != tt.wantErr {
+					t.Fatalf("got error %v, want *CommandError %q", err, tt.wantErr)
+				}
+				if !ce.TestFailure() {
+					t.Error("a CommandError must be a test failure")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%q", r) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("got %q, want %q", r, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommandRejectsWhatTelnetCannotCarry(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, echoHandler)
+	s := dialFake(t, f)
+	tests := []struct {
+		name, cmd, wantErr string
+	}{
+		{"too long", "echo " + strings.Repeat("x", maxLine), "openocd: command is too long for openocd's telnet server: "},
+		{"invalid utf-8", "echo \xff", "openocd: command \"echo \\xff\" is not valid UTF-8"},
+		{"beyond the BMP", "echo 😀", "openocd: command \"echo 😀\" holds U+1F600, which openocd's Tcl cannot take in an escape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Command(testCtx(t), tt.cmd)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want an error starting %q", err, tt.wantErr)
+			}
+		})
+	}
+	if got := f.received(); len(got) != 0 {
+		t.Errorf("the server received %q; nothing should have been sent", got)
+	}
+}
+
+func TestTimeoutDropsTheConnection(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+		if cmd == "slow" {
+			return fakeAnswer{hang: true}
+		}
+		return echoHandler(cmd)
+	})
+	s := dialFake(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	var err error
+	took := within(t, 2*time.Second, "a command past its deadline", func() {
+		_, err = s.Command(ctx, "slow")
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a timeout", err)
+	}
+	if took < 140*time.Millisecond {
+		t.Errorf("gave up after %v, before the deadline", took)
+	}
+	want := fmt.Sprintf("openocd at %s did not answer \"slow\" within ", f.addr())
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %q, want it to start %q", err, want)
+	}
+	var ce *CommandError
+	if errors.As(err, &ce) || errors.Is(err, ErrUnavailable) {
+		t.Errorf("a timeout is neither a CommandError nor ErrUnavailable: %v", err)
+	}
+	out, err := s.Command(testCtx(t), "fast")
+	if err != nil || out != "fast" {
+		t.Fatalf("after the timeout: got %q, %v", out, err)
+	}
+	if n := f.dialCount(); n != 2 {
+		t.Errorf("connected %d times, want 2: the timeout drops the connection", n)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer { return fakeAnswer{hang: true} })
+	s := dialFake(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var err error
+	within(t, 2*time.Second, "a cancelled command", func() { _, err = s.Command(ctx, "slow") })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	// A context done before the call sends nothing.
+	_, err = s.Command(ctx, "never")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if got := f.received(); len(got) != 1 {
+		t.Errorf("the server received %q, want only the first command", got)
+	}
+}
+
+func TestWaitingForTurnHonoursContext(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+		if cmd == "first" {
+			<-release
+		}
+		return echoHandler(cmd)
+	})
+	s := dialFake(t, f)
+	done := make(chan error)
+	go func() {
+		_, err := s.Command(testCtx(t), "first")
+		done <- err
+	}()
+	for len(f.received()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.Command(ctx, "second")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for the previous command") {
+		t.Errorf("got %v, want a timeout waiting for the turn", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentCommands(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, echoHandler)
+	s := dialFake(t, f)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				cmd := fmt.Sprintf("return %d.%d", g, i)
+				out, err := s.Command(testCtx(t), cmd)
+				if err != nil || out != cmd {
+					t.Errorf("%s: got %q, %v", cmd, out, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestReconnect(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// first is the answer to the first "cmd"; later ones echo.
+		first fakeAnswer
+		// dropIdle closes the connection while the session is idle.
+		dropIdle bool
+		// stop stops the server after the first command.
+		stop         bool
+		wantErr      string // "" for success
+		wantSent     int    // times "cmd" reached the server
+		wantDials    int
+		wantNextDial bool // whether a later command connects again
+	}{
+		{
+			name: "dropped while idle: reconnects transparently", dropIdle: true,
+			wantSent: 1, wantDials: 2,
+		},
+		{
+			name: "closed before the echo: sent again on a new connection", first: fakeAnswer{closeBeforeEcho: true},
+			wantSent: 2, wantDials: 2,
+		},
+		{
+			name: "closed after the echo: not repeated", first: fakeAnswer{closeAfterEcho: true},
+			wantErr:  "connection lost while \"cmd\" ran (its effect is unknown): EOF",
+			wantSent: 1, wantDials: 1, wantNextDial: true,
+		},
+		{
+			name: "server gone: one reconnect, then unavailable", dropIdle: true, stop: true,
+			wantErr:  "reconnect to openocd at ADDR: dial tcp ADDR: connect: connection refused",
+			wantSent: 0, wantDials: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			n := 0
+			f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+				mu.Lock()
+				defer mu.Unlock()
+				n++
+				if n == 1 && cmd == "cmd" && (tt.first.closeBeforeEcho || tt.first.closeAfterEcho) {
+					return tt.first
+				}
+				return echoHandler(cmd)
+			})
+			s := dialFake(t, f)
+			if tt.dropIdle {
+				if tt.stop {
+					f.stop()
+				} else {
+					f.dropAll()
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			var out string
+			var err error
+			within(t, 5*time.Second, "the command", func() { out, err = s.Command(testCtx(t), "cmd") })
+			if tt.wantErr == "" {
+				if err != nil || out != "cmd" {
+					t.Fatalf("got %q, %v, want the answer", out, err)
+				}
+			} else {
+				want := strings.ReplaceAll(tt.wantErr, "ADDR", f.addr())
+				if !errors.Is(err, ErrUnavailable) || !strings.HasSuffix(err.Error(), want) {
+					t.Fatalf("got %v, want ErrUnavailable ending %q", err, want)
+				}
+			}
+			if got := len(f.received()); got != tt.wantSent {
+				t.Errorf("the server received cmd %d times, want %d", got, tt.wantSent)
+			}
+			if got := f.dialCount(); got != tt.wantDials {
+				t.Errorf("connected %d times, want %d", got, tt.wantDials)
+			}
+			if tt.wantNextDial {
+				if out, err := s.Command(testCtx(t), "again"); err != nil || out != "again" {
+					t.Fatalf("the next command: got %q, %v", out, err)
+				}
+				if got := f.dialCount(); got != tt.wantDials+1 {
+					t.Errorf("connected %d times after the next command, want %d", got, tt.wantDials+1)
+				}
+			}
+		})
+	}
+}
+
+func TestUnavailableEveryTime(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, echoHandler)
+	s := dialFake(t, f)
+	f.stop()
+	// Each command tries one reconnect, quickly, and fails.
+	for i := range 3 {
+		var err error
+		within(t, 2*time.Second, "a command without a server", func() { _, err = s.ReadMemory(testCtx(t), 0x20000000, 32, 1) })
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("command %d: got %v, want ErrUnavailable", i+1, err)
+		}
+	}
+}
+
+func TestDialErrors(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := ln.Addr().String() // accepts (the kernel does) and never greets
+	defer ln.Close()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	refused := closed.Addr().String()
+	closed.Close()
+
+	t.Run("refused", func(t *testing.T) {
+		s, err := Dial(testCtx(t), refused)
+		if s != nil || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("got %v, %v, want nil and ErrUnavailable", s, err)
+		}
+		want := "connect to openocd at " + refused + ": dial tcp " + refused + ": connect: connection refused"
+		if err.Error() != want {
+			t.Errorf("got %q, want %q", err, want)
+		}
+	})
+	t.Run("no answer", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		var s *Session
+		var err error
+		within(t, 2*time.Second, "dial", func() { s, err = Dial(ctx, silent) })
+		if s != nil || !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, %v, want nil and ErrUnavailable wrapping the deadline", s, err)
+		}
+		if !strings.HasPrefix(err.Error(), "connect to openocd at "+silent+": no answer within ") {
+			t.Errorf("got %q", err)
+		}
+	})
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer { return fakeAnswer{hang: true} })
+	s := dialFake(t, f)
+	time.AfterFunc(50*time.Millisecond, func() { s.Close() })
+	var err error
+	within(t, 2*time.Second, "a command interrupted by Close", func() { _, err = s.Command(context.Background(), "slow") })
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("got %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Command(testCtx(t), "after"); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: got %v, want ErrClosed", err)
+	}
+	if n := f.dialCount(); n != 1 {
+		t.Errorf("connected %d times; a closed session must not reconnect", n)
+	}
+}
+
+func TestLogHook(t *testing.T) {
+	t.Parallel()
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+		return fakeAnswer{out: "ok", logs: []string{"first " + cmd, "second " + cmd}}
+	})
+	var mu sync.Mutex
+	var got []string
+	s := dialFake(t, f, WithLog(func(l string) {
+		mu.Lock()
+		got = append(got, l)
+		mu.Unlock()
+	}))
+	r, err := s.Run(testCtx(t), "a")
+	must(t, err)
+	if want := []string{"first a", "second a"}; fmt.Sprint(r.Log) != fmt.Sprint(want) {
+		t.Errorf("Log = %q, want %q", r.Log, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"first a", "second a"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the hook got %q, want %q (and not the banner)", got, want)
+	}
+}

@@ -1,0 +1,208 @@
+package openocd
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Symbol is a data object or a function of an ELF file.
+type Symbol struct {
+	Name string
+	// Addr is the symbol's address. For an ARM Thumb function it is the
+	// address of the code, without the Thumb bit the symbol table sets.
+	Addr uint64
+	// Size is the symbol's size in bytes, 0 when the file does not say.
+	Size uint64
+	// Func is set for a function, clear for a data object.
+	Func bool
+}
+
+// Symbols are the data objects and functions of an ELF file, by name.
+type Symbols struct {
+	path   string
+	byKey  map[string][]Symbol // several for a name only when no one is global
+	names  []string            // sorted, for suggestions
+	others map[string]uint64   // other defined symbols (linker symbols): address
+}
+
+// symbolCache holds the symbols of the files loaded so far, so that a run
+// that looks up many symbols reads each file once. A file that changes
+// (a rebuilt firmware) is read again.
+var symbolCache = struct {
+	sync.Mutex
+	m map[string]cachedSymbols
+}{m: map[string]cachedSymbols{}}
+
+type cachedSymbols struct {
+	mtime time.Time
+	size  int64
+	syms  *Symbols
+}
+
+// LoadSymbols reads the symbol table of the ELF file at path. Results are
+// cached by path, modification time and size.
+func LoadSymbols(path string) (*Symbols, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load symbols: %w", err)
+	}
+	symbolCache.Lock()
+	c, ok := symbolCache.m[path]
+	symbolCache.Unlock()
+	if ok && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
+		return c.syms, nil
+	}
+	syms, err := readSymbols(path)
+	if err != nil {
+		return nil, err
+	}
+	symbolCache.Lock()
+	symbolCache.m[path] = cachedSymbols{mtime: fi.ModTime(), size: fi.Size(), syms: syms}
+	symbolCache.Unlock()
+	return syms, nil
+}
+
+// LookupSymbol returns the address and size in bytes of the symbol name in
+// the ELF file at path: LoadSymbols and Lookup in one call, in the shape
+// the runner's symbol lookup takes.
+func LookupSymbol(path, name string) (addr, size uint64, err error) {
+	syms, err := LoadSymbols(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	s, err := syms.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	return s.Addr, s.Size, nil
+}
+
+func readSymbols(path string) (*Symbols, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("load symbols from %s: not an ELF file: %w", path, err)
+		}
+		return nil, fmt.Errorf("load symbols: %w", err)
+	}
+	defer f.Close()
+	list, err := f.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return nil, fmt.Errorf("load symbols from %s: the file has no symbol table (stripped?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load symbols from %s: %w", path, err)
+	}
+	s := &Symbols{path: path, byKey: map[string][]Symbol{}, others: map[string]uint64{}}
+	global := map[string]bool{}
+	for _, es := range list {
+		typ := elf.ST_TYPE(es.Info)
+		if es.Name == "" || es.Section == elf.SHN_UNDEF {
+			continue
+		}
+		if typ != elf.STT_OBJECT && typ != elf.STT_FUNC {
+			if typ == elf.STT_NOTYPE {
+				s.others[es.Name] = es.Value
+			}
+			continue
+		}
+		sym := Symbol{Name: es.Name, Addr: es.Value, Size: es.Size, Func: typ == elf.STT_FUNC}
+		if sym.Func && f.Machine == elf.EM_ARM {
+			sym.Addr &^= 1
+		}
+		isGlobal := elf.ST_BIND(es.Info) != elf.STB_LOCAL
+		switch {
+		case global[es.Name]:
+			// A global symbol hides file-local ones of the same name.
+		case isGlobal:
+			global[es.Name] = true
+			s.byKey[es.Name] = []Symbol{sym}
+		default:
+			s.byKey[es.Name] = append(s.byKey[es.Name], sym)
+		}
+	}
+	for n := range s.byKey {
+		s.names = append(s.names, n)
+	}
+	sort.Strings(s.names)
+	return s, nil
+}
+
+// Lookup returns the symbol called name. An unknown name's error suggests
+// the nearest known one:
+//
+//	symbol countr not found in firmware/sim/sim.elf (did you mean counter?)
+func (s *Symbols) Lookup(name string) (Symbol, error) {
+	list := s.byKey[name]
+	switch len(list) {
+	case 0:
+		if addr, ok := s.others[name]; ok {
+			return Symbol{}, fmt.Errorf("symbol %s in %s is neither a data object nor a function (it is a linker symbol, at 0x%x)", name, s.path, addr)
+		}
+		msg := fmt.Sprintf("symbol %s not found in %s", name, s.path)
+		if m := s.suggest(name); m != "" {
+			msg += " (did you mean " + m + "?)"
+		}
+		return Symbol{}, errors.New(msg)
+	case 1:
+		return list[0], nil
+	}
+	addrs := make([]string, len(list))
+	for i, sym := range list {
+		addrs[i] = fmt.Sprintf("0x%x", sym.Addr)
+	}
+	return Symbol{}, fmt.Errorf("symbol %s is ambiguous in %s: %d file-local symbols have that name, at %s",
+		name, s.path, len(list), strings.Join(addrs, ", "))
+}
+
+// Names returns the names of the symbols, sorted.
+func (s *Symbols) Names() []string {
+	return append([]string(nil), s.names...)
+}
+
+// suggest returns the known name nearest to name, or "" when none is
+// near enough to be a likely typo.
+func (s *Symbols) suggest(name string) string {
+	best, bestD := "", -1
+	for _, n := range s.names {
+		if strings.EqualFold(n, name) {
+			return n
+		}
+		d := editDistance(strings.ToLower(name), strings.ToLower(n))
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
