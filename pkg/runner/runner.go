@@ -236,7 +236,10 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		remove := c.OnReceive(func(at time.Time, off int64, p []byte) {
 			r.mu.Lock()
 			t.data = append(t.data, p...)
-			if over := len(t.data) - limit; over > 0 {
+			// Trim only once twice the limit is held, so a long stream
+			// costs one copy per limit's worth of bytes, not one per chunk.
+			if len(t.data) > 2*limit {
+				over := len(t.data) - limit
 				t.dropped += int64(over)
 				t.data = append(t.data[:0], t.data[over:]...)
 			}
@@ -298,7 +301,11 @@ func (r *run) transcripts() []Transcript {
 		if t == nil {
 			continue
 		}
-		out = append(out, Transcript{Console: dev.Name, Data: append([]byte(nil), t.data...), Truncated: t.dropped})
+		data, dropped := t.data, t.dropped
+		if over := len(data) - r.opts.TranscriptLimit; over > 0 {
+			data, dropped = data[over:], dropped+int64(over)
+		}
+		out = append(out, Transcript{Console: dev.Name, Data: append([]byte(nil), data...), Truncated: dropped})
 	}
 	return out
 }

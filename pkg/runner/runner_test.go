@@ -23,6 +23,9 @@ type device struct {
 	handle  func(line string) string
 	latency time.Duration
 
+	rmu     sync.Mutex // guards receive; Write prints while holding mu
+	receive []func(time.Time, int64, []byte)
+
 	mu      sync.Mutex
 	partial string
 	writes  []string
@@ -36,7 +39,16 @@ func newDevice(handle func(string) string) *device {
 	return &device{buf: stream.NewBuffer(0), handle: handle}
 }
 
-func (d *device) print(s string) { d.buf.Append(time.Now(), []byte(s)) }
+func (d *device) print(s string) {
+	d.rmu.Lock()
+	fns := d.receive
+	d.rmu.Unlock()
+	off := d.buf.End()
+	for _, fn := range fns {
+		fn(time.Now(), off, []byte(s))
+	}
+	d.buf.Append(time.Now(), []byte(s))
+}
 
 func (d *device) Write(ctx context.Context, p []byte) (int64, error) {
 	d.mu.Lock()
@@ -75,7 +87,12 @@ func (d *device) Capture(ctx context.Context, from int64, opt stream.CaptureOpti
 func (d *device) Cursor() int64                                        { return d.buf.End() }
 func (d *device) Tail(lines, maxBytes int) []byte                      { return d.buf.Tail(lines, maxBytes) }
 func (d *device) Watch(p []stream.Pattern, fn func(stream.Hit)) func() { return d.buf.Watch(p, fn) }
-func (d *device) OnReceive(fn func(time.Time, int64, []byte)) func()   { return func() {} }
+func (d *device) OnReceive(fn func(time.Time, int64, []byte)) func() {
+	d.rmu.Lock()
+	d.receive = append(d.receive, fn)
+	d.rmu.Unlock()
+	return func() {}
+}
 
 func (d *device) Close() error {
 	d.mu.Lock()
@@ -554,5 +571,37 @@ finally:
 	}
 	if got := statuses(res); got != "0:skipped finally.0:passed" {
 		t.Errorf("steps = %s", got)
+	}
+}
+
+func TestTranscriptKeepsTheTail(t *testing.T) {
+	seq := load(t, `
+steps:
+  - send: echo start
+    expect: start
+  - expect: the end
+`)
+	dev := newDevice(shell)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		for i := 0; i < 100; i++ {
+			dev.print(fmt.Sprintf("line %03d of output\r\n", i))
+		}
+		dev.print("the end\r\n")
+	}()
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open:            func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		TranscriptLimit: 100,
+	})
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s", res.Status, statuses(res))
+	}
+	tr := res.Transcripts[0]
+	total := int64(dev.buf.End())
+	if len(tr.Data) != 100 || tr.Truncated != total-100 {
+		t.Errorf("transcript holds %d bytes, %d dropped; want 100 and %d", len(tr.Data), tr.Truncated, total-100)
+	}
+	if !strings.HasSuffix(string(tr.Data), "the end\r\n") {
+		t.Errorf("transcript does not end with the last output: %q", tr.Data)
 	}
 }

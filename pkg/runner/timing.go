@@ -2,20 +2,23 @@ package runner
 
 import (
 	"context"
-	"runtime"
 	"time"
 )
 
-// spinWindow is the last stretch before a deadline that sleepUntil spends
-// polling the clock instead of sleeping: the scheduler's timers fire late by
-// tens to hundreds of microseconds, a spin by well under one.
-const spinWindow = 1 * time.Millisecond
+// Delays hit their deadline in three stretches: the scheduler's timer for
+// all but the last timerMargin (it may fire a millisecond late), a precise
+// sleep of the thread for all but the last spinWindow, and a poll of the
+// clock that gives the CPU away between polls, so other processes (a
+// simulated board on the same machine) keep running.
+const (
+	timerMargin = 2 * time.Millisecond
+	spinWindow  = 200 * time.Microsecond
+)
 
 // sleepUntil waits until deadline on the monotonic clock, or until ctx is
-// done, when it returns ctx's cause. It sleeps for all but the last
-// spinWindow, then spins.
+// done, when it returns ctx's cause.
 func sleepUntil(ctx context.Context, deadline time.Time) error {
-	if d := time.Until(deadline) - spinWindow; d > 0 {
+	if d := time.Until(deadline) - timerMargin; d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -24,12 +27,10 @@ func sleepUntil(ctx context.Context, deadline time.Time) error {
 		case <-t.C:
 		}
 	}
-	for n := 0; time.Now().Before(deadline); n++ {
-		if n&63 == 0 && ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		runtime.Gosched()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
+	preciseWait(ctx, deadline, spinWindow)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
