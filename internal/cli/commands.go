@@ -135,8 +135,10 @@ func newSimCmd(ios *IO) *cobra.Command {
 		Short: "Run the virtual board until interrupted",
 		Long: `Run the virtual board: a firmware-like shell on a pty (prompt "sim> ",
 commands help, version, echo, led, status, reboot, panic, stream, peek, poke,
-sleep) over a memory map. Point hilrun, a terminal program or any test at the
-printed serial path. Runs until SIGINT or SIGTERM.`,
+sleep) over a memory map, and a JTAG port (OpenOCD's remote_bitbang protocol)
+to that memory, driven by an OpenOCD that hilrun launches when it is
+installed. Point hilrun, a terminal program, telnet or any test at the
+printed addresses. Runs until SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return Sim(cmd, ios, opts)
@@ -159,16 +161,27 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	default:
 		return invalid(fmt.Errorf("--line-ending must be crlf, lf or cr, not %q", opts.LineEnding))
 	}
-	b := sim.New(sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link})
-	if err := b.Start(); err != nil {
-		return infra(fmt.Errorf("start the virtual board: %w", err))
+	b, err := startSimBench(cmd.Context(), sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true)
+	if err != nil {
+		return infra(err)
 	}
 	defer b.Close()
+	if b.note != "" {
+		fmt.Fprintln(ios.ErrOut, "hilrun: "+b.note)
+	}
 	if opts.JSON {
-		line, _ := json.Marshal(map[string]any{"serial": b.SerialPath(), "pty": b.PtyPath(), "pid": os.Getpid()})
+		info := map[string]any{
+			"serial":         b.board.SerialPath(),
+			"pty":            b.board.PtyPath(),
+			"pid":            os.Getpid(),
+			"remote_bitbang": b.jtag.Addr(),
+			"openocd_telnet": b.telnet,
+			"openocd":        b.ocd != nil,
+		}
+		line, _ := json.Marshal(info)
 		fmt.Fprintln(ios.Out, string(line))
 	} else {
-		fmt.Fprintf(ios.Out, "virtual board serial console: %s\n(press Ctrl-C to stop)\n", b.SerialPath())
+		fmt.Fprintf(ios.Out, "virtual board\n  serial console:        %s\n  JTAG (remote_bitbang): %s\n  OpenOCD telnet:        %s\n(press Ctrl-C to stop)\n", b.board.SerialPath(), b.jtag.Addr(), b.telnet)
 	}
 	if f, ok := ios.Out.(interface{ Sync() error }); ok {
 		f.Sync()

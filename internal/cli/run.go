@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -30,6 +31,7 @@ type RunOptions struct {
 	LogDir  string
 	Vars    []string
 	Ports   []string
+	OpenOCD []string
 	Bench   string
 	Sim     bool
 	Verbose bool
@@ -58,8 +60,9 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
-	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device is bound to it")
+	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	return cmd
 }
@@ -74,33 +77,52 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
+	openocds, err := steps.ParseAssignments("openocd", opts.OpenOCD)
+	if err != nil {
+		return invalid(err)
+	}
 	seqs, err := loadAll(opts.Files, steps.Names(vars))
 	if err != nil {
 		return err
 	}
+	needProbe := false
 	for _, seq := range seqs {
-		if err := bindSequence(seq, opts, ports); err != nil {
+		if err := bindSequence(seq, opts, ports, openocds); err != nil {
 			return invalid(err)
 		}
-	}
-
-	var board *sim.Board
-	if opts.Sim {
-		board = sim.New(sim.Options{})
-		if err := board.Start(); err != nil {
-			return infra(fmt.Errorf("start the virtual board: %w", err))
-		}
-		defer board.Close()
-		for _, seq := range seqs {
-			for _, d := range seq.Devices {
-				d.Port, d.USB = board.SerialPath(), nil
+		if opts.Sim {
+			for _, p := range seq.Probes {
+				p.OpenOCD, p.Launch = "sim", nil
+				needProbe = true
 			}
 		}
 	}
 	for _, seq := range seqs {
 		for _, d := range seq.Devices {
-			if d.Port == "" && d.USB == nil {
+			if d.Port == "" && d.USB == nil && !opts.Sim {
 				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
+			}
+		}
+		if err := checkProbes(seq); err != nil {
+			return invalid(err)
+		}
+	}
+
+	if opts.Sim {
+		bench, err := startSimBench(ctx, sim.Options{}, needProbe)
+		if err != nil {
+			return infra(err)
+		}
+		defer bench.Close()
+		if bench.note != "" {
+			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
+		}
+		for _, seq := range seqs {
+			for _, d := range seq.Devices {
+				d.Port, d.USB = bench.board.SerialPath(), nil
+			}
+			for _, p := range seq.Probes {
+				p.OpenOCD = bench.telnet
 			}
 		}
 	}
@@ -130,6 +152,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		res := runner.Run(runCtx, seq, runner.Options{
 			Open:           openConsole(logDir),
+			OpenProbe:      openProbe(logDir),
+			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
 			Sink:           console,
 			FinallyContext: finCtx,
@@ -191,8 +215,9 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	return seqs, nil
 }
 
-// bindSequence applies the bench file and --port to a sequence's devices.
-func bindSequence(seq *steps.Sequence, opts *RunOptions, ports map[string]string) error {
+// bindSequence applies the bench file, --port and --openocd to a
+// sequence's devices and probes.
+func bindSequence(seq *steps.Sequence, opts *RunOptions, ports, openocds map[string]string) error {
 	benchPath := opts.Bench
 	if benchPath == "" {
 		p := filepath.Join(filepath.Dir(seq.File), steps.BenchFile)
@@ -212,7 +237,7 @@ func bindSequence(seq *steps.Sequence, opts *RunOptions, ports map[string]string
 		}
 		bench = b
 	}
-	return steps.Bind(seq, bench, ports)
+	return steps.Bind(seq, bench, ports, openocds)
 }
 
 // openConsole opens devices as serial consoles, logging under logDir.

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/sim/jtag"
+	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+)
+
+// simBench is the virtual board with everything that reaches it: its serial
+// console, its JTAG port, and an OpenOCD telnet server driving that port —
+// the real OpenOCD when it is installed, else hilrun's stand-in.
+type simBench struct {
+	board  *sim.Board
+	jtag   *jtag.Server
+	ocd    *openocd.Process
+	stub   *ocdtelnet.Server
+	dir    string
+	telnet string
+	// note says, in one line, when memory is served by the stand-in.
+	note string
+}
+
+// startSimBench starts the board; with probes it also serves its memory
+// through OpenOCD (or the stand-in).
+func startSimBench(ctx context.Context, opts sim.Options, probes bool) (*simBench, error) {
+	b := &simBench{board: sim.New(opts)}
+	if err := b.board.Start(); err != nil {
+		return nil, fmt.Errorf("start the virtual board: %w", err)
+	}
+	if !probes {
+		return b, nil
+	}
+	if err := b.startProbe(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *simBench) startProbe(ctx context.Context) error {
+	// The JTAG port and OpenOCD live as long as the bench, not the context
+	// that started them.
+	life := context.WithoutCancel(ctx)
+	var err error
+	b.jtag, err = jtag.Serve(life, b.board.Memory(), "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("serve the virtual board's JTAG port: %w", err)
+	}
+	if _, err := exec.LookPath("openocd"); err != nil {
+		b.stub, err = ocdtelnet.Serve(life, b.board.Memory(), "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("serve the virtual board's memory: %w", err)
+		}
+		b.telnet = b.stub.Addr()
+		b.note = "openocd is not installed: the virtual board's memory is served by hilrun's built-in stand-in for OpenOCD's telnet server"
+		return nil
+	}
+	b.dir, err = os.MkdirTemp("", "hilrun-sim-")
+	if err != nil {
+		return err
+	}
+	cfg := filepath.Join(b.dir, "sim.cfg")
+	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(b.jtag.Addr())), 0o644); err != nil {
+		return err
+	}
+	b.ocd, err = openocd.Launch(ctx, openocd.LaunchConfig{
+		Configs: []string{cfg},
+		Dir:     b.dir,
+		// OpenOCD's telnet server keeps its history in $HOME.
+		Env: append(os.Environ(), "HOME="+b.dir),
+	})
+	if err != nil {
+		return fmt.Errorf("launch openocd for the virtual board: %w", err)
+	}
+	b.telnet = b.ocd.TelnetAddr()
+	return nil
+}
+
+// Close stops everything; it is idempotent.
+func (b *simBench) Close() error {
+	var errs []error
+	if b.ocd != nil {
+		errs = append(errs, b.ocd.Stop())
+	}
+	if b.stub != nil {
+		errs = append(errs, b.stub.Close())
+	}
+	if b.jtag != nil {
+		errs = append(errs, b.jtag.Close())
+	}
+	errs = append(errs, b.board.Close())
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+	return errors.Join(errs...)
+}
