@@ -1,0 +1,905 @@
+// Package bench measures hilrun on its virtual board, side by side with
+// Python's pexpect on the same kind of device:
+//
+//   - (a) send/expect round trips,
+//   - (b) finding a pattern at the end of a long stream, speed and peak
+//     memory,
+//   - (c) the accuracy of delays between sends, as the device sees it,
+//   - (d) a full-speed stream logged with no byte lost.
+//
+// The virtual board runs in the calling process. Every measured side, the
+// hilrun ones included, runs in a child process of its own (see ChildEnv
+// and the embedded pexpect_*.py scripts) that opens the board's pty like any
+// serial port, so both sides pay the same process and pty costs and each
+// one's peak memory can be read from the kernel. Blocks of the sides are
+// alternated so that noise on a shared machine hits them all.
+//
+// cmd/hilbench runs it and prints a Markdown report.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/sim"
+)
+
+//go:embed pexpect_*.py
+var scripts embed.FS
+
+// Scenario names, as -only takes them.
+const (
+	RoundTrip = "a"
+	Search    = "b"
+	Delay     = "c"
+	Lossless  = "d"
+)
+
+// Side names.
+const (
+	sideRunner  = "hilrun run"
+	sideConsole = "hilrun serialx"
+	sidePexpect = "pexpect"
+)
+
+// Options configure a benchmark run. Zero values mean the defaults noted.
+type Options struct {
+	// Only lists the scenarios to run (RoundTrip, Search, Delay, Lossless);
+	// empty runs all of them.
+	Only []string
+	// N is the number of measured round trips per side in (a); 0 means 2000.
+	N int
+	// Rounds is how many alternating blocks each side's samples are split
+	// into in (a) and (c); 0 means 4.
+	Rounds int
+	// Warmup is the number of unmeasured round trips that start each block
+	// of (a); 0 means 50. Blocks of (c) start with 3 unmeasured pairs.
+	Warmup int
+	// SearchSize is the stream length in bytes in (b); 0 means 25,000,000.
+	SearchSize int64
+	// SmallSize is the shorter stream (b) also uses for regular expression
+	// searches, which pexpect does in quadratic time; 0 means SearchSize/10.
+	SmallSize int64
+	// SearchReps is how many times each search of (b) runs; 0 means 3. The
+	// pexpect regular expression search of SearchSize bytes runs once.
+	SearchReps int
+	// Limit bounds each search of (b); 0 means 180 s.
+	Limit time.Duration
+	// DelayN is the number of measured delays per side and delay length in
+	// (c); 0 means 300.
+	DelayN int
+	// Delays are the delay lengths of (c); nil means 1 ms, 10 ms, 100 ms.
+	Delays []time.Duration
+	// StreamFor is how long (d) keeps streaming; 0 means 10 s.
+	StreamFor time.Duration
+	// StreamChunk is the size in bytes of each `stream` command of (d); 0
+	// means 20,000,000.
+	StreamChunk int64
+	// WaitVariants adds diagnostic sides to scenario (c): the pairs sent
+	// through a serialx console with three ways of waiting, to separate
+	// the runner's overhead from the effect of its waiting method.
+	WaitVariants bool
+	// Python is the interpreter for the pexpect scripts; "" runs no pexpect
+	// side.
+	Python string
+	// Child returns the command that runs a hilrun side with args (see
+	// ChildEnv); nil re-executes the running binary with ChildEnv=1.
+	Child func(ctx context.Context, args ...string) *exec.Cmd
+	// WorkDir receives the pexpect scripts and the logs of (d); "" means a
+	// temporary directory that is removed at the end.
+	WorkDir string
+	// Command is the command line that reproduces the run, for the report.
+	Command string
+	// Progress receives a line per measured block; nil discards them.
+	Progress io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.N <= 0 {
+		o.N = 2000
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 4
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = 50
+	}
+	if o.SearchSize <= 0 {
+		o.SearchSize = 25_000_000
+	}
+	if o.SmallSize <= 0 {
+		o.SmallSize = o.SearchSize / 10
+	}
+	if o.SearchReps <= 0 {
+		o.SearchReps = 3
+	}
+	if o.Limit <= 0 {
+		o.Limit = 180 * time.Second
+	}
+	if o.DelayN <= 0 {
+		o.DelayN = 300
+	}
+	if len(o.Delays) == 0 {
+		o.Delays = []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond}
+	}
+	if o.StreamFor <= 0 {
+		o.StreamFor = 10 * time.Second
+	}
+	if o.StreamChunk <= 0 {
+		o.StreamChunk = 20_000_000
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Child == nil {
+		o.Child = func(ctx context.Context, args ...string) *exec.Cmd {
+			exe, err := os.Executable()
+			if err != nil {
+				exe = os.Args[0]
+			}
+			cmd := exec.CommandContext(ctx, exe, args...)
+			cmd.Env = append(os.Environ(), ChildEnv+"=1")
+			return cmd
+		}
+	}
+}
+
+// delayWarmup is the number of unmeasured pairs at the start of each block
+// of (c).
+const delayWarmup = 3
+
+// Report is the outcome of a run. Scenarios not run are nil.
+type Report struct {
+	Env      Env           `json:"env"`
+	Command  string        `json:"command,omitempty"`
+	Started  time.Time     `json:"started"`
+	Finished time.Time     `json:"finished"`
+	RTT      *RTTReport    `json:"rtt,omitempty"`
+	Search   *SearchReport `json:"search,omitempty"`
+	Delay    *DelayReport  `json:"delay,omitempty"`
+	Stream   *StreamReport `json:"stream,omitempty"`
+}
+
+// Env describes the machine and the tools.
+type Env struct {
+	NumCPU     int    `json:"num_cpu"`
+	CPU        string `json:"cpu"`
+	Kernel     string `json:"kernel"`
+	Go         string `json:"go"`
+	Python     string `json:"python,omitempty"`
+	Pexpect    string `json:"pexpect,omitempty"`
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+}
+
+// Series is one side's samples of a latency scenario.
+type Series struct {
+	Side    string          `json:"side"`
+	Command string          `json:"command"`
+	Summary Summary         `json:"summary"`
+	Samples []time.Duration `json:"-"`
+	// MaxRSSKiB is the peak resident memory of each block's process.
+	MaxRSSKiB []int64 `json:"max_rss_kib"`
+}
+
+// RTTReport is scenario (a).
+type RTTReport struct {
+	N      int       `json:"n"`
+	Rounds int       `json:"rounds"`
+	Warmup int       `json:"warmup"`
+	Sides  []*Series `json:"sides"`
+}
+
+// SearchRun is one search of scenario (b).
+type SearchRun struct {
+	Done      bool         `json:"done"`
+	Seconds   float64      `json:"seconds"`
+	Bytes     int64        `json:"bytes"`
+	MaxRSSKiB int64        `json:"max_rss_kib"`
+	Progress  [][2]float64 `json:"progress,omitempty"`
+}
+
+// MBps is the run's speed in MB (10^6 bytes) per second.
+func (r SearchRun) MBps() float64 { return ratio(float64(r.Bytes)/1e6, r.Seconds) }
+
+// SearchCase is one way of searching in scenario (b).
+type SearchCase struct {
+	Name    string      `json:"name"`
+	Side    string      `json:"side"`
+	Size    int64       `json:"size"`
+	Pattern string      `json:"pattern"`
+	Command string      `json:"command"`
+	Runs    []SearchRun `json:"runs"`
+	// Peer names the pexpect case this one is compared with.
+	Peer string `json:"peer,omitempty"`
+	reps int
+	args func(path string) (python bool, args []string)
+}
+
+// SearchReport is scenario (b).
+type SearchReport struct {
+	Cases []*SearchCase `json:"cases"`
+}
+
+// DelaySeries is one side's accuracy for one delay length in (c).
+type DelaySeries struct {
+	Delay   time.Duration `json:"delay_ns"`
+	Side    string        `json:"side"`
+	Command string        `json:"command"`
+	// Errors are |gap - Delay|, where gap is the time between the arrivals
+	// at the board of the lines sent before and after the delay.
+	Errors Summary `json:"abs_error"`
+	// Signed is gap - Delay: positive when late.
+	Signed Summary `json:"signed_error"`
+	// Client is the delay as the sending side measured it.
+	Client Summary `json:"client"`
+	// P90 is the 90th percentile of the absolute error.
+	P90 time.Duration `json:"p90_abs_error_ns"`
+	// Merged counts pairs whose two lines the board read at once: it did
+	// not get to read the first line before the second was sent, so the
+	// error equals the delay.
+	Merged int `json:"merged"`
+
+	errs, signed, client []time.Duration
+}
+
+// DelayReport is scenario (c).
+type DelayReport struct {
+	N      int            `json:"n"`
+	Rounds int            `json:"rounds"`
+	Series []*DelaySeries `json:"series"`
+}
+
+// StreamReport is scenario (d).
+type StreamReport struct {
+	Command    string  `json:"command"`
+	Chunk      int64   `json:"chunk"`
+	Iterations int     `json:"iterations"`
+	Seconds    float64 `json:"seconds"`
+	// Sent is the number of bytes the board sent in reply to the stream
+	// commands; Logged the size of the log from the first reply on.
+	Sent   int64 `json:"sent"`
+	Logged int64 `json:"logged"`
+	// Lost counts bytes sent but missing from the log; Identical reports
+	// that the log holds exactly what was sent.
+	Lost      int64  `json:"lost"`
+	Identical bool   `json:"identical"`
+	Timeline  string `json:"timeline"`
+	Problem   string `json:"problem,omitempty"`
+	MaxRSSKiB int64  `json:"max_rss_kib"`
+}
+
+// MBps is the logged stream's speed in MB (10^6 bytes) per second.
+func (s *StreamReport) MBps() float64 { return ratio(float64(s.Sent)/1e6, s.Seconds) }
+
+// Run runs the scenarios of opts, one after the other, and returns their
+// report. It fails on the first side that cannot be measured.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	opts.defaults()
+	rep := &Report{Started: time.Now(), Command: opts.Command}
+	if opts.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "hilbench-")
+		if err != nil {
+			return nil, fmt.Errorf("create a work directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		opts.WorkDir = dir
+	}
+	if err := writeScripts(opts.WorkDir); err != nil {
+		return nil, err
+	}
+	b := &bencher{opts: opts, rep: rep}
+	rep.Env = b.env(ctx)
+	only := func(s string) bool { return len(opts.Only) == 0 || slices.Contains(opts.Only, s) }
+	var err error
+	if only(RoundTrip) && err == nil {
+		rep.RTT, err = b.rtt(ctx)
+	}
+	if only(Search) && err == nil {
+		rep.Search, err = b.search(ctx)
+	}
+	if only(Delay) && err == nil {
+		rep.Delay, err = b.delay(ctx)
+	}
+	if only(Lossless) && err == nil {
+		rep.Stream, err = b.lossless(ctx)
+	}
+	rep.Env.LoadAfter = loadAvg()
+	rep.Finished = time.Now()
+	return rep, err
+}
+
+func writeScripts(dir string) error {
+	names, _ := scripts.ReadDir(".")
+	for _, e := range names {
+		data, _ := scripts.ReadFile(e.Name())
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+type bencher struct {
+	opts Options
+	rep  *Report
+}
+
+func (b *bencher) progress(format string, args ...any) {
+	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
+}
+
+// env records the machine and the tool versions.
+func (b *bencher) env(ctx context.Context) Env {
+	e := Env{NumCPU: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: loadAvg()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		e.Kernel = strings.TrimSpace(string(data))
+	}
+	if b.opts.Python != "" {
+		out, err := exec.CommandContext(ctx, b.opts.Python, "-c",
+			"import sys, pexpect; print(sys.version.split()[0], pexpect.__version__)").Output()
+		if f := strings.Fields(string(out)); err == nil && len(f) == 2 {
+			e.Python, e.Pexpect = f[0], f[1]
+		}
+	}
+	return e
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// withBoard runs fn with a freshly started virtual board, so that no block
+// sees what another left in the pty.
+func withBoard(fn func(b *sim.Board) error) error {
+	b := sim.New(sim.Options{})
+	if err := b.Start(); err != nil {
+		return fmt.Errorf("start the virtual board: %w", err)
+	}
+	err := fn(b)
+	if cerr := b.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// side runs one measured process: a hilrun child (python false) or a
+// pexpect script (args[0] is the script name). It returns the JSON it
+// printed and its peak memory in KiB.
+func (b *bencher) side(ctx context.Context, python bool, args []string, timeout time.Duration) (childOutput, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	if python {
+		full := append([]string{filepath.Join(b.opts.WorkDir, args[0])}, args[1:]...)
+		cmd = exec.CommandContext(ctx, b.opts.Python, full...)
+	} else {
+		cmd = b.opts.Child(ctx, args...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var rss int64
+	if cmd.ProcessState != nil {
+		rss = maxRSS(cmd.ProcessState)
+	}
+	what := strings.Join(args, " ")
+	if python {
+		what = "python3 " + what
+	}
+	if err != nil {
+		return childOutput{}, rss, fmt.Errorf("%s: %w: %s", what, err, lastLines(stderr.String(), 5))
+	}
+	var out childOutput
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return childOutput{}, rss, fmt.Errorf("%s: read its result: %w (output %q)", what, err, clip(stdout.String(), 200))
+	}
+	if out.Python != "" && b.rep.Env.Python == "" {
+		b.rep.Env.Python, b.rep.Env.Pexpect = out.Python, out.Pexpect
+	}
+	return out, rss, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func nanos(ns []int64) []time.Duration {
+	out := make([]time.Duration, len(ns))
+	for i, v := range ns {
+		out[i] = time.Duration(v)
+	}
+	return out
+}
+
+// rtt runs scenario (a).
+func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
+	o := b.opts
+	rep := &RTTReport{N: o.N, Rounds: o.Rounds, Warmup: o.Warmup}
+	names := []string{sideRunner, sideConsole}
+	if o.Python != "" {
+		names = append(names, sidePexpect)
+	}
+	series := map[string]*Series{}
+	for _, name := range names {
+		s := &Series{Side: name}
+		series[name] = s
+		rep.Sides = append(rep.Sides, s)
+	}
+	series[sideRunner].Command = "HILBENCH_CHILD=1 hilbench rtt-runner -serial PATH -n N -warmup W"
+	series[sideConsole].Command = "HILBENCH_CHILD=1 hilbench rtt-console -serial PATH -n N -warmup W"
+	if s := series[sidePexpect]; s != nil {
+		s.Command = "python3 bench/pexpect_rtt.py PATH N W"
+	}
+	for round, n := range split(o.N, o.Rounds) {
+		if n == 0 {
+			continue
+		}
+		for _, name := range rotate(names, round) {
+			err := withBoard(func(board *sim.Board) error {
+				path := board.SerialPath()
+				var args []string
+				python := false
+				switch name {
+				case sideRunner:
+					args = []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
+				case sideConsole:
+					args = []string{"rtt-console", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
+				case sidePexpect:
+					python, args = true, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
+				}
+				out, rss, err := b.side(ctx, python, args, 10*time.Minute)
+				if err != nil {
+					return err
+				}
+				if len(out.SamplesNs) != n {
+					return fmt.Errorf("%s returned %d samples, want %d", name, len(out.SamplesNs), n)
+				}
+				s := series[name]
+				s.Samples = append(s.Samples, nanos(out.SamplesNs)...)
+				s.MaxRSSKiB = append(s.MaxRSSKiB, rss)
+				sum := summarize(nanos(out.SamplesNs))
+				b.progress("a: round %d/%d %-14s %5d round trips, median %s, p99 %s", round+1, o.Rounds, name, n, us(sum.Median), us(sum.P99))
+				return nil
+			})
+			if err != nil {
+				return rep, fmt.Errorf("round trips: %w", err)
+			}
+		}
+	}
+	for _, s := range rep.Sides {
+		s.Summary = summarize(s.Samples)
+	}
+	return rep, nil
+}
+
+// search runs scenario (b).
+func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
+	o := b.opts
+	limit := o.Limit.String()
+	logDir := filepath.Join(o.WorkDir, "search-logs")
+	goCase := func(name, how, match string, size int64, reps int, peer string, logged bool) *SearchCase {
+		side := sideRunner
+		switch how {
+		case "console":
+			side = sideConsole
+		case "raw":
+			side = "raw read"
+		}
+		pattern := escapeLiteral(string(streamTail(size)))
+		if match == "regex" {
+			pattern = streamRegexp(size)
+		}
+		extra, extraCmd := []string{}, ""
+		if logged {
+			extra, extraCmd = []string{"-logdir", logDir}, " -logdir DIR"
+		}
+		return &SearchCase{
+			Name: name, Side: side, Size: size, Pattern: pattern, Peer: peer, reps: reps,
+			Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench search -serial PATH -how %s -match %s -size %d -timeout %s%s", how, match, size, limit, extraCmd),
+			args: func(path string) (bool, []string) {
+				return false, append([]string{"search", "-serial", path, "-how", how, "-match", match, "-size", strconv.FormatInt(size, 10), "-timeout", limit}, extra...)
+			},
+		}
+	}
+	pyCase := func(name, mode string, size int64, reps int) *SearchCase {
+		pattern := escapeLiteral(string(streamTail(size)))
+		if mode == "regex" {
+			pattern = streamRegexp(size)
+		}
+		secs := strconv.FormatFloat(o.Limit.Seconds(), 'f', -1, 64)
+		return &SearchCase{
+			Name: name, Side: sidePexpect, Size: size, Pattern: pattern, reps: reps,
+			Command: fmt.Sprintf("python3 bench/pexpect_search.py PATH %d %s '%s' %s", size, mode, pattern, secs),
+			args: func(path string) (bool, []string) {
+				return true, []string{"pexpect_search.py", path, strconv.FormatInt(size, 10), mode, pattern, secs}
+			},
+		}
+	}
+	big, small := o.SearchSize, o.SmallSize
+	const (
+		pyExact    = "pexpect expect_exact (literal)"
+		pyRegex    = "pexpect expect (regex)"
+		pyRegexBig = "pexpect expect (regex), full size"
+	)
+	cases := []*SearchCase{
+		goCase("raw read, no matching (the pty's ceiling)", "raw", "literal", big, o.SearchReps, "", false),
+		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
+		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
+		goCase("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),
+		goCase("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
+		goCase("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
+	}
+	if o.Python != "" {
+		cases = append(cases,
+			pyCase(pyExact, "exact", big, o.SearchReps),
+			pyCase(pyRegex, "regex", small, o.SearchReps),
+			pyCase(pyRegexBig, "regex", big, 1))
+	} else {
+		for _, c := range cases {
+			c.Peer = ""
+		}
+	}
+	rep := &SearchReport{Cases: cases}
+	var repeated, once []*SearchCase
+	for _, c := range cases {
+		if c.reps > 1 {
+			repeated = append(repeated, c)
+		} else {
+			once = append(once, c)
+		}
+	}
+	runOne := func(c *SearchCase, round, rounds int) error {
+		return withBoard(func(board *sim.Board) error {
+			python, args := c.args(board.SerialPath())
+			out, rss, err := b.side(ctx, python, args, o.Limit+2*time.Minute)
+			if err != nil {
+				return err
+			}
+			os.RemoveAll(logDir)
+			r := SearchRun{Done: out.Done, Seconds: out.Seconds, Bytes: out.Bytes, MaxRSSKiB: rss, Progress: out.Progress}
+			c.Runs = append(c.Runs, r)
+			state := "found"
+			if !r.Done {
+				state = fmt.Sprintf("GAVE UP after %.0f s at %d of %d bytes", r.Seconds, r.Bytes, c.Size)
+			}
+			b.progress("b: round %d/%d %-42s %6.1f MB/s, %6.1f s, max RSS %s, %s", round+1, rounds, c.Name, r.MBps(), r.Seconds, mib(rss), state)
+			return nil
+		})
+	}
+	for round := range o.SearchReps {
+		for _, c := range rotate(repeated, round) {
+			if err := runOne(c, round, o.SearchReps); err != nil {
+				return rep, fmt.Errorf("search: %w", err)
+			}
+		}
+	}
+	for _, c := range once {
+		if err := runOne(c, 0, 1); err != nil {
+			return rep, fmt.Errorf("search: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// delaySide is one way of sending the pairs of scenario (c).
+type delaySide struct {
+	name    string
+	command func(d time.Duration) string
+	args    func(path string, d time.Duration, n int) (python bool, args []string)
+}
+
+func (b *bencher) delaySides() []delaySide {
+	hil := func(name, mode string, extra ...string) delaySide {
+		return delaySide{
+			name: name,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("HILBENCH_CHILD=1 hilbench %s -serial PATH -delay %s -n N -warmup %d%s", mode, d, delayWarmup, strings.Join(append([]string{""}, extra...), " "))
+			},
+			args: func(path string, d time.Duration, n int) (bool, []string) {
+				return false, append([]string{mode, "-serial", path, "-delay", d.String(), "-n", itoa(n), "-warmup", itoa(delayWarmup)}, extra...)
+			},
+		}
+	}
+	sides := []delaySide{hil(sideRunner, "delay-runner")}
+	if b.opts.Python != "" {
+		sides = append(sides, delaySide{
+			name: sidePexpect,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("python3 bench/pexpect_delay.py PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (bool, []string) {
+				return true, []string{"pexpect_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
+	if b.opts.WaitVariants {
+		sides = append(sides,
+			hil(waitGosched, "delay-console", "-wait", "gosched"),
+			hil(waitYield, "delay-console", "-wait", "yield"),
+			hil(waitSleep, "delay-console", "-wait", "sleep"),
+			hil(waitNanosleep, "delay-console", "-wait", "nanosleep"))
+	}
+	return sides
+}
+
+// Names of the diagnostic sides of scenario (c).
+const (
+	waitGosched = "serialx + runner's wait (timer, then poll with Gosched)"
+	waitYield   = "serialx + timer, then poll with sched_yield"
+	waitSleep   = "serialx + time.Sleep"
+	// waitNanosleep is a candidate for the runner's delay.
+	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs"
+)
+
+// delay runs scenario (c).
+func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
+	o := b.opts
+	rounds := min(o.Rounds, o.DelayN)
+	rep := &DelayReport{N: o.DelayN, Rounds: rounds}
+	sides := b.delaySides()
+	series := map[string]*DelaySeries{}
+	key := func(side string, d time.Duration) string { return side + "@" + d.String() }
+	for _, d := range o.Delays {
+		for _, side := range sides {
+			s := &DelaySeries{Delay: d, Side: side.name, Command: side.command(d)}
+			series[key(side.name, d)] = s
+			rep.Series = append(rep.Series, s)
+		}
+	}
+	for round, n := range split(o.DelayN, rounds) {
+		for _, d := range o.Delays {
+			for _, side := range rotate(sides, round) {
+				err := withBoard(func(board *sim.Board) error {
+					python, args := side.args(board.SerialPath(), d, n)
+					out, _, err := b.side(ctx, python, args, 10*time.Minute)
+					if err != nil {
+						return err
+					}
+					gaps, err := pairGaps(board.Received(), delayWarmup, n)
+					if err != nil {
+						return fmt.Errorf("%s, %s: %w", side.name, d, err)
+					}
+					s := series[key(side.name, d)]
+					var blockErrs []time.Duration
+					for _, g := range gaps {
+						if g == 0 {
+							s.Merged++
+						}
+						s.signed = append(s.signed, g-d)
+						s.errs = append(s.errs, abs(g-d))
+						blockErrs = append(blockErrs, abs(g-d))
+					}
+					s.client = append(s.client, nanos(out.SleepNs)...)
+					sum := summarize(blockErrs)
+					b.progress("c: round %d/%d %-14s delay %-6s %4d pairs, |error| median %s, p99 %s", round+1, rounds, side.name, d, n, us(sum.Median), us(sum.P99))
+					return nil
+				})
+				if err != nil {
+					return rep, fmt.Errorf("delay: %w", err)
+				}
+			}
+		}
+	}
+	for _, s := range rep.Series {
+		s.Errors, s.Signed, s.Client = summarize(s.errs), summarize(s.signed), summarize(s.client)
+		s.P90 = rank90(s.errs)
+	}
+	return rep, nil
+}
+
+// rank90 returns the nearest-rank 90th percentile of samples.
+func rank90(samples []time.Duration) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return rank(s, 0.90)
+}
+
+// pairGaps returns, for pairs warmup .. warmup+n-1, the time between the
+// board's receipt of "echo aI" and of "echo bI".
+func pairGaps(lines []sim.RxLine, warmup, n int) ([]time.Duration, error) {
+	a := map[int]time.Time{}
+	bs := map[int]time.Time{}
+	for _, l := range lines {
+		for prefix, m := range map[string]map[int]time.Time{"echo a": a, "echo b": bs} {
+			if rest, ok := strings.CutPrefix(l.Line, prefix); ok {
+				if i, err := strconv.Atoi(rest); err == nil {
+					m[i] = l.At
+				}
+			}
+		}
+	}
+	var gaps []time.Duration
+	for i := warmup; i < warmup+n; i++ {
+		ta, oka := a[i]
+		tb, okb := bs[i]
+		if !oka || !okb {
+			return nil, fmt.Errorf("the board did not receive pair %d", i)
+		}
+		gaps = append(gaps, tb.Sub(ta))
+	}
+	return gaps, nil
+}
+
+// lossless runs scenario (d): a logged stream at full speed for
+// StreamFor, then a byte-for-byte check of the log.
+func (b *bencher) lossless(ctx context.Context) (*StreamReport, error) {
+	o := b.opts
+	dir := filepath.Join(o.WorkDir, "lossless-logs")
+	rep := &StreamReport{
+		Chunk:   o.StreamChunk,
+		Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench stream-log -serial PATH -chunk %d -for %s -logdir DIR", o.StreamChunk, o.StreamFor),
+	}
+	err := withBoard(func(board *sim.Board) error {
+		args := []string{"stream-log", "-serial", board.SerialPath(), "-chunk", strconv.FormatInt(o.StreamChunk, 10),
+			"-for", o.StreamFor.String(), "-logdir", dir, "-timeout", (o.StreamFor + 2*time.Minute).String()}
+		out, rss, err := b.side(ctx, false, args, o.StreamFor+5*time.Minute)
+		if err != nil {
+			return err
+		}
+		rep.Iterations, rep.Seconds, rep.MaxRSSKiB = out.Iterations, out.Seconds, rss
+		return verifyLog(rep, out.Log, out.Cursors)
+	})
+	os.RemoveAll(dir) // gigabytes
+	if err != nil {
+		return rep, fmt.Errorf("lossless stream: %w", err)
+	}
+	state := "byte-identical"
+	if !rep.Identical {
+		state = "NOT identical: " + rep.Problem
+	}
+	b.progress("d: %d x %d bytes in %.1f s (%.1f MB/s), %d lost, log %s, timeline %s", rep.Iterations, rep.Chunk, rep.Seconds, rep.MBps(), rep.Lost, state, rep.Timeline)
+	return rep, nil
+}
+
+// verifyLog checks the raw log at path against what the board sent: from
+// cursors[0] on, each reply (StreamData(chunk) and then the line ending and
+// prompt) back to back, each starting at its cursor, and nothing after the
+// last. It also checks that the timeline's received chunks tile the log.
+func verifyLog(rep *StreamReport, path string, cursors []int64) error {
+	if path == "" || len(cursors) == 0 {
+		return errors.New("the stream run reported no log or no replies")
+	}
+	block := append(sim.StreamData(int(rep.Chunk), "crlf"), "\r\n"+prompt...)
+	rep.Sent = int64(len(cursors)) * int64(len(block))
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	rep.Logged = fi.Size() - cursors[0]
+	rep.Lost = max(0, rep.Sent-rep.Logged)
+	rep.Identical = true
+	fail := func(format string, args ...any) {
+		if rep.Identical {
+			rep.Problem = fmt.Sprintf(format, args...)
+		}
+		rep.Identical = false
+	}
+	got := make([]byte, len(block))
+	for i, c := range cursors {
+		if want := cursors[0] + int64(i)*int64(len(block)); c != want {
+			fail("reply %d began at offset %d, want %d", i, c, want)
+			break
+		}
+		n, err := f.ReadAt(got, c)
+		if n < len(got) {
+			fail("reply %d: log ends %d bytes into it (%v)", i, n, err)
+			break
+		}
+		if !bytes.Equal(got, block) {
+			j := 0
+			for j < len(got) && got[j] == block[j] {
+				j++
+			}
+			fail("reply %d differs at byte %d (log offset %d)", i, j, c+int64(j))
+			break
+		}
+	}
+	if end := cursors[len(cursors)-1] + int64(len(block)); fi.Size() != end && rep.Identical {
+		fail("the log has %d bytes, want %d", fi.Size(), end)
+	}
+	rep.Timeline = checkTimeline(strings.TrimSuffix(path, ".log")+".timeline.jsonl", fi.Size())
+	return nil
+}
+
+// checkTimeline reads a console timeline and checks that its "rx" entries
+// are contiguous from offset 0 and add up to size. It returns "ok" or what
+// is wrong.
+func checkTimeline(path string, size int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var next int64
+	entries := 0
+	for sc.Scan() {
+		var e struct {
+			Dir string `json:"dir"`
+			Off int64  `json:"off"`
+			N   int64  `json:"n"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Sprintf("line %d: %v", entries+1, err)
+		}
+		if e.Dir != "rx" {
+			continue
+		}
+		if e.Off != next {
+			return fmt.Sprintf("rx entry at offset %d, want %d", e.Off, next)
+		}
+		next += e.N
+		entries++
+	}
+	if err := sc.Err(); err != nil {
+		return err.Error()
+	}
+	if next != size {
+		return fmt.Sprintf("rx entries add up to %d bytes, the log has %d", next, size)
+	}
+	return fmt.Sprintf("ok (%d rx entries)", entries)
+}
+
+// us formats d in microseconds.
+func us(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) + " µs"
+}
+
+// mib formats a KiB count in MiB.
+func mib(kib int64) string {
+	return strconv.FormatFloat(float64(kib)/1024, 'f', 1, 64) + " MiB"
+}

@@ -1,0 +1,578 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// ChildEnv is the environment variable that turns a hilbench binary, or a
+// test binary of this package, into one measured side of a benchmark: its
+// main must then call ChildMain with its arguments and exit with the code
+// it returns. Each side runs in a process of its own so that its peak memory
+// can be read and so that it shares nothing with the virtual board, which
+// runs in the parent, just as the pexpect scripts do.
+const ChildEnv = "HILBENCH_CHILD"
+
+// prompt is the virtual board's prompt (sim.DefaultPrompt) and syncReply
+// its reply to "echo sync": every side waits for it first, so that the
+// banner the board printed before the port was opened is out of the way.
+const (
+	prompt    = sim.DefaultPrompt
+	syncReply = "sync\r\n" + prompt
+)
+
+// childOutput is what a side prints as one JSON object, the hilrun sides
+// and the pexpect scripts alike. Fields a mode does not produce are empty.
+type childOutput struct {
+	// SamplesNs are measured round trips in nanoseconds.
+	SamplesNs []int64 `json:"samples_ns,omitempty"`
+	// SleepNs are the delays as the client measured them, in nanoseconds.
+	SleepNs []int64 `json:"sleep_ns,omitempty"`
+	// Done is false when a search gave up at its time limit.
+	Done bool `json:"done"`
+	// Seconds is how long a search took, from the send to the match.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Bytes is how many bytes a search received after its send.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Progress holds [seconds, bytes] pairs sampled during a search.
+	Progress [][2]float64 `json:"progress,omitempty"`
+	// Cursors are the stream offsets at which each `stream` reply began.
+	Cursors []int64 `json:"cursors,omitempty"`
+	// Iterations and Log describe a logged stream.
+	Iterations int    `json:"iterations,omitempty"`
+	Log        string `json:"log,omitempty"`
+	Python     string `json:"python,omitempty"`
+	Pexpect    string `json:"pexpect,omitempty"`
+}
+
+// ChildMain runs one side of a benchmark against the serial port given
+// with -serial and prints its result as JSON on stdout. args are the mode
+// (rtt-runner, rtt-console, delay-runner, delay-console, search,
+// stream-log) and its flags. It returns the process exit code: 0, 1 when the measurement
+// failed, 2 for bad arguments.
+func ChildMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "hilbench: child mode missing (rtt-runner, rtt-console, delay-runner, delay-console, search, stream-log)")
+		return 2
+	}
+	mode := args[0]
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	port := fs.String("serial", "", "serial port `PATH` of the board")
+	n := fs.Int("n", 100, "measured iterations")
+	warmup := fs.Int("warmup", 10, "unmeasured iterations first")
+	delay := fs.Duration("delay", time.Millisecond, "delay step length")
+	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep or nanosleep")
+	size := fs.Int64("size", 1_000_000, "bytes to stream")
+	how := fs.String("how", "runner", "search with the runner, the serialx console or a raw read")
+	match := fs.String("match", "literal", "search pattern kind: literal or regex")
+	limit := fs.Duration("timeout", 3*time.Minute, "give up after this long")
+	chunk := fs.Int64("chunk", 20_000_000, "bytes per stream command")
+	dur := fs.Duration("for", 10*time.Second, "how long to keep streaming")
+	logDir := fs.String("logdir", "", "directory for the console log")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *port == "" {
+		fmt.Fprintf(stderr, "hilbench %s: -serial is required\n", mode)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *limit+time.Minute)
+	defer cancel()
+	var out childOutput
+	var err error
+	switch mode {
+	case "rtt-runner":
+		out, err = rttRunner(ctx, *port, *n, *warmup)
+	case "rtt-console":
+		out, err = rttConsole(ctx, *port, *n, *warmup)
+	case "delay-runner":
+		out, err = delayRunner(ctx, *port, *delay, *n, *warmup)
+	case "delay-console":
+		out, err = delayConsole(ctx, *port, *wait, *delay, *n, *warmup)
+	case "search":
+		out, err = search(ctx, *port, *how, *match, *size, *limit, *logDir)
+	case "stream-log":
+		out, err = streamLog(ctx, *port, *chunk, *dur, *logDir)
+	default:
+		fmt.Fprintf(stderr, "hilbench: unknown child mode %q\n", mode)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
+		return 1
+	}
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		fmt.Fprintf(stderr, "hilbench %s: write result: %v\n", mode, err)
+		return 1
+	}
+	return 0
+}
+
+// quoteYAML renders s as a YAML double-quoted scalar. JSON strings are
+// valid YAML, escapes included.
+func quoteYAML(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}
+
+// syncSteps is the first step of every generated sequence.
+var syncSteps = "  - send: echo sync\n    expect: " + quoteYAML(syncReply) + "\n"
+
+// openConsole opens a device as hilrun run does (internal/cli's
+// openConsole), for a port given by path.
+func openConsole(logDir string) runner.Opener {
+	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
+		c, err := serialx.Open(ctx, dev.Name, serialx.Config{
+			Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
+			StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
+			Reconnect: dev.Reconnect, LogDir: logDir,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// runSequence parses a generated sequence, binds its console to port and
+// runs it with the engine hilrun run uses. A sequence that does not pass
+// is an error.
+func runSequence(ctx context.Context, src, port, logDir string) (*runner.SequenceResult, error) {
+	seq, err := steps.Parse("hilbench.yaml", []byte(src), steps.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("parse the generated sequence: %w", err)
+	}
+	if err := steps.Bind(seq, nil, map[string]string{steps.DefaultDevice: port}, nil); err != nil {
+		return nil, err
+	}
+	res := runner.Run(ctx, seq, runner.Options{
+		Open: openConsole(logDir),
+		LogPaths: func(c runner.Console) string {
+			if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
+				raw, _ := lc.LogPaths()
+				return raw
+			}
+			return ""
+		},
+	})
+	if res.Status != runner.Passed {
+		msg := res.Error
+		for _, s := range res.Steps {
+			if s.Status == runner.Failed || s.Status == runner.Errored {
+				msg = fmt.Sprintf("step %s (%s): %s", s.Path, s.Name, s.Message)
+				break
+			}
+		}
+		return res, fmt.Errorf("sequence %s: %s", res.Status, msg)
+	}
+	return res, nil
+}
+
+// stepsOf returns the results of the steps of kind, in the order they ran.
+func stepsOf(res *runner.SequenceResult, kind steps.Kind) []runner.StepResult {
+	var out []runner.StepResult
+	for _, s := range res.Steps {
+		if s.Kind == string(kind) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// rttRunner times warmup+n send/expect steps run by the runner, as a user
+// writes them: a repeat whose step sends "echo ping-${i}" and expects the
+// reply and the prompt. Each sample is the step's duration as the runner
+// measured it.
+func rttRunner(ctx context.Context, port string, n, warmup int) (childOutput, error) {
+	src := fmt.Sprintf(`name: rtt
+expect_timeout: 10s
+steps:
+%s  - repeat: {count: %d, as: i}
+    steps:
+      - send: echo ping-${i}
+        expect: %s
+`, syncSteps, warmup+n, quoteYAML("ping-${i}\r\n"+prompt))
+	res, err := runSequence(ctx, src, port, "")
+	if err != nil {
+		return childOutput{}, err
+	}
+	sends := stepsOf(res, steps.KindSend)
+	if len(sends) != 1+warmup+n {
+		return childOutput{}, fmt.Errorf("ran %d send steps, want %d", len(sends), 1+warmup+n)
+	}
+	var out childOutput
+	for _, s := range sends[1+warmup:] {
+		out.SamplesNs = append(out.SamplesNs, s.Duration.Nanoseconds())
+	}
+	return out, nil
+}
+
+// rttConsole times warmup+n round trips through a serialx console
+// directly: Write, then Expect from the cursor Write returned.
+func rttConsole(ctx context.Context, port string, n, warmup int) (childOutput, error) {
+	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port})
+	if err != nil {
+		return childOutput{}, err
+	}
+	defer c.Close()
+	if err := consoleSync(ctx, c); err != nil {
+		return childOutput{}, err
+	}
+	var out childOutput
+	for i := range warmup + n {
+		line := []byte("echo ping-" + strconv.Itoa(i) + "\n")
+		want := []stream.Pattern{stream.Literal("ping-" + strconv.Itoa(i) + "\r\n" + prompt)}
+		t0 := time.Now()
+		cur, err := c.Write(ctx, line)
+		if err != nil {
+			return childOutput{}, err
+		}
+		if _, err := c.Expect(ctx, cur, want, nil); err != nil {
+			return childOutput{}, err
+		}
+		if d := time.Since(t0); i >= warmup {
+			out.SamplesNs = append(out.SamplesNs, d.Nanoseconds())
+		}
+	}
+	return out, nil
+}
+
+func consoleSync(ctx context.Context, c *serialx.Console) error {
+	cur, err := c.Write(ctx, []byte("echo sync\n"))
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = c.Expect(sctx, cur, []stream.Pattern{stream.Literal(syncReply)}, nil)
+	return err
+}
+
+// delayRunner runs warmup+n pairs of sends with a delay step between them,
+// as a user writes a timed sequence. The board timestamps the lines; the
+// runner's own account of each delay (actual_us) is returned for
+// reference.
+func delayRunner(ctx context.Context, port string, delay time.Duration, n, warmup int) (childOutput, error) {
+	src := fmt.Sprintf(`name: delay
+expect_timeout: 10s
+steps:
+%s  - repeat: {count: %d, as: i}
+    steps:
+      - send: echo a${i}
+      - delay: %s
+      - send: echo b${i}
+      - expect: %s
+`, syncSteps, warmup+n, delay, quoteYAML("b${i}\r\n"+prompt))
+	res, err := runSequence(ctx, src, port, "")
+	if err != nil {
+		return childOutput{}, err
+	}
+	delays := stepsOf(res, steps.KindDelay)
+	if len(delays) != warmup+n {
+		return childOutput{}, fmt.Errorf("ran %d delay steps, want %d", len(delays), warmup+n)
+	}
+	var out childOutput
+	for _, s := range delays[warmup:] {
+		us, _ := s.Data["actual_us"].(int64)
+		out.SleepNs = append(out.SleepNs, us*1000)
+	}
+	return out, nil
+}
+
+// spinWindow is the runner's: how long before a deadline it stops sleeping
+// on a timer and starts polling the clock.
+const spinWindow = time.Millisecond
+
+// preciseWindow is how long before a deadline the "nanosleep" wait of
+// delayConsole stops sleeping and starts polling.
+const preciseWindow = 200 * time.Microsecond
+
+// delayConsole is a diagnostic for scenario (c): the same pairs as
+// delayRunner, through a serialx console, waiting in one of four ways so
+// that the cost of the waiting method can be told from the engine's:
+// "gosched" as the runner does (a timer, then polling the clock for the
+// last millisecond with runtime.Gosched between polls), "yield" the same
+// with a system-wide yield (sched_yield) between polls, "sleep" with
+// time.Sleep alone, "nanosleep" with nanosleep on a thread with 1 ns timer
+// slack and then polling with sched_yield for the last 200 µs.
+func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n, warmup int) (childOutput, error) {
+	var poll func()
+	switch wait {
+	case "gosched":
+		poll = runtime.Gosched
+	case "yield":
+		poll = yieldThread
+	case "sleep", "nanosleep":
+	default:
+		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep or nanosleep)", wait)
+	}
+	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port})
+	if err != nil {
+		return childOutput{}, err
+	}
+	defer c.Close()
+	if err := consoleSync(ctx, c); err != nil {
+		return childOutput{}, err
+	}
+	var out childOutput
+	for i := range warmup + n {
+		is := strconv.Itoa(i)
+		if _, err := c.Write(ctx, []byte("echo a"+is+"\n")); err != nil {
+			return childOutput{}, err
+		}
+		start := time.Now()
+		deadline := start.Add(delay)
+		switch {
+		case wait == "sleep":
+			time.Sleep(delay)
+		case wait == "nanosleep":
+			sleepPrecise(deadline, preciseWindow)
+		default:
+			if d := time.Until(deadline) - spinWindow; d > 0 {
+				time.Sleep(d)
+			}
+			for time.Now().Before(deadline) {
+				poll()
+			}
+		}
+		slept := time.Since(start)
+		cur, err := c.Write(ctx, []byte("echo b"+is+"\n"))
+		if err != nil {
+			return childOutput{}, err
+		}
+		if _, err := c.Expect(ctx, cur, []stream.Pattern{stream.Literal("b" + is + "\r\n" + prompt)}, nil); err != nil {
+			return childOutput{}, err
+		}
+		if i >= warmup {
+			out.SleepNs = append(out.SleepNs, slept.Nanoseconds())
+		}
+	}
+	return out, nil
+}
+
+// streamTail returns what the board prints last in reply to `stream size`:
+// the last (possibly partial) data line, the line ending and the prompt.
+// It is unique in the reply because every data line carries its number.
+func streamTail(size int64) []byte {
+	start := (max(size, 1) - 1) / sim.StreamLineLen * sim.StreamLineLen
+	r := sim.NewStreamReader(size, "crlf")
+	if _, err := io.CopyN(io.Discard, r, start); err != nil {
+		panic(fmt.Sprintf("stream tail: %v", err)) // a StreamReader has all size bytes
+	}
+	last, _ := io.ReadAll(r)
+	return append(last, "\r\n"+prompt...)
+}
+
+// streamRegexp returns a regular expression for the same tail: the line
+// number, then [A-Z]+ for the letters. Line ends are written as \r and \n
+// so that the expression reads the same to Go and to Python.
+func streamRegexp(size int64) string {
+	tail := string(streamTail(size))
+	const numLen = 9 // "%08d "
+	letters := 0
+	for numLen+letters < len(tail) && tail[numLen+letters] >= 'A' && tail[numLen+letters] <= 'Z' {
+		letters++
+	}
+	if len(tail) < numLen || letters == 0 {
+		return escapeLineEnds(regexp.QuoteMeta(tail))
+	}
+	return escapeLineEnds(regexp.QuoteMeta(tail[:numLen])) + "[A-Z]+" +
+		escapeLineEnds(regexp.QuoteMeta(tail[numLen+letters:]))
+}
+
+// escapeLineEnds writes CR and LF as \r and \n, which Go's and Python's
+// regular expressions both read as those bytes.
+func escapeLineEnds(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+// escapeLiteral escapes backslash, CR and LF in a literal, for a pexpect
+// script, which decodes it with Python's unicode_escape.
+func escapeLiteral(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+// search asks the board for size bytes and waits for the tail: with the
+// runner (how "runner", a sequence with one send/expect step), a serialx
+// console (how "console") or plain reads with no matching at all (how
+// "raw", the ceiling the board and the pty allow). The runner and the
+// console log to logDir when it is not "".
+func search(ctx context.Context, port, how, match string, size int64, limit time.Duration, logDir string) (childOutput, error) {
+	tail := streamTail(size)
+	var pattern string
+	regex := false
+	switch match {
+	case "literal":
+		pattern = string(tail)
+	case "regex":
+		pattern, regex = streamRegexp(size), true
+	default:
+		return childOutput{}, fmt.Errorf("unknown -match %q (want literal or regex)", match)
+	}
+	cmd := "stream " + strconv.FormatInt(size, 10)
+	switch how {
+	case "runner":
+		exp := quoteYAML(pattern)
+		if regex {
+			exp = "{regex: " + quoteYAML(pattern) + "}"
+		}
+		src := fmt.Sprintf(`name: search
+steps:
+%s  - send: %s
+    expect: %s
+    timeout: %s
+`, syncSteps, quoteYAML(cmd), exp, limit)
+		res, err := runSequence(ctx, src, port, logDir)
+		if err != nil {
+			return childOutput{}, err
+		}
+		s := stepsOf(res, steps.KindSend)[1]
+		return childOutput{Done: true, Seconds: s.Duration.Seconds(), Bytes: size + int64(len("\r\n"+prompt))}, nil
+	case "console":
+		c, err := serialx.Open(ctx, "console", serialx.Config{Path: port, LogDir: logDir})
+		if err != nil {
+			return childOutput{}, err
+		}
+		defer c.Close()
+		if err := consoleSync(ctx, c); err != nil {
+			return childOutput{}, err
+		}
+		want := stream.Literal(pattern)
+		if regex {
+			if want, err = stream.Regexp(pattern); err != nil {
+				return childOutput{}, err
+			}
+		}
+		ectx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		t0 := time.Now()
+		cur, err := c.Write(ectx, []byte(cmd+"\n"))
+		if err != nil {
+			return childOutput{}, err
+		}
+		m, err := c.Expect(ectx, cur, []stream.Pattern{want}, nil)
+		d := time.Since(t0)
+		if err != nil {
+			return childOutput{}, err
+		}
+		return childOutput{Done: true, Seconds: d.Seconds(), Bytes: m.End - cur}, nil
+	case "raw":
+		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit)
+	}
+	return childOutput{}, fmt.Errorf("unknown -how %q (want runner, console or raw)", how)
+}
+
+// rawRead sends cmd and reads want bytes with plain read calls, checking
+// only that they end with tail.
+func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration) (childOutput, error) {
+	f, err := os.OpenFile(port, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return childOutput{}, err
+	}
+	defer f.Close()
+	deadline := time.Now().Add(limit)
+	f.SetReadDeadline(deadline)
+	buf := make([]byte, 64<<10)
+	var seen []byte
+	if _, err := f.WriteString("echo sync\n"); err != nil {
+		return childOutput{}, err
+	}
+	for !bytes.HasSuffix(seen, []byte(syncReply)) {
+		n, err := f.Read(buf)
+		if err != nil {
+			return childOutput{}, fmt.Errorf("wait for the sync reply: %w", err)
+		}
+		seen = append(seen, buf[:n]...)
+	}
+	t0 := time.Now()
+	if _, err := f.WriteString(cmd + "\n"); err != nil {
+		return childOutput{}, err
+	}
+	var got int64
+	last := make([]byte, 0, 2*len(tail)+len(buf))
+	for got < want {
+		n, err := f.Read(buf)
+		got += int64(n)
+		last = append(last, buf[:n]...)
+		if len(last) > len(tail) {
+			last = append(last[:0], last[len(last)-len(tail):]...)
+		}
+		if err != nil {
+			return childOutput{}, fmt.Errorf("read after %d of %d bytes: %w", got, want, err)
+		}
+	}
+	d := time.Since(t0)
+	if got != want || !bytes.Equal(last, tail) {
+		return childOutput{}, fmt.Errorf("read %d bytes ending %q, want %d ending %q", got, last, want, tail)
+	}
+	return childOutput{Done: true, Seconds: d.Seconds(), Bytes: got}, nil
+}
+
+// streamLog streams chunk bytes at a time for dur, as a sequence that a
+// user runs with --log-dir: a repeat {for: dur} whose step sends `stream
+// chunk` and expects the tail. It reports where each reply began in the
+// log so the parent can check the log byte for byte.
+func streamLog(ctx context.Context, port string, chunk int64, dur time.Duration, logDir string) (childOutput, error) {
+	if logDir == "" {
+		return childOutput{}, fmt.Errorf("-logdir is required")
+	}
+	src := fmt.Sprintf(`name: lossless
+steps:
+%s  - repeat: {for: %s}
+    steps:
+      - send: %s
+        expect: %s
+        timeout: 2m
+`, syncSteps, dur, quoteYAML("stream "+strconv.FormatInt(chunk, 10)), quoteYAML(string(streamTail(chunk))))
+	res, err := runSequence(ctx, src, port, logDir)
+	if err != nil {
+		return childOutput{}, err
+	}
+	out := childOutput{Done: true, Log: res.Logs[steps.DefaultDevice]}
+	for _, s := range stepsOf(res, steps.KindSend)[1:] {
+		c, ok := s.Data["cursor"].(int64)
+		if !ok {
+			return childOutput{}, fmt.Errorf("step %s has no cursor", s.Path)
+		}
+		out.Cursors = append(out.Cursors, c)
+	}
+	out.Iterations = len(out.Cursors)
+	if r := stepsOf(res, steps.KindRepeat); len(r) == 1 {
+		out.Seconds = r[0].Duration.Seconds()
+	}
+	return out, nil
+}

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/sim"
+)
+
+// TestMain lets the test binary act as the hilrun side of a benchmark,
+// as hilbench does: Run re-executes it with ChildEnv set.
+func TestMain(m *testing.M) {
+	if os.Getenv(ChildEnv) != "" {
+		os.Exit(ChildMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// tiny returns options that run every part of the harness in seconds.
+// Nothing here measures anything worth reading.
+func tiny(only ...string) Options {
+	return Options{
+		Only:        only,
+		N:           30,
+		Rounds:      2,
+		Warmup:      3,
+		SearchSize:  200_000,
+		SmallSize:   20_000,
+		SearchReps:  1,
+		Limit:       30 * time.Second,
+		DelayN:      2,
+		StreamFor:   300 * time.Millisecond,
+		StreamChunk: 100_000,
+	}
+}
+
+// requirePexpect skips the test when python3 with pexpect is missing, and
+// fails it under CI=true, where it must be installed.
+func requirePexpect(t *testing.T) {
+	t.Helper()
+	err := exec.Command("python3", "-c", "import pexpect").Run()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("python3 with pexpect is required under CI=true (apt-get install python3-pexpect): %v", err)
+	}
+	t.Skipf("python3 with pexpect is not available (%v); install python3-pexpect", err)
+}
+
+func TestLosslessLog(t *testing.T) {
+	rep, err := Run(context.Background(), tiny(Lossless))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Stream
+	if s == nil {
+		t.Fatal("no lossless report")
+	}
+	if s.Iterations < 1 || s.Sent == 0 {
+		t.Fatalf("streamed %d replies, %d bytes; want at least one", s.Iterations, s.Sent)
+	}
+	if !s.Identical || s.Lost != 0 || s.Logged != s.Sent {
+		t.Errorf("log: identical %v (%s), lost %d, logged %d of %d bytes", s.Identical, s.Problem, s.Lost, s.Logged, s.Sent)
+	}
+	if !strings.HasPrefix(s.Timeline, "ok") {
+		t.Errorf("timeline: %s", s.Timeline)
+	}
+}
+
+func TestScenariosWithPexpect(t *testing.T) {
+	requirePexpect(t)
+	opts := tiny(RoundTrip, Search, Delay)
+	opts.Python = "python3"
+	opts.WaitVariants = true
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Env.Pexpect == "" {
+		t.Error("the pexpect version was not recorded")
+	}
+
+	if rep.RTT == nil || len(rep.RTT.Sides) != 3 {
+		t.Fatalf("round trips: %+v, want three sides", rep.RTT)
+	}
+	for _, s := range rep.RTT.Sides {
+		if s.Summary.N != opts.N || s.Summary.Median <= 0 {
+			t.Errorf("round trips of %s: %+v, want %d positive samples", s.Side, s.Summary, opts.N)
+		}
+	}
+
+	if rep.Search == nil {
+		t.Fatal("no search report")
+	}
+	sides := map[string]bool{}
+	for _, c := range rep.Search.Cases {
+		sides[c.Side] = true
+		if len(c.Runs) == 0 {
+			t.Errorf("search %q did not run", c.Name)
+		}
+		for _, r := range c.Runs {
+			if !r.Done || r.Bytes < c.Size || r.Seconds <= 0 {
+				t.Errorf("search %q: %+v, want it done with %d bytes", c.Name, r, c.Size)
+			}
+		}
+	}
+	for _, side := range []string{sideRunner, sideConsole, sidePexpect} {
+		if !sides[side] {
+			t.Errorf("no search by %s", side)
+		}
+	}
+
+	if rep.Delay == nil || len(rep.Delay.Series) != 6*3 {
+		t.Fatalf("delays: %+v, want six sides (runner, pexpect, four waits) for three lengths", rep.Delay)
+	}
+	for _, s := range rep.Delay.Series {
+		if s.Errors.N != opts.DelayN {
+			t.Errorf("delay %s by %s: %d samples, want %d", s.Delay, s.Side, s.Errors.N, opts.DelayN)
+		}
+	}
+
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### (a)", "### (b)", "### (c)", "| pexpect |", "pexpect_search.py"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestStreamTail(t *testing.T) {
+	tests := []struct {
+		name string
+		size int64
+	}{
+		{"whole last line", 64 * 10},
+		{"partial last line", 64*10 + 30},
+		{"number only", 64*10 + 5},
+		{"one byte", 1},
+		{"benchmark size", 25_000_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply := append(sim.StreamData(int(tt.size), "crlf"), "\r\n"+prompt...)
+			tail := streamTail(tt.size)
+			if !bytes.HasSuffix(reply, tail) {
+				t.Fatalf("streamTail(%d) = %q, not the end of the reply", tt.size, tail)
+			}
+			if i := bytes.Index(reply, tail); i != len(reply)-len(tail) {
+				t.Errorf("streamTail(%d) first matches at %d, want only at the end (%d)", tt.size, i, len(reply)-len(tail))
+			}
+			re := regexp.MustCompile(streamRegexp(tt.size))
+			loc := re.FindIndex(reply)
+			if loc == nil || loc[1] != len(reply) {
+				t.Errorf("streamRegexp(%d) = %q matches at %v, want only at the end", tt.size, re, loc)
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = 100 - i
+	}
+	tests := []struct {
+		name    string
+		samples []time.Duration
+		want    Summary
+	}{
+		{"empty", nil, Summary{}},
+		{"one", ms(7), Summary{N: 1, Min: 7 * time.Millisecond, Median: 7 * time.Millisecond, P99: 7 * time.Millisecond, Max: 7 * time.Millisecond, Mean: 7 * time.Millisecond}},
+		{"even count takes the lower median", ms(4, 1, 3, 2), Summary{N: 4, Min: time.Millisecond, Median: 2 * time.Millisecond, P99: 4 * time.Millisecond, Max: 4 * time.Millisecond, Mean: 2500 * time.Microsecond}},
+		{"p99 of 100 is the 99th", ms(hundred...), Summary{N: 100, Min: time.Millisecond, Median: 50 * time.Millisecond, P99: 99 * time.Millisecond, Max: 100 * time.Millisecond, Mean: 50500 * time.Microsecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := summarize(tt.samples); got != tt.want {
+				t.Errorf("summarize() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPairGaps(t *testing.T) {
+	t0 := time.Now()
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	lines := []sim.RxLine{
+		{At: at(0), Line: "echo sync"},
+		{At: at(10), Line: "echo a0"},
+		{At: at(1020), Line: "echo b0"},
+		{At: at(2000), Line: "echo a1"},
+		{At: at(3005), Line: "echo b1"},
+	}
+	tests := []struct {
+		name    string
+		warmup  int
+		n       int
+		want    []time.Duration
+		wantErr bool
+	}{
+		{"all", 0, 2, []time.Duration{1010 * time.Microsecond, 1005 * time.Microsecond}, false},
+		{"after warm-up", 1, 1, []time.Duration{1005 * time.Microsecond}, false},
+		{"missing pair", 1, 2, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := pairGaps(lines, tt.warmup, tt.n)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("pairGaps() error = %v, want error %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && !equalDurations(got, tt.want) {
+				t.Errorf("pairGaps() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestVerifyLogFindsDamage(t *testing.T) {
+	const chunk = 1000
+	block := append(sim.StreamData(chunk, "crlf"), "\r\n"+prompt...)
+	prefix := []byte("banner\r\nsim> sync\r\nsim> ")
+	good := append(append(append([]byte{}, prefix...), block...), block...)
+	cursors := []int64{int64(len(prefix)), int64(len(prefix) + len(block))}
+	dropped := append(append([]byte{}, good[:len(good)-100]...), good[len(good)-99:]...)
+	flipped := bytes.Clone(good)
+	flipped[len(prefix)+500] ^= 1
+	tests := []struct {
+		name      string
+		log       []byte
+		identical bool
+		lost      int64
+	}{
+		{"intact", good, true, 0},
+		{"one byte dropped", dropped, false, 1},
+		{"one byte changed", flipped, false, 0},
+		{"truncated", good[:len(good)-10], false, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := t.TempDir() + "/console.log"
+			if err := os.WriteFile(path, tt.log, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep := &StreamReport{Chunk: chunk}
+			if err := verifyLog(rep, path, cursors); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Identical != tt.identical || rep.Lost != tt.lost {
+				t.Errorf("identical %v, lost %d (%s); want %v, %d", rep.Identical, rep.Lost, rep.Problem, tt.identical, tt.lost)
+			}
+		})
+	}
+}

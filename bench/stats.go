@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Summary describes a set of durations.
+type Summary struct {
+	N      int           `json:"n"`
+	Min    time.Duration `json:"min_ns"`
+	Median time.Duration `json:"median_ns"`
+	P99    time.Duration `json:"p99_ns"`
+	Max    time.Duration `json:"max_ns"`
+	Mean   time.Duration `json:"mean_ns"`
+}
+
+// summarize returns the order statistics of samples. Percentiles use the
+// nearest-rank method: p99 is the smallest sample that at least 99% of the
+// samples do not exceed. An empty slice gives the zero Summary.
+func summarize(samples []time.Duration) Summary {
+	if len(samples) == 0 {
+		return Summary{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum float64
+	for _, d := range s {
+		sum += float64(d)
+	}
+	return Summary{
+		N:      len(s),
+		Min:    s[0],
+		Median: rank(s, 0.50),
+		P99:    rank(s, 0.99),
+		Max:    s[len(s)-1],
+		Mean:   time.Duration(sum / float64(len(s))),
+	}
+}
+
+// rank returns the nearest-rank q-quantile of sorted s.
+func rank(s []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// abs returns |d|.
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// ratio returns a/b, or NaN when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// rotate returns s rotated left by k, so that alternating rounds start with
+// a different side and machine noise hits each side in turn.
+func rotate[T any](s []T, k int) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	k %= len(s)
+	return append(slices.Clone(s[k:]), s[:k]...)
+}
+
+// split divides n into parts nearly equal shares, the larger ones first.
+func split(n, parts int) []int {
+	out := make([]int, parts)
+	for i := range out {
+		out[i] = n / parts
+		if i < n%parts {
+			out[i]++
+		}
+	}
+	return out
+}

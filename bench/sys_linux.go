@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxRSS returns the peak resident set size of an exited process in KiB,
+// or 0 when the system does not say.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss // Linux reports kilobytes
+	}
+	return 0
+}
+
+// yieldThread gives the CPU to any other runnable thread of the system,
+// not only to other goroutines as runtime.Gosched does.
+func yieldThread() {
+	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}
+
+// sleepPrecise waits until deadline: it sleeps in nanosleep, on a thread
+// whose timer slack is 1 ns, until window before it, then polls the clock
+// with sched_yield between polls, so the CPU stays free for other processes
+// for all but the last stretch.
+func sleepPrecise(deadline time.Time, window time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if d := time.Until(deadline) - window; d > 0 {
+		ts := unix.NsecToTimespec(d.Nanoseconds())
+		for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+		}
+	}
+	for time.Now().Before(deadline) {
+		yieldThread()
+	}
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package bench
+
+import (
+	"os"
+	"runtime"
+	"time"
+)
+
+// maxRSS returns 0: only Linux reports peak memory in a known unit.
+func maxRSS(*os.ProcessState) int64 { return 0 }
+
+// yieldThread yields to other goroutines; elsewhere than Linux the
+// diagnostic waits of scenario (c) have no system-wide yield.
+func yieldThread() { runtime.Gosched() }
+
+// sleepPrecise sleeps until deadline with time.Sleep.
+func sleepPrecise(deadline time.Time, _ time.Duration) { time.Sleep(time.Until(deadline)) }
