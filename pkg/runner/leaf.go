@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,6 +132,11 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	want, err := r.patterns(s.Expect)
 	if err != nil {
 		return err
+	}
+	if r.seq.FilterResponses {
+		if want, err = responseLines(want); err != nil {
+			return &stepError{msg: err.Error()}
+		}
 	}
 	failOn, err := r.patterns(s.FailOn)
 	if err != nil {
@@ -444,6 +450,24 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 		return context.Cause(ctx)
 	}
 	return nil
+}
+
+// responseLines narrows patterns to lines that begin with ">": the pattern
+// must match within such a line. Submatch numbers are unchanged.
+func responseLines(ps []stream.Pattern) ([]stream.Pattern, error) {
+	out := make([]stream.Pattern, len(ps))
+	for i, p := range ps {
+		inner := regexp.QuoteMeta(p.String())
+		if p.IsRegexp() {
+			inner = p.String()
+		}
+		rp, err := stream.Regexp(`(?m)^>[^\r\n]*?(?:` + inner + `)`)
+		if err != nil {
+			return nil, fmt.Errorf("filter_responses: %w", err)
+		}
+		out[i] = rp
+	}
+	return out, nil
 }
 
 // quoted shows bytes in double quotes with non-printable bytes escaped.

@@ -605,3 +605,23 @@ steps:
 		t.Errorf("transcript does not end with the last output: %q", tr.Data)
 	}
 }
+
+func TestFilterResponses(t *testing.T) {
+	seq := load(t, `
+steps:
+  - send: mixed
+    expect: 'OK (\d+)'
+    regex: true
+    save: n
+    timeout: 200ms
+`)
+	seq.FilterResponses = true
+	dev := newDevice(func(line string) string {
+		// A log line mentions OK before the response line does.
+		return "[log] state OK 1\r\n> OK 2\r\n"
+	})
+	res := run(t, context.Background(), seq, dev, nil)
+	if res.Status != runner.Passed || res.Steps[0].Saved["n"] != "2" {
+		t.Errorf("status %s, saved %v: the log line matched", res.Status, res.Steps[0].Saved)
+	}
+}

@@ -61,6 +61,10 @@ type Sequence struct {
 	// ExpectTimeout is the default timeout of expects in this sequence.
 	ExpectTimeout time.Duration
 	FailOn        []*PatternSpec
+	// FilterResponses makes expects match only lines that begin with ">",
+	// the response marker of firmware that interleaves logs with replies
+	// (the serial_sequence tool's filter_responses).
+	FilterResponses bool
 	// Probes in the order declared; like devices, a sequence that uses
 	// memory steps without a probes section has one, DefaultProbe, which
 	// the bench, --openocd or --sim binds.
