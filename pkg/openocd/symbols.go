@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/suggest"
 )
 
 // Symbol is a data object or a function of an ELF file.
@@ -170,39 +172,9 @@ func (s *Symbols) Names() []string {
 // suggest returns the known name nearest to name, or "" when none is
 // near enough to be a likely typo.
 func (s *Symbols) suggest(name string) string {
-	best, bestD := "", -1
-	for _, n := range s.names {
-		if strings.EqualFold(n, name) {
-			return n
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(n))
-		if bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if bestD < 0 || bestD > max(2, len(name)/3) {
+	best, d := suggest.Nearest(name, s.names)
+	if d < 0 || d > max(2, len(name)/3) {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -3,6 +3,8 @@ package steps
 import (
 	"fmt"
 	"strings"
+
+	suggestpkg "github.com/hilrun/hilrun/internal/suggest"
 )
 
 // Pos is a position in a sequence file. Line and Col count from 1; zero means
@@ -80,43 +82,13 @@ func (e *errs) err() error {
 // suggest returns ` (did you mean "x"?)` when one of the candidates is close
 // to got, or "".
 func suggest(got string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(got), strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, d := suggestpkg.Nearest(got, candidates)
 	limit := 2
 	if len(got) <= 3 {
 		limit = 1
 	}
-	if best != "" && (bestD <= limit || (len(got) >= 3 && strings.HasPrefix(best, got))) {
+	if best != "" && (d <= limit || (len(got) >= 3 && strings.HasPrefix(best, got))) {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			// transposition
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev[j-1]) // approximate: treat swap as one edit
-			}
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
