@@ -187,6 +187,17 @@ func junitCase(seq *runner.SequenceResult, cs *caseSteps) junit.Testcase {
 			writeProblem(&body, seq, s)
 		}
 	}
+	// Values the steps read (memory words and the like) go to the case's
+	// output as "label: 0x... 0x...", as on the console.
+	var values strings.Builder
+	for _, s := range cs.steps {
+		if label, vals, ok := labelledValues(s.Data); ok {
+			fmt.Fprintf(&values, "%s: %s\n", cleanLine(label), vals)
+		}
+	}
+	if values.Len() > 0 {
+		tc.SystemOut = &junit.Output{Data: values.String()}
+	}
 	switch {
 	case errored || failed:
 		res := &junit.Result{Message: problemMessage(first), Data: body.String()}
