@@ -69,7 +69,8 @@ func openocdRunning(s string) []string {
 func TestRunMemorySim(t *testing.T) {
 	needOpenOCD(t)
 	var out, errOut bytes.Buffer
-	code := cli.Main([]string{"run", "--sim", "--json", "-", "../../sequences/sim/memory.yaml", "../../sequences/sim/seed-memory.json"}, strings.NewReader(""), &out, &errOut)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code := cli.Main([]string{"run", "--sim", "--json", "-", "--junit", junit, "../../sequences/sim/memory.yaml", "../../sequences/sim/seed-memory.json"}, strings.NewReader(""), &out, &errOut)
 	if code != cli.ExitPassed {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
@@ -80,6 +81,9 @@ func TestRunMemorySim(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the JSON report lacks %s", want)
 		}
+	}
+	if x, err := os.ReadFile(junit); err != nil || !strings.Contains(string(x), "gpio_post: 0x00000020 0x00000020") {
+		t.Errorf("the JUnit report lacks the values read (%v)", err)
 	}
 }
 
