@@ -81,6 +81,7 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		newSchemaCmd(ios),
 		newPortsCmd(ios),
 		newSimCmd(ios),
+		newMCPCmd(ios),
 		newVersionCmd(ios),
 	)
 	for _, c := range root.Commands() {

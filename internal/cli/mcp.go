@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hilrun/hilrun/pkg/mcpserver"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// MCPOptions are the inputs of hilrun mcp.
+type MCPOptions struct {
+	HTTP          string
+	Token         string
+	AllowPorts    []string
+	DenyPorts     []string
+	ReadOnly      bool
+	AllowMemWrite []string
+	Roots         []string
+	Bench         string
+	Sim           bool
+	LogDir        string
+}
+
+func newMCPCmd(ios *IO) *cobra.Command {
+	opts := &MCPOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp [flags]",
+		Short: "Serve hilrun to AI agents over the Model Context Protocol",
+		Long: `Serve hilrun's tools over MCP: serial_sequence runs a whole list of steps
+with real timing between them; list_ports, serial_open, serial_write,
+serial_read, serial_expect, serial_status, serial_close, mem_read, mem_write,
+run_sequence and validate_sequence are the primitives. Console logs and run
+reports are resources (hilrun://runs/{run_id}/report.json, ...).
+
+Without --http it serves standard input and output: standard output carries
+only JSON-RPC, every log line goes to standard error. With --http HOST:PORT it
+serves streamable HTTP at /mcp on exactly that address, and fails when it is
+taken. An address beyond loopback needs a bearer token (--token or
+HILRUN_MCP_TOKEN); when a token is set every request must carry it.
+
+--read-only refuses memory writes (mem_write, memory-writing steps, debugger
+commands that could write); serial writes stay allowed.`,
+		Example: `  hilrun mcp --sim                                  # try it against the virtual board
+  hilrun mcp --http 127.0.0.1:4123 --root ./sequences --bench hilrun.bench.yaml
+  hilrun mcp --allow-port '/dev/serial/by-id/*' --deny-port '/dev/ttyS*' --read-only
+  claude mcp add hilrun -- hilrun mcp --sim`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Token == "" {
+				opts.Token = os.Getenv("HILRUN_MCP_TOKEN")
+			}
+			return MCP(cmd.Context(), ios, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP at `HOST:PORT`/mcp instead of standard input and output")
+	f.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` on HTTP requests (default $HILRUN_MCP_TOKEN)")
+	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
+	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
+	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes and debugger commands that could write; serial writes stay allowed")
+	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
+	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) under `DIR` (repeatable)")
+	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
+	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
+	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
+	return cmd
+}
+
+// MCP serves hilrun's MCP server until the client goes away or a signal
+// arrives.
+func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
+	cfg := mcpserver.Config{
+		Version: Version(),
+		Policy: mcpserver.Policy{
+			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts,
+			ReadOnly: opts.ReadOnly, Roots: opts.Roots,
+		},
+		LogDir: opts.LogDir,
+		Log:    ios.ErrOut,
+	}
+	for _, r := range opts.AllowMemWrite {
+		mr, err := mcpserver.ParseMemRange(r)
+		if err != nil {
+			return invalid(fmt.Errorf("--allow-mem-write: %w", err))
+		}
+		cfg.Policy.MemWrite = append(cfg.Policy.MemWrite, mr)
+	}
+	if opts.Bench != "" {
+		b, err := steps.LoadBench(opts.Bench)
+		if err != nil {
+			var el steps.ErrorList
+			if errors.As(err, &el) {
+				return invalid(el)
+			}
+			return invalid(fmt.Errorf("read bench file: %w", err))
+		}
+		cfg.Bench = b
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if opts.Sim {
+		bench, err := startSimBench(ctx, sim.Options{}, true)
+		if err != nil {
+			return infra(err)
+		}
+		defer bench.Close()
+		if bench.note != "" {
+			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
+		}
+		cfg.DefaultPort = bench.board.SerialPath()
+		cfg.DefaultOpenOCD = bench.telnet
+		cfg.DefaultBoard = sim.BannerTitle
+	}
+
+	srv, err := mcpserver.New(cfg)
+	if err != nil {
+		return invalid(err)
+	}
+	defer srv.Close()
+
+	if opts.HTTP == "" {
+		if err := srv.ServeStdio(ctx, ios.In, ios.Out); err != nil && ctx.Err() == nil {
+			return infra(err)
+		}
+		return nil
+	}
+	h, err := srv.ListenHTTP(opts.HTTP, opts.Token)
+	if err != nil {
+		if errors.Is(err, mcpserver.ErrRefused) {
+			return invalid(err)
+		}
+		return infra(err)
+	}
+	if err := h.Serve(ctx); err != nil {
+		return infra(err)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/sim/jtag"
+	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+)
+
+// syncBuffer is a log writer tests can read while the server writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// env is a server against a virtual board, with an in-process client.
+type env struct {
+	t      *testing.T
+	board  *sim.Board
+	telnet string
+	srv    *Server
+	c      *client.Client
+	log    *syncBuffer
+
+	mu     sync.Mutex
+	notifs []mcp.JSONRPCNotification
+}
+
+type envOptions struct {
+	// sim binds the board as the server's default port and probe (--sim);
+	// else tests open its port by path.
+	sim bool
+	// realOpenOCD drives the board's JTAG port with the real OpenOCD.
+	realOpenOCD bool
+	config      func(*Config)
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	e := &env{t: t, log: &syncBuffer{}}
+	e.board = sim.New(sim.Options{})
+	if err := e.board.Start(); err != nil {
+		t.Fatalf("start the virtual board: %v", err)
+	}
+	t.Cleanup(func() { e.board.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if o.realOpenOCD {
+		e.telnet = startOpenOCD(t, ctx, e.board)
+	} else {
+		stub, err := ocdtelnet.Serve(ctx, e.board.Memory(), "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stub.Close() })
+		e.telnet = stub.Addr()
+	}
+	cfg := Config{Log: e.log, Version: "test"}
+	if o.sim {
+		cfg.DefaultPort = e.board.SerialPath()
+		cfg.DefaultOpenOCD = e.telnet
+		cfg.DefaultBoard = sim.BannerTitle
+	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	e.srv = srv
+	e.c = e.connect("test-client")
+	return e
+}
+
+// connect makes another in-process client of the same server.
+func (e *env) connect(name string) *client.Client {
+	e.t.Helper()
+	c, err := client.NewInProcessClient(e.srv.MCP())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		e.mu.Lock()
+		e.notifs = append(e.notifs, n)
+		e.mu.Unlock()
+	})
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		e.t.Fatalf("initialize: %v", err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func startOpenOCD(t *testing.T, ctx context.Context, board *sim.Board) string {
+	t.Helper()
+	if _, err := exec.LookPath("openocd"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("openocd is not installed (CI=true): %v", err)
+		}
+		t.Skip("openocd is not installed")
+	}
+	jt, err := jtag.Serve(ctx, board.Memory(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { jt.Close() })
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sim.cfg")
+	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(jt.Addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := openocd.Launch(ctx, openocd.LaunchConfig{Configs: []string{cfg}, Dir: dir, Env: append(os.Environ(), "HOME="+dir)})
+	if err != nil {
+		t.Fatalf("launch openocd: %v", err)
+	}
+	t.Cleanup(func() { proc.Stop() })
+	return proc.TelnetAddr()
+}
+
+func request(name string, args map[string]any) mcp.CallToolRequest {
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return req
+}
+
+// callWith calls a tool on client c.
+func callWith(t *testing.T, ctx context.Context, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := c.CallTool(ctx, request(name, args))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// call calls a tool and fails the test when it reports an error.
+func (e *env) call(name string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
+	res := callWith(e.t, context.Background(), e.c, name, args)
+	if res.IsError {
+		e.t.Fatalf("%s(%v) failed: %s", name, args, text(res))
+	}
+	return res
+}
+
+// callErr calls a tool that must fail and returns its error text.
+func (e *env) callErr(name string, args map[string]any) string {
+	e.t.Helper()
+	res := callWith(e.t, context.Background(), e.c, name, args)
+	if !res.IsError {
+		e.t.Fatalf("%s(%v) succeeded, want an error: %s", name, args, text(res))
+	}
+	return text(res)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// decode turns a result's structured content into v.
+func decode(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
+}
+
+func (e *env) open(args map[string]any) string {
+	e.t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	if _, ok := args["port"]; !ok {
+		args["port"] = e.board.SerialPath()
+	}
+	var out openResult
+	decode(e.t, e.call("serial_open", args), &out)
+	// Wait for the boot banner, so tests start from a quiet console.
+	e.call("serial_expect", map[string]any{"connection": out.ConnectionID, "pattern": "sim> ", "cursor": 0, "timeout_ms": 5000})
+	return out.ConnectionID
+}
+
+func (e *env) sequence(args map[string]any) sequenceResult {
+	e.t.Helper()
+	var out sequenceResult
+	decode(e.t, e.call("serial_sequence", args), &out)
+	return out
+}
+
+func (e *env) notifications(method string) []mcp.JSONRPCNotification {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []mcp.JSONRPCNotification
+	for _, n := range e.notifs {
+		if n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func statuses(r sequenceResult) string {
+	var s []string
+	for _, st := range r.Steps {
+		s = append(s, st.Path+":"+st.Status)
+	}
+	return strings.Join(s, " ")
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,134 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// ErrBusy is wrapped by the error a caller gets when a port or probe is held
+// by another call for longer than it was willing to wait.
+var ErrBusy = errors.New("busy")
+
+// BusyError says who holds a resource.
+type BusyError struct {
+	Resource string
+	Holder   string
+	Since    time.Time
+	Waited   time.Duration
+}
+
+func (e *BusyError) Error() string {
+	msg := fmt.Sprintf("%s is busy: held by %s since %s (%s ago)", e.Resource, e.Holder,
+		e.Since.Format("15:04:05.000"), time.Since(e.Since).Round(time.Millisecond))
+	if e.Waited > 0 {
+		return msg + fmt.Sprintf("; waited %s (lock_timeout_ms)", e.Waited.Round(time.Millisecond))
+	}
+	return msg + "; pass lock_timeout_ms to wait for it"
+}
+
+// Unwrap makes errors.Is(err, ErrBusy) true.
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+type holder struct {
+	who   string
+	since time.Time
+}
+
+// locker hands out ports and probes, one caller at a time. A caller takes
+// all the resources it needs at once, so two callers never deadlock.
+type locker struct {
+	mu      sync.Mutex
+	held    map[string]holder
+	changed chan struct{} // closed and replaced on every release
+}
+
+func newLocker() *locker {
+	return &locker{held: map[string]holder{}, changed: make(chan struct{})}
+}
+
+// acquire takes every key for who, waiting up to wait while one is held.
+// The release function is idempotent.
+func (l *locker) acquire(ctx context.Context, keys []string, who string, wait time.Duration) (release func(), err error) {
+	keys = dedupe(keys)
+	start := time.Now()
+	var timer <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		l.mu.Lock()
+		var busy *BusyError
+		for _, k := range keys {
+			if h, ok := l.held[k]; ok {
+				busy = &BusyError{Resource: k, Holder: h.who, Since: h.since}
+				break
+			}
+		}
+		if busy == nil {
+			now := time.Now()
+			for _, k := range keys {
+				l.held[k] = holder{who: who, since: now}
+			}
+			l.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(func() { l.release(keys) }) }, nil
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if wait <= 0 {
+			return nil, busy
+		}
+		select {
+		case <-changed:
+		case <-timer:
+			busy.Waited = time.Since(start)
+			return nil, busy
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s: %w", busy.Resource, ctx.Err())
+		}
+	}
+}
+
+func (l *locker) release(keys []string) {
+	l.mu.Lock()
+	for _, k := range keys {
+		delete(l.held, k)
+	}
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// holderOf describes who holds key, or "".
+func (l *locker) holderOf(key string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, ok := l.held[key]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s since %s", h.who, h.since.Format(time.RFC3339Nano))
+}
+
+func dedupe(keys []string) []string {
+	out := append([]string(nil), keys...)
+	sort.Strings(out)
+	j := 0
+	for i, k := range out {
+		if i > 0 && k == out[j-1] {
+			continue
+		}
+		out[j] = k
+		j++
+	}
+	return out[:j]
+}
+
+func portKey(p string) string  { return "port " + p }
+func probeKey(p string) string { return "probe " + p }

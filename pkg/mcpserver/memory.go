@@ -1,0 +1,422 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// dialProbe opens a probe's debugger session: attached to a running
+// OpenOCD, or to one launched for it.
+func dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+	if p.OpenOCD != "" {
+		s, err := openocd.Dial(ctx, p.OpenOCD)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if p.Launch == nil {
+		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
+	}
+	proc, err := openocd.Launch(context.WithoutCancel(ctx), openocd.LaunchConfig{
+		Binary: p.Launch.Binary, Configs: p.Launch.Config, Commands: p.Launch.Commands,
+		AdapterSerial: p.Launch.AdapterSerial, Args: p.Launch.Args,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, err := proc.Dial(ctx)
+	if err != nil {
+		proc.Stop()
+		return nil, err
+	}
+	return &launched{Session: s, proc: proc}, nil
+}
+
+type launched struct {
+	*openocd.Session
+	proc *openocd.Process
+}
+
+func (l *launched) Close() error { return errors.Join(l.Session.Close(), l.proc.Stop()) }
+
+// pooledProbe is one persistent debugger session per probe binding, shared
+// by the memory tools and by sequences (which hold the probe's lock while
+// they use it).
+type pooledProbe struct {
+	key string
+	mu  sync.Mutex
+	d   runner.Debugger
+}
+
+func (p *pooledProbe) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.d != nil {
+		p.d.Close()
+		p.d = nil
+	}
+}
+
+// probeBinding is where a probe's OpenOCD is: the key identifies it for the
+// pool and the lock.
+func probeBinding(p *steps.Probe) string {
+	if p.OpenOCD != "" {
+		return "openocd " + p.OpenOCD
+	}
+	if p.Launch != nil {
+		return "launch " + strings.Join(p.Launch.Config, ",") + " " + p.Launch.AdapterSerial
+	}
+	return ""
+}
+
+// session returns the pooled session of probe p, opening it when needed.
+func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+	key := probeBinding(p)
+	s.mu.Lock()
+	pp := s.probes[key]
+	if pp == nil {
+		pp = &pooledProbe{key: key}
+		s.probes[key] = pp
+	}
+	s.mu.Unlock()
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.d != nil {
+		return pp.d, nil
+	}
+	d, err := s.cfg.OpenProbe(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", p.Name, err)
+	}
+	pp.d = d
+	return d, nil
+}
+
+// dropSession closes the pooled session of p after the bench broke, so the
+// next use opens a fresh one.
+func (s *Server) dropSession(p *steps.Probe) {
+	s.mu.Lock()
+	pp := s.probes[probeBinding(p)]
+	s.mu.Unlock()
+	if pp != nil {
+		pp.close()
+	}
+}
+
+// bindProbe gives p an OpenOCD from the bench or the virtual board when the
+// sequence did not.
+func (s *Server) bindProbe(p *steps.Probe) error {
+	if p.OpenOCD != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
+		return nil
+	}
+	if s.cfg.DefaultOpenOCD != "" {
+		p.OpenOCD, p.Launch = s.cfg.DefaultOpenOCD, nil
+		return nil
+	}
+	return fmt.Errorf("probe %s has no OpenOCD: start hilrun mcp with --bench FILE binding it (probes: {%s: {openocd: HOST:PORT}}), or with --sim%s", p.Name, p.Name, s.probeNames())
+}
+
+func (s *Server) probeNames() string {
+	if s.cfg.Bench == nil || len(s.cfg.Bench.Probes) == 0 {
+		return ""
+	}
+	var names []string
+	for n := range s.cfg.Bench.Probes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "; the bench has probes " + strings.Join(names, ", ")
+}
+
+// resolveProbe finds the probe a memory tool names: one of the bench, or,
+// under --sim, the virtual board's whatever the name. An empty name means
+// the only probe there is.
+func (s *Server) resolveProbe(name string) (*steps.Probe, error) {
+	var bench map[string]*steps.Probe
+	if s.cfg.Bench != nil {
+		bench = s.cfg.Bench.Probes
+	}
+	if name == "" && len(bench) == 1 {
+		for n := range bench {
+			name = n
+		}
+	}
+	if b, ok := bench[name]; ok {
+		p := *b
+		if p.Launch != nil {
+			l := *p.Launch
+			p.Launch = &l
+		}
+		if err := s.bindProbe(&p); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	if s.cfg.DefaultOpenOCD != "" {
+		if name == "" {
+			name = steps.DefaultProbe
+		}
+		return &steps.Probe{Name: name, OpenOCD: s.cfg.DefaultOpenOCD}, nil
+	}
+	if name == "" {
+		return nil, fmt.Errorf("no probe is configured: start hilrun mcp with --bench FILE naming probes, or with --sim")
+	}
+	return nil, fmt.Errorf("unknown probe %q%s", name, s.probeNames())
+}
+
+// guarded is a pooled session as a sequence sees it: the server's memory
+// policy applies, and closing it leaves the session open for the next user.
+type guarded struct {
+	d      runner.Debugger
+	policy *Policy
+}
+
+func (g *guarded) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
+	return g.d.ReadMemory(ctx, addr, width, count)
+}
+
+func (g *guarded) WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error {
+	if err := g.policy.CheckMemWrite(addr, uint64(width/8*len(values))); err != nil {
+		return err
+	}
+	return g.d.WriteMemory(ctx, addr, width, values)
+}
+
+func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
+	if err := g.policy.CheckCommand(cmd); err != nil {
+		return "", err
+	}
+	return g.d.Command(ctx, cmd)
+}
+
+func (g *guarded) Close() error { return nil }
+
+// --- mem_read / mem_write ---
+
+type memArgs struct {
+	Probe         string          `json:"probe"`
+	Address       json.RawMessage `json:"address"`
+	Symbol        string          `json:"symbol"`
+	ELF           string          `json:"elf"`
+	ELFPath       string          `json:"elf_path"`
+	Offset        int64           `json:"offset"`
+	Width         int             `json:"width"`
+	Count         int             `json:"count"`
+	Value         json.RawMessage `json:"value"`
+	Values        json.RawMessage `json:"values"`
+	Verify        bool            `json:"verify"`
+	LockTimeoutMS *int64          `json:"lock_timeout_ms"`
+}
+
+type memResult struct {
+	Probe    string   `json:"probe"`
+	Address  string   `json:"address"`
+	Symbol   string   `json:"symbol,omitempty"`
+	Width    int      `json:"width"`
+	Count    int      `json:"count"`
+	Values   []uint64 `json:"values"`
+	Hex      []string `json:"hex"`
+	Verified bool     `json:"verified,omitempty"`
+}
+
+// parseNumber reads a JSON number or a string holding one ("0x40", "64").
+func parseNumber(raw json.RawMessage, what string) (uint64, error) {
+	t := strings.TrimSpace(string(raw))
+	if strings.HasPrefix(t, `"`) {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, fmt.Errorf("%s: %v", what, err)
+		}
+		t = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	}
+	if v, err := strconv.ParseUint(t, 0, 64); err == nil {
+		return v, nil
+	}
+	if v, err := strconv.ParseInt(t, 0, 64); err == nil {
+		return uint64(v), nil
+	}
+	return 0, fmt.Errorf("%s %s: want a number such as 0x48000014 or 32", what, t)
+}
+
+// target resolves the address, width and count of a memory tool call.
+func (s *Server) memTarget(a *memArgs) (addr uint64, width, count int, err error) {
+	width, count = a.Width, a.Count
+	switch {
+	case a.Symbol != "" && len(a.Address) > 0:
+		return 0, 0, 0, errors.New("give address or symbol, not both")
+	case a.Symbol != "":
+		elf := first(a.ELF, a.ELFPath)
+		if elf == "" {
+			return 0, 0, 0, fmt.Errorf("symbol %s needs elf: the path of an ELF file under a --root", a.Symbol)
+		}
+		real, err := s.cfg.Policy.ResolveFile(elf)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		base, size, err := s.cfg.Symbols(real, a.Symbol)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		addr = uint64(int64(base) + a.Offset)
+		if width == 0 {
+			switch size {
+			case 1, 2, 4, 8:
+				width = int(size) * 8
+			}
+		}
+	case len(a.Address) > 0:
+		if addr, err = parseNumber(a.Address, "address"); err != nil {
+			return 0, 0, 0, err
+		}
+		addr = uint64(int64(addr) + a.Offset)
+	default:
+		return 0, 0, 0, errors.New("address or symbol (with elf) is required")
+	}
+	if width == 0 {
+		width = 32
+	}
+	if width != 8 && width != 16 && width != 32 && width != 64 {
+		return 0, 0, 0, fmt.Errorf("width %d: want 8, 16, 32 or 64", width)
+	}
+	if count <= 0 {
+		count = 1
+	}
+	return addr, width, count, nil
+}
+
+func hexValues(vs []uint64, width int) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf("0x%0*x", width/4, v)
+	}
+	return out
+}
+
+func (s *Server) memRead(ctx context.Context, req mcp.CallToolRequest, a *memArgs) (any, string, error) {
+	if len(a.Value) > 0 || len(a.Values) > 0 || a.Verify {
+		return nil, "", errors.New("mem_read takes no value, values or verify: use mem_write")
+	}
+	addr, width, count, err := s.memTarget(a)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := s.resolveProbe(a.Probe)
+	if err != nil {
+		return nil, "", err
+	}
+	release, err := s.locks.acquire(ctx, []string{probeKey(probeBinding(p))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	d, err := s.session(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	vs, err := d.ReadMemory(ctx, addr, width, count)
+	if err != nil {
+		if errors.Is(err, openocd.ErrUnavailable) {
+			s.dropSession(p)
+		}
+		return nil, "", err
+	}
+	out := memResult{Probe: p.Name, Address: fmt.Sprintf("0x%08x", addr), Symbol: a.Symbol, Width: width, Count: len(vs), Values: vs, Hex: hexValues(vs, width)}
+	if out.Values == nil {
+		out.Values = []uint64{}
+	}
+	return out, fmt.Sprintf("%s: %s", out.Address, strings.Join(out.Hex, " ")), nil
+}
+
+func (s *Server) memWrite(ctx context.Context, req mcp.CallToolRequest, a *memArgs) (any, string, error) {
+	if s.cfg.Policy.ReadOnly {
+		return nil, "", refused("mem_write: the server is read-only (--read-only)")
+	}
+	var values []uint64
+	switch {
+	case len(a.Value) > 0 && len(a.Values) > 0:
+		return nil, "", errors.New("give value or values, not both")
+	case len(a.Value) > 0:
+		v, err := parseNumber(a.Value, "value")
+		if err != nil {
+			return nil, "", err
+		}
+		values = []uint64{v}
+	case len(a.Values) > 0:
+		var raws []json.RawMessage
+		if err := json.Unmarshal(a.Values, &raws); err != nil {
+			return nil, "", fmt.Errorf("values: want a list of numbers: %v", err)
+		}
+		for i, r := range raws {
+			v, err := parseNumber(r, fmt.Sprintf("values[%d]", i))
+			if err != nil {
+				return nil, "", err
+			}
+			values = append(values, v)
+		}
+	default:
+		return nil, "", errors.New("value (or values) is required")
+	}
+	if a.Count != 0 {
+		return nil, "", errors.New("mem_write takes no count: the values say how many")
+	}
+	addr, width, _, err := s.memTarget(a)
+	if err != nil {
+		return nil, "", err
+	}
+	for i, v := range values {
+		if width < 64 && v>>width != 0 {
+			return nil, "", fmt.Errorf("value %d (0x%x) does not fit in %d bits", i, v, width)
+		}
+	}
+	if err := s.cfg.Policy.CheckMemWrite(addr, uint64(width/8*len(values))); err != nil {
+		return nil, "", err
+	}
+	p, err := s.resolveProbe(a.Probe)
+	if err != nil {
+		return nil, "", err
+	}
+	release, err := s.locks.acquire(ctx, []string{probeKey(probeBinding(p))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	d, err := s.session(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.WriteMemory(ctx, addr, width, values); err != nil {
+		if errors.Is(err, openocd.ErrUnavailable) {
+			s.dropSession(p)
+		}
+		return nil, "", err
+	}
+	out := memResult{Probe: p.Name, Address: fmt.Sprintf("0x%08x", addr), Symbol: a.Symbol, Width: width, Count: len(values), Values: values, Hex: hexValues(values, width)}
+	text := fmt.Sprintf("wrote %s at %s", strings.Join(out.Hex, " "), out.Address)
+	if a.Verify {
+		got, err := d.ReadMemory(ctx, addr, width, len(values))
+		if err != nil {
+			return nil, "", fmt.Errorf("verify: %w", err)
+		}
+		for i := range values {
+			if i >= len(got) || got[i] != values[i] {
+				return nil, "", fmt.Errorf("verify at %s: wrote %s, read back %s", out.Address, strings.Join(out.Hex, " "), strings.Join(hexValues(got, width), " "))
+			}
+		}
+		out.Verified = true
+		text += ", verified"
+	}
+	return out, text, nil
+}

@@ -1,0 +1,229 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// Resource URIs.
+const (
+	runReportTemplate  = "hilrun://runs/{run_id}/report.json"
+	runConsoleTemplate = "hilrun://runs/{run_id}/console/{name}"
+	connLogTemplate    = "hilrun://connections/{id}/log"
+)
+
+func runReportURI(id string) string        { return "hilrun://runs/" + id + "/report.json" }
+func runConsoleURI(id, file string) string { return "hilrun://runs/" + id + "/console/" + file }
+func connLogURI(id string) string          { return "hilrun://connections/" + id + "/log" }
+
+// runRecord is one finished or running sequence run: its folder holds
+// report.json and NAME.log per console.
+type runRecord struct {
+	id   string
+	name string
+	dir  string
+	uris []string
+}
+
+// runStore keeps the last MaxRuns runs readable.
+type runStore struct {
+	s    *Server
+	mu   sync.Mutex
+	next int
+	runs []*runRecord
+}
+
+func newRunStore(s *Server) *runStore { return &runStore{s: s} }
+
+func (rs *runStore) start(name string) *runRecord {
+	rs.mu.Lock()
+	rs.next++
+	id := "r" + strconv.Itoa(rs.next)
+	rs.mu.Unlock()
+	dir := filepath.Join(rs.s.logDir, "runs", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		rs.s.logf("create %s: %v", dir, err)
+	}
+	return &runRecord{id: id, name: name, dir: dir}
+}
+
+// finish writes the report, registers the run's resources and evicts the
+// oldest runs beyond the bound.
+func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceResult {
+	rep := reportBytes(res)
+	if err := os.WriteFile(filepath.Join(r.dir, "report.json"), rep, 0o644); err != nil {
+		rs.s.logf("write the report of run %s: %v", r.id, err)
+	}
+	out := &sequenceResult{
+		RunID: r.id, Name: res.Name, Passed: res.Status == runner.Passed, Status: string(res.Status),
+		DurationMS: ms(res.Duration), Error: res.Error, Steps: stepsOut(res, rep),
+		LogResources: []string{}, ReportResource: runReportURI(r.id),
+	}
+	for _, st := range res.Steps {
+		out.Counts.Total++
+		switch st.Status {
+		case runner.Passed:
+			out.Counts.Passed++
+		case runner.Failed:
+			out.Counts.Failed++
+		case runner.Errored:
+			out.Counts.Errored++
+		case runner.Skipped:
+			out.Counts.Skipped++
+		case runner.Interrupted:
+			out.Counts.Interrupted++
+		}
+	}
+	srv := rs.s.mcp
+	var resources []server.ServerResource
+	resources = append(resources, server.ServerResource{
+		Resource: mcp.NewResource(runReportURI(r.id), "run "+r.id+" report ("+res.Name+")",
+			mcp.WithResourceDescription("JSON report of run "+r.id+", sequence "+res.Name+": "+string(res.Status)),
+			mcp.WithMIMEType("application/json")),
+		Handler: rs.s.readResource,
+	})
+	r.uris = append(r.uris, runReportURI(r.id))
+	entries, _ := os.ReadDir(r.dir)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		uri := runConsoleURI(r.id, e.Name())
+		out.LogResources = append(out.LogResources, uri)
+		r.uris = append(r.uris, uri)
+		resources = append(resources, server.ServerResource{
+			Resource: mcp.NewResource(uri, "run "+r.id+" console "+strings.TrimSuffix(e.Name(), ".log"),
+				mcp.WithResourceDescription("the exact bytes console "+strings.TrimSuffix(e.Name(), ".log")+" sent during run "+r.id),
+				mcp.WithMIMEType("text/plain")),
+			Handler: rs.s.readResource,
+		})
+	}
+	srv.AddResources(resources...)
+
+	rs.mu.Lock()
+	rs.runs = append(rs.runs, r)
+	var evict []*runRecord
+	for len(rs.runs) > rs.s.cfg.MaxRuns {
+		evict = append(evict, rs.runs[0])
+		rs.runs = rs.runs[1:]
+	}
+	rs.mu.Unlock()
+	for _, old := range evict {
+		srv.DeleteResources(old.uris...)
+		os.RemoveAll(old.dir)
+	}
+	return out
+}
+
+func (rs *runStore) find(id string) *runRecord {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, r := range rs.runs {
+		if r.id == id {
+			return r
+		}
+	}
+	return nil
+}
+
+func (s *Server) addConnResource(c *connection) {
+	s.mcp.AddResource(mcp.NewResource(connLogURI(c.id), "connection "+c.id+" log ("+c.port+")",
+		mcp.WithResourceDescription("the exact bytes "+c.port+" sent while open as connection "+c.id),
+		mcp.WithMIMEType("text/plain")), s.readResource)
+}
+
+func (s *Server) addResourceTemplates() {
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runReportTemplate, "run report",
+		mcp.WithTemplateDescription("JSON report of a serial_sequence or run_sequence run, as hilrun run --json writes it"),
+		mcp.WithTemplateMIMEType("application/json")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runConsoleTemplate, "run console log",
+		mcp.WithTemplateDescription("the exact bytes a console sent during a run; name is NAME.log"),
+		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(connLogTemplate, "connection log",
+		mcp.WithTemplateDescription("the exact bytes a serial_open connection received, readable after serial_close"),
+		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+}
+
+// resourcePath maps a resource URI to its file.
+func (s *Server) resourcePath(uri string) (string, string, error) {
+	rest, ok := strings.CutPrefix(uri, "hilrun://")
+	if !ok {
+		return "", "", fmt.Errorf("unknown resource %s", uri)
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "report.json":
+		r := s.runs.find(parts[1])
+		if r == nil {
+			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
+		}
+		return filepath.Join(r.dir, "report.json"), "application/json", nil
+	case len(parts) == 4 && parts[0] == "runs" && parts[2] == "console":
+		r := s.runs.find(parts[1])
+		if r == nil {
+			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
+		}
+		name := parts[3]
+		if name != filepath.Base(name) || !strings.HasSuffix(name, ".log") || name == ".log" {
+			return "", "", fmt.Errorf("unknown console log %s", uri)
+		}
+		return filepath.Join(r.dir, name), "text/plain", nil
+	case len(parts) == 3 && parts[0] == "connections" && parts[2] == "log":
+		id := parts[1]
+		if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") {
+			return "", "", fmt.Errorf("unknown connection %s", id)
+		}
+		dir := filepath.Join(s.logDir, "connections", id)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", "", fmt.Errorf("no log for connection %s", id)
+		}
+		var logs []string
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".log") {
+				logs = append(logs, e.Name())
+			}
+		}
+		sort.Strings(logs)
+		if len(logs) == 0 {
+			return "", "", fmt.Errorf("no log for connection %s", id)
+		}
+		return filepath.Join(dir, logs[0]), "text/plain", nil
+	}
+	return "", "", fmt.Errorf("unknown resource %s", uri)
+}
+
+// readResource serves a log or report: text when it is UTF-8, else the
+// exact bytes as a blob.
+func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	p, mime, err := s.resourcePath(uri)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("resource %s is gone", uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if utf8.Valid(data) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
+	}
+	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}

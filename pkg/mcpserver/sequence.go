@@ -1,0 +1,921 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// inlineFile names sequences given inline; the leading "<" keeps the loader
+// from resolving relative paths against it.
+const inlineFile = "<serial_sequence>.json"
+
+type sequenceArgs struct {
+	Steps           json.RawMessage `json:"steps"`
+	Finally         json.RawMessage `json:"finally"`
+	OnFailure       string          `json:"on_failure"`
+	FilterResponses bool            `json:"filter_responses"`
+	Vars            map[string]any  `json:"vars"`
+	Devices         map[string]any  `json:"devices"`
+	TimeoutMS       int64           `json:"timeout_ms"`
+	Name            string          `json:"name"`
+	LockTimeoutMS   *int64          `json:"lock_timeout_ms"`
+}
+
+// stepList decodes steps given as a JSON array, or as a string holding a
+// JSON or YAML array (or a whole sequence mapping).
+func stepList(raw json.RawMessage, what string) (any, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	if t[0] == '"' {
+		var text string
+		if err := json.Unmarshal(t, &text); err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+			return nil, fmt.Errorf("%s: the string is not a JSON (or YAML) list of steps: %v", what, err)
+		}
+		return v, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %v", what, err)
+	}
+	return v, nil
+}
+
+// inlineDoc is a sequence document built from serial_sequence's arguments,
+// one step a line, so that errors can name the step they are about.
+type inlineDoc struct {
+	text   []byte
+	labels map[int]string // line -> "steps[3]"
+}
+
+func (d *inlineDoc) label(p steps.Pos) string {
+	if l, ok := d.labels[p.Line]; ok {
+		return l
+	}
+	return "sequence"
+}
+
+func marshalLine(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(buf.String()), nil
+}
+
+func buildDoc(top map[string]any, stepLists map[string][]any) (*inlineDoc, error) {
+	d := &inlineDoc{labels: map[int]string{}}
+	lines := []string{"{"}
+	for _, key := range []string{"steps", "finally"} {
+		list, ok := stepLists[key]
+		if !ok {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%q: [", key))
+		for i, st := range list {
+			l, err := marshalLine(st)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d]: %v", key, i, err)
+			}
+			if i < len(list)-1 {
+				l += ","
+			}
+			lines = append(lines, l)
+			d.labels[len(lines)] = fmt.Sprintf("%s[%d]", key, i)
+		}
+		lines = append(lines, "],")
+	}
+	l, err := marshalLine(top)
+	if err != nil {
+		return nil, err
+	}
+	// top is an object: splice its members in after the lists.
+	inner := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "{"), "}"))
+	if inner == "" {
+		lines[len(lines)-1] = strings.TrimSuffix(lines[len(lines)-1], ",")
+	} else {
+		lines = append(lines, inner)
+	}
+	lines = append(lines, "}")
+	d.text = []byte(strings.Join(lines, "\n"))
+	return d, nil
+}
+
+// rawStep visits every step mapping of a raw step list, nested ones too.
+func rawSteps(list []any, fn func(map[string]any)) {
+	for _, st := range list {
+		m, ok := st.(map[string]any)
+		if !ok {
+			continue
+		}
+		fn(m)
+		if sub, ok := m["steps"].([]any); ok {
+			rawSteps(sub, fn)
+		}
+	}
+}
+
+func isSerialRaw(m map[string]any) bool {
+	for _, k := range []string{"mem_read", "mem_write", "mem_poll", "openocd", "halt", "resume", "reset"} {
+		if _, ok := m[k]; ok {
+			return false
+		}
+	}
+	for _, k := range []string{"send", "send_hex", "send_ctrl", "capture", "expect"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// inlineSequence turns serial_sequence's arguments into a validated
+// sequence whose devices name the open connections the steps refer to.
+func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, error) {
+	stepsV, err := stepList(a.Steps, "steps")
+	if err != nil {
+		return nil, nil, err
+	}
+	finallyV, err := stepList(a.Finally, "finally")
+	if err != nil {
+		return nil, nil, err
+	}
+	top := map[string]any{}
+	// A whole sequence mapping in steps: its sections, then the arguments.
+	if m, ok := stepsV.(map[string]any); ok {
+		stepsV = m["steps"]
+		if finallyV == nil {
+			finallyV = m["finally"]
+		}
+		for k, v := range m {
+			switch k {
+			case "steps", "finally":
+			case "probes":
+				// Probes say which OpenOCD to reach or launch: only the
+				// bench file and --sim may say that.
+				return nil, nil, refused("steps: a probes section is not accepted here; probes come from the server's --bench file or --sim")
+			default:
+				top[k] = v
+			}
+		}
+	}
+	list, ok := stepsV.([]any)
+	if !ok {
+		return nil, nil, errors.New(`steps must be a list of step objects, like [{"send": "version", "expect": "OK"}, {"delay_ms": 500}], or a string holding one`)
+	}
+	if len(list) == 0 {
+		return nil, nil, errors.New("steps is empty: give at least one step")
+	}
+	lists := map[string][]any{"steps": list}
+	if finallyV != nil {
+		fl, ok := finallyV.([]any)
+		if !ok {
+			return nil, nil, errors.New("finally must be a list of step objects")
+		}
+		lists["finally"] = fl
+	}
+	if a.Name != "" {
+		top["name"] = a.Name
+	}
+	if _, ok := top["name"]; !ok {
+		top["name"] = "serial_sequence"
+	}
+	switch strings.ToLower(a.OnFailure) {
+	case "":
+		if _, ok := top["on_failure"]; !ok {
+			top["on_failure"] = "continue"
+		}
+	case "continue", "stop":
+		top["on_failure"] = strings.ToLower(a.OnFailure)
+	default:
+		return nil, nil, fmt.Errorf("on_failure %q: want continue or stop", a.OnFailure)
+	}
+	if a.TimeoutMS > 0 {
+		top["timeout"] = fmt.Sprintf("%dms", a.TimeoutMS)
+	}
+	if len(a.Vars) > 0 {
+		top["vars"] = a.Vars
+	}
+	devices := map[string]any{}
+	if d, ok := top["devices"].(map[string]any); ok {
+		devices = d
+	}
+	for k, v := range a.Devices {
+		devices[k] = v
+	}
+
+	// Declare a device for every connection the steps name, and for the
+	// only connection when some serial step names none.
+	omitted := false
+	named := map[string]bool{}
+	for _, l := range lists {
+		rawSteps(l, func(m map[string]any) {
+			if !isSerialRaw(m) {
+				return
+			}
+			to, _ := m["to"].(string)
+			if to == "" {
+				omitted = true
+				return
+			}
+			named[to] = true
+		})
+	}
+	s.mu.Lock()
+	for to := range named {
+		if _, ok := devices[to]; ok {
+			continue
+		}
+		c := s.findConnLocked(to)
+		if c == nil || steps.IsPortPath(to) || !nameRE.MatchString(to) {
+			continue
+		}
+		devices[to] = map[string]any{"port": c.port, "line_ending": c.lineEnding}
+	}
+	if omitted && len(named) == 0 && len(devices) == 0 {
+		switch {
+		case len(s.conns) == 1:
+			for _, c := range s.conns {
+				devices[c.id] = map[string]any{"port": c.port, "line_ending": c.lineEnding}
+			}
+		case len(s.conns) > 1:
+			list := s.connListLocked()
+			s.mu.Unlock()
+			return nil, nil, fmt.Errorf("several connections are open (%s): give to: (a connection id, label or port) on each serial step", list)
+		case s.cfg.DefaultPort == "" && s.cfg.Bench == nil:
+			s.mu.Unlock()
+			return nil, nil, errors.New("a serial step has no to: and no connection is open: open one with serial_open, give to: a port path, or start hilrun mcp with --sim")
+		}
+	}
+	s.mu.Unlock()
+	if len(devices) > 0 {
+		top["devices"] = devices
+	}
+	doc, err := buildDoc(top, lists)
+	if err != nil {
+		return nil, nil, err
+	}
+	seq, err := steps.Parse(inlineFile, doc.text, steps.LoadOptions{})
+	if err != nil {
+		var el steps.ErrorList
+		if errors.As(err, &el) {
+			var msgs []string
+			for _, e := range el {
+				msgs = append(msgs, doc.label(e.Pos)+": "+e.Msg)
+			}
+			return nil, nil, fmt.Errorf("invalid steps:\n%s", strings.Join(msgs, "\n"))
+		}
+		return nil, nil, err
+	}
+	seq.FilterResponses = a.FilterResponses
+	seq.File = "serial_sequence"
+	return seq, doc, nil
+}
+
+func (s *Server) serialSequence(ctx context.Context, req mcp.CallToolRequest, a *sequenceArgs) (any, string, error) {
+	seq, doc, err := s.inlineSequence(a)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.execute(ctx, req, seq, execOptions{label: doc.label, lockWait: lockWait(a.LockTimeoutMS)})
+}
+
+// --- run_sequence ---
+
+type runArgs struct {
+	Path          string            `json:"path"`
+	Vars          map[string]any    `json:"vars"`
+	Ports         map[string]string `json:"ports"`
+	Probes        map[string]string `json:"probes"`
+	LockTimeoutMS *int64            `json:"lock_timeout_ms"`
+}
+
+func stringVars(m map[string]any) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *runArgs) (any, string, error) {
+	if a.Path == "" {
+		return nil, "", errors.New("path is required: a sequence file under a --root")
+	}
+	real, err := s.cfg.Policy.ResolveFile(a.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	vars := stringVars(a.Vars)
+	seq, err := steps.Load(real, steps.LoadOptions{Vars: steps.Names(vars)})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.checkFileProbes(seq); err != nil {
+		return nil, "", err
+	}
+	bench := s.cfg.Bench
+	if bench == nil {
+		p := filepath.Join(filepath.Dir(real), steps.BenchFile)
+		if _, err := os.Stat(p); err == nil {
+			if bench, err = steps.LoadBench(p); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	for name, port := range a.Ports {
+		if err := s.checkPort(port); err != nil {
+			return nil, "", err
+		}
+		_ = name
+	}
+	if len(a.Probes) > 0 && s.cfg.Policy.ReadOnly {
+		return nil, "", refused("probes: a read-only server does not attach to OpenOCDs it was not given")
+	}
+	if err := steps.Bind(seq, bench, a.Ports, a.Probes); err != nil {
+		return nil, "", err
+	}
+	return s.execute(ctx, req, seq, execOptions{vars: vars, benchBound: true, lockWait: lockWait(a.LockTimeoutMS)})
+}
+
+// checkFileProbes refuses what a sequence file may not say about its
+// probes when a client runs it: which program to launch and its extra
+// arguments and commands belong in the operator's bench file. Probe ELF
+// files must lie under a root.
+func (s *Server) checkFileProbes(seq *steps.Sequence) error {
+	for _, p := range seq.Probes {
+		if l := p.Launch; l != nil && (l.Binary != "" || len(l.Args) > 0 || len(l.Commands) > 0) {
+			return refused("%s: probe %s: launch binary, args and commands are only taken from the server's --bench file", p.Pos, p.Name)
+		}
+		if p.ELF != "" {
+			real, err := s.cfg.Policy.ResolveFile(p.ELF)
+			if err != nil {
+				return fmt.Errorf("%s: probe %s: %w", p.Pos, p.Name, err)
+			}
+			p.ELF = real
+		}
+	}
+	return nil
+}
+
+// --- validate_sequence ---
+
+type validateArgs struct {
+	Path    string   `json:"path"`
+	Content string   `json:"content"`
+	Format  string   `json:"format"`
+	Vars    []string `json:"vars"`
+}
+
+type validationError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+type validateResult struct {
+	Valid   bool              `json:"valid"`
+	Name    string            `json:"name,omitempty"`
+	Steps   int               `json:"steps"`
+	Devices []string          `json:"devices"`
+	Probes  []string          `json:"probes"`
+	Errors  []validationError `json:"errors"`
+}
+
+func (s *Server) validateSequence(ctx context.Context, req mcp.CallToolRequest, a *validateArgs) (any, string, error) {
+	var seq *steps.Sequence
+	var err error
+	opts := steps.LoadOptions{Vars: a.Vars}
+	switch {
+	case a.Path != "" && a.Content != "":
+		return nil, "", errors.New("give path or content, not both")
+	case a.Path != "":
+		real, rerr := s.cfg.Policy.ResolveFile(a.Path)
+		if rerr != nil {
+			return nil, "", rerr
+		}
+		seq, err = steps.Load(real, opts)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, "", err
+		}
+	case a.Content != "":
+		name := "<content>.yaml"
+		switch strings.ToLower(a.Format) {
+		case "json":
+			name = "<content>.json"
+		case "", "yaml", "yml":
+		default:
+			return nil, "", fmt.Errorf("format %q: want yaml or json", a.Format)
+		}
+		seq, err = steps.Parse(name, []byte(a.Content), opts)
+	default:
+		return nil, "", errors.New("give path (a sequence file under a --root) or content (YAML or JSON text)")
+	}
+	out := validateResult{Devices: []string{}, Probes: []string{}, Errors: []validationError{}}
+	if err != nil {
+		var el steps.ErrorList
+		if !errors.As(err, &el) {
+			return nil, "", err
+		}
+		var lines []string
+		for _, e := range el {
+			out.Errors = append(out.Errors, validationError{File: e.Pos.File, Line: e.Pos.Line, Column: e.Pos.Col, Message: e.Msg})
+			lines = append(lines, e.Error())
+		}
+		return out, fmt.Sprintf("invalid: %d problems\n%s", len(el), strings.Join(lines, "\n")), nil
+	}
+	out.Valid = true
+	out.Name = seq.Name
+	steps.Walk(seq, func(*steps.Step) { out.Steps++ })
+	for _, d := range seq.Devices {
+		out.Devices = append(out.Devices, d.Name)
+	}
+	for _, p := range seq.Probes {
+		out.Probes = append(out.Probes, p.Name)
+	}
+	return out, fmt.Sprintf("valid: %s, %d steps", seq.Name, out.Steps), nil
+}
+
+// --- running ---
+
+type execOptions struct {
+	vars       map[string]string
+	label      func(steps.Pos) string
+	benchBound bool
+	lockWait   time.Duration
+}
+
+// devicePlan is how a device of a sequence is reached: an open connection
+// it borrows, or a port it opens for the run.
+type devicePlan struct {
+	conn *connection
+	port string
+}
+
+// borrowed is an open connection lent to a run: the run must not close it.
+type borrowed struct{ Console }
+
+func (borrowed) Close() error { return nil }
+
+func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error) {
+	plans := map[string]devicePlan{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range seq.Devices {
+		if c := s.findConnLocked(d.Name); c != nil && (d.Port == "" || d.Port == c.port || d.Implicit) {
+			if d.LineEnding == "" {
+				d.LineEnding = c.lineEnding
+			}
+			plans[d.Name] = devicePlan{conn: c, port: c.port}
+			continue
+		}
+		if d.Port == "" && d.USB != nil {
+			p, err := serialx.FindUSB(d.USB.VID, d.USB.PID, d.USB.Serial)
+			if err != nil {
+				return nil, fmt.Errorf("device %s: %w", d.Name, err)
+			}
+			d.Port = p
+		}
+		if d.Port == "" {
+			if s.cfg.DefaultPort == "" {
+				return nil, fmt.Errorf("device %s has no port: open a connection with serial_open and name it in to:, give to: a port path, pass devices: {%s: {port: PATH}}, or start hilrun mcp with --sim or a --bench binding it", d.Name, d.Name)
+			}
+			d.Port = s.cfg.DefaultPort
+		}
+		if c := s.findConnLocked(d.Port); c != nil {
+			if d.LineEnding == "" {
+				d.LineEnding = c.lineEnding
+			}
+			plans[d.Name] = devicePlan{conn: c, port: c.port}
+			continue
+		}
+		if err := s.checkPort(d.Port); err != nil {
+			return nil, err
+		}
+		plans[d.Name] = devicePlan{port: d.Port}
+	}
+	return plans, nil
+}
+
+// checkSteps applies the read-only policy and the roots to the steps before
+// anything is opened.
+func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) error {
+	var errs []string
+	steps.Walk(seq, func(st *steps.Step) {
+		where := st.Pos.String()
+		if label != nil {
+			where = label(st.Pos)
+		}
+		if st.Kind == steps.KindMemWrite && s.cfg.Policy.ReadOnly {
+			errs = append(errs, fmt.Sprintf("%s: mem_write %s: the server is read-only (--read-only)", where, st.Title()))
+		}
+		if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
+			if err := s.cfg.Policy.CheckCommand(st.OpenOCD.Raw); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", where, err))
+			}
+		}
+		if st.Mem != nil && st.Mem.ELF != "" {
+			real, err := s.cfg.Policy.ResolveFile(st.Mem.ELF)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", where, err))
+				return
+			}
+			st.Mem.ELF = real
+		}
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", strings.Join(errs, "\n"), ErrRefused)
+	}
+	return nil
+}
+
+func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (any, string, error) {
+	if !o.benchBound {
+		if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := s.checkSteps(seq, o.label); err != nil {
+		return nil, "", err
+	}
+	plans, err := s.planDevices(seq)
+	if err != nil {
+		return nil, "", err
+	}
+	var keys []string
+	for _, p := range plans {
+		keys = append(keys, portKey(realPort(p.port)))
+	}
+	for _, p := range seq.Probes {
+		if err := s.bindProbe(p); err != nil {
+			return nil, "", err
+		}
+		keys = append(keys, probeKey(probeBinding(p)))
+	}
+	release, err := s.locks.acquire(ctx, keys, who(ctx, req), o.lockWait)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+
+	run := s.runs.start(seq.Name)
+	prog := newProgress(ctx, req, seq)
+	defer prog.stop()
+
+	res := runner.Run(ctx, seq, runner.Options{
+		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
+			plan := plans[dev.Name]
+			if plan.conn != nil {
+				return borrowed{plan.conn.console}, nil
+			}
+			c, err := s.cfg.OpenConsole(ctx, dev.Name, serialx.Config{
+				Path: plan.port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
+				StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
+				Reconnect: dev.Reconnect, LogDir: run.dir,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+			d, err := s.session(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return &guarded{d: d, policy: &s.cfg.Policy}, nil
+		},
+		Symbols: s.cfg.Symbols,
+		Vars:    o.vars,
+		Sink:    prog,
+		Getenv:  s.cfg.Getenv,
+	})
+	// A probe whose OpenOCD went away is reopened by the next user.
+	for _, st := range res.Steps {
+		if st.Status == runner.Errored && strings.Contains(st.Message, "openocd unavailable") {
+			for _, p := range seq.Probes {
+				s.dropSession(p)
+			}
+			break
+		}
+	}
+	// Borrowed connections keep their own log; the run keeps what they
+	// printed during it.
+	for _, t := range res.Transcripts {
+		if plan := plans[t.Console]; plan.conn != nil {
+			os.WriteFile(filepath.Join(run.dir, logFileName(t.Console)+".log"), t.Data, 0o644)
+		}
+	}
+	out := s.runs.finish(run, res)
+	return out, formatRun(out, res), nil
+}
+
+// logFileName is how serialx names a console's log file.
+func logFileName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if s == "" || s == "." || s == ".." {
+		s = "console"
+	}
+	return s
+}
+
+// --- results ---
+
+type stepOut struct {
+	Index      int            `json:"index"`
+	Path       string         `json:"path"`
+	Kind       string         `json:"kind"`
+	Name       string         `json:"name"`
+	Group      string         `json:"group,omitempty"`
+	Status     string         `json:"status"`
+	StartedMS  float64        `json:"started_ms"`
+	DurationMS float64        `json:"duration_ms"`
+	Message    string         `json:"message,omitempty"`
+	Expected   string         `json:"expected,omitempty"`
+	Received   string         `json:"received,omitempty"`
+	Saved      map[string]any `json:"saved,omitempty"`
+	Data       map[string]any `json:"data,omitempty"`
+}
+
+type counts struct {
+	Total       int `json:"total"`
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Errored     int `json:"error"`
+	Skipped     int `json:"skipped"`
+	Interrupted int `json:"interrupted"`
+}
+
+type sequenceResult struct {
+	RunID          string    `json:"run_id"`
+	Name           string    `json:"name"`
+	Passed         bool      `json:"passed"`
+	Status         string    `json:"status"`
+	DurationMS     float64   `json:"duration_ms"`
+	Error          string    `json:"error,omitempty"`
+	Counts         counts    `json:"counts"`
+	Steps          []stepOut `json:"steps"`
+	LogResources   []string  `json:"log_resources"`
+	ReportResource string    `json:"report_resource"`
+}
+
+func ms(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
+}
+
+// stepsOut converts results, with saved values and data made fit for JSON
+// the way the JSON report does it.
+func stepsOut(res *runner.SequenceResult, reportJSON []byte) []stepOut {
+	var doc struct {
+		Sequences []struct {
+			Steps []struct {
+				Saved map[string]any `json:"saved"`
+				Data  map[string]any `json:"data"`
+			} `json:"steps"`
+		} `json:"sequences"`
+	}
+	json.Unmarshal(reportJSON, &doc)
+	out := make([]stepOut, 0, len(res.Steps))
+	for i, st := range res.Steps {
+		so := stepOut{
+			Index: st.Index, Path: st.Path, Kind: st.Kind, Name: st.Name, Group: st.Group, Status: string(st.Status),
+			StartedMS: ms(st.Started), DurationMS: ms(st.Duration), Message: st.Message, Expected: st.Expected, Received: st.Received,
+		}
+		if len(doc.Sequences) == 1 && i < len(doc.Sequences[0].Steps) {
+			so.Saved = doc.Sequences[0].Steps[i].Saved
+			so.Data = doc.Sequences[0].Steps[i].Data
+		}
+		out = append(out, so)
+	}
+	return out
+}
+
+func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s: %s\n", out.RunID, out.Name)
+	for _, st := range res.Steps {
+		idx := strconv.Itoa(st.Index)
+		if st.Path != idx {
+			idx += " (" + st.Path + ")"
+		}
+		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.Duration))
+		if st.Message != "" {
+			fmt.Fprintf(&b, "  %s", st.Message)
+		}
+		b.WriteByte('\n')
+		if st.Status == runner.Failed || st.Status == runner.Errored {
+			if st.Expected != "" {
+				fmt.Fprintf(&b, "     expected: %s\n", st.Expected)
+			}
+			if st.Received != "" {
+				fmt.Fprintf(&b, "     received: %s\n", clipText(st.Received, 400))
+			}
+		}
+	}
+	c := out.Counts
+	total := fmtDur(res.Duration)
+	if out.Passed {
+		fmt.Fprintf(&b, "passed %d/%d in %s", c.Passed, c.Total, total)
+	} else {
+		fmt.Fprintf(&b, "%s: %d/%d passed", strings.ToUpper(out.Status), c.Passed, c.Total)
+		for _, x := range []struct {
+			n    int
+			what string
+		}{{c.Failed, "failed"}, {c.Errored, "errors"}, {c.Interrupted, "interrupted"}, {c.Skipped, "skipped"}} {
+			if x.n > 0 {
+				fmt.Fprintf(&b, ", %d %s", x.n, x.what)
+			}
+		}
+		fmt.Fprintf(&b, " in %s", total)
+		if out.Error != "" {
+			fmt.Fprintf(&b, " (%s)", out.Error)
+		}
+	}
+	b.WriteString("\nreport: " + out.ReportResource)
+	if len(out.LogResources) > 0 {
+		b.WriteString("\nlogs: " + strings.Join(out.LogResources, " "))
+	}
+	return b.String()
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	case d < time.Second:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + "s"
+}
+
+// --- progress ---
+
+// progress sends a notifications/progress per finished step when the
+// client asked for them, at most one per progressInterval (the latest one
+// wins), from its own goroutine so a slow client never slows the run.
+type progress struct {
+	srv   *server.MCPServer
+	ctx   context.Context
+	token mcp.ProgressToken
+	total int
+
+	mu      sync.Mutex
+	done    int
+	message string
+	dirty   bool
+	wake    chan struct{}
+	quit    chan struct{}
+	stopped chan struct{}
+}
+
+const progressInterval = 50 * time.Millisecond
+
+func newProgress(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence) *progress {
+	p := &progress{srv: server.ServerFromContext(ctx), ctx: ctx}
+	if req.Params.Meta != nil {
+		p.token = req.Params.Meta.ProgressToken
+	}
+	if p.token == nil || p.srv == nil {
+		return p
+	}
+	repeat := false
+	steps.Walk(seq, func(st *steps.Step) {
+		p.total++
+		if st.Kind == steps.KindRepeat {
+			repeat = true
+		}
+	})
+	if repeat {
+		p.total = 0
+	}
+	p.wake = make(chan struct{}, 1)
+	p.quit = make(chan struct{})
+	p.stopped = make(chan struct{})
+	go p.loop()
+	return p
+}
+
+func (p *progress) Event(e runner.Event) {
+	if p.wake == nil || e.Type != runner.StepFinished || e.Step == nil {
+		return
+	}
+	st := e.Step
+	line := fmt.Sprintf("%s %s %s %s %s", st.Path, st.Status, st.Kind, st.Name, fmtDur(st.Duration))
+	if st.Message != "" {
+		line += " " + st.Message
+	}
+	p.mu.Lock()
+	p.done++
+	p.message = line
+	p.dirty = true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progress) loop() {
+	defer close(p.stopped)
+	for {
+		select {
+		case <-p.wake:
+		case <-p.quit:
+			p.send()
+			return
+		}
+		p.send()
+		select {
+		case <-time.After(progressInterval):
+		case <-p.quit:
+			p.send()
+			return
+		}
+	}
+}
+
+func (p *progress) send() {
+	p.mu.Lock()
+	if !p.dirty {
+		p.mu.Unlock()
+		return
+	}
+	params := map[string]any{"progressToken": p.token, "progress": p.done, "message": p.message}
+	if p.total > 0 && p.done <= p.total {
+		params["total"] = p.total
+	}
+	p.dirty = false
+	p.mu.Unlock()
+	// The request's context may be cancelled already; the last progress
+	// still describes what ran.
+	p.srv.SendNotificationToClient(context.WithoutCancel(p.ctx), "notifications/progress", params)
+}
+
+func (p *progress) stop() {
+	if p.quit == nil {
+		return
+	}
+	close(p.quit)
+	<-p.stopped
+}
+
+// reportBytes renders the JSON report of one run.
+func reportBytes(res *runner.SequenceResult) []byte {
+	var buf bytes.Buffer
+	report.WriteJSON(&buf, []runner.SequenceResult{*res})
+	return buf.Bytes()
+}

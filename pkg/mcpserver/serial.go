@@ -1,0 +1,698 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// connection is a console opened with serial_open; it stays open between
+// calls until serial_close.
+type connection struct {
+	id, label  string
+	port       string
+	cfg        serialx.Config
+	lineEnding string
+	console    Console
+	opened     time.Time
+
+	mu         sync.Mutex
+	readCursor int64 // where the next serial_read without a cursor starts
+}
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// realPort is the path a port's symbolic links lead to, so that two names of
+// one device share a lock.
+func realPort(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// checkPort applies the port globs; the server's own default port (the
+// virtual board) is exempt.
+func (s *Server) checkPort(p string) error {
+	if p != "" && s.cfg.DefaultPort != "" && realPort(p) == realPort(s.cfg.DefaultPort) {
+		return nil
+	}
+	return s.cfg.Policy.CheckPort(p)
+}
+
+// connection finds an open connection by id, label or port path. An empty
+// ref means the only open connection.
+func (s *Server) connection(ref string) (*connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ref == "" {
+		if len(s.conns) == 1 {
+			for _, c := range s.conns {
+				return c, nil
+			}
+		}
+		if len(s.conns) == 0 {
+			return nil, errors.New("no connection is open: open one with serial_open")
+		}
+		return nil, fmt.Errorf("several connections are open (%s): say which with connection", s.connListLocked())
+	}
+	if c := s.findConnLocked(ref); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("no connection %q; open connections: %s", ref, s.connListLocked())
+}
+
+func (s *Server) findConnLocked(ref string) *connection {
+	if c, ok := s.conns[ref]; ok {
+		return c
+	}
+	for _, c := range s.conns {
+		if c.label == ref {
+			return c
+		}
+	}
+	if steps.IsPortPath(ref) {
+		r := realPort(ref)
+		for _, c := range s.conns {
+			if c.port == ref || realPort(c.port) == r {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) connListLocked() string {
+	if len(s.conns) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, c := range s.sortedConnsLocked() {
+		d := c.id + " " + c.port
+		if c.label != "" {
+			d = c.id + " (" + c.label + ") " + c.port
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, ", ")
+}
+
+func (s *Server) sortedConnsLocked() []*connection {
+	var cs []*connection
+	for _, c := range s.conns {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		a, _ := strconv.Atoi(strings.TrimPrefix(cs[i].id, "c"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(cs[j].id, "c"))
+		return a < b
+	})
+	return cs
+}
+
+// --- serial_open ---
+
+var connIDRE = regexp.MustCompile(`^c[0-9]+$`)
+
+type openArgs struct {
+	Port          string `json:"port"`
+	Baud          int    `json:"baud"`
+	BaudRate      int    `json:"baud_rate"`
+	LineEnding    string `json:"line_ending"`
+	Label         string `json:"label"`
+	DataBits      int    `json:"data_bits"`
+	Parity        string `json:"parity"`
+	StopBits      any    `json:"stop_bits"`
+	FlowControl   string `json:"flow_control"`
+	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
+}
+
+type openResult struct {
+	ConnectionID string `json:"connection_id"`
+	Label        string `json:"label,omitempty"`
+	Port         string `json:"port"`
+	Baud         int    `json:"baud"`
+	LineEnding   string `json:"line_ending"`
+	Cursor       int64  `json:"cursor"`
+	LogResource  string `json:"log_resource"`
+}
+
+func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *openArgs) (any, string, error) {
+	if a.Port == "" {
+		return nil, "", errors.New("port is required: a device path such as /dev/ttyACM0 (see list_ports)")
+	}
+	if err := s.checkPort(a.Port); err != nil {
+		return nil, "", err
+	}
+	baud := a.Baud
+	if baud == 0 {
+		baud = a.BaudRate
+	}
+	if baud == 0 {
+		baud = 115200
+	}
+	le := strings.ToLower(a.LineEnding)
+	switch le {
+	case "":
+		le = "lf"
+	case "lf", "crlf", "cr", "none":
+	default:
+		return nil, "", fmt.Errorf("line_ending %q: want lf, crlf, cr or none", a.LineEnding)
+	}
+	stop := ""
+	switch v := a.StopBits.(type) {
+	case nil:
+	case string:
+		stop = v
+	default:
+		stop = fmt.Sprint(v)
+	}
+	if a.Label != "" && (!nameRE.MatchString(a.Label) || connIDRE.MatchString(a.Label)) {
+		return nil, "", fmt.Errorf("label %q: use letters, digits and underscores, not starting with a digit, and not of the form c1 (the connection ids)", a.Label)
+	}
+	s.mu.Lock()
+	if c := s.findConnLocked(a.Port); c != nil {
+		s.mu.Unlock()
+		return nil, "", fmt.Errorf("port %s is already open as connection %s", a.Port, c.id)
+	}
+	if a.Label != "" {
+		if c := s.findConnLocked(a.Label); c != nil {
+			s.mu.Unlock()
+			return nil, "", fmt.Errorf("label %q is taken by connection %s", a.Label, c.id)
+		}
+	}
+	s.nextID++
+	id := "c" + strconv.Itoa(s.nextID)
+	s.mu.Unlock()
+
+	release, err := s.locks.acquire(ctx, []string{portKey(realPort(a.Port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	cfg := serialx.Config{
+		Path: a.Port, Baud: baud, DataBits: a.DataBits, Parity: a.Parity, StopBits: stop,
+		FlowControl: a.FlowControl, LogDir: filepath.Join(s.logDir, "connections", id),
+	}
+	name := a.Label
+	if name == "" {
+		name = id
+	}
+	con, err := s.cfg.OpenConsole(ctx, name, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	c := &connection{id: id, label: a.Label, port: a.Port, cfg: cfg, lineEnding: le, console: con, opened: time.Now()}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		con.Close()
+		return nil, "", errors.New("the server is shutting down")
+	}
+	s.conns[id] = c
+	s.mu.Unlock()
+	s.addConnResource(c)
+	s.logf("opened %s as %s at %d baud", a.Port, id, baud)
+	out := openResult{ConnectionID: id, Label: a.Label, Port: a.Port, Baud: baud, LineEnding: le, Cursor: con.Cursor(), LogResource: connLogURI(id)}
+	return out, fmt.Sprintf("opened %s as connection %s at %d baud (cursor %d)", a.Port, id, baud, out.Cursor), nil
+}
+
+// --- serial_close ---
+
+type closeArgs struct {
+	Connection    string `json:"connection"`
+	ConnectionID  string `json:"connection_id"`
+	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
+}
+
+type closeResult struct {
+	ConnectionID string `json:"connection_id"`
+	Port         string `json:"port"`
+	Closed       bool   `json:"closed"`
+	LogResource  string `json:"log_resource"`
+}
+
+func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *closeArgs) (any, string, error) {
+	c, err := s.connection(first(a.Connection, a.ConnectionID))
+	if err != nil {
+		return nil, "", err
+	}
+	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	s.mu.Unlock()
+	err = c.console.Close()
+	s.logf("closed connection %s (%s)", c.id, c.port)
+	out := closeResult{ConnectionID: c.id, Port: c.port, Closed: true, LogResource: connLogURI(c.id)}
+	if err != nil {
+		return out, fmt.Sprintf("closed connection %s (%s): %v", c.id, c.port, err), nil
+	}
+	return out, fmt.Sprintf("closed connection %s (%s); its log stays readable at %s", c.id, c.port, out.LogResource), nil
+}
+
+func first(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// --- serial_status ---
+
+type statusArgs struct {
+	Connection   string `json:"connection"`
+	ConnectionID string `json:"connection_id"`
+}
+
+type connStatus struct {
+	ConnectionID string `json:"connection_id"`
+	Label        string `json:"label,omitempty"`
+	Port         string `json:"port"`
+	Baud         int    `json:"baud"`
+	LineEnding   string `json:"line_ending"`
+	Connected    bool   `json:"connected"`
+	RxBytes      int64  `json:"rx_bytes"`
+	TxBytes      int64  `json:"tx_bytes"`
+	Cursor       int64  `json:"cursor"`
+	ReadCursor   int64  `json:"read_cursor"`
+	Error        string `json:"error,omitempty"`
+	HeldBy       string `json:"held_by,omitempty"`
+	OpenedAt     string `json:"opened_at"`
+	Log          string `json:"log,omitempty"`
+	Timeline     string `json:"timeline,omitempty"`
+	LogResource  string `json:"log_resource"`
+}
+
+type statusResult struct {
+	Connections []connStatus `json:"connections"`
+}
+
+func (s *Server) serialStatus(ctx context.Context, req mcp.CallToolRequest, a *statusArgs) (any, string, error) {
+	var cs []*connection
+	if ref := first(a.Connection, a.ConnectionID); ref != "" {
+		c, err := s.connection(ref)
+		if err != nil {
+			return nil, "", err
+		}
+		cs = []*connection{c}
+	} else {
+		s.mu.Lock()
+		cs = s.sortedConnsLocked()
+		s.mu.Unlock()
+	}
+	out := statusResult{Connections: []connStatus{}}
+	var lines []string
+	for _, c := range cs {
+		st := c.console.Stats()
+		raw, tl := c.console.LogPaths()
+		c.mu.Lock()
+		rc := c.readCursor
+		c.mu.Unlock()
+		cst := connStatus{
+			ConnectionID: c.id, Label: c.label, Port: c.port, Baud: c.cfg.Baud, LineEnding: c.lineEnding,
+			Connected: st.Connected, RxBytes: st.RxBytes, TxBytes: st.TxBytes, Cursor: c.console.Cursor(),
+			ReadCursor: rc, Error: st.Err, HeldBy: s.locks.holderOf(portKey(realPort(c.port))),
+			OpenedAt: c.opened.UTC().Format(time.RFC3339Nano), Log: raw, Timeline: tl, LogResource: connLogURI(c.id),
+		}
+		out.Connections = append(out.Connections, cst)
+		line := fmt.Sprintf("%s %s %d baud connected=%t rx=%d tx=%d cursor=%d", c.id, c.port, cst.Baud, cst.Connected, cst.RxBytes, cst.TxBytes, cst.Cursor)
+		if c.label != "" {
+			line = fmt.Sprintf("%s (%s)%s", c.id, c.label, strings.TrimPrefix(line, c.id))
+		}
+		if cst.HeldBy != "" {
+			line += " held by " + cst.HeldBy
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return out, "no connection is open", nil
+	}
+	return out, strings.Join(lines, "\n"), nil
+}
+
+// --- serial_write ---
+
+type writeArgs struct {
+	Connection    string `json:"connection"`
+	ConnectionID  string `json:"connection_id"`
+	Data          string `json:"data"`
+	Encoding      string `json:"encoding"`
+	Newline       any    `json:"newline"`
+	Ctrl          string `json:"ctrl"`
+	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
+}
+
+type writeResult struct {
+	ConnectionID string `json:"connection_id"`
+	Cursor       int64  `json:"cursor"`
+	Bytes        int    `json:"bytes"`
+}
+
+// ctrlByte is the byte of a control key: "c", "ctrl-c", "^c" give 0x03.
+func ctrlByte(k string) (byte, error) {
+	t := strings.TrimSpace(k)
+	t = strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(t), "ctrl-"), "ctrl+")
+	t = strings.TrimPrefix(t, "^")
+	if len(t) == 1 {
+		c := t[0]
+		switch {
+		case c >= 'a' && c <= 'z':
+			return c - 'a' + 1, nil
+		case c >= '@' && c <= '_':
+			return c - '@', nil
+		}
+	}
+	if t == "" && strings.HasSuffix(k, "^") {
+		return 0x1e, nil
+	}
+	return 0, fmt.Errorf("ctrl %q: want a letter (c for Ctrl-C) or one of @ [ \\ ] ^ _", k)
+}
+
+func decodeData(data, encoding string) ([]byte, error) {
+	switch strings.ToLower(encoding) {
+	case "", "utf8", "utf-8", "text":
+		return []byte(data), nil
+	case "hex":
+		clean := strings.NewReplacer(" ", "", ":", "", "-", "", "\n", "", "\t", "", "0x", "", "0X", "").Replace(data)
+		b, err := hex.DecodeString(clean)
+		if err != nil {
+			return nil, fmt.Errorf("data is not hex: %v", err)
+		}
+		return b, nil
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data))
+		if err != nil {
+			return nil, fmt.Errorf("data is not base64: %v", err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("encoding %q: want utf8, hex or base64", encoding)
+}
+
+func (s *Server) serialWrite(ctx context.Context, req mcp.CallToolRequest, a *writeArgs) (any, string, error) {
+	c, err := s.connection(first(a.Connection, a.ConnectionID))
+	if err != nil {
+		return nil, "", err
+	}
+	var data []byte
+	switch {
+	case a.Ctrl != "" && a.Data != "":
+		return nil, "", errors.New("give data or ctrl, not both")
+	case a.Ctrl != "":
+		b, err := ctrlByte(a.Ctrl)
+		if err != nil {
+			return nil, "", err
+		}
+		data = []byte{b}
+	default:
+		if data, err = decodeData(a.Data, a.Encoding); err != nil {
+			return nil, "", err
+		}
+	}
+	switch v := a.Newline.(type) {
+	case nil:
+	case bool:
+		if v {
+			data = append(data, steps.LineEndingBytes(c.lineEnding)...)
+		}
+	case string:
+		switch strings.ToLower(v) {
+		case "lf", "crlf", "cr", "none":
+			data = append(data, steps.LineEndingBytes(strings.ToLower(v))...)
+		case "true":
+			data = append(data, steps.LineEndingBytes(c.lineEnding)...)
+		case "false", "":
+		default:
+			return nil, "", fmt.Errorf("newline %q: want true, false, lf, crlf, cr or none", v)
+		}
+	default:
+		return nil, "", fmt.Errorf("newline: want true, false or a line ending (lf, crlf, cr, none)")
+	}
+	if len(data) == 0 {
+		return nil, "", errors.New("nothing to write: give data, ctrl or newline")
+	}
+	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	cur, err := c.console.Write(ctx, data)
+	if err != nil {
+		return nil, "", fmt.Errorf("write to %s: %w", c.port, err)
+	}
+	return writeResult{ConnectionID: c.id, Cursor: cur, Bytes: len(data)},
+		fmt.Sprintf("wrote %d bytes to %s (%s); cursor before the write: %d", len(data), c.id, stream.Quote(data), cur), nil
+}
+
+// --- serial_read ---
+
+type readArgs struct {
+	Connection       string `json:"connection"`
+	ConnectionID     string `json:"connection_id"`
+	Cursor           *int64 `json:"cursor"`
+	MaxBytes         int    `json:"max_bytes"`
+	Encoding         string `json:"encoding"`
+	TimeoutMS        int64  `json:"timeout_ms"`
+	DurationMS       int64  `json:"duration_ms"`
+	StartTrigger     string `json:"start_trigger"`
+	InitialTimeoutMS int64  `json:"initial_timeout_ms"`
+	IdleTimeoutMS    int64  `json:"idle_timeout_ms"`
+	LockTimeoutMS    *int64 `json:"lock_timeout_ms"`
+}
+
+type readResult struct {
+	ConnectionID string `json:"connection_id"`
+	Data         string `json:"data"`
+	Encoding     string `json:"encoding"`
+	Start        int64  `json:"start"`
+	Cursor       int64  `json:"cursor"`
+	Bytes        int    `json:"bytes"`
+	Reason       string `json:"reason"`
+}
+
+// defaultMaxRead bounds a serial_read that does not say.
+const defaultMaxRead = 64 << 10
+
+// burstIdle ends a timeout_ms read once the device pauses.
+const burstIdle = 20 * time.Millisecond
+
+func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *readArgs) (any, string, error) {
+	c, err := s.connection(first(a.Connection, a.ConnectionID))
+	if err != nil {
+		return nil, "", err
+	}
+	enc := strings.ToLower(a.Encoding)
+	if enc == "" {
+		enc = "utf8"
+	}
+	if _, err := encodeBytes(nil, enc); err != nil {
+		return nil, "", err
+	}
+	max := a.MaxBytes
+	if max <= 0 {
+		max = defaultMaxRead
+	}
+	trigger := strings.ToLower(a.StartTrigger)
+	switch trigger {
+	case "", "first_byte", "immediate":
+	default:
+		return nil, "", fmt.Errorf("start_trigger %q: want immediate or first_byte", a.StartTrigger)
+	}
+	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+
+	var data []byte
+	var start, next int64
+	reason := ""
+	switch {
+	case a.DurationMS > 0 || a.IdleTimeoutMS > 0 || a.InitialTimeoutMS > 0:
+		// A capture window: from the cursor given, else from now.
+		from := c.console.Cursor()
+		if a.Cursor != nil {
+			from = *a.Cursor
+		}
+		opt := stream.CaptureOptions{
+			Duration:         time.Duration(a.DurationMS) * time.Millisecond,
+			IdleTimeout:      time.Duration(a.IdleTimeoutMS) * time.Millisecond,
+			InitialTimeout:   time.Duration(a.InitialTimeoutMS) * time.Millisecond,
+			StartOnFirstByte: trigger != "immediate",
+			MaxBytes:         max,
+		}
+		if opt.Duration == 0 && opt.IdleTimeout == 0 {
+			opt.Duration = opt.InitialTimeout
+		}
+		capt, err := c.console.Capture(ctx, from, opt)
+		if err != nil && len(capt.Data) == 0 && ctx.Err() == nil {
+			return nil, "", fmt.Errorf("capture on %s: %w", c.port, err)
+		}
+		data, start, next, reason = capt.Data, capt.Start, capt.End, capt.Reason
+		if err != nil {
+			reason = "interrupted"
+		}
+	case a.TimeoutMS > 0:
+		// Wait up to timeout_ms for the first byte, then return the burst.
+		from := c.readFrom(a.Cursor)
+		capt, err := c.console.Capture(ctx, from, stream.CaptureOptions{
+			InitialTimeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+			IdleTimeout:    burstIdle, StartOnFirstByte: true, MaxBytes: max,
+		})
+		if err != nil && ctx.Err() == nil && len(capt.Data) == 0 {
+			return nil, "", fmt.Errorf("read from %s: %w", c.port, err)
+		}
+		data, start, next, reason = capt.Data, capt.Start, capt.End, capt.Reason
+		if reason == stream.ReasonNoData {
+			reason = "timeout"
+		} else if reason == "" || reason == stream.ReasonIdle {
+			reason = "data"
+		}
+		if next < from {
+			next = from
+		}
+	default:
+		from := c.readFrom(a.Cursor)
+		data, start, next = c.console.Read(from, max)
+		reason = "available"
+		if len(data) == max {
+			reason = stream.ReasonMaxBytes
+		}
+	}
+	c.mu.Lock()
+	if next > c.readCursor || a.Cursor != nil {
+		c.readCursor = next
+	}
+	c.mu.Unlock()
+	text, _ := encodeBytes(data, enc)
+	out := readResult{ConnectionID: c.id, Data: text, Encoding: enc, Start: start, Cursor: next, Bytes: len(data), Reason: reason}
+	return out, fmt.Sprintf("%d bytes from %s [%d, %d) (%s): %s", len(data), c.id, start, next, reason, printable(data)), nil
+}
+
+// readFrom is where a read starts: the cursor given, else where the last
+// serial_read on this connection ended (the start of the retained buffer
+// on the first read).
+func (c *connection) readFrom(cursor *int64) int64 {
+	if cursor != nil {
+		return *cursor
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readCursor
+}
+
+// --- serial_expect ---
+
+type expectArgs struct {
+	Connection    string `json:"connection"`
+	ConnectionID  string `json:"connection_id"`
+	Pattern       string `json:"pattern"`
+	Regex         bool   `json:"regex"`
+	TimeoutMS     int64  `json:"timeout_ms"`
+	Cursor        *int64 `json:"cursor"`
+	Encoding      string `json:"encoding"`
+	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
+}
+
+type expectResult struct {
+	ConnectionID string            `json:"connection_id"`
+	Matched      bool              `json:"matched"`
+	TimedOut     bool              `json:"timed_out"`
+	Data         string            `json:"data"`
+	Cursor       int64             `json:"cursor"`
+	Match        string            `json:"match"`
+	Groups       []string          `json:"groups"`
+	Named        map[string]string `json:"named,omitempty"`
+}
+
+// maxExpectWait bounds one serial_expect; longer waits call again.
+const maxExpectWait = 120 * time.Second
+
+func (s *Server) serialExpect(ctx context.Context, req mcp.CallToolRequest, a *expectArgs) (any, string, error) {
+	c, err := s.connection(first(a.Connection, a.ConnectionID))
+	if err != nil {
+		return nil, "", err
+	}
+	if a.Pattern == "" {
+		return nil, "", errors.New("pattern is required and must not be empty")
+	}
+	pat := stream.Literal(a.Pattern)
+	if a.Regex {
+		if pat, err = stream.Regexp(a.Pattern); err != nil {
+			return nil, "", fmt.Errorf("pattern: %w", err)
+		}
+	}
+	enc := a.Encoding
+	if _, err := encodeBytes(nil, enc); err != nil {
+		return nil, "", err
+	}
+	wait := time.Duration(a.TimeoutMS) * time.Millisecond
+	if wait <= 0 {
+		wait = steps.DefaultExpectTimeout
+	}
+	if wait > maxExpectWait {
+		wait = maxExpectWait
+	}
+	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	from := c.console.Cursor()
+	if a.Cursor != nil {
+		from = *a.Cursor
+	}
+	ectx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	m, err := c.console.Expect(ectx, from, []stream.Pattern{pat}, nil)
+	if err != nil {
+		if ctx.Err() != nil || ectx.Err() == nil {
+			return nil, "", fmt.Errorf("expect on %s: %w", c.port, err)
+		}
+		data, _, _ := c.console.Read(from, defaultMaxRead)
+		text, _ := encodeBytes(data, enc)
+		out := expectResult{ConnectionID: c.id, TimedOut: true, Data: text, Cursor: from, Groups: []string{}}
+		return out, fmt.Sprintf("no %s within %s on %s; received since cursor %d: %s", pat, wait, c.id, from, printable(data)), nil
+	}
+	text, _ := encodeBytes(m.Data, enc)
+	out := expectResult{ConnectionID: c.id, Matched: true, Data: text, Cursor: m.End, Groups: []string{}}
+	if len(m.Groups) > 0 {
+		out.Match = m.Groups[0]
+		out.Groups = append(out.Groups, m.Groups[1:]...)
+	}
+	for i, n := range m.Names {
+		if n != "" && i < len(m.Groups) {
+			if out.Named == nil {
+				out.Named = map[string]string{}
+			}
+			out.Named[n] = m.Groups[i]
+		}
+	}
+	c.mu.Lock()
+	if m.End > c.readCursor {
+		c.readCursor = m.End
+	}
+	c.mu.Unlock()
+	return out, fmt.Sprintf("matched %q on %s; cursor %d; received: %s", out.Match, c.id, m.End, printable(m.Data)), nil
+}

@@ -1,0 +1,348 @@
+// Package mcpserver serves hilrun over the Model Context Protocol: one
+// endpoint whose serial_sequence tool runs a whole step list inside the
+// runner with real timing between steps, next to primitive tools for serial
+// consoles (serial_open, serial_write, serial_read, serial_expect, ...) and
+// target memory (mem_read, mem_write).
+//
+// Tool calls may arrive concurrently. A port or probe is held by one call at
+// a time; a sequence holds its ports and probes until it ends. Console logs
+// and run reports stay readable as MCP resources after the call that made
+// them.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// Console is a serial console as the server uses it. *serialx.Console
+// satisfies it.
+type Console interface {
+	runner.Console
+	// Read returns retained output from cursor from, at most max bytes
+	// (max <= 0: all); next is the cursor to read from next.
+	Read(from int64, max int) (data []byte, start, next int64)
+	Stats() serialx.Stats
+	LogPaths() (raw, timeline string)
+}
+
+// ConsoleOpener opens a serial console called name.
+type ConsoleOpener func(ctx context.Context, name string, cfg serialx.Config) (Console, error)
+
+// Config configures a Server. The zero value serves no files, allows every
+// port and opens real serial ports and OpenOCD sessions.
+type Config struct {
+	// Name and Version are reported to clients; "" means "hilrun" and "dev".
+	Name, Version string
+	Policy        Policy
+	// Bench binds device and probe names (from --bench) to this bench's
+	// ports and OpenOCDs; nil binds nothing.
+	Bench *steps.Bench
+	// DefaultPort is the serial port of devices nothing else binds, and of
+	// steps without to: when no connection is open: the virtual board's
+	// console under --sim. It is exempt from the port globs.
+	DefaultPort string
+	// DefaultOpenOCD is the OpenOCD telnet address of every probe nothing
+	// else binds: the virtual board's under --sim.
+	DefaultOpenOCD string
+	// DefaultBoard names what DefaultPort is, for list_ports.
+	DefaultBoard string
+	// LogDir holds console logs and run reports; "" means a temporary
+	// folder that Close removes.
+	LogDir string
+	// MaxRuns bounds how many runs stay readable as resources; 0 means 50.
+	MaxRuns int
+	// Log receives the server's log lines; nil means os.Stderr. It never
+	// goes to standard output, which carries JSON-RPC under stdio.
+	Log io.Writer
+
+	// Getenv reads the environment for ${env.NAME} in steps; nil means an
+	// empty environment, so that a client cannot read the server's
+	// secrets through a sequence.
+	Getenv func(string) string
+
+	// Seams for tests; nil means the real thing.
+	OpenConsole ConsoleOpener
+	OpenProbe   runner.ProbeOpener
+	Symbols     runner.SymbolLookup
+	ListPorts   func() ([]serialx.PortInfo, error)
+}
+
+// Server is hilrun's MCP server. Create it with New and release it with
+// Close.
+type Server struct {
+	cfg    Config
+	mcp    *server.MCPServer
+	locks  *locker
+	logger *log.Logger
+	logDir string
+	ownDir bool
+
+	mu      sync.Mutex
+	conns   map[string]*connection
+	nextID  int
+	probes  map[string]*pooledProbe
+	runs    *runStore
+	closed  bool
+	closeMu sync.Mutex
+}
+
+// requestIDKey is where the tools/call hook leaves the JSON-RPC request id
+// for the handler, in the request's _meta.
+const requestIDKey = "dev.hilrun/request_id"
+
+// New builds a server from cfg: it validates the policy and prepares the
+// log folder.
+func New(cfg Config) (*Server, error) {
+	if cfg.Name == "" {
+		cfg.Name = "hilrun"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = 50
+	}
+	if cfg.Log == nil {
+		cfg.Log = os.Stderr
+	}
+	if cfg.OpenConsole == nil {
+		cfg.OpenConsole = openSerial
+	}
+	if cfg.OpenProbe == nil {
+		cfg.OpenProbe = dialProbe
+	}
+	if cfg.Symbols == nil {
+		cfg.Symbols = openocd.LookupSymbol
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	if cfg.ListPorts == nil {
+		cfg.ListPorts = serialx.ListPorts
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:    cfg,
+		locks:  newLocker(),
+		logger: log.New(cfg.Log, "hilrun mcp: ", log.LstdFlags),
+		conns:  map[string]*connection{},
+		probes: map[string]*pooledProbe{},
+	}
+	if cfg.LogDir == "" {
+		dir, err := os.MkdirTemp("", "hilrun-mcp-")
+		if err != nil {
+			return nil, fmt.Errorf("create the log folder: %w", err)
+		}
+		s.logDir, s.ownDir = dir, true
+	} else {
+		if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create the log folder: %w", err)
+		}
+		s.logDir = cfg.LogDir
+	}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
+		// Handlers do not see the request id; pass it in a copy of _meta
+		// so "busy: held by" can name the call.
+		m := &mcp.Meta{AdditionalFields: map[string]any{}}
+		if req.Params.Meta != nil {
+			m.ProgressToken = req.Params.Meta.ProgressToken
+			for k, v := range req.Params.Meta.AdditionalFields {
+				m.AdditionalFields[k] = v
+			}
+		}
+		m.AdditionalFields[requestIDKey] = id
+		req.Params.Meta = m
+	})
+	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, true),
+		server.WithRecovery(),
+		// Clients check structured content against the output schemas; a
+		// mismatch is a bug of ours, better reported by us.
+		server.WithOutputSchemaValidation(),
+		server.WithResourceRecovery(),
+		server.WithHooks(hooks),
+		server.WithInstructions(instructions),
+	)
+	s.runs = newRunStore(s)
+	s.addTools()
+	s.addResourceTemplates()
+	return s, nil
+}
+
+const instructions = `hilrun drives serial consoles and target memory for hardware-in-the-loop tests.
+Prefer serial_sequence: it runs a whole list of steps (send/expect, delays, captures, memory reads and writes) inside hilrun with real timing between steps and returns one report.
+Use serial_open/serial_write/serial_read/serial_expect for interactive work; every read returns a cursor, an absolute byte offset into what the device sent.
+A port or probe serves one call at a time: a call that finds it busy fails at once unless it passes lock_timeout_ms.
+Console logs and reports stay readable as resources (hilrun://runs/{run_id}/report.json, hilrun://runs/{run_id}/console/{name}.log, hilrun://connections/{id}/log).`
+
+// MCP returns the underlying mcp-go server, for transports and in-process
+// clients.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// LogDir is the folder holding console logs and run reports.
+func (s *Server) LogDir() string { return s.logDir }
+
+// Close closes every connection and probe session and, when the server
+// made its log folder, removes it. It is idempotent.
+func (s *Server) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conns := s.conns
+	s.conns = map[string]*connection{}
+	probes := s.probes
+	s.probes = map[string]*pooledProbe{}
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		errs = append(errs, c.console.Close())
+	}
+	for _, p := range probes {
+		p.close()
+	}
+	if s.ownDir {
+		errs = append(errs, os.RemoveAll(s.logDir))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
+
+// openSerial opens a real serial console.
+func openSerial(ctx context.Context, name string, cfg serialx.Config) (Console, error) {
+	c, err := serialx.Open(ctx, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// who names the call behind ctx and req for "busy: held by ...": the tool,
+// the JSON-RPC request id, and the client's name and session when known.
+func who(ctx context.Context, req mcp.CallToolRequest) string {
+	var parts []string
+	if req.Params.Meta != nil {
+		if id, ok := req.Params.Meta.AdditionalFields[requestIDKey]; ok && id != nil {
+			parts = append(parts, fmt.Sprintf("request %v", id))
+		}
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		if ci, ok := sess.(server.SessionWithClientInfo); ok {
+			if info := ci.GetClientInfo(); info.Name != "" {
+				parts = append(parts, "client "+info.Name)
+			}
+		}
+		if id := sess.SessionID(); id != "" {
+			if len(id) > 12 {
+				id = id[:12]
+			}
+			parts = append(parts, "session "+id)
+		}
+	}
+	if len(parts) == 0 {
+		return req.Params.Name
+	}
+	return req.Params.Name + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// bind decodes the call's arguments into v, refusing unknown ones so a
+// misspelt argument is reported rather than ignored.
+func bind(req mcp.CallToolRequest, v any) error {
+	data := []byte(req.Params.RawArguments)
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		var err error
+		if req.Params.Arguments == nil {
+			data = []byte("{}")
+		} else if data, err = json.Marshal(req.Params.Arguments); err != nil {
+			return fmt.Errorf("arguments: %w", err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("arguments of %s: %s", req.Params.Name, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// toolHandler turns a function returning a structured value and a text
+// summary into an mcp-go handler; an error becomes an isError result whose
+// text is the error.
+func toolHandler[A any](s *Server, fn func(ctx context.Context, req mcp.CallToolRequest, args *A) (any, string, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := new(A)
+		if err := bind(req, args); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		out, text, err := fn(ctx, req, args)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if text == "" {
+			b, _ := json.Marshal(out)
+			text = string(b)
+		}
+		return mcp.NewToolResultStructured(out, text), nil
+	}
+}
+
+// lockWait is the lock_timeout_ms argument as a duration.
+func lockWait(ms *int64) time.Duration {
+	if ms == nil || *ms <= 0 {
+		return 0
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
+
+// encodeBytes renders data for a client: utf8 (invalid bytes become
+// U+FFFD), hex (space-separated pairs) or base64.
+func encodeBytes(data []byte, encoding string) (string, error) {
+	switch strings.ToLower(encoding) {
+	case "", "utf8", "utf-8", "text":
+		return strings.ToValidUTF8(string(data), "\uFFFD"), nil
+	case "hex":
+		var sb strings.Builder
+		for i, c := range data {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			fmt.Fprintf(&sb, "%02x", c)
+		}
+		return sb.String(), nil
+	case "base64":
+		return base64Std(data), nil
+	}
+	return "", fmt.Errorf("encoding %q: want utf8, hex or base64", encoding)
+}
+
+// printable is data as one line for text summaries.
+func printable(data []byte) string { return stream.Printable(data) }

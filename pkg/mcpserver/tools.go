@@ -1,0 +1,231 @@
+package mcpserver
+
+import (
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func lockTimeout() mcp.ToolOption {
+	return mcp.WithInteger("lock_timeout_ms", mcp.Min(0),
+		mcp.Description("How long to wait, in milliseconds, when another call holds the port or probe; 0 (the default) fails at once with \"busy: held by ...\"."))
+}
+
+func connectionArg() mcp.ToolOption {
+	return mcp.WithString("connection",
+		mcp.Description("A connection id from serial_open (c1), its label, or its port path; may be left out when exactly one connection is open. connection_id is accepted too."))
+}
+
+func connectionIDArg() mcp.ToolOption {
+	return mcp.WithString("connection_id", mcp.Description("Same as connection."))
+}
+
+// anyOf sets a property's schema to one of several.
+func anyOf(schemas ...map[string]any) mcp.PropertyOption {
+	return func(m map[string]any) {
+		list := make([]any, len(schemas))
+		for i, s := range schemas {
+			list[i] = s
+		}
+		m["anyOf"] = list
+	}
+}
+
+const stepsHelp = `The steps to run, in order, as a JSON array of step objects (a string holding that JSON, or YAML, is accepted too). Every step kind of hilrun sequence files works, including these forms:
+  {"send": "status", "to": "c1", "expect": "OK", "read_timeout": 2.0, "line_ending": "lf"}
+  {"send": "version", "expect": {"regex": "v(\\d+)\\.(\\d+)"}, "save": ["major", "minor"], "timeout": "2s"}
+  {"expect": "ready>", "timeout": "10s"}    {"send_ctrl": "c"}    {"send_hex": "0d 0a ff"}
+  {"delay_ms": 500}    {"delay": "250ms"}
+  {"capture": {"duration": "2s", "until": "idle", "label": "log"}, "save": "log_text"}
+  {"assert": "num(major) >= 1", "message": "firmware too old"}    {"set": {"n": {"expr": "n + 1"}}}
+  {"group": "boot", "steps": [...]}    {"repeat": {"count": 10, "every": "100ms", "as": "i"}, "steps": [...]}
+  {"mem_write": true, "address": "0x48000418", "value": "0x40", "probe": "target", "width": 32, "verify": true}
+  {"mem_read": true, "address": "0x48000400", "count": 2, "probe": "target", "label": "gpio", "expect": {"mask": "0x20", "value": "0x20"}}
+  {"mem_read": true, "symbol": "blink", "elf_path": "/path/to.elf"}    {"mem_poll": true, "symbol": "init_done", "until": "value == 1", "timeout": "2s"}
+  {"halt": true}    {"resume": true}    {"reset": "run"}    {"openocd": "reg pc", "expect": "pc"}
+"to" is a connection id or label from serial_open, a port path (opened for this sequence at 115200 8N1 unless already open), or left out when exactly one connection is open (with none open, the virtual board under --sim). "probe" names a probe of the bench file or, under --sim, the virtual board. Durations are strings with a unit ("250ms", "2s"); delay_ms and read_timeout (seconds) take bare numbers.`
+
+func (s *Server) addTools() {
+	s.mcp.AddTool(mcp.NewTool("serial_sequence",
+		mcp.WithTitleAnnotation("Run a sequence of serial and memory steps"),
+		mcp.WithDescription(`Run a multi-step hardware sequence (serial send/expect, delays, captures, memory reads and writes, asserts) in one call, inside hilrun, with real timing between steps and no tool-call overhead. Use it for anything timing-sensitive: send a command and check the reply, toggle a GPIO over SWD with exact delays, mixed serial/memory flows.
+The ports and probes the sequence uses are held for the whole run; another caller gets "busy" (or waits lock_timeout_ms). Cancelling the call stops the current step, runs the finally steps, releases the ports and returns what ran.
+Returns one line per step (index, status, kind, name, duration, message) and a summary line ("passed 12/12 in 1.234s"), with structured results; the report and console logs stay readable as resources (hilrun://runs/{run_id}/...). A failing step is a result (status failed), not a tool error; a tool error means nothing ran (invalid steps, refused, busy).`),
+		mcp.WithAny("steps", mcp.Required(), mcp.Description(stepsHelp),
+			anyOf(map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, map[string]any{"type": "string"})),
+		mcp.WithAny("finally", mcp.Description("Steps that always run at the end, after a failure, a timeout or a cancellation too (same forms as steps)."),
+			anyOf(map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, map[string]any{"type": "string"})),
+		mcp.WithString("on_failure", mcp.Enum("continue", "stop"), mcp.DefaultString("continue"),
+			mcp.Description("continue (the default) runs every step; stop skips the rest after the first failure (finally steps still run).")),
+		mcp.WithBoolean("filter_responses", mcp.Description("If true, expects match only lines that begin with \">\", the response marker of firmware that interleaves logs with replies.")),
+		mcp.WithObject("vars", mcp.Description("Variables for ${name} in steps and expressions: name -> text, number or boolean.")),
+		mcp.WithObject("devices", mcp.Description("Devices as in a sequence file's devices section: name -> port path or {port, baud, line_ending, data_bits, parity, stop_bits, usb: {vid, pid, serial}}; steps then say to: NAME.")),
+		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("Bounds the whole sequence (finally steps excepted), in milliseconds; 0 means no bound.")),
+		mcp.WithString("name", mcp.Description("A name for the run, shown in the report.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[sequenceResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialSequence))
+
+	s.mcp.AddTool(mcp.NewTool("run_sequence",
+		mcp.WithTitleAnnotation("Run a sequence file"),
+		mcp.WithDescription(`Run a hilrun sequence file (YAML or JSON) that lies under one of the server's --root folders, as hilrun run does, and return its report like serial_sequence. Devices and probes are bound by the server's --bench file (else hilrun.bench.yaml beside the sequence), then by ports/probes; under --sim, what is left goes to the virtual board.`),
+		mcp.WithString("path", mcp.Required(), mcp.Description("The sequence file: absolute, or relative to the first --root.")),
+		mcp.WithObject("vars", mcp.Description("Variables, as hilrun run --var NAME=VALUE: name -> value.")),
+		mcp.WithObject("ports", mcp.Description("Bind devices to ports, as --port NAME=PATH: device name -> port path."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
+		mcp.WithObject("probes", mcp.Description("Bind probes to running OpenOCDs, as --openocd NAME=HOST:PORT: probe name -> telnet address."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
+		lockTimeout(),
+		mcp.WithOutputSchema[sequenceResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.runSequence))
+
+	s.mcp.AddTool(mcp.NewTool("validate_sequence",
+		mcp.WithTitleAnnotation("Check a sequence without running it"),
+		mcp.WithDescription("Check a sequence file (path, under a --root) or sequence text (content, YAML or JSON: a sequence mapping or a bare list of steps) without touching any port. Returns valid, and each problem with its line and column."),
+		mcp.WithString("path", mcp.Description("A sequence file under a --root.")),
+		mcp.WithString("content", mcp.Description("The sequence as YAML or JSON text.")),
+		mcp.WithString("format", mcp.Enum("yaml", "json"), mcp.Description("How to read content: yaml (the default, which also reads JSON) or json (strict JSON).")),
+		mcp.WithArray("vars", mcp.WithStringItems(), mcp.Description("Names of variables that will be given when the sequence runs.")),
+		mcp.WithOutputSchema[validateResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.validateSequence))
+
+	s.mcp.AddTool(mcp.NewTool("list_ports",
+		mcp.WithTitleAnnotation("List serial ports"),
+		mcp.WithDescription("List the serial ports this server may use: path, USB VID:PID, serial number, product, and a board name for well-known adapters (ST-Link, CP210x, CH340, FTDI, Espressif, Raspberry Pi Debug Probe, J-Link, ...). Ports refused by the server's policy are left out; under --sim the virtual board's port comes first."),
+		mcp.WithOutputSchema[listPortsResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.listPorts))
+
+	s.mcp.AddTool(mcp.NewTool("serial_open",
+		mcp.WithTitleAnnotation("Open a serial port"),
+		mcp.WithDescription("Open a serial port and keep it open as a connection (c1, c2, ...) until serial_close. Everything it receives is buffered (read it with serial_read or serial_expect by cursor) and logged to hilrun://connections/{id}/log."),
+		mcp.WithString("port", mcp.Required(), mcp.Description("The device path, such as /dev/ttyACM0 or /dev/serial/by-id/...; see list_ports.")),
+		mcp.WithInteger("baud", mcp.Description("Bit rate; default 115200. baud_rate is accepted too.")),
+		mcp.WithInteger("baud_rate", mcp.Description("Same as baud.")),
+		mcp.WithString("line_ending", mcp.Enum("lf", "crlf", "cr", "none"), mcp.Description("What serial_write's newline and sequence sends append; default lf.")),
+		mcp.WithString("label", mcp.Description("A name for the connection (letters, digits, underscores), usable wherever a connection id is.")),
+		mcp.WithInteger("data_bits", mcp.Description("5, 6, 7 or 8; default 8.")),
+		mcp.WithString("parity", mcp.Enum("none", "odd", "even", "mark", "space"), mcp.Description("Default none.")),
+		mcp.WithAny("stop_bits", mcp.Description("1 (the default), 1.5 or 2.")),
+		mcp.WithString("flow_control", mcp.Enum("none", "rtscts", "xonxoff"), mcp.Description("Default none.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[openResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialOpen))
+
+	s.mcp.AddTool(mcp.NewTool("serial_close",
+		mcp.WithTitleAnnotation("Close a serial connection"),
+		mcp.WithDescription("Close a connection opened with serial_open. Its log stays readable as a resource."),
+		connectionArg(), connectionIDArg(), lockTimeout(),
+		mcp.WithOutputSchema[closeResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialClose))
+
+	s.mcp.AddTool(mcp.NewTool("serial_status",
+		mcp.WithTitleAnnotation("Show serial connections"),
+		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
+		connectionArg(), connectionIDArg(),
+		mcp.WithOutputSchema[statusResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialStatus))
+
+	s.mcp.AddTool(mcp.NewTool("serial_write",
+		mcp.WithTitleAnnotation("Write to a serial connection"),
+		mcp.WithDescription("Write data to a connection and return the cursor from just before the write: the reply begins there, so pass it to serial_expect or serial_read. Nothing is appended unless newline says so."),
+		connectionArg(), connectionIDArg(),
+		mcp.WithString("data", mcp.Description("What to write, in encoding.")),
+		mcp.WithString("encoding", mcp.Enum("utf8", "hex", "base64"), mcp.Description("How data is written: utf8 (the default), hex (\"0d 0a ff\") or base64; control characters can be sent as hex or with ctrl.")),
+		mcp.WithAny("newline", mcp.Description("true appends the connection's line ending; or lf, crlf, cr; default false (nothing appended).")),
+		mcp.WithString("ctrl", mcp.Description("Send one control key instead of data: c for Ctrl-C, d for Ctrl-D, or ^], ctrl-z...")),
+		lockTimeout(),
+		mcp.WithOutputSchema[writeResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialWrite))
+
+	s.mcp.AddTool(mcp.NewTool("serial_read",
+		mcp.WithTitleAnnotation("Read from a serial connection"),
+		mcp.WithDescription(`Read what a connection received, by cursor (an absolute byte offset into the received stream).
+Without duration_ms it returns at once what is buffered from cursor on; without cursor it continues where the previous serial_read (or serial_expect) on this connection ended, which on the first read is the start of the retained buffer (at least the last 1 MiB). timeout_ms waits that long for a first byte, then returns the burst.
+With duration_ms (or idle_timeout_ms / initial_timeout_ms) it collects a capture window from cursor, or from now when cursor is left out: start_trigger first_byte (the default) opens the window when the first byte arrives, immediate at once; it ends after duration_ms, after idle_timeout_ms of silence, when initial_timeout_ms passes with no byte, or at max_bytes.
+Returns data, cursor (where the next read continues), start, bytes and reason (available, max_bytes, data, timeout, duration, idle, no_data).`),
+		connectionArg(), connectionIDArg(),
+		mcp.WithInteger("cursor", mcp.Min(0), mcp.Description("Where to start reading: a cursor from serial_write, serial_read or serial_expect; 0 is the oldest retained byte.")),
+		mcp.WithInteger("max_bytes", mcp.Min(1), mcp.Description("At most this many bytes; default 65536.")),
+		mcp.WithString("encoding", mcp.Enum("utf8", "hex", "base64"), mcp.Description("How data is returned; utf8 (the default) shows invalid bytes as U+FFFD.")),
+		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("Wait up to this long for the first byte.")),
+		mcp.WithInteger("duration_ms", mcp.Min(0), mcp.Description("Capture window length.")),
+		mcp.WithString("start_trigger", mcp.Enum("immediate", "first_byte"), mcp.Description("When the capture window opens; default first_byte.")),
+		mcp.WithInteger("initial_timeout_ms", mcp.Min(0), mcp.Description("End the capture with reason no_data if nothing arrives in this time.")),
+		mcp.WithInteger("idle_timeout_ms", mcp.Min(0), mcp.Description("End the capture after this much silence once data arrived.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[readResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialRead))
+
+	s.mcp.AddTool(mcp.NewTool("serial_expect",
+		mcp.WithTitleAnnotation("Wait for output on a serial connection"),
+		mcp.WithDescription(`Wait until the output of a connection contains pattern (a literal, or an RE2 regular expression with regex: true), matching the raw byte stream so prompts without a line end are found. Without cursor it waits for new output only; pass the cursor serial_write returned to match its reply. Returns matched, timed_out, data (from cursor up to the end of the match), cursor (just past the match; on a timeout the cursor given, so calling again rescans), match and groups. One call waits at most 120 s.`),
+		connectionArg(), connectionIDArg(),
+		mcp.WithString("pattern", mcp.Required(), mcp.Description("What to wait for.")),
+		mcp.WithBoolean("regex", mcp.Description("Read pattern as an RE2 regular expression; default false (literal).")),
+		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("How long to wait; default 5000, at most 120000.")),
+		mcp.WithInteger("cursor", mcp.Min(0), mcp.Description("Match only output from this cursor on.")),
+		mcp.WithString("encoding", mcp.Enum("utf8", "hex", "base64"), mcp.Description("How data is returned; default utf8.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[expectResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.serialExpect))
+
+	memCommon := []mcp.ToolOption{
+		mcp.WithString("probe", mcp.Description("A probe of the server's bench file, or any name under --sim (the virtual board); may be left out when there is one.")),
+		mcp.WithAny("address", mcp.Description("The address: a number or a string (\"0x48000014\").")),
+		mcp.WithString("symbol", mcp.Description("A symbol of the ELF file instead of address; its size gives the width.")),
+		mcp.WithString("elf", mcp.Description("The ELF file for symbol, under a --root (elf_path is accepted too).")),
+		mcp.WithString("elf_path", mcp.Description("Same as elf.")),
+		mcp.WithInteger("offset", mcp.Description("Added to the address or symbol, in bytes.")),
+		mcp.WithInteger("width", mcp.Description("Access width in bits: 8, 16, 32 (the default) or 64.")),
+	}
+	readOpts := append([]mcp.ToolOption{
+		mcp.WithTitleAnnotation("Read target memory"),
+		mcp.WithDescription("Read target memory through the probe's persistent OpenOCD session. Returns the values as numbers and as hex."),
+		mcp.WithInteger("count", mcp.Min(1), mcp.Description("How many values to read; default 1.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[memResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}, memCommon...)
+	s.mcp.AddTool(mcp.NewTool("mem_read", readOpts...), toolHandler(s, s.memRead))
+
+	writeOpts := append([]mcp.ToolOption{
+		mcp.WithTitleAnnotation("Write target memory"),
+		mcp.WithDescription("Write target memory through the probe's persistent OpenOCD session. Refused when the server is --read-only, and outside the --allow-mem-write ranges when any are given."),
+		mcp.WithAny("value", mcp.Description("The value: a number or a string (\"0x40\").")),
+		mcp.WithArray("values", mcp.Description("Several values written from the address on, instead of value.")),
+		mcp.WithBoolean("verify", mcp.Description("Read back and compare.")),
+		lockTimeout(),
+		mcp.WithOutputSchema[memResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}, memCommon...)
+	s.mcp.AddTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
+}
