@@ -86,6 +86,12 @@ func probeBinding(p *steps.Probe) string {
 func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 	key := probeBinding(p)
 	s.mu.Lock()
+	if s.closed {
+		// Close has taken the pool: a session opened now would never be
+		// closed (and a launched OpenOCD would outlive the server).
+		s.mu.Unlock()
+		return nil, fmt.Errorf("probe %s: the server is shutting down", p.Name)
+	}
 	pp := s.probes[key]
 	if pp == nil {
 		pp = &pooledProbe{key: key}

@@ -169,18 +169,28 @@ var safeCommands = map[string]bool{
 	"read_memory": true, "targets": true, "version": true, "echo": true, "poll": true, "wait_halt": true,
 }
 
+// tclSpecial are the characters with which one Tcl script line runs more
+// than one command: separators, command substitution, and the backslash
+// that could spell either.
+const tclSpecial = ";[]\\\n\r"
+
 // CheckCommand returns nil when the debugger command cmd is allowed.
 func (p *Policy) CheckCommand(cmd string) error {
 	if !p.ReadOnly && len(p.MemWrite) == 0 {
 		return nil
 	}
-	f := strings.Fields(cmd)
-	if len(f) == 0 || safeCommands[f[0]] || (f[0] == "reg" && len(f) <= 2) {
-		return nil
-	}
 	why := "the server is read-only (--read-only)"
 	if !p.ReadOnly {
 		why = "memory writes are limited by --allow-mem-write, and this command could write anywhere"
+	}
+	// OpenOCD evaluates a command as a Tcl script: "mdw 0; mww 0 1" and
+	// "mdw [mww 0 1]" run a second command behind an allowed first word.
+	if i := strings.IndexAny(cmd, tclSpecial); i >= 0 {
+		return refused("debugger command %q: %s, and %q could run a second command; give one command without ; [ ] \\ or line breaks", cmd, why, cmd[i:i+1])
+	}
+	f := strings.Fields(cmd)
+	if len(f) == 0 || safeCommands[f[0]] || (f[0] == "reg" && len(f) <= 2) {
+		return nil
 	}
 	return refused("debugger command %q: %s; allowed are halt, resume, reset, md*, read_memory and reading registers", cmd, why)
 }

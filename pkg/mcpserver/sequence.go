@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -348,7 +350,7 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.checkFileProbes(seq); err != nil {
+	if err := s.checkFileProbes(seq.Probes); err != nil {
 		return nil, "", err
 	}
 	bench := s.cfg.Bench
@@ -358,13 +360,22 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 			if bench, err = steps.LoadBench(p); err != nil {
 				return nil, "", err
 			}
+			// A bench file beside the sequence is a file under a root like
+			// the sequence, not the operator's --bench: the same rules
+			// apply to its probes.
+			var probes []*steps.Probe
+			for _, name := range slices.Sorted(maps.Keys(bench.Probes)) {
+				probes = append(probes, bench.Probes[name])
+			}
+			if err := s.checkFileProbes(probes); err != nil {
+				return nil, "", err
+			}
 		}
 	}
-	for name, port := range a.Ports {
+	for _, port := range a.Ports {
 		if err := s.checkPort(port); err != nil {
 			return nil, "", err
 		}
-		_ = name
 	}
 	if len(a.Probes) > 0 && s.cfg.Policy.ReadOnly {
 		return nil, "", refused("probes: a read-only server does not attach to OpenOCDs it was not given")
@@ -375,12 +386,12 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	return s.execute(ctx, req, seq, execOptions{vars: vars, benchBound: true, lockWait: lockWait(a.LockTimeoutMS)})
 }
 
-// checkFileProbes refuses what a sequence file may not say about its
-// probes when a client runs it: which program to launch and its extra
-// arguments and commands belong in the operator's bench file. Probe ELF
-// files must lie under a root.
-func (s *Server) checkFileProbes(seq *steps.Sequence) error {
-	for _, p := range seq.Probes {
+// checkFileProbes refuses what a file under a root (a sequence, or a bench
+// file beside it) may not say about its probes when a client runs it:
+// which program to launch and its extra arguments and commands belong in
+// the operator's --bench file. Probe ELF files must lie under a root.
+func (s *Server) checkFileProbes(probes []*steps.Probe) error {
+	for _, p := range probes {
 		if l := p.Launch; l != nil && (l.Binary != "" || len(l.Args) > 0 || len(l.Commands) > 0) {
 			return refused("%s: probe %s: launch binary, args and commands are only taken from the server's --bench file", p.Pos, p.Name)
 		}
@@ -536,6 +547,27 @@ func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error)
 	return plans, nil
 }
 
+// plansCurrent reports whether plans still match the open connections:
+// false when a port the run would open has been opened as a connection
+// since (plan again to borrow it), an error when a connection the run
+// would borrow has been closed.
+func (s *Server) plansCurrent(plans map[string]devicePlan) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(plans)) {
+		p := plans[name]
+		if p.conn != nil && s.conns[p.conn.id] != p.conn {
+			return false, fmt.Errorf("device %s: connection %s (%s) was closed while this sequence waited for its ports", name, p.conn.id, p.conn.port)
+		}
+	}
+	for _, p := range plans {
+		if p.conn == nil && s.findConnLocked(p.port) != nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // checkSteps applies the read-only policy and the roots to the steps before
 // anything is opened.
 func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) error {
@@ -577,23 +609,43 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 	if err := s.checkSteps(seq, o.label); err != nil {
 		return nil, "", err
 	}
-	plans, err := s.planDevices(seq)
-	if err != nil {
-		return nil, "", err
-	}
-	var keys []string
-	for _, p := range plans {
-		keys = append(keys, portKey(realPort(p.port)))
-	}
+	var probeKeys []string
 	for _, p := range seq.Probes {
 		if err := s.bindProbe(p); err != nil {
 			return nil, "", err
 		}
-		keys = append(keys, probeKey(probeBinding(p)))
+		probeKeys = append(probeKeys, probeKey(probeBinding(p)))
 	}
-	release, err := s.locks.acquire(ctx, keys, who(ctx, req), o.lockWait)
-	if err != nil {
-		return nil, "", err
+	var plans map[string]devicePlan
+	var release func()
+	for attempt := 0; ; attempt++ {
+		var err error
+		if plans, err = s.planDevices(seq); err != nil {
+			return nil, "", err
+		}
+		keys := append([]string(nil), probeKeys...)
+		for _, p := range plans {
+			keys = append(keys, portKey(realPort(p.port)))
+		}
+		if release, err = s.locks.acquire(ctx, keys, who(ctx, req), o.lockWait); err != nil {
+			return nil, "", err
+		}
+		// The plan was made before the ports were ours: while this call
+		// waited, serial_open or serial_close may have changed what is
+		// open, and a run must neither open a port a connection holds nor
+		// borrow a closed connection.
+		current, err := s.plansCurrent(plans)
+		if err != nil {
+			release()
+			return nil, "", err
+		}
+		if current {
+			break
+		}
+		release()
+		if attempt == 2 {
+			return nil, "", errors.New("connections kept opening and closing while this sequence waited for its ports: call again")
+		}
 	}
 	defer release()
 

@@ -185,26 +185,23 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	if a.Label != "" && (!nameRE.MatchString(a.Label) || connIDRE.MatchString(a.Label)) {
 		return nil, "", fmt.Errorf("label %q: use letters, digits and underscores, not starting with a digit, and not of the form c1 (the connection ids)", a.Label)
 	}
-	s.mu.Lock()
-	if c := s.findConnLocked(a.Port); c != nil {
-		s.mu.Unlock()
-		return nil, "", fmt.Errorf("port %s is already open as connection %s", a.Port, c.id)
+	if err := s.checkOpenable(a.Port, a.Label); err != nil {
+		return nil, "", err
 	}
-	if a.Label != "" {
-		if c := s.findConnLocked(a.Label); c != nil {
-			s.mu.Unlock()
-			return nil, "", fmt.Errorf("label %q is taken by connection %s", a.Label, c.id)
-		}
-	}
-	s.nextID++
-	id := "c" + strconv.Itoa(s.nextID)
-	s.mu.Unlock()
-
 	release, err := s.locks.acquire(ctx, []string{portKey(realPort(a.Port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
 	if err != nil {
 		return nil, "", err
 	}
 	defer release()
+	// Look again: while this call waited for the port, the holder may have
+	// been another serial_open of it.
+	if err := s.checkOpenable(a.Port, a.Label); err != nil {
+		return nil, "", err
+	}
+	s.mu.Lock()
+	s.nextID++
+	id := "c" + strconv.Itoa(s.nextID)
+	s.mu.Unlock()
 	cfg := serialx.Config{
 		Path: a.Port, Baud: baud, DataBits: a.DataBits, Parity: a.Parity, StopBits: stop,
 		FlowControl: a.FlowControl, LogDir: filepath.Join(s.logDir, "connections", id),
@@ -224,12 +221,36 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 		con.Close()
 		return nil, "", errors.New("the server is shutting down")
 	}
+	if a.Label != "" {
+		// The port lock does not cover the label: another port may have
+		// been opened with it meanwhile.
+		if o := s.findConnLocked(a.Label); o != nil {
+			s.mu.Unlock()
+			con.Close()
+			return nil, "", fmt.Errorf("label %q is taken by connection %s", a.Label, o.id)
+		}
+	}
 	s.conns[id] = c
 	s.mu.Unlock()
 	s.addConnResource(c)
 	s.logf("opened %s as %s at %d baud", a.Port, id, baud)
 	out := openResult{ConnectionID: id, Label: a.Label, Port: a.Port, Baud: baud, LineEnding: le, Cursor: con.Cursor(), LogResource: connLogURI(id)}
 	return out, fmt.Sprintf("opened %s as connection %s at %d baud (cursor %d)", a.Port, id, baud, out.Cursor), nil
+}
+
+// checkOpenable fails when port is open already or label is taken.
+func (s *Server) checkOpenable(port, label string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.findConnLocked(port); c != nil {
+		return fmt.Errorf("port %s is already open as connection %s", port, c.id)
+	}
+	if label != "" {
+		if c := s.findConnLocked(label); c != nil {
+			return fmt.Errorf("label %q is taken by connection %s", label, c.id)
+		}
+	}
+	return nil
 }
 
 // --- serial_close ---

@@ -1,0 +1,259 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+func TestCheckCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  Policy
+		cmd     string
+		allowed bool
+	}{
+		{name: "unrestricted", cmd: "mww 0x20000000 1; mww 0 2", allowed: true},
+		{name: "read", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000 4", allowed: true},
+		{name: "register", policy: Policy{ReadOnly: true}, cmd: "reg pc", allowed: true},
+		{name: "write", policy: Policy{ReadOnly: true}, cmd: "mww 0x20000000 1"},
+		{name: "register write", policy: Policy{ReadOnly: true}, cmd: "reg pc 0"},
+		{name: "separator", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000; mww 0x20000000 1"},
+		{name: "substitution", policy: Policy{ReadOnly: true}, cmd: "mdw [mww 0x20000000 1]"},
+		{name: "echo substitution", policy: Policy{ReadOnly: true}, cmd: "echo [mww 0x20000000 1]"},
+		{name: "line break", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000\nmww 0x20000000 1"},
+		{name: "backslash", policy: Policy{ReadOnly: true}, cmd: `mdw 0x20000000 \x3b mww 0x20000000 1`},
+		{name: "ranges separator", policy: Policy{MemWrite: []MemRange{{0x20000000, 0x20000fff}}}, cmd: "halt; mww 0x0 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.policy.CheckCommand(tc.cmd)
+			if tc.allowed {
+				if err != nil {
+					t.Errorf("CheckCommand(%q) = %v, want nil", tc.cmd, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRefused) {
+				t.Errorf("CheckCommand(%q) = %v, want a refusal", tc.cmd, err)
+			}
+		})
+	}
+}
+
+// A read-only server runs no second Tcl command behind an allowed first
+// word, whether the step says it or a variable brings it.
+func TestReadOnlyOpenOCDScript(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.ReadOnly = true }})
+	msg := e.callErr("serial_sequence", map[string]any{"steps": []any{
+		map[string]any{"openocd": "mdw 0x20000000; mww 0x20000000 0xdead"},
+	}})
+	if !strings.Contains(msg, "read-only") || !strings.Contains(msg, "second command") {
+		t.Errorf("static command: %s", msg)
+	}
+	out := e.sequence(map[string]any{
+		"vars":  map[string]any{"addr": "0x20000000 [mww 0x20000000 0xdead]"},
+		"steps": []any{map[string]any{"openocd": "mdw ${addr}"}},
+	})
+	if statuses(out) != "0:error" || !strings.Contains(out.Steps[0].Message, "second command") {
+		t.Errorf("command from a variable: %s %q", statuses(out), out.Steps[0].Message)
+	}
+}
+
+// A hilrun.bench.yaml beside a sequence under a root is held to the rules
+// of the sequence file: no launch binary, ELF files under a root.
+func TestDiscoveredBenchIsNotTheOperators(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	seq := "steps:\n  - halt: true\n    probe: p\n"
+	for _, sub := range []string{"launch", "elf"} {
+		if err := os.Mkdir(filepath.Join(root, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, sub, "seq.yaml"), []byte(seq), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(outside, "fw.elf"), []byte("not an ELF"), 0o644)
+	os.WriteFile(filepath.Join(root, "launch", steps.BenchFile),
+		[]byte("probes:\n  p:\n    launch: {binary: /bin/sh, config: [x.cfg], commands: [\"mww 0 1\"]}\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "elf", steps.BenchFile),
+		[]byte("probes:\n  p:\n    openocd: 127.0.0.1:1\n    elf: "+filepath.Join(outside, "fw.elf")+"\n"), 0o644)
+
+	var opened atomic.Int32
+	e := newEnv(t, envOptions{config: func(c *Config) {
+		c.Policy.Roots = []string{root}
+		c.OpenProbe = func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+			opened.Add(1)
+			return nil, errors.New("the test opens no probe")
+		}
+	}})
+	for _, tc := range []struct{ path, want string }{
+		{"launch/seq.yaml", "only taken from the server's --bench file"},
+		{"elf/seq.yaml", "outside the --root folders"},
+	} {
+		if msg := e.callErr("run_sequence", map[string]any{"path": tc.path}); !strings.Contains(msg, tc.want) || !strings.Contains(msg, steps.BenchFile) {
+			t.Errorf("%s: %s", tc.path, msg)
+		}
+	}
+	if n := opened.Load(); n != 0 {
+		t.Errorf("a probe was opened %d times", n)
+	}
+}
+
+// slowOpener opens real consoles, the first one slowly, and counts them.
+type slowOpener struct {
+	mu    sync.Mutex
+	n     int
+	delay time.Duration
+}
+
+func (o *slowOpener) open(ctx context.Context, name string, cfg serialx.Config) (Console, error) {
+	o.mu.Lock()
+	o.n++
+	first := o.n == 1
+	o.mu.Unlock()
+	if first {
+		time.Sleep(o.delay)
+	}
+	return openSerial(ctx, name, cfg)
+}
+
+func (o *slowOpener) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
+}
+
+// Two serial_open calls of one port: the one that waited for the port finds
+// it open rather than opening it a second time.
+func TestSerialOpenWaitsThenFindsItOpen(t *testing.T) {
+	op := &slowOpener{delay: 300 * time.Millisecond}
+	e := newEnv(t, envOptions{config: func(c *Config) { c.OpenConsole = op.open }})
+	other := e.connect("second-client")
+	args := map[string]any{"port": e.board.SerialPath(), "lock_timeout_ms": 5000}
+	first := make(chan string, 1)
+	go func() {
+		res := callWith(t, context.Background(), e.c, "serial_open", args)
+		first <- text(res)
+	}()
+	waitFor(t, "the first serial_open to hold the port", func() bool {
+		return e.srv.locks.holderOf(portKey(realPort(e.board.SerialPath()))) != ""
+	})
+	res := callWith(t, context.Background(), other, "serial_open", args)
+	if !res.IsError || !strings.Contains(text(res), "already open as connection c1") {
+		t.Errorf("second serial_open: %s", text(res))
+	}
+	if msg := <-first; !strings.Contains(msg, "opened ") {
+		t.Errorf("first serial_open: %s", msg)
+	}
+	if n := op.count(); n != 1 {
+		t.Errorf("the port was opened %d times", n)
+	}
+}
+
+// A sequence that planned to open a port itself, then waited while
+// serial_open opened it, borrows that connection instead of opening the
+// port a second time.
+func TestSequenceReplansAfterWaiting(t *testing.T) {
+	op := &slowOpener{delay: 300 * time.Millisecond}
+	e := newEnv(t, envOptions{config: func(c *Config) { c.OpenConsole = op.open }})
+	other := e.connect("second-client")
+	port := e.board.SerialPath()
+	opened := make(chan string, 1)
+	go func() {
+		res := callWith(t, context.Background(), e.c, "serial_open", map[string]any{"port": port})
+		opened <- text(res)
+	}()
+	waitFor(t, "serial_open to hold the port", func() bool {
+		return e.srv.locks.holderOf(portKey(realPort(port))) != ""
+	})
+	res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
+		"lock_timeout_ms": 5000,
+		"steps":           []any{map[string]any{"send": "echo borrowed", "to": port, "expect": "borrowed"}},
+	})
+	if res.IsError {
+		t.Fatalf("sequence: %s", text(res))
+	}
+	var out sequenceResult
+	decode(t, res, &out)
+	if !out.Passed {
+		t.Errorf("sequence: %s %s", statuses(out), out.Error)
+	}
+	if msg := <-opened; !strings.Contains(msg, "opened ") {
+		t.Errorf("serial_open: %s", msg)
+	}
+	if n := op.count(); n != 1 {
+		t.Errorf("the port was opened %d times, want once (by serial_open)", n)
+	}
+}
+
+// A sequence that planned to borrow a connection that was closed while the
+// sequence waited for its port says so instead of using a closed console.
+func TestSequenceAfterItsConnectionClosed(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	other := e.connect("second-client")
+	conn := e.open(nil)
+	// Hold the port as serial_close would, so that the sequence waits.
+	release, err := e.srv.locks.acquire(context.Background(), []string{portKey(realPort(e.board.SerialPath()))}, "serial_close", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := make(chan string, 1)
+	go func() {
+		res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
+			"lock_timeout_ms": 5000,
+			"steps":           []any{map[string]any{"send": "echo x", "to": conn, "expect": "x"}},
+		})
+		seq <- text(res)
+	}()
+	time.Sleep(200 * time.Millisecond) // the sequence plans, then waits
+	// What serial_close does while it holds the port.
+	e.srv.mu.Lock()
+	c := e.srv.conns[conn]
+	delete(e.srv.conns, conn)
+	e.srv.mu.Unlock()
+	c.console.Close()
+	release()
+	if msg := <-seq; !strings.Contains(msg, "connection "+conn) || !strings.Contains(msg, "was closed while this sequence waited") {
+		t.Errorf("sequence: %s", msg)
+	}
+}
+
+// A call that reaches a probe after Close opens no session that nothing
+// would close.
+func TestNoProbeSessionAfterClose(t *testing.T) {
+	var opened atomic.Int32
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
+		open := dialProbe
+		c.OpenProbe = func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+			opened.Add(1)
+			return open(ctx, p)
+		}
+	}})
+	e.call("mem_read", map[string]any{"address": "0x20000000"})
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if msg := e.callErr("mem_read", map[string]any{"address": "0x20000000"}); !strings.Contains(msg, "shutting down") {
+		t.Errorf("mem_read after Close: %s", msg)
+	}
+	if n := opened.Load(); n != 1 {
+		t.Errorf("probe sessions opened: %d, want 1 (before Close)", n)
+	}
+	e.srv.mu.Lock()
+	n := len(e.srv.probes)
+	e.srv.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d probe sessions left in the pool after Close", n)
+	}
+}
