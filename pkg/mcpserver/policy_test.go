@@ -257,3 +257,32 @@ func TestNoProbeSessionAfterClose(t *testing.T) {
 		t.Errorf("%d probe sessions left in the pool after Close", n)
 	}
 }
+
+// TestCloseWaitsForCallsInFlight closes the server while a sequence runs:
+// the call is cancelled, its finally steps run on a console that is still
+// open, and only then does Close close it.
+func TestCloseWaitsForCallsInFlight(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	done := make(chan sequenceResult, 1)
+	go func() {
+		done <- e.sequence(map[string]any{
+			"steps":   []any{map[string]any{"send": "echo started", "expect": "started"}, map[string]any{"delay": "30s"}},
+			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned"}},
+		})
+	}()
+	time.Sleep(500 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- e.srv.Close() }()
+	var r sequenceResult
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sequence did not end after Close")
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if got := statuses(r); !strings.Contains(got, "finally.0:passed") {
+		t.Errorf("steps = %s: finally did not run on an open console", got)
+	}
+}

@@ -103,7 +103,17 @@ type Server struct {
 	runs    *runStore
 	closed  bool
 	closeMu sync.Mutex
+
+	// life ends when the server closes; every tool call runs under it, and
+	// Close waits for the calls in flight (their finally steps included)
+	// before it closes what they use.
+	life     context.Context
+	stop     context.CancelFunc
+	inflight sync.WaitGroup
 }
+
+// closeWait bounds how long Close waits for cancelled calls to finish.
+const closeWait = 30 * time.Second
 
 // requestIDKey is where the tools/call hook leaves the JSON-RPC request id
 // for the handler, in the request's _meta.
@@ -175,7 +185,9 @@ func New(cfg Config) (*Server, error) {
 		m.AdditionalFields[requestIDKey] = id
 		req.Params.Meta = m
 	})
+	s.life, s.stop = context.WithCancel(context.Background())
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version,
+		server.WithToolHandlerMiddleware(s.track),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, true),
 		server.WithRecovery(),
@@ -205,8 +217,29 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // LogDir is the folder holding console logs and run reports.
 func (s *Server) LogDir() string { return s.logDir }
 
-// Close closes every connection and probe session and, when the server
-// made its log folder, removes it. It is idempotent.
+// track runs a tool call under the server's life and counts it in flight,
+// so Close can cancel it and wait for it.
+func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return mcp.NewToolResultError("the server is shutting down"), nil
+		}
+		s.inflight.Add(1)
+		s.mu.Unlock()
+		defer s.inflight.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.life, cancel)
+		defer stop()
+		return next(ctx, req)
+	}
+}
+
+// Close cancels the calls in flight and waits for them (up to closeWait),
+// then closes every connection and probe session and, when the server made
+// its log folder, removes it. It is idempotent.
 func (s *Server) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -216,6 +249,16 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		s.logf("closing with tool calls still running after %s", closeWait)
+	}
+	s.mu.Lock()
 	conns := s.conns
 	s.conns = map[string]*connection{}
 	probes := s.probes
