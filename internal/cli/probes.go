@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -14,45 +14,31 @@ import (
 // running OpenOCD, or to one hilrun launches and stops with the run.
 func openProbe(logDir string) runner.ProbeOpener {
 	return func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-		if p.OpenOCD != "" {
-			s, err := openocd.Dial(ctx, p.OpenOCD)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
+		launch := launchConfig(p)
+		if launch != nil && logDir != "" {
+			launch.LogFile = filepath.Join(logDir, "openocd-"+p.Name+".log")
 		}
-		cfg := openocd.LaunchConfig{
-			Binary:        p.Launch.Binary,
-			Configs:       p.Launch.Config,
-			Commands:      p.Launch.Commands,
-			AdapterSerial: p.Launch.AdapterSerial,
-			Args:          p.Launch.Args,
-		}
-		if logDir != "" {
-			cfg.LogFile = logDir + "/openocd-" + p.Name + ".log"
-		}
-		proc, err := openocd.Launch(ctx, cfg)
+		d, err := openocd.Open(ctx, p.OpenOCD, launch)
 		if err != nil {
 			return nil, err
 		}
-		s, err := proc.Dial(ctx)
-		if err != nil {
-			proc.Stop()
-			return nil, err
-		}
-		return &launched{Session: s, proc: proc}, nil
+		return d, nil
 	}
 }
 
-// launched is a session with the OpenOCD process behind it; closing it
-// stops the process.
-type launched struct {
-	*openocd.Session
-	proc *openocd.Process
-}
-
-func (l *launched) Close() error {
-	return errors.Join(l.Session.Close(), l.proc.Stop())
+// launchConfig is how to start OpenOCD for p, or nil when p attaches to a
+// running one.
+func launchConfig(p *steps.Probe) *openocd.LaunchConfig {
+	if p.OpenOCD != "" || p.Launch == nil {
+		return nil
+	}
+	return &openocd.LaunchConfig{
+		Binary:        p.Launch.Binary,
+		Configs:       p.Launch.Config,
+		Commands:      p.Launch.Commands,
+		AdapterSerial: p.Launch.AdapterSerial,
+		Args:          p.Launch.Args,
+	}
 }
 
 // checkProbes makes sure every probe can be reached somehow and that every

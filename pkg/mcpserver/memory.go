@@ -18,39 +18,25 @@ import (
 )
 
 // dialProbe opens a probe's debugger session: attached to a running
-// OpenOCD, or to one launched for it.
+// OpenOCD, or to one launched for it that outlives the call (the session is
+// pooled).
 func dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-	if p.OpenOCD != "" {
-		s, err := openocd.Dial(ctx, p.OpenOCD)
-		if err != nil {
-			return nil, err
+	var launch *openocd.LaunchConfig
+	if p.OpenOCD == "" {
+		if p.Launch == nil {
+			return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
 		}
-		return s, nil
+		launch = &openocd.LaunchConfig{
+			Binary: p.Launch.Binary, Configs: p.Launch.Config, Commands: p.Launch.Commands,
+			AdapterSerial: p.Launch.AdapterSerial, Args: p.Launch.Args,
+		}
 	}
-	if p.Launch == nil {
-		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
-	}
-	proc, err := openocd.Launch(context.WithoutCancel(ctx), openocd.LaunchConfig{
-		Binary: p.Launch.Binary, Configs: p.Launch.Config, Commands: p.Launch.Commands,
-		AdapterSerial: p.Launch.AdapterSerial, Args: p.Launch.Args,
-	})
+	d, err := openocd.Open(ctx, p.OpenOCD, launch)
 	if err != nil {
 		return nil, err
 	}
-	s, err := proc.Dial(ctx)
-	if err != nil {
-		proc.Stop()
-		return nil, err
-	}
-	return &launched{Session: s, proc: proc}, nil
+	return d, nil
 }
-
-type launched struct {
-	*openocd.Session
-	proc *openocd.Process
-}
-
-func (l *launched) Close() error { return errors.Join(l.Session.Close(), l.proc.Stop()) }
 
 // pooledProbe is one persistent debugger session per probe binding, shared
 // by the memory tools and by sequences (which hold the probe's lock while

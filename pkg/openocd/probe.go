@@ -1,0 +1,49 @@
+package openocd
+
+import (
+	"context"
+	"errors"
+)
+
+// Probe is a session with, when hilrun launched it, the OpenOCD process
+// behind it; closing the probe also stops that process.
+type Probe struct {
+	*Session
+	proc *Process
+}
+
+// Open returns a session to the OpenOCD whose telnet server is at addr or,
+// when launch is not nil, to an OpenOCD it launches for the session. The
+// launched process outlives ctx, which bounds only the start; Close stops
+// it.
+func Open(ctx context.Context, addr string, launch *LaunchConfig) (*Probe, error) {
+	if launch == nil {
+		s, err := Dial(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &Probe{Session: s}, nil
+	}
+	proc, err := Launch(ctx, *launch)
+	if err != nil {
+		return nil, err
+	}
+	s, err := proc.Dial(ctx)
+	if err != nil {
+		proc.Stop()
+		return nil, err
+	}
+	return &Probe{Session: s, proc: proc}, nil
+}
+
+// Process is the OpenOCD hilrun launched for the probe, or nil.
+func (p *Probe) Process() *Process { return p.proc }
+
+// Close ends the session and stops a launched OpenOCD; it is idempotent.
+func (p *Probe) Close() error {
+	err := p.Session.Close()
+	if p.proc != nil {
+		err = errors.Join(err, p.proc.Stop())
+	}
+	return err
+}
