@@ -5,14 +5,21 @@
 //   - (b) finding a pattern at the end of a long stream, speed and peak
 //     memory,
 //   - (c) the accuracy of delays between sends, as the device sees it,
-//   - (d) a full-speed stream logged with no byte lost.
+//   - (d) a full-speed stream logged with no byte lost,
+//
+// and its memory access through the real OpenOCD driving the board's JTAG
+// port, side by side with running OpenOCD once per operation:
+//
+//   - (e) the latency of one 32-bit read,
+//   - (f) the LED toggled on a fixed period, as the board saw it.
 //
 // The virtual board runs in the calling process. Every measured side, the
 // hilrun ones included, runs in a child process of its own (see ChildEnv
 // and the embedded pexpect_*.py scripts) that opens the board's pty like any
-// serial port, so both sides pay the same process and pty costs and each
-// one's peak memory can be read from the kernel. Blocks of the sides are
-// alternated so that noise on a shared machine hits them all.
+// serial port, or reaches its memory through OpenOCD, so both sides pay the
+// same process and pty costs and each one's peak memory can be read from
+// the kernel. Blocks of the sides are alternated so that noise on a shared
+// machine hits them all.
 //
 // cmd/hilbench runs it and prints a Markdown report.
 package bench
@@ -47,7 +54,12 @@ const (
 	Search    = "b"
 	Delay     = "c"
 	Lossless  = "d"
+	MemRead   = "e"
+	MemToggle = "f"
 )
+
+// Scenarios lists every scenario, in the order Run runs them.
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle}
 
 // Side names.
 const (
@@ -58,8 +70,8 @@ const (
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
 type Options struct {
-	// Only lists the scenarios to run (RoundTrip, Search, Delay, Lossless);
-	// empty runs all of them.
+	// Only lists the scenarios to run (see Scenarios); empty runs all of
+	// them.
 	Only []string
 	// N is the number of measured round trips per side in (a); 0 means 2000.
 	N int
@@ -90,11 +102,32 @@ type Options struct {
 	// means 20,000,000.
 	StreamChunk int64
 	// WaitVariants adds diagnostic sides to scenario (c): the pairs sent
-	// through a serialx console with three ways of waiting, to separate
+	// through a serialx console with four ways of waiting, to separate
 	// the runner's overhead from the effect of its waiting method.
 	WaitVariants bool
-	// Python is the interpreter for the pexpect scripts; "" runs no pexpect
-	// side.
+	// MemN is the number of measured reads per hilrun side in (e); 0
+	// means 500.
+	MemN int
+	// MemProcN is the number of measured reads by an OpenOCD process each
+	// in (e); 0 means 100.
+	MemProcN int
+	// MemRounds is how many alternating blocks each side of (e) is split
+	// into, each with a fresh board and OpenOCD; 0 means 8. Latency moves
+	// from block to block (with where the scheduler puts the board, OpenOCD
+	// and the client), so more blocks give steadier medians.
+	MemRounds int
+	// ToggleN is the number of LED periods per run in (f); 0 means 200.
+	ToggleN int
+	// ToggleEvery is the LED period in (f); 0 means 10 ms.
+	ToggleEvery time.Duration
+	// ToggleReps is how many runs of ToggleN periods each side makes in
+	// (f), alternating; 0 means 3.
+	ToggleReps int
+	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
+	// "openocd".
+	OpenOCD string
+	// Python is the interpreter for the pexpect scripts (see FindPython);
+	// "" runs no pexpect side.
 	Python string
 	// Child returns the command that runs a hilrun side with args (see
 	// ChildEnv); nil re-executes the running binary with ChildEnv=1.
@@ -142,6 +175,27 @@ func (o *Options) defaults() {
 	if o.StreamChunk <= 0 {
 		o.StreamChunk = 20_000_000
 	}
+	if o.MemN <= 0 {
+		o.MemN = 500
+	}
+	if o.MemProcN <= 0 {
+		o.MemProcN = 100
+	}
+	if o.MemRounds <= 0 {
+		o.MemRounds = 8
+	}
+	if o.ToggleN <= 0 {
+		o.ToggleN = 200
+	}
+	if o.ToggleEvery <= 0 {
+		o.ToggleEvery = 10 * time.Millisecond
+	}
+	if o.ToggleReps <= 0 {
+		o.ToggleReps = 3
+	}
+	if o.OpenOCD == "" {
+		o.OpenOCD = "openocd"
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -152,10 +206,22 @@ func (o *Options) defaults() {
 				exe = os.Args[0]
 			}
 			cmd := exec.CommandContext(ctx, exe, args...)
-			cmd.Env = append(os.Environ(), ChildEnv+"=1")
+			cmd.Env = ChildEnviron()
 			return cmd
 		}
 	}
+}
+
+// ChildEnviron returns the environment of a hilrun side: this process's,
+// with ChildEnv set and, for binaries built with the race detector, the
+// detector's one-second wait at exit turned off (it would add a second to
+// every side).
+func ChildEnviron() []string {
+	race := "atexit_sleep_ms=0"
+	if v := os.Getenv("GORACE"); v != "" {
+		race = v + " " + race
+	}
+	return append(os.Environ(), ChildEnv+"=1", "GORACE="+race)
 }
 
 // delayWarmup is the number of unmeasured pairs at the start of each block
@@ -172,6 +238,8 @@ type Report struct {
 	Search   *SearchReport `json:"search,omitempty"`
 	Delay    *DelayReport  `json:"delay,omitempty"`
 	Stream   *StreamReport `json:"stream,omitempty"`
+	Mem      *MemReport    `json:"mem,omitempty"`
+	Toggle   *ToggleReport `json:"toggle,omitempty"`
 }
 
 // Env describes the machine and the tools.
@@ -181,7 +249,10 @@ type Env struct {
 	Kernel     string `json:"kernel"`
 	Go         string `json:"go"`
 	Python     string `json:"python,omitempty"`
+	PythonPath string `json:"python_path,omitempty"`
 	Pexpect    string `json:"pexpect,omitempty"`
+	OpenOCD    string `json:"openocd,omitempty"`
+	Commit     string `json:"commit,omitempty"`
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
 }
@@ -306,6 +377,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Env = b.env(ctx)
 	only := func(s string) bool { return len(opts.Only) == 0 || slices.Contains(opts.Only, s) }
 	var err error
+	if only(MemRead) || only(MemToggle) {
+		if _, lerr := exec.LookPath(opts.OpenOCD); lerr != nil {
+			err = fmt.Errorf("scenarios e and f need OpenOCD (apt-get install openocd; -only a,b,c,d leaves them out): %w", lerr)
+		}
+	}
 	if only(RoundTrip) && err == nil {
 		rep.RTT, err = b.rtt(ctx)
 	}
@@ -317,6 +393,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if only(Lossless) && err == nil {
 		rep.Stream, err = b.lossless(ctx)
+	}
+	if only(MemRead) && err == nil {
+		rep.Mem, err = b.memLatency(ctx)
+	}
+	if only(MemToggle) && err == nil {
+		rep.Toggle, err = b.memToggle(ctx)
 	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
@@ -358,13 +440,32 @@ func (b *bencher) env(ctx context.Context) Env {
 		e.Kernel = strings.TrimSpace(string(data))
 	}
 	if b.opts.Python != "" {
+		e.PythonPath = b.opts.Python
 		out, err := exec.CommandContext(ctx, b.opts.Python, "-c",
 			"import sys, pexpect; print(sys.version.split()[0], pexpect.__version__)").Output()
 		if f := strings.Fields(string(out)); err == nil && len(f) == 2 {
 			e.Python, e.Pexpect = f[0], f[1]
 		}
 	}
+	if _, err := exec.LookPath(b.opts.OpenOCD); err == nil {
+		e.OpenOCD = openocdVersion(ctx, b.opts.OpenOCD)
+	}
+	e.Commit = gitCommit(ctx)
 	return e
+}
+
+// gitCommit returns the short hash of the checked-out commit, with
+// "+changes" when tracked files differ from it, or "" outside a work tree.
+func gitCommit(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.CommandContext(ctx, "git", "diff", "--quiet", "HEAD", "--").Run() != nil {
+		c += "+changes"
+	}
+	return c
 }
 
 func loadAvg() string {
@@ -416,7 +517,7 @@ func (b *bencher) side(ctx context.Context, python bool, args []string, timeout 
 	}
 	what := strings.Join(args, " ")
 	if python {
-		what = "python3 " + what
+		what = b.opts.Python + " " + what
 	}
 	if err != nil {
 		return childOutput{}, rss, fmt.Errorf("%s: %w: %s", what, err, lastLines(stderr.String(), 5))
@@ -669,11 +770,11 @@ func (b *bencher) delaySides() []delaySide {
 
 // Names of the diagnostic sides of scenario (c).
 const (
-	waitGosched = "serialx + runner's wait (timer, then poll with Gosched)"
-	waitYield   = "serialx + timer, then poll with sched_yield"
+	waitGosched = "serialx + timer, then poll with Gosched for 1 ms (the runner's former wait)"
+	waitYield   = "serialx + timer, then poll with sched_yield for 1 ms"
 	waitSleep   = "serialx + time.Sleep"
-	// waitNanosleep is a candidate for the runner's delay.
-	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs"
+	// waitNanosleep is the runner's wait since it left Gosched polling.
+	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's wait)"
 )
 
 // delay runs scenario (c).

@@ -57,6 +57,8 @@ type childOutput struct {
 	Progress [][2]float64 `json:"progress,omitempty"`
 	// Cursors are the stream offsets at which each `stream` reply began.
 	Cursors []int64 `json:"cursors,omitempty"`
+	// Values are the words a memory side read, one per measured sample.
+	Values []uint64 `json:"values,omitempty"`
 	// Iterations and Log describe a logged stream.
 	Iterations int    `json:"iterations,omitempty"`
 	Log        string `json:"log,omitempty"`
@@ -64,14 +66,17 @@ type childOutput struct {
 	Pexpect    string `json:"pexpect,omitempty"`
 }
 
+// childModes are the modes ChildMain takes.
+const childModes = "rtt-runner, rtt-console, delay-runner, delay-console, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
+
 // ChildMain runs one side of a benchmark against the serial port given
-// with -serial and prints its result as JSON on stdout. args are the mode
-// (rtt-runner, rtt-console, delay-runner, delay-console, search,
-// stream-log) and its flags. It returns the process exit code: 0, 1 when the measurement
-// failed, 2 for bad arguments.
+// with -serial, the OpenOCD telnet server given with -openocd or the JTAG
+// port given with -bitbang, and prints its result as JSON on stdout. args
+// are the mode (see childModes) and its flags. It returns the process exit
+// code: 0, 1 when the measurement failed, 2 for bad arguments.
 func ChildMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "hilbench: child mode missing (rtt-runner, rtt-console, delay-runner, delay-console, search, stream-log)")
+		fmt.Fprintf(stderr, "hilbench: child mode missing (%s)\n", childModes)
 		return 2
 	}
 	mode := args[0]
@@ -90,6 +95,11 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	dur := fs.Duration("for", 10*time.Second, "how long to keep streaming")
 	logDir := fs.String("logdir", "", "directory for the console log")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	ocdAddr := fs.String("openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
+	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
+	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
+	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
+	every := fs.Duration("every", 10*time.Millisecond, "toggle period (toggle-runner, toggle-telnet, toggle-process)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -106,8 +116,15 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *port == "" {
-		fmt.Fprintf(stderr, "hilbench %s: -serial is required\n", mode)
+	need, have := "-serial", *port
+	switch mode {
+	case "mem-session", "mem-runner", "mem-telnet", "toggle-runner", "toggle-telnet":
+		need, have = "-openocd", *ocdAddr
+	case "mem-process", "toggle-process":
+		need, have = "-bitbang", *bitbang
+	}
+	if have == "" {
+		fmt.Fprintf(stderr, "hilbench %s: %s is required\n", mode, need)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *limit+time.Minute)
@@ -127,6 +144,20 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		out, err = search(ctx, *port, *how, *match, *size, *limit, *logDir)
 	case "stream-log":
 		out, err = streamLog(ctx, *port, *chunk, *dur, *logDir)
+	case "mem-session":
+		out, err = memSession(ctx, *ocdAddr, *n, *warmup)
+	case "mem-runner":
+		out, err = memRunner(ctx, *ocdAddr, *n, *warmup)
+	case "mem-telnet":
+		out, err = memTelnet(ctx, *ocdAddr, *n, *warmup, *pad)
+	case "mem-process":
+		out, err = memProcess(ctx, *ocdBin, *bitbang, *n, *warmup)
+	case "toggle-runner":
+		out, err = toggleRunner(ctx, *ocdAddr, *n, *every)
+	case "toggle-telnet":
+		out, err = toggleTelnet(ctx, *ocdAddr, *n, *every)
+	case "toggle-process":
+		out, err = toggleProcess(ctx, *ocdBin, *bitbang, *n, *every)
 	default:
 		fmt.Fprintf(stderr, "hilbench: unknown child mode %q\n", mode)
 		return 2
@@ -172,15 +203,24 @@ func openConsole(logDir string) runner.Opener {
 // runs it with the engine hilrun run uses. A sequence that does not pass
 // is an error.
 func runSequence(ctx context.Context, src, port, logDir string) (*runner.SequenceResult, error) {
+	return runBound(ctx, src, map[string]string{steps.DefaultDevice: port}, nil, logDir)
+}
+
+// runBound parses a generated sequence, binds its consoles to ports and its
+// probes to running OpenOCDs (name to telnet address, as hilrun run
+// --openocd NAME=HOST:PORT does) and runs it with the engine hilrun run
+// uses. A sequence that does not pass is an error.
+func runBound(ctx context.Context, src string, ports, openocds map[string]string, logDir string) (*runner.SequenceResult, error) {
 	seq, err := steps.Parse("hilbench.yaml", []byte(src), steps.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("parse the generated sequence: %w", err)
 	}
-	if err := steps.Bind(seq, nil, map[string]string{steps.DefaultDevice: port}, nil); err != nil {
+	if err := steps.Bind(seq, nil, ports, openocds); err != nil {
 		return nil, err
 	}
 	res := runner.Run(ctx, seq, runner.Options{
-		Open: openConsole(logDir),
+		Open:      openConsole(logDir),
+		OpenProbe: openProbe,
 		LogPaths: func(c runner.Console) string {
 			if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
 				raw, _ := lc.LogPaths()
@@ -313,8 +353,9 @@ steps:
 	return out, nil
 }
 
-// spinWindow is the runner's: how long before a deadline it stops sleeping
-// on a timer and starts polling the clock.
+// spinWindow is how long before a deadline the "gosched" and "yield" waits
+// of delayConsole stop sleeping on a timer and start polling the clock (the
+// runner's wait before it moved to nanosleep).
 const spinWindow = time.Millisecond
 
 // preciseWindow is how long before a deadline the "nanosleep" wait of
@@ -324,11 +365,12 @@ const preciseWindow = 200 * time.Microsecond
 // delayConsole is a diagnostic for scenario (c): the same pairs as
 // delayRunner, through a serialx console, waiting in one of four ways so
 // that the cost of the waiting method can be told from the engine's:
-// "gosched" as the runner does (a timer, then polling the clock for the
+// "gosched" as the runner used to (a timer, then polling the clock for the
 // last millisecond with runtime.Gosched between polls), "yield" the same
 // with a system-wide yield (sched_yield) between polls, "sleep" with
-// time.Sleep alone, "nanosleep" with nanosleep on a thread with 1 ns timer
-// slack and then polling with sched_yield for the last 200 µs.
+// time.Sleep alone, "nanosleep" as the runner now does (nanosleep on a
+// thread with 1 ns timer slack, then polling with sched_yield for the last
+// 200 µs; the runner first sleeps on a Go timer until 2 ms before).
 func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n, warmup int) (childOutput, error) {
 	var poll func()
 	switch wait {

@@ -37,21 +37,43 @@ func tiny(only ...string) Options {
 		DelayN:      2,
 		StreamFor:   300 * time.Millisecond,
 		StreamChunk: 100_000,
+		MemN:        6,
+		MemProcN:    2,
+		MemRounds:   2,
+		ToggleN:     4,
+		ToggleEvery: 10 * time.Millisecond,
+		ToggleReps:  1,
 	}
 }
 
-// requirePexpect skips the test when python3 with pexpect is missing, and
-// fails it under CI=true, where it must be installed.
-func requirePexpect(t *testing.T) {
+// requirePexpect returns the interpreter the harness picks (FindPython).
+// It skips the test when none can import pexpect, and fails it under
+// CI=true, where python3-pexpect must be installed.
+func requirePexpect(t *testing.T) string {
 	t.Helper()
-	err := exec.Command("python3", "-c", "import pexpect").Run()
+	py, err := FindPython(context.Background())
+	if err == nil {
+		return py
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("pexpect is required under CI=true: %v", err)
+	}
+	t.Skip(err)
+	return ""
+}
+
+// requireOpenOCD skips the test when openocd is not installed, and fails
+// it under CI=true, where it must be.
+func requireOpenOCD(t *testing.T) {
+	t.Helper()
+	_, err := exec.LookPath("openocd")
 	if err == nil {
 		return
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("python3 with pexpect is required under CI=true (apt-get install python3-pexpect): %v", err)
+		t.Fatalf("openocd is required under CI=true (apt-get install openocd): %v", err)
 	}
-	t.Skipf("python3 with pexpect is not available (%v); install python3-pexpect", err)
+	t.Skipf("openocd is not installed (%v)", err)
 }
 
 func TestLosslessLog(t *testing.T) {
@@ -75,9 +97,9 @@ func TestLosslessLog(t *testing.T) {
 }
 
 func TestScenariosWithPexpect(t *testing.T) {
-	requirePexpect(t)
+	py := requirePexpect(t)
 	opts := tiny(RoundTrip, Search, Delay)
-	opts.Python = "python3"
+	opts.Python = py
 	opts.WaitVariants = true
 	rep, err := Run(context.Background(), opts)
 	if err != nil {
@@ -134,6 +156,102 @@ func TestScenariosWithPexpect(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+func TestMemoryScenarios(t *testing.T) {
+	requireOpenOCD(t)
+	opts := tiny(MemRead, MemToggle)
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Env.OpenOCD == "" {
+		t.Error("the OpenOCD version was not recorded")
+	}
+
+	if rep.Mem == nil || len(rep.Mem.Sides) != 5 {
+		t.Fatalf("memory reads: %+v, want five sides", rep.Mem)
+	}
+	for _, s := range rep.Mem.Sides {
+		want := opts.MemN
+		if s.Side == sideProcess {
+			want = opts.MemProcN
+		}
+		if s.Summary.N != want || s.Summary.Median <= 0 {
+			t.Errorf("reads by %s: %+v, want %d positive samples", s.Side, s.Summary, want)
+		}
+	}
+	if rep.Mem.Launch.N == 0 {
+		t.Error("no OpenOCD launch was timed")
+	}
+
+	if rep.Toggle == nil || len(rep.Toggle.Sides) != 3 {
+		t.Fatalf("LED toggle: %+v, want three sides", rep.Toggle)
+	}
+	for _, s := range rep.Toggle.Sides {
+		if s.Period.N != opts.ToggleN || s.Period.Min <= 0 {
+			t.Errorf("LED periods by %s: %+v, want %d positive periods", s.Side, s.Period, opts.ToggleN)
+		}
+		if s.Op.N != opts.ToggleN+1 {
+			t.Errorf("LED writes timed by %s: %d, want %d", s.Side, s.Op.N, opts.ToggleN+1)
+		}
+	}
+
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### (e)", "### (f)", "| " + sideProcess + " |", "| " + sideSession + " |", "mem-process"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestCheckCounter(t *testing.T) {
+	tests := []struct {
+		name    string
+		vals    []uint64
+		elapsed time.Duration
+		wantErr bool
+	}{
+		{"counting", []uint64{counterSeed, counterSeed + 3, counterSeed + 3, counterSeed + 9}, 10 * time.Millisecond, false},
+		{"below the seed", []uint64{counterSeed - 1}, time.Second, true},
+		{"ahead of the clock", []uint64{counterSeed + 50}, 10 * time.Millisecond, true},
+		{"going back", []uint64{counterSeed + 5, counterSeed + 4}, time.Second, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkCounter(tt.vals, tt.elapsed); (err != nil) != tt.wantErr {
+				t.Errorf("checkCounter() = %v, want error %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestLEDPeriods(t *testing.T) {
+	t0 := time.Now()
+	ev := func(ms int, addr, v uint32) sim.WriteEvent {
+		return sim.WriteEvent{At: t0.Add(time.Duration(ms) * time.Millisecond), Addr: addr, Width: 32, Value: v}
+	}
+	good := []sim.WriteEvent{
+		ev(0, sim.CounterAddr, 1), // not the LED
+		ev(1, ledReg, ledSet), ev(11, ledReg, ledReset), ev(22, ledReg, ledSet),
+	}
+	got, err := ledPeriods(good, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{10 * time.Millisecond, 11 * time.Millisecond}; !equalDurations(got, want) {
+		t.Errorf("ledPeriods() = %v, want %v", got, want)
+	}
+	if _, err := ledPeriods(good, 3); err == nil {
+		t.Error("a missing write went unnoticed")
+	}
+	bad := []sim.WriteEvent{ev(1, ledReg, ledSet), ev(11, ledReg, ledSet)}
+	if _, err := ledPeriods(bad, 1); err == nil {
+		t.Error("two set writes in a row went unnoticed")
 	}
 }
 

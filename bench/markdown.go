@@ -19,7 +19,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "    %s\n\n", r.Command)
 	}
 	fmt.Fprintf(&b, "- Machine: %d CPUs, %s, Linux %s\n", e.NumCPU, orDash(e.CPU), orDash(e.Kernel))
-	fmt.Fprintf(&b, "- Go %s; Python %s, pexpect %s\n", strings.TrimPrefix(e.Go, "go"), orDash(e.Python), orDash(e.Pexpect))
+	py := orDash(e.Python)
+	if e.PythonPath != "" {
+		py += " (" + e.PythonPath + ")"
+	}
+	fmt.Fprintf(&b, "- Go %s; Python %s, pexpect %s; OpenOCD %s\n", strings.TrimPrefix(e.Go, "go"), py, orDash(e.Pexpect), orDash(e.OpenOCD))
+	fmt.Fprintf(&b, "- hilrun commit %s\n", orDash(e.Commit))
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) before: %s; after: %s\n\n", orDash(e.LoadBefore), orDash(e.LoadAfter))
 	if r.RTT != nil {
 		r.RTT.markdown(&b)
@@ -32,6 +37,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Stream != nil {
 		r.Stream.markdown(&b)
+	}
+	if r.Mem != nil {
+		r.Mem.markdown(&b)
+	}
+	if r.Toggle != nil {
+		r.Toggle.markdown(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -238,4 +249,61 @@ func (s *StreamReport) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "|--:|--:|--:|--:|--:|--:|---|---|--:|\n")
 	fmt.Fprintf(b, "| %d | %.2f | %d | %d | %d | %.1f | %s | %s | %s |\n\n", s.Iterations, s.Seconds, s.Sent, s.Logged, s.Lost, s.MBps(), verdict, s.Timeline, mib(s.MaxRSSKiB))
 	fmt.Fprintf(b, "    %s\n\n", s.Command)
+}
+
+func (r *MemReport) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "### (e) one 32-bit memory read through OpenOCD\n\n")
+	fmt.Fprintf(b, "The real OpenOCD drives the virtual board's JTAG port; each sample reads the word at 0x20000000 (the firmware's millisecond counter, seeded before each block so that every value read is checked). hilrun keeps one OpenOCD and one telnet session for the whole run: \"%s\" times openocd.Session.ReadMemory, \"%s\" the runner's mem_read step. \"%s\" is the wall time of `openocd -f board.cfg -c init -c \"mdw 0x20000000\" -c shutdown`, output parsed. \"%s\" types `mdw 0x20000000` into the persistent OpenOCD's telnet server and waits for the word and the prompt: what any persistent session costs with OpenOCD on this board, without hilrun's framing; \"%s\" types the same command padded with spaces to the length of hilrun's request line, which the server echoes a character at a time before it runs it. %d measured reads per hilrun side and %d per-process reads, in %d alternating blocks, each a fresh board (and OpenOCD for hilrun) starting with %d (hilrun) or %d (per process) unmeasured reads. Ratio: hilrun time / per-process time.\n\n",
+		sideSession, sideRunner, sideProcess, sideTelnet, sideTelnetPadded, r.N, r.ProcN, r.Rounds, r.Warmup, r.ProcWarmup)
+	var peer *Series
+	for _, s := range r.Sides {
+		if s.Side == sideProcess {
+			peer = s
+		}
+	}
+	fmt.Fprintf(b, "| side | n | median | p99 | max | mean | median vs per-process | p99 vs per-process |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, s := range r.Sides {
+		medVs, p99Vs := "-", "-"
+		if peer != nil && s != peer {
+			medVs = vs(float64(s.Summary.Median), float64(peer.Summary.Median))
+			p99Vs = vs(float64(s.Summary.P99), float64(peer.Summary.P99))
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", s.Side, s.Summary.N,
+			us(s.Summary.Median), us(s.Summary.P99), us(s.Summary.Max), us(s.Summary.Mean), medVs, p99Vs)
+	}
+	if r.Launch.N > 0 {
+		fmt.Fprintf(b, "\nStarting the persistent OpenOCD, until its telnet server answered (once per run for hilrun, not in the samples): median %s, max %s over %d blocks.\n", ms(r.Launch.Median), ms(r.Launch.Max), r.Launch.N)
+	}
+	fmt.Fprintf(b, "\nOne block of each side:\n\n")
+	for _, s := range r.Sides {
+		fmt.Fprintf(b, "    %s\n", s.Command)
+	}
+	b.WriteString("\n")
+}
+
+func (r *ToggleReport) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "### (f) the LED toggled every %s, as the board saw it\n\n", r.Every)
+	fmt.Fprintf(b, "%d periods per run (%d writes of GPIO BSRR, set and reset alternately), %d runs per side, alternating, each a fresh board. The period is the time between consecutive LED writes as the board's memory received them (sim.Memory.Writes); error = |period - %s|. \"%s\" is a sequence: `repeat: {count: %d, every: %s, as: i}` of a set step and a mem_write. \"%s\" starts `openocd ... -c \"mww 0x48000018 V\" -c shutdown` on the same absolute schedule, at once when behind. \"%s\" types `mww 0x48000018 V` into the persistent OpenOCD's telnet server on the same schedule, waiting as the runner waits: what any persistent session gets from OpenOCD on this board. Op: each write as the sender timed it (the mem_write step, the OpenOCD process, the typed line).\n\n",
+		r.Periods, r.Periods+1, r.Reps, r.Every, sideRunner, r.Periods+1, r.Every, sideProcess, sideTelnetToggle)
+	fmt.Fprintf(b, "| side | periods | mean period | median error | p99 | max | over 1 ms off | p99 of each run | op median | op p99 |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|---|--:|--:|\n")
+	for _, s := range r.Sides {
+		var runs []string
+		for _, p := range s.RunP99 {
+			runs = append(runs, us(p))
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d | %s | %s | %s |\n", s.Side, s.Period.N, ms(s.Period.Mean),
+			us(s.Error.Median), us(s.Error.P99), us(s.Error.Max), s.Off, strings.Join(runs, ", "), us(s.Op.Median), us(s.Op.P99))
+	}
+	fmt.Fprintf(b, "\nOne run of each side:\n\n")
+	for _, s := range r.Sides {
+		fmt.Fprintf(b, "    %s\n", s.Command)
+	}
+	b.WriteString("\n")
+}
+
+// ms formats d in milliseconds.
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 }

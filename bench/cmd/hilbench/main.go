@@ -1,7 +1,8 @@
-// Command hilbench measures hilrun against Python's pexpect on the virtual
-// board and prints a Markdown report; see package bench.
+// Command hilbench measures hilrun on the virtual board against Python's
+// pexpect (serial console) and against running OpenOCD once per operation
+// (memory access), and prints a Markdown report; see package bench.
 //
-//	go run ./bench/cmd/hilbench [-only a,b,c,d] [-n 2000] [-out FILE]
+//	go run ./bench/cmd/hilbench [-only a,b,c,d,e,f] [-n 2000] [-out FILE]
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		opts    bench.Options
-		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log)")
+		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle)")
 		out     = fs.String("out", "", "write the Markdown report to `FILE` instead of standard output")
 		jsonOut = fs.String("json", "", "also write the report's figures as JSON to `FILE`")
 		delays  = fs.String("delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
@@ -46,21 +48,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.DelayN, "delay-n", 300, "measured delays per side and length (c)")
 	fs.DurationVar(&opts.StreamFor, "for", 10*time.Second, "how long to stream (d)")
 	fs.Int64Var(&opts.StreamChunk, "chunk", 20_000_000, "bytes per stream command (d)")
-	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's method, with sched_yield, with time.Sleep")
-	fs.StringVar(&opts.Python, "python", "python3", "Python interpreter with pexpect")
+	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (nanosleep), its former one (Gosched polling), sched_yield polling, time.Sleep")
+	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
+	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
+	fs.IntVar(&opts.MemRounds, "mem-rounds", 8, "alternating blocks per side (e)")
+	fs.IntVar(&opts.ToggleN, "toggle-n", 200, "LED periods per run (f)")
+	fs.DurationVar(&opts.ToggleEvery, "toggle-every", 10*time.Millisecond, "LED period (f)")
+	fs.IntVar(&opts.ToggleReps, "toggle-reps", 3, "runs of each side (f)")
+	fs.StringVar(&opts.OpenOCD, "openocd", "openocd", "OpenOCD executable (e, f)")
+	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
-			switch s = strings.TrimSpace(s); s {
-			case bench.RoundTrip, bench.Search, bench.Delay, bench.Lossless:
-				opts.Only = append(opts.Only, s)
-			default:
-				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c or d)\n", s)
+			s = strings.TrimSpace(s)
+			if !slices.Contains(bench.Scenarios, s) {
+				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e or f)\n", s)
 				return 2
 			}
+			opts.Only = append(opts.Only, s)
 		}
 	}
 	for _, s := range strings.Split(*delays, ",") {
@@ -71,14 +79,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.Delays = append(opts.Delays, d)
 	}
-	if *noPy {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	needPy := len(opts.Only) == 0
+	for _, s := range opts.Only {
+		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
+	}
+	switch {
+	case *noPy || !needPy:
 		opts.Python = ""
+	case opts.Python == "":
+		py, err := bench.FindPython(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: %v; -no-pexpect measures hilrun alone\n", err)
+			return 2
+		}
+		opts.Python = py
+	}
+	if opts.Python != "" {
+		fmt.Fprintf(stderr, "hilbench: pexpect sides run with %s\n", opts.Python)
 	}
 	opts.Command = "go run ./bench/cmd/hilbench " + strings.Join(args, " ")
 	opts.Progress = stderr
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	rep, err := bench.Run(ctx, opts)
 	if rep != nil {
 		w := stdout
