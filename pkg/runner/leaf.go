@@ -44,6 +44,8 @@ func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return r.memPoll(ctx, s, res)
 	case steps.KindHalt, steps.KindResume, steps.KindReset, steps.KindOpenOCD:
 		return r.debugger(ctx, s, res)
+	case steps.KindBuild, steps.KindUpload:
+		return r.build(ctx, s, res)
 	}
 	return fmt.Errorf("step kind %q cannot run", s.Kind)
 }

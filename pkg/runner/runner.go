@@ -47,6 +47,8 @@ type Options struct {
 	OpenProbe ProbeOpener
 	// Symbols resolves ELF symbols for steps that address memory by name.
 	Symbols SymbolLookup
+	// Build runs the tools of build and upload steps.
+	Build Builder
 	// Vars are values from the command line (--var); they override vars in
 	// the file.
 	Vars map[string]string

@@ -29,11 +29,14 @@ var kindKeys = map[string]Kind{
 	"resume":    KindResume,
 	"reset":     KindReset,
 	"openocd":   KindOpenOCD,
+
+	"build":  KindBuild,
+	"upload": KindUpload,
 }
 
 // laterKinds are step kinds of the wider hilrun format that this build does
 // not run yet; naming them gets a clear message instead of "unknown key".
-var laterKinds = []string{"build", "upload", "exec", "lines", "break", "power", "reset_sequence"}
+var laterKinds = []string{"exec", "lines", "break", "power", "reset_sequence"}
 
 var commonKeys = []string{"name", "id"}
 
@@ -54,11 +57,13 @@ var kindAllowed = map[Kind][]string{
 	KindResume:   {"resume", "probe", "timeout"},
 	KindReset:    {"reset", "probe", "timeout"},
 	KindOpenOCD:  {"openocd", "probe", "expect", "regex", "save", "timeout"},
+	KindBuild:    {"build", "timeout"},
+	KindUpload:   {"upload", "probe", "timeout"},
 }
 
 // StepKinds lists the step kinds in the order the docs present them.
 var StepKinds = []Kind{KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
-	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD}
+	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindBuild, KindUpload}
 
 func allStepKeys() []string {
 	var keys []string
@@ -163,6 +168,10 @@ func kindList() string {
 func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	k, v := p.key.Value, p.val
 	if d.memField(s, k, v) {
+		return
+	}
+	if (k == "build" || k == "upload") && string(s.Kind) == k {
+		s.Build = d.buildSpec(s.Kind, v)
 		return
 	}
 	switch k {

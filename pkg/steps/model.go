@@ -5,6 +5,7 @@ package steps
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
@@ -32,6 +33,9 @@ const (
 	KindResume   Kind = "resume"
 	KindReset    Kind = "reset"
 	KindOpenOCD  Kind = "openocd"
+
+	KindBuild  Kind = "build"
+	KindUpload Kind = "upload"
 )
 
 // DefaultProbe is the name of the probe a sequence without a probes
@@ -258,6 +262,47 @@ type MemCheck struct {
 	Mask   *uint64
 }
 
+// BuildSpec is what a build or upload step runs: a command, PlatformIO,
+// or (upload only) an image written through the probe's OpenOCD session.
+type BuildSpec struct {
+	// Command is an argument vector; each element may hold ${var}. With
+	// Shell it is one string run by sh -c.
+	Command []*Template
+	Shell   bool
+	Dir     string
+	Env     map[string]*Template
+	// ELF is the image a build makes, for its sizes.
+	ELF string
+
+	PIO *PIOSpec
+
+	// Image is written through OpenOCD (upload only).
+	Image *ImageSpec
+
+	// Port names the device (or is the port path) the upload goes
+	// through; hilrun releases its console for the upload and takes it
+	// back afterwards.
+	Port string
+}
+
+// PIOSpec is a PlatformIO project and environment.
+type PIOSpec struct {
+	ProjectDir string
+	Env        string
+	Verbose    bool
+	Clean      bool
+}
+
+// ImageSpec writes an image file through a probe: with OpenOCD's program
+// command (flash), or with load_image into RAM (Method "load").
+type ImageSpec struct {
+	File   string
+	Method string // program (default) or load
+	Verify bool
+	Reset  bool
+	Offset uint64
+}
+
 // CaptureSpec is a serial capture window.
 type CaptureSpec struct {
 	Duration       time.Duration
@@ -324,6 +369,9 @@ type Step struct {
 	OpenOCD   *Template
 	ResetMode string
 
+	// build and upload.
+	Build *BuildSpec
+
 	// group and repeat.
 	Steps []*Step
 	Count int
@@ -380,6 +428,8 @@ func (s *Step) Title() string {
 		}
 	case KindReset:
 		return "reset " + s.ResetMode
+	case KindBuild, KindUpload:
+		return s.Build.describe()
 	}
 	return string(s.Kind)
 }
@@ -425,4 +475,24 @@ func Walk(seq *Sequence, fn func(*Step)) {
 	}
 	walk(seq.Steps)
 	walk(seq.Finally)
+}
+
+func (b *BuildSpec) describe() string {
+	switch {
+	case b == nil:
+		return ""
+	case b.PIO != nil:
+		d := "pio " + b.PIO.ProjectDir
+		if b.PIO.Env != "" {
+			d += " -e " + b.PIO.Env
+		}
+		return clip(d)
+	case b.Image != nil:
+		return clip(b.Image.Method + " " + b.Image.File)
+	}
+	var parts []string
+	for _, t := range b.Command {
+		parts = append(parts, t.Raw)
+	}
+	return clip(strings.Join(parts, " "))
 }

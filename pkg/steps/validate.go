@@ -145,6 +145,11 @@ func IsProbeKind(k Kind) bool {
 	return false
 }
 
+// usesProbe reports whether s talks to a debug probe.
+func usesProbe(s *Step) bool {
+	return IsProbeKind(s.Kind) || s.Kind == KindUpload && s.Build != nil && s.Build.Image != nil
+}
+
 // resolveProbes gives every memory and debugger step its probe: a declared
 // one, the only one, or, in a sequence that declares none, a probe by the
 // name the step gives (seed files name probes by nickname) that the bench,
@@ -158,7 +163,7 @@ func (v *validator) resolveProbes() {
 	var walk func([]*Step)
 	walk = func(ss []*Step) {
 		for _, s := range ss {
-			if IsProbeKind(s.Kind) {
+			if usesProbe(s) {
 				switch {
 				case s.To == "" && declared == 1:
 					s.To = v.seq.Probes[0].Name
@@ -179,6 +184,14 @@ func (v *validator) resolveProbes() {
 	}
 	walk(v.seq.Steps)
 	walk(v.seq.Finally)
+}
+
+func deviceNames(seq *Sequence) []string {
+	var names []string
+	for _, d := range seq.Devices {
+		names = append(names, d.Name)
+	}
+	return names
 }
 
 func listOrNone(names []string) string {
@@ -249,6 +262,18 @@ func (v *validator) step(s *Step) {
 	case KindOpenOCD:
 		v.template(s.Pos, s.OpenOCD)
 		v.expect(s)
+	case KindBuild, KindUpload:
+		if b := s.Build; b != nil {
+			for _, t := range b.Command {
+				v.template(s.Pos, t)
+			}
+			for _, t := range b.Env {
+				v.template(s.Pos, t)
+			}
+			if b.Port != "" && v.seq.Device(b.Port) == nil && !IsPortPath(b.Port) {
+				v.add(s.Pos, "port: unknown device %q%s", b.Port, suggest(b.Port, deviceNames(v.seq)))
+			}
+		}
 	case KindGroup:
 		v.steps(s.Steps)
 	case KindRepeat:

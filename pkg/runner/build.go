@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// BuildOutcome is what a build or an upload by a tool did. OK false means
+// the firmware or the target is at fault (a compile error, a memory
+// overflow, a bootloader that did not answer): the step fails. Data holds
+// the step's data: sizes, the failure class, the first diagnostic.
+type BuildOutcome struct {
+	OK      bool
+	Summary string
+	Data    map[string]any
+}
+
+// BuildRequest is a build or upload step with its templates filled in.
+type BuildRequest struct {
+	Step    *steps.Step
+	Command []string
+	Env     []string
+	// Port is the upload port's path, when the step names one.
+	Port string
+	// Progress receives the tool's output, line by line.
+	Progress func(line string)
+}
+
+// Builder runs build and upload tools (commands, PlatformIO). An error
+// means the tool could not be run at all: the bench is at fault.
+type Builder func(ctx context.Context, req BuildRequest) (BuildOutcome, error)
+
+// imageWriter is a debugger that can write image files into the target:
+// *openocd.Session and *openocd.Probe.
+type imageWriter interface {
+	LoadImage(ctx context.Context, path string, offset uint64) (string, error)
+	VerifyImage(ctx context.Context, path string, offset uint64) error
+}
+
+// handover is a console that can let go of its port for an upload and take
+// it back afterwards.
+type handover interface {
+	Release(ctx context.Context) error
+	Reacquire(ctx context.Context) error
+}
+
+func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
+	b := s.Build
+	if b.Image != nil {
+		return r.uploadImage(ctx, s, res)
+	}
+	if r.opts.Build == nil {
+		return fmt.Errorf("%s: no way to run build tools was given", s.Kind)
+	}
+	req := BuildRequest{Step: s, Progress: func(line string) {
+		r.emit(Event{Type: ConsoleOutput, Console: string(s.Kind), Data: []byte(line + "\n")})
+	}}
+	for _, t := range b.Command {
+		arg, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("command: %v", err)}
+		}
+		req.Command = append(req.Command, arg)
+	}
+	for k, t := range b.Env {
+		v, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
+		}
+		req.Env = append(req.Env, k+"="+v)
+	}
+	bctx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errStepTimeout)
+		defer cancel()
+	}
+	var out BuildOutcome
+	err := r.withPortReleased(bctx, b.Port, &req.Port, func() error {
+		var err error
+		out, err = r.opts.Build(bctx, req)
+		return err
+	})
+	res.Data = out.Data
+	res.Message = out.Summary
+	switch {
+	case err != nil && errors.Is(context.Cause(bctx), errStepTimeout) && ctx.Err() == nil:
+		return &stepError{msg: fmt.Sprintf("%s timed out after %s", s.Kind, s.Timeout)}
+	case err != nil:
+		return fmt.Errorf("%s: %w", s.Kind, err)
+	case !out.OK:
+		return &stepError{msg: out.Summary}
+	}
+	return nil
+}
+
+// withPortReleased runs fn with the console of port (a device name or a
+// path) released, so an uploader can open it, and takes it back after;
+// path receives the port's path.
+func (r *run) withPortReleased(ctx context.Context, port string, path *string, fn func() error) error {
+	if port == "" {
+		return fn()
+	}
+	*path = port
+	dev := r.seq.Device(port)
+	if dev == nil {
+		return fn()
+	}
+	*path = dev.Port
+	c, ok := r.consol[dev.Name].(handover)
+	if !ok {
+		return fn()
+	}
+	if err := c.Release(ctx); err != nil {
+		return fmt.Errorf("release %s for the upload: %w", dev.Name, err)
+	}
+	ferr := fn()
+	// What the device printed before the upload is history: the next
+	// expect starts with what it prints once the port is back, from the
+	// first byte.
+	r.cursor[dev.Name] = r.consol[dev.Name].Cursor()
+	// Take the port back whatever the upload did.
+	if err := c.Reacquire(context.WithoutCancel(ctx)); err != nil {
+		return errors.Join(ferr, fmt.Errorf("take %s back after the upload: %w", dev.Name, err))
+	}
+	return ferr
+}
+
+// uploadImage writes an image through the probe's OpenOCD session.
+func (r *run) uploadImage(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, err := r.probe(s.To)
+	if err != nil {
+		return err
+	}
+	im := s.Build.Image
+	pctx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errStepTimeout)
+		defer cancel()
+	}
+	res.Data = map[string]any{"file": im.File, "method": im.Method}
+	if im.Method == "program" {
+		cmd := "program {" + im.File + "}"
+		if im.Verify {
+			cmd += " verify"
+		}
+		if im.Reset {
+			cmd += " reset"
+		}
+		if im.Offset != 0 {
+			cmd += fmt.Sprintf(" 0x%x", im.Offset)
+		}
+		out, err := d.Command(pctx, cmd)
+		res.Data["output"] = out
+		if err != nil {
+			return probeErr(ctx, pctx, "program "+im.File, err)
+		}
+		res.Message = "programmed " + im.File
+		return nil
+	}
+	w, ok := d.(imageWriter)
+	if !ok {
+		return fmt.Errorf("probe %s cannot load images", s.To)
+	}
+	out, err := w.LoadImage(pctx, im.File, im.Offset)
+	res.Data["output"] = out
+	if err != nil {
+		return probeErr(ctx, pctx, "load "+im.File, err)
+	}
+	res.Message = out
+	if im.Verify {
+		if err := w.VerifyImage(pctx, im.File, im.Offset); err != nil {
+			return probeErr(ctx, pctx, "verify "+im.File, err)
+		}
+		res.Message += ", verified"
+	}
+	if im.Reset {
+		if _, err := d.Command(pctx, "reset run"); err != nil {
+			return probeErr(ctx, pctx, "reset", err)
+		}
+	}
+	return nil
+}

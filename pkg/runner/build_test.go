@@ -1,0 +1,102 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// handoverDevice is a device whose port can be released for an upload.
+type handoverDevice struct {
+	*device
+	mu     sync.Mutex
+	events []string
+}
+
+func (h *handoverDevice) Release(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, "release")
+	return nil
+}
+
+func (h *handoverDevice) Reacquire(ctx context.Context) error {
+	h.mu.Lock()
+	h.events = append(h.events, "reacquire")
+	h.mu.Unlock()
+	h.print("bootloader done\r\napp started\r\n")
+	return nil
+}
+
+func TestBuildAndUploadSteps(t *testing.T) {
+	seq := load(t, `
+devices:
+  dut: {port: /dev/ttyUSB7}
+vars: {env: prod}
+steps:
+  - id: fw
+    build:
+      command: [make, "ENV=${env}"]
+      env: {CFLAGS: "-O${env}"}
+  - assert: steps.fw.flash_bytes < 200000
+  - upload:
+      command: [flash-tool, --port, /dev/ttyUSB7]
+      port: dut
+  - expect: app started
+  - id: bad
+    build:
+      command: [make, broken]
+`)
+	dev := &handoverDevice{device: newDevice(shell)}
+	var calls []runner.BuildRequest
+	build := func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+		calls = append(calls, req)
+		dev.mu.Lock()
+		dev.events = append(dev.events, "tool "+req.Command[0])
+		dev.mu.Unlock()
+		if req.Command[len(req.Command)-1] == "broken" {
+			return runner.BuildOutcome{OK: false, Summary: "main.c:3:10: fatal error: x.h: No such file or directory", Data: map[string]any{"class": "MissingHeader"}}, nil
+		}
+		return runner.BuildOutcome{OK: true, Summary: "flash 564 bytes", Data: map[string]any{"flash_bytes": 564}}, nil
+	}
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open:  func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Build: build,
+	})
+	if got := statuses(res); got != "0:passed 1:passed 2:passed 3:passed 4:failed" {
+		t.Fatalf("steps = %s", got)
+	}
+	if got := strings.Join(calls[0].Command, " "); got != "make ENV=prod" || calls[0].Env[0] != "CFLAGS=-Oprod" {
+		t.Errorf("build request = %q %q", got, calls[0].Env)
+	}
+	if calls[1].Port != "/dev/ttyUSB7" {
+		t.Errorf("upload port = %q", calls[1].Port)
+	}
+	if got := strings.Join(dev.events, ","); got != "tool make,release,tool flash-tool,reacquire,tool make" {
+		t.Errorf("events = %s: the port was not released around the upload only", got)
+	}
+	if res.Steps[4].Data["class"] != "MissingHeader" || !strings.Contains(res.Steps[4].Message, "fatal error") {
+		t.Errorf("failed build = %+v", res.Steps[4])
+	}
+}
+
+func TestBuildToolMissingIsABenchError(t *testing.T) {
+	seq := load(t, `
+steps:
+  - build:
+      command: [pio, run]
+`)
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+			return runner.BuildOutcome{}, errors.New(`run pio: executable file not found in $PATH (install PlatformIO Core)`)
+		},
+	})
+	if res.Status != runner.Errored || !strings.Contains(res.Error, "install PlatformIO") {
+		t.Errorf("status %s, error %q", res.Status, res.Error)
+	}
+}

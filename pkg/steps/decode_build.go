@@ -1,0 +1,149 @@
+package steps
+
+import (
+	"gopkg.in/yaml.v3"
+)
+
+var buildKeys = []string{"command", "shell", "dir", "env", "elf", "pio"}
+var uploadKeys = []string{"command", "shell", "dir", "env", "pio", "openocd", "port"}
+var pioKeys = []string{"project_dir", "env", "verbose", "clean"}
+var imageKeys = []string{"file", "method", "verify", "reset", "offset"}
+
+// buildSpec decodes build: and upload: mappings.
+func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
+	b := &BuildSpec{}
+	allowed := buildKeys
+	if kind == KindUpload {
+		allowed = uploadKeys
+	}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "%s must be a mapping such as {command: [make, -C, firmware]} or {pio: {project_dir: fw}}, found %s", kind, kindName(n))
+		return b
+	}
+	ways := 0
+	for _, p := range d.pairs(n) {
+		k := p.key.Value
+		known := false
+		for _, a := range allowed {
+			known = known || a == k
+		}
+		if !known {
+			d.unknownKey(p.key, string(kind), allowed)
+			continue
+		}
+		switch k {
+		case "command":
+			ways++
+			for _, s := range d.strings(p.val, "command") {
+				t, err := ParseTemplate(s)
+				if err != nil {
+					d.add(d.pos(p.val), "command: %v", err)
+					continue
+				}
+				b.Command = append(b.Command, &t)
+			}
+			if len(b.Command) == 0 {
+				d.add(d.pos(p.val), "command must not be empty")
+			}
+		case "shell":
+			b.Shell, _ = d.boolean(p.val, "shell")
+		case "dir":
+			if s, ok := d.str(p.val, "dir"); ok {
+				b.Dir = d.relPath(s)
+			}
+		case "env":
+			if p.val.Kind != yaml.MappingNode {
+				d.add(d.pos(p.val), "env must map variable names to values, found %s", kindName(p.val))
+				continue
+			}
+			b.Env = map[string]*Template{}
+			for _, e := range d.pairs(p.val) {
+				if t, ok := d.template(e.val, "env "+e.key.Value); ok {
+					b.Env[e.key.Value] = t
+				}
+			}
+		case "elf":
+			if s, ok := d.str(p.val, "elf"); ok {
+				b.ELF = s
+			}
+		case "pio":
+			ways++
+			b.PIO = d.pio(p.val)
+		case "openocd":
+			ways++
+			b.Image = d.image(p.val)
+		case "port":
+			b.Port, _ = d.str(p.val, "port")
+		}
+	}
+	switch {
+	case ways == 0 && kind == KindUpload:
+		d.add(d.pos(n), "upload needs command:, pio: or openocd:")
+	case ways == 0:
+		d.add(d.pos(n), "build needs command: or pio:")
+	case ways > 1:
+		d.add(d.pos(n), "%s takes one of command:, pio: or openocd:", kind)
+	}
+	if b.Shell && len(b.Command) != 1 {
+		d.add(d.pos(n), "with shell: true, command is one string for sh -c")
+	}
+	if b.ELF != "" && b.Dir == "" {
+		b.ELF = d.relPath(b.ELF)
+	}
+	return b
+}
+
+func (d *decoder) pio(n *yaml.Node) *PIOSpec {
+	p := &PIOSpec{}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "pio must be a mapping such as {project_dir: fw, env: esp32dev}, found %s", kindName(n))
+		return p
+	}
+	for _, e := range d.pairs(n) {
+		switch e.key.Value {
+		case "project_dir":
+			if s, ok := d.str(e.val, "project_dir"); ok {
+				p.ProjectDir = d.relPath(s)
+			}
+		case "env":
+			p.Env, _ = d.str(e.val, "env")
+		case "verbose":
+			p.Verbose, _ = d.boolean(e.val, "verbose")
+		case "clean":
+			p.Clean, _ = d.boolean(e.val, "clean")
+		default:
+			d.unknownKey(e.key, "pio", pioKeys)
+		}
+	}
+	return p
+}
+
+func (d *decoder) image(n *yaml.Node) *ImageSpec {
+	im := &ImageSpec{Method: "program"}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "openocd must be a mapping such as {file: build/fw.elf, verify: true}, found %s", kindName(n))
+		return im
+	}
+	for _, e := range d.pairs(n) {
+		switch e.key.Value {
+		case "file":
+			if s, ok := d.str(e.val, "file"); ok {
+				im.File = d.relPath(s)
+			}
+		case "method":
+			im.Method = d.oneOf(e.val, "method", "program", "load")
+		case "verify":
+			im.Verify, _ = d.boolean(e.val, "verify")
+		case "reset":
+			im.Reset, _ = d.boolean(e.val, "reset")
+		case "offset":
+			im.Offset, _ = d.number64(e.val, "offset")
+		default:
+			d.unknownKey(e.key, "openocd", imageKeys)
+		}
+	}
+	if im.File == "" {
+		d.add(d.pos(n), "openocd needs file: the image to write")
+	}
+	return im
+}
