@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,12 +66,32 @@ type Config struct {
 	// NAME.timeline.jsonl, one JSON object per received chunk
 	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
 	// the bytes as stream.Quote renders them) and per disconnection or
-	// reconnection (dir "event", with "event" and "detail"). "us" counts
+	// reconnection, release and reacquisition (dir "event", with "event"
+	// and "detail"). "us" counts
 	// microseconds since the console opened and "off" is the stream offset.
 	LogDir string
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.
 	BufferSize int
+	// LockDir is the directory of UUCP lock files. While the port is open
+	// the console holds LCK..NAME there (LCK..ttyUSB0 for /dev/ttyUSB0 or
+	// any symlink to it), holding this process's PID, as minicom and
+	// picocom do, so that programs honouring lock files leave the port
+	// alone and hilrun leaves theirs: a port locked by a live process fails
+	// to open with a Busy *OpenError naming it; a lock whose process is gone
+	// is taken over. "" means /var/lock, else /run/lock, whichever exists.
+	// When the lock cannot be created (the directory is missing or not
+	// writable: on most systems only root and the dialout or uucp group may
+	// write it) the port opens anyway after a warning. Unix only.
+	LockDir string
+	// NoLock disables the lock file; the port is still opened in exclusive
+	// mode (TIOCEXCL), which root ignores.
+	NoLock bool
+	// Warn, if set, receives warnings about problems that do not stop the
+	// console, such as a lock file that could not be created. Each distinct
+	// message is reported once per console. It may be called from any
+	// goroutine, but not concurrently.
+	Warn func(msg string)
 }
 
 // mode validates cfg and returns its serial.Mode.
@@ -134,8 +155,11 @@ type Stats struct {
 	// Connected is false after the device disconnected and before it was
 	// reopened, and after Close.
 	Connected bool
-	// Reconnects counts successful reopenings.
+	// Reconnects counts successful reopenings after a disconnection (not
+	// after Release).
 	Reconnects int
+	// Released is true between Release and a successful Reacquire.
+	Released bool
 	// Err is the current disconnection or close error, else the first log
 	// write error, else "".
 	Err string
@@ -151,20 +175,30 @@ type Console struct {
 	log    *consoleLog
 	opened time.Time
 
-	// mu guards port and path. Writers hold it for reading during each
-	// write system call; replacing or closing the port takes it for
-	// writing, so no write reaches a closed descriptor.
+	// mu guards port, lock, rd and path. Writers hold it for reading
+	// during each write system call; replacing or closing the port takes
+	// it for writing, so no write reaches a closed descriptor.
 	mu   sync.RWMutex
-	port serial.Port // nil while disconnected and after Close
+	port serial.Port // nil while disconnected or released and after Close
+	lock *portLock   // the UUCP lock of port, nil when none
+	rd   *reader     // the reader of port; nil while released
 	path string
+
+	lockDir   string // "" when the console takes no lock
+	listPorts func() ([]PortInfo, error)
+	wmu       sync.Mutex
+	warned    map[string]bool
 
 	ctx       context.Context // cancelled by Close; bounds Resolve
 	cancel    context.CancelFunc
 	closing   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
-	done      chan struct{} // closed when the reader exits
 	wsem      chan struct{} // serializes writes
+	hsem      chan struct{} // serializes Release, Reacquire and Close
+
+	released atomic.Bool
+	follow   *USBMatch // the USB identity to reacquire by; guarded by hsem
 
 	rx, tx     atomic.Int64
 	connected  atomic.Bool
@@ -176,6 +210,32 @@ type Console struct {
 
 type receiver struct {
 	fn func(at time.Time, off int64, p []byte)
+}
+
+// reader is one run of the goroutine that reads a port, from an open (or
+// reacquisition) to Close or Release.
+type reader struct {
+	stop     chan struct{} // closed by halt
+	stopOnce sync.Once
+	done     chan struct{} // closed when the goroutine exits
+}
+
+func (r *reader) halt() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+func (r *reader) stopped() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// startReaderLocked starts reading port; c.mu must be held for writing.
+func (c *Console) startReaderLocked(port serial.Port) {
+	rd := &reader{stop: make(chan struct{}), done: make(chan struct{})}
+	c.rd = rd
+	go c.readLoop(port, rd)
 }
 
 // Open opens the console's port, configures it and starts reading. name
@@ -200,16 +260,18 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 		}
 	}
 	c := &Console{
-		name: name,
-		cfg:  cfg,
-		mode: mode,
-		buf:  stream.NewBuffer(cfg.BufferSize),
-		path: path,
-		done: make(chan struct{}),
-		wsem: make(chan struct{}, 1),
+		name:      name,
+		cfg:       cfg,
+		mode:      mode,
+		buf:       stream.NewBuffer(cfg.BufferSize),
+		path:      path,
+		listPorts: ListPorts,
+		wsem:      make(chan struct{}, 1),
+		hsem:      make(chan struct{}, 1),
 	}
 	c.receivers.Store(&[]*receiver{})
-	port, err := c.openPort(path)
+	c.lockDir = c.findLockDir()
+	port, lock, err := c.openPort(path)
 	if err != nil {
 		return nil, err
 	}
@@ -217,25 +279,78 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 	if cfg.LogDir != "" {
 		if c.log, err = openLog(cfg.LogDir, name, c.opened); err != nil {
 			port.Close()
+			lock.release()
 			return nil, fmt.Errorf("open console %q: %w", name, err)
 		}
 	}
-	c.port = port
-	c.connected.Store(true)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	go c.readLoop(port)
+	c.mu.Lock()
+	c.port, c.lock = port, lock
+	c.connected.Store(true)
+	c.startReaderLocked(port)
+	c.mu.Unlock()
 	return c, nil
 }
 
-// openPort opens and configures path; errors are *OpenError.
-func (c *Console) openPort(path string) (serial.Port, error) {
+// findLockDir returns the directory for the console's lock files, "" for
+// none.
+func (c *Console) findLockDir() string {
+	if c.cfg.NoLock {
+		return ""
+	}
+	if c.cfg.LockDir != "" {
+		return c.cfg.LockDir
+	}
+	for _, dir := range defaultLockDirs {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	c.warn(fmt.Sprintf("no lock directory (%s): opening serial ports without lock files", strings.Join(defaultLockDirs, ", ")))
+	return ""
+}
+
+func (c *Console) warn(msg string) {
+	if c.cfg.Warn == nil {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.warned[msg] {
+		return
+	}
+	if c.warned == nil {
+		c.warned = map[string]bool{}
+	}
+	c.warned[msg] = true
+	c.cfg.Warn(msg)
+}
+
+// openPort takes the UUCP lock of path, then opens and configures the
+// port; errors are *OpenError. The lock comes first so that a port another
+// program has locked is not touched (opening some USB adapters toggles DTR,
+// which resets the board).
+func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
+	var lock *portLock
+	if c.lockDir != "" {
+		l, busy, err := acquireLock(c.lockDir, path)
+		if busy != nil {
+			return nil, nil, busy
+		}
+		if err != nil {
+			c.warn(fmt.Sprintf("%s: %v; opening %s without a lock file, so programs that honour lock files will not see it is in use", c.lockDir, err, path))
+		}
+		lock = l
+	}
 	port, err := serial.Open(path, c.mode)
 	if err != nil {
-		return nil, classify(path, err)
+		lock.release()
+		return nil, nil, classify(path, err)
 	}
-	fail := func(kind OpenErrorKind, err error) (serial.Port, error) {
+	fail := func(kind OpenErrorKind, err error) (serial.Port, *portLock, error) {
 		port.Close()
-		return nil, &OpenError{Path: path, Kind: kind, Err: err}
+		lock.release()
+		return nil, nil, &OpenError{Path: path, Kind: kind, Err: err}
 	}
 	for _, line := range []struct {
 		name string
@@ -261,12 +376,13 @@ func (c *Console) openPort(path string) (serial.Port, error) {
 	if err := port.SetReadTimeout(readTimeout); err != nil {
 		return fail(Other, fmt.Errorf("set read timeout: %w", err))
 	}
-	return port, nil
+	return port, lock, nil
 }
 
-// readLoop reads the port until Close, handing every chunk to deliver.
-func (c *Console) readLoop(port serial.Port) {
-	defer close(c.done)
+// readLoop reads the port until Close or Release, handing every chunk to
+// deliver.
+func (c *Console) readLoop(port serial.Port, rd *reader) {
+	defer close(rd.done)
 	p := make([]byte, 16<<10)
 	for {
 		n, err := port.Read(p)
@@ -276,10 +392,10 @@ func (c *Console) readLoop(port serial.Port) {
 		if err == nil {
 			continue // (0, nil) is a read timeout
 		}
-		if c.closing.Load() {
+		if c.closing.Load() || rd.stopped() {
 			return
 		}
-		if port = c.disconnected(port, err); port == nil {
+		if port = c.disconnected(port, rd, err); port == nil {
 			return
 		}
 	}
@@ -298,15 +414,20 @@ func (c *Console) deliver(at time.Time, p []byte) {
 // disconnected handles a read error that is not our own Close: it records
 // the disconnection, and with Reconnect reopens the port. It returns the
 // new port, or nil when the reader should stop.
-func (c *Console) disconnected(port serial.Port, err error) serial.Port {
+func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.Port {
 	var pe *serial.PortError
 	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
 		err = errHangUp // not closed by us: the device hung up
 	}
 	c.mu.Lock()
-	if c.port == port {
-		c.port = nil
+	if c.port != port || rd.stopped() {
+		// Release or Close took the port and closes it.
+		c.mu.Unlock()
+		return nil
 	}
+	c.port = nil
+	lock := c.lock
+	c.lock = nil
 	path := c.path
 	derr := fmt.Errorf("%s: %w: %w", path, ErrDisconnected, err)
 	if !c.closing.Load() {
@@ -321,6 +442,7 @@ func (c *Console) disconnected(port serial.Port, err error) serial.Port {
 	}
 	c.mu.Unlock()
 	port.Close()
+	lock.release()
 	c.log.event(time.Now(), c.buf.End(), "disconnected", derr.Error())
 	if !c.cfg.Reconnect {
 		return nil
@@ -332,6 +454,8 @@ func (c *Console) disconnected(port serial.Port, err error) serial.Port {
 		select {
 		case <-c.ctx.Done():
 			return nil
+		case <-rd.stop:
+			return nil
 		case <-tick.C:
 		}
 		path := c.cfg.Path
@@ -342,17 +466,18 @@ func (c *Console) disconnected(port serial.Port, err error) serial.Port {
 			}
 			path = p
 		}
-		np, err := c.openPort(path)
+		np, nl, err := c.openPort(path)
 		if err != nil {
 			continue
 		}
 		c.mu.Lock()
-		if c.closing.Load() {
+		if c.closing.Load() || rd.stopped() {
 			c.mu.Unlock()
 			np.Close()
+			nl.release()
 			return nil
 		}
-		c.port, c.path = np, path
+		c.port, c.lock, c.path = np, nl, path
 		c.connected.Store(true)
 		c.reconnects.Add(1)
 		c.buf.SetErr(nil)
@@ -380,7 +505,8 @@ func (c *Console) Path() string {
 // ctx is checked before each chunk of at most 1 KiB; a chunk the driver does
 // not accept (flow control holding the line) blocks until it does or the
 // console closes. After a disconnection Write returns the error wrapping
-// ErrDisconnected; after Close one wrapping ErrClosed.
+// ErrDisconnected; while released (see Release) one wrapping ErrReleased,
+// without waiting; after Close one wrapping ErrClosed.
 func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error) {
 	select {
 	case c.wsem <- struct{}{}:
@@ -455,7 +581,7 @@ const ReconnectWait = 10 * time.Second
 // whose device is away it waits for it, up to ReconnectWait or ctx.
 func (c *Console) awaitPort(ctx context.Context) error {
 	err := c.unavailable()
-	if err == nil || !c.cfg.Reconnect || errors.Is(err, ErrClosed) {
+	if err == nil || !c.cfg.Reconnect || errors.Is(err, ErrClosed) || errors.Is(err, ErrReleased) {
 		return err
 	}
 	deadline := time.Now().Add(ReconnectWait)
@@ -467,7 +593,7 @@ func (c *Console) awaitPort(ctx context.Context) error {
 			return fmt.Errorf("write to %s: waiting for the device to come back: %w", c.Path(), ctxErr(ctx))
 		case <-tick.C:
 		}
-		if err = c.unavailable(); err == nil || errors.Is(err, ErrClosed) {
+		if err = c.unavailable(); err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrReleased) {
 			return err
 		}
 	}
@@ -482,6 +608,9 @@ func (c *Console) unavailable() error {
 	}
 	if c.closing.Load() {
 		return fmt.Errorf("%s: %w", c.path, ErrClosed)
+	}
+	if c.released.Load() {
+		return fmt.Errorf("%s: %w", c.path, ErrReleased)
 	}
 	if err := c.buf.Err(); err != nil {
 		return err
@@ -551,6 +680,7 @@ func (c *Console) Stats() Stats {
 		TxBytes:    c.tx.Load(),
 		Connected:  c.connected.Load(),
 		Reconnects: int(c.reconnects.Load()),
+		Released:   c.released.Load(),
 	}
 	if err := c.buf.Err(); err != nil {
 		s.Err = err.Error()
@@ -569,26 +699,34 @@ func (c *Console) LogPaths() (raw, timeline string) {
 	return c.log.rawPath, c.log.tlPath
 }
 
-// Close stops the reader, closes the port and the logs. Expect and Capture
-// calls waiting on the console return an error wrapping ErrClosed. Close
-// is idempotent; later calls return nil.
+// Close stops the reader, closes the port, removes its lock file and
+// closes the logs. Expect and Capture calls waiting on the console return an
+// error wrapping ErrClosed; a Reacquire in progress stops. Close is
+// idempotent; later calls return nil.
 func (c *Console) Close() error {
 	first := false
 	c.closeOnce.Do(func() {
 		first = true
 		c.closing.Store(true)
 		c.cancel()
-		// A write held up by flow control would keep mu; flushing the
-		// output queue releases it.
+		// A write held up by flow control would keep mu (and a Release
+		// waiting for it); flushing the output queue releases it.
 		c.mu.RLock()
 		if c.port != nil {
 			c.port.ResetOutputBuffer()
 		}
 		c.mu.RUnlock()
+		// Let a Release or Reacquire in progress finish (the cancel stops
+		// a Reacquire's wait), so the port is not closed under it.
+		c.hsem <- struct{}{}
+		defer func() { <-c.hsem }()
 
 		c.mu.Lock()
-		port := c.port
-		c.port = nil
+		port, lock, rd := c.port, c.lock, c.rd
+		c.port, c.lock = nil, nil
+		if rd != nil {
+			rd.halt()
+		}
 		c.connected.Store(false)
 		c.buf.SetErr(fmt.Errorf("%s: %w", c.path, ErrClosed))
 		c.mu.Unlock()
@@ -598,7 +736,10 @@ func (c *Console) Close() error {
 				errs = append(errs, fmt.Errorf("close %s: %w", c.Path(), err))
 			}
 		}
-		<-c.done
+		if rd != nil {
+			<-rd.done
+		}
+		lock.release()
 		if err := c.log.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close logs of console %q: %w", c.name, err))
 		}

@@ -668,9 +668,12 @@ func TestOpenBusy(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root ignores the exclusive mode that makes a port busy")
 	}
+	// Without lock files, which make the second open busy before it
+	// reaches the port (lock_test.go), so that the exclusive mode is what
+	// this tests.
 	d := newDevice(t)
-	d.open(Config{})
-	_, err := Open(context.Background(), "again", Config{Path: d.path})
+	d.open(Config{NoLock: true})
+	_, err := Open(context.Background(), "again", Config{Path: d.path, NoLock: true})
 	var oe *OpenError
 	if !errors.As(err, &oe) || oe.Kind != Busy {
 		t.Fatalf("second Open = %v, want a Busy *OpenError", err)
