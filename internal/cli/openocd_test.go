@@ -225,3 +225,5 @@ func TestSimWithoutOpenOCD(t *testing.T) {
 		t.Errorf("no note about the stand-in:\n%s", errOut.String())
 	}
 }
+
+func testingCI() bool { return os.Getenv("CI") == "true" }

@@ -153,6 +153,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		res := runner.Run(runCtx, seq, runner.Options{
 			Open:           openConsole(logDir),
 			OpenProbe:      openProbe(logDir),
+			Build:          runBuild(logDir),
 			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
 			Sink:           console,
@@ -263,7 +264,7 @@ func openConsole(logDir string) runner.Opener {
 		if err != nil {
 			return nil, err
 		}
-		return c, nil
+		return &handoverConsole{Console: c, resolve: cfg.Resolve}, nil
 	}
 }
 
