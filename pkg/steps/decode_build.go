@@ -81,8 +81,16 @@ func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
 		d.add(d.pos(n), "upload needs command:, pio: or openocd:")
 	case ways == 0:
 		d.add(d.pos(n), "build needs command: or pio:")
+	case ways > 1 && kind == KindUpload:
+		d.add(d.pos(n), "upload takes one of command:, pio: or openocd:")
 	case ways > 1:
-		d.add(d.pos(n), "%s takes one of command:, pio: or openocd:", kind)
+		d.add(d.pos(n), "build takes one of command: or pio:")
+	case b.PIO != nil && (b.Shell || b.Dir != "" || len(b.Env) > 0 || b.ELF != ""):
+		d.add(d.pos(n), "shell, dir, env and elf go with command:; PlatformIO takes its project from pio: {project_dir: ...}")
+	case b.Image != nil && (b.Shell || b.Dir != "" || len(b.Env) > 0 || b.Port != ""):
+		d.add(d.pos(n), "an openocd upload writes through the probe: shell, dir, env and port go with command: or pio:")
+	case kind == KindUpload && b.PIO != nil && b.PIO.Clean:
+		d.add(d.pos(n), "clean is for a pio build, not an upload")
 	}
 	if b.Shell && len(b.Command) != 1 {
 		d.add(d.pos(n), "with shell: true, command is one string for sh -c")

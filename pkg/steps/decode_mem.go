@@ -340,9 +340,16 @@ func (d *decoder) strings(n *yaml.Node, what string) []string {
 
 // relPath makes a path written in a file relative to that file's folder,
 // so sequences run from anywhere.
+//
+// The result is absolute: tools that open it (OpenOCD, make) may run in
+// another folder than hilrun.
 func (d *decoder) relPath(p string) string {
 	if p == "" || filepath.IsAbs(p) || d.file == "" || strings.HasPrefix(d.file, "<") {
 		return p
 	}
-	return filepath.Join(filepath.Dir(d.file), p)
+	joined := filepath.Join(filepath.Dir(d.file), p)
+	if abs, err := filepath.Abs(joined); err == nil {
+		return abs
+	}
+	return joined
 }

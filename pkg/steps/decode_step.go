@@ -286,6 +286,10 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 		} else if len(s.Steps) == 0 && len(d.list) == 0 {
 			d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
 		}
+	case KindUpload:
+		if has["probe"] && (s.Build == nil || s.Build.Image == nil) {
+			d.add(s.Pos, "probe goes with an openocd: upload")
+		}
 	case KindMemRead, KindMemWrite, KindMemPoll:
 		m := s.Mem
 		hasAddr := m.hasAddr || has["address"] || !isTrueKind(ps, string(s.Kind))

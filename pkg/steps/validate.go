@@ -231,6 +231,14 @@ func (v *validator) step(s *Step) {
 		if s.Assert != nil {
 			v.compile(s.Assert)
 		}
+		if s.Message != "" {
+			t, err := ParseTemplate(s.Message)
+			if err != nil {
+				v.add(s.Pos, "message: %v", err)
+			} else {
+				v.template(s.Pos, &t)
+			}
+		}
 	case KindSet:
 		for _, a := range s.Set {
 			if a.Text != nil {
