@@ -196,6 +196,37 @@ func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
 
 func (g *guarded) Close() error { return nil }
 
+// imageLoader is a debugger that writes image files into the target:
+// *openocd.Session and *openocd.Probe.
+type imageLoader interface {
+	LoadImage(ctx context.Context, path string, offset uint64) (string, error)
+	VerifyImage(ctx context.Context, path string, offset uint64) error
+}
+
+// LoadImage writes an image unless the policy limits memory writes: an
+// image may write anywhere.
+func (g *guarded) LoadImage(ctx context.Context, path string, offset uint64) (string, error) {
+	if g.policy.ReadOnly {
+		return "", refused("load %s: the server is read-only (--read-only)", path)
+	}
+	if len(g.policy.MemWrite) > 0 {
+		return "", refused("load %s: memory writes are limited by --allow-mem-write, and an image could write anywhere", path)
+	}
+	w, ok := g.d.(imageLoader)
+	if !ok {
+		return "", fmt.Errorf("load %s: this probe cannot load images", path)
+	}
+	return w.LoadImage(ctx, path, offset)
+}
+
+func (g *guarded) VerifyImage(ctx context.Context, path string, offset uint64) error {
+	w, ok := g.d.(imageLoader)
+	if !ok {
+		return fmt.Errorf("verify %s: this probe cannot verify images", path)
+	}
+	return w.VerifyImage(ctx, path, offset)
+}
+
 // --- mem_read / mem_write ---
 
 type memArgs struct {

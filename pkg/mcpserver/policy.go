@@ -71,16 +71,19 @@ type Policy struct {
 	// allowed. A port is matched by the path given and by the path its
 	// symbolic links lead to.
 	AllowPorts, DenyPorts []string
-	// ReadOnly refuses memory writes (mem_write, memory-writing steps) and
-	// debugger commands that could change the target, other than halt,
-	// resume and reset. Serial writes stay allowed: a console is how a
-	// test talks to the device.
+	// ReadOnly refuses memory writes (mem_write, memory-writing steps),
+	// uploads (upload steps, the upload tool) and debugger commands that
+	// could change the target, other than halt, resume and reset. Serial writes stay allowed: a console is how a test talks to the
+	// device. Builds stay allowed: they change files under a root, not
+	// the target.
 	ReadOnly bool
 	// MemWrite, when not empty, lists the only address ranges memory
 	// writes may touch.
 	MemWrite []MemRange
 	// Roots are the only folders whose files tools may read (sequence
-	// files, ELF files). Empty means no file may be read.
+	// files, ELF files, images to upload) and the only folders builds and
+	// uploads may run in. Empty means no file may be read and no build or
+	// upload may run.
 	Roots []string
 }
 
@@ -205,9 +208,52 @@ func (p *Policy) ResolveFile(file string) (string, error) {
 	if file == "" {
 		return "", errors.New("empty file path")
 	}
+	return p.resolveIn("read "+file, file, p.Roots[0])
+}
+
+// ResolveDir returns the real path of the folder dir when it lies inside a
+// root: the working folder of a build. "" means base, and a relative dir is
+// taken relative to base. what names the argument in errors ("dir",
+// "pio.project_dir").
+func (p *Policy) ResolveDir(what, dir, base string) (string, error) {
+	if len(p.Roots) == 0 {
+		return "", refused("%s %s: no --root folder was given", what, dir)
+	}
+	if dir == "" {
+		dir = base
+	}
+	label := what + " " + dir
+	real, err := p.resolveIn(label, dir, base)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(real); err != nil {
+		return "", fmt.Errorf("%s: %w", label, err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("%s: not a folder", label)
+	}
+	return real, nil
+}
+
+// CheckOutput returns nil when the file a build makes (which may not exist
+// yet) lies inside a root.
+func (p *Policy) CheckOutput(what, file string) error {
+	clean := filepath.Clean(file)
+	if real, err := filepath.EvalSymlinks(clean); err == nil {
+		clean = real
+	}
+	if !p.inRoot(clean) {
+		return refused("%s %s: outside the --root folders (%s)", what, file, strings.Join(p.Roots, ", "))
+	}
+	return nil
+}
+
+// resolveIn is ResolveFile with relative paths taken relative to base and
+// label at the start of errors.
+func (p *Policy) resolveIn(label, file, base string) (string, error) {
 	abs := file
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(p.Roots[0], file)
+		abs = filepath.Join(base, file)
 	}
 	abs = filepath.Clean(abs)
 	if !p.inRoot(abs) {
@@ -215,15 +261,15 @@ func (p *Policy) ResolveFile(file string) (string, error) {
 		// (a root given as /tmp, which is /private/tmp on macOS).
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil || !p.inRoot(real) {
-			return "", refused("read %s: outside the --root folders (%s)", file, strings.Join(p.Roots, ", "))
+			return "", refused("%s: outside the --root folders (%s)", label, strings.Join(p.Roots, ", "))
 		}
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", file, err)
+		return "", fmt.Errorf("%s: %w", label, err)
 	}
 	if !p.inRoot(real) {
-		return "", refused("read %s: it leads to %s, outside the --root folders (%s)", file, real, strings.Join(p.Roots, ", "))
+		return "", refused("%s: it leads to %s, outside the --root folders (%s)", label, real, strings.Join(p.Roots, ", "))
 	}
 	return real, nil
 }

@@ -24,11 +24,13 @@ const (
 	runReportTemplate  = "hilrun://runs/{run_id}/report.json"
 	runConsoleTemplate = "hilrun://runs/{run_id}/console/{name}"
 	connLogTemplate    = "hilrun://connections/{id}/log"
+	runBuildTemplate   = "hilrun://runs/{run_id}/build/{name}"
 )
 
 func runReportURI(id string) string        { return "hilrun://runs/" + id + "/report.json" }
 func runConsoleURI(id, file string) string { return "hilrun://runs/" + id + "/console/" + file }
 func connLogURI(id string) string          { return "hilrun://connections/" + id + "/log" }
+func runBuildURI(id, file string) string   { return "hilrun://runs/" + id + "/build/" + file }
 
 // runRecord is one finished or running sequence run: its folder holds
 // report.json and NAME.log per console.
@@ -112,6 +114,21 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 			Handler: rs.s.readResource,
 		})
 	}
+	builds, _ := os.ReadDir(filepath.Join(r.dir, buildDir))
+	for _, e := range builds {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		uri := runBuildURI(r.id, e.Name())
+		out.LogResources = append(out.LogResources, uri)
+		r.uris = append(r.uris, uri)
+		resources = append(resources, server.ServerResource{
+			Resource: mcp.NewResource(uri, "run "+r.id+" "+strings.TrimSuffix(e.Name(), ".log"),
+				mcp.WithResourceDescription("the whole output of a build or upload tool during run "+r.id),
+				mcp.WithMIMEType("text/plain")),
+			Handler: rs.s.readResource,
+		})
+	}
 	srv.AddResources(resources...)
 
 	rs.mu.Lock()
@@ -153,6 +170,12 @@ func (s *Server) addResourceTemplates() {
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runConsoleTemplate, "run console log",
 		mcp.WithTemplateDescription("the exact bytes a console sent during a run; name is NAME.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runBuildTemplate, "run build log",
+		mcp.WithTemplateDescription("the whole output of a build or upload step during a run; name is KIND-lineN.log"),
+		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(taskLogTemplate, "task log",
+		mcp.WithTemplateDescription("the whole output of a build or upload task, readable while it runs"),
+		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(connLogTemplate, "connection log",
 		mcp.WithTemplateDescription("the exact bytes a serial_open connection received, readable after serial_close"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
@@ -172,16 +195,25 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
 		}
 		return filepath.Join(r.dir, "report.json"), "application/json", nil
-	case len(parts) == 4 && parts[0] == "runs" && parts[2] == "console":
+	case len(parts) == 4 && parts[0] == "runs" && (parts[2] == "console" || parts[2] == buildDir):
 		r := s.runs.find(parts[1])
 		if r == nil {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
 		}
 		name := parts[3]
 		if name != filepath.Base(name) || !strings.HasSuffix(name, ".log") || name == ".log" {
-			return "", "", fmt.Errorf("unknown console log %s", uri)
+			return "", "", fmt.Errorf("unknown %s log %s", parts[2], uri)
+		}
+		if parts[2] == buildDir {
+			return filepath.Join(r.dir, buildDir, name), "text/plain", nil
 		}
 		return filepath.Join(r.dir, name), "text/plain", nil
+	case len(parts) == 3 && parts[0] == "tasks" && parts[2] == "log":
+		t := s.tasks.find(parts[1])
+		if t == nil {
+			return "", "", fmt.Errorf("no task %s: only the last %d tasks are kept", parts[1], maxTasks)
+		}
+		return t.logPath, "text/plain", nil
 	case len(parts) == 3 && parts[0] == "connections" && parts[2] == "log":
 		id := parts[1]
 		if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") {

@@ -242,6 +242,13 @@ func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, e
 	named := map[string]bool{}
 	for _, l := range lists {
 		rawSteps(l, func(m map[string]any) {
+			// An upload's port may name a connection, whose console the
+			// upload releases: it must be a device of the sequence.
+			if up, ok := m["upload"].(map[string]any); ok {
+				if port, ok := up["port"].(string); ok && port != "" && !steps.IsPortPath(port) {
+					named[port] = true
+				}
+			}
 			if !isSerialRaw(m) {
 				return
 			}
@@ -493,6 +500,11 @@ type execOptions struct {
 	label      func(steps.Pos) string
 	benchBound bool
 	lockWait   time.Duration
+	// buildLog, when set, is where the output of build and upload tools
+	// goes; else a file per step in the run's build folder.
+	buildLog string
+	// buildLine, when set, receives each line build and upload tools print.
+	buildLine func(string)
 }
 
 // devicePlan is how a device of a sequence is reached: an open connection
@@ -582,16 +594,21 @@ func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) e
 		}
 		if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
 			if err := s.cfg.Policy.CheckCommand(st.OpenOCD.Raw); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", where, err))
+				errs = append(errs, where+": "+unrefused(err))
 			}
 		}
 		if st.Mem != nil && st.Mem.ELF != "" {
 			real, err := s.cfg.Policy.ResolveFile(st.Mem.ELF)
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", where, err))
+				errs = append(errs, where+": "+unrefused(err))
 				return
 			}
 			st.Mem.ELF = real
+		}
+		if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload) && st.Build != nil {
+			if err := s.checkBuild(seq, st); err != nil {
+				errs = append(errs, where+": "+unrefused(err))
+			}
 		}
 	})
 	if len(errs) > 0 {
@@ -600,35 +617,52 @@ func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) e
 	return nil
 }
 
+// unrefused is err's text without the ErrRefused suffix, for errors that
+// are joined and wrapped again.
+func unrefused(err error) string {
+	return strings.TrimSuffix(err.Error(), ": "+ErrRefused.Error())
+}
+
 func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (any, string, error) {
+	out, res, err := s.executeRun(ctx, req, seq, o)
+	if err != nil {
+		return nil, "", err
+	}
+	return out, formatRun(out, res), nil
+}
+
+// executeRun checks seq against the policy, takes its ports and probes and
+// runs it. An error means nothing ran.
+func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (*sequenceResult, *runner.SequenceResult, error) {
 	if !o.benchBound {
 		if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 	}
 	if err := s.checkSteps(seq, o.label); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	var probeKeys []string
+	s.uploadPortDevices(seq)
+	fixedKeys := s.uploadPortKeys(seq)
 	for _, p := range seq.Probes {
 		if err := s.bindProbe(p); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		probeKeys = append(probeKeys, probeKey(probeBinding(p)))
+		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))
 	}
 	var plans map[string]devicePlan
 	var release func()
 	for attempt := 0; ; attempt++ {
 		var err error
 		if plans, err = s.planDevices(seq); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		keys := append([]string(nil), probeKeys...)
+		keys := append([]string(nil), fixedKeys...)
 		for _, p := range plans {
 			keys = append(keys, portKey(realPort(p.port)))
 		}
 		if release, err = s.locks.acquire(ctx, keys, who(ctx, req), o.lockWait); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		// The plan was made before the ports were ours: while this call
 		// waited, serial_open or serial_close may have changed what is
@@ -637,14 +671,14 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 		current, err := s.plansCurrent(plans)
 		if err != nil {
 			release()
-			return nil, "", err
+			return nil, nil, err
 		}
 		if current {
 			break
 		}
 		release()
 		if attempt == 2 {
-			return nil, "", errors.New("connections kept opening and closing while this sequence waited for its ports: call again")
+			return nil, nil, errors.New("connections kept opening and closing while this sequence waited for its ports: call again")
 		}
 	}
 	defer release()
@@ -652,12 +686,24 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 	run := s.runs.start(seq.Name)
 	prog := newProgress(ctx, req, seq)
 	defer prog.stop()
+	logFile := func(st *steps.Step) string {
+		if o.buildLog != "" {
+			return o.buildLog
+		}
+		return filepath.Join(run.dir, buildDir, fmt.Sprintf("%s-line%d.log", st.Kind, st.Pos.Line))
+	}
+	line := func(l string) {
+		prog.line(l)
+		if o.buildLine != nil {
+			o.buildLine(l)
+		}
+	}
 
 	res := runner.Run(ctx, seq, runner.Options{
 		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 			plan := plans[dev.Name]
 			if plan.conn != nil {
-				return borrowed{plan.conn.console}, nil
+				return handOver(borrowed{plan.conn.console}, plan.conn.console), nil
 			}
 			c, err := s.cfg.OpenConsole(ctx, dev.Name, serialx.Config{
 				Path: plan.port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
@@ -667,7 +713,7 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 			if err != nil {
 				return nil, err
 			}
-			return c, nil
+			return handOver(c, c), nil
 		},
 		OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			d, err := s.session(ctx, p)
@@ -677,6 +723,7 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 			return &guarded{d: d, policy: &s.cfg.Policy}, nil
 		},
 		Symbols: s.cfg.Symbols,
+		Build:   s.builder(logFile, line),
 		Vars:    o.vars,
 		Sink:    prog,
 		Getenv:  s.cfg.Getenv,
@@ -698,7 +745,7 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 		}
 	}
 	out := s.runs.finish(run, res)
-	return out, formatRun(out, res), nil
+	return out, res, nil
 }
 
 // logFileName is how serialx names a console's log file.
@@ -864,9 +911,14 @@ type progress struct {
 	ctx   context.Context
 	token mcp.ProgressToken
 	total int
+	// lines is set when the sequence builds or uploads: each line a tool
+	// prints counts as progress too, and the total is unknown.
+	lines    bool
+	interval time.Duration
 
 	mu      sync.Mutex
 	done    int
+	events  int
 	message string
 	dirty   bool
 	wake    chan struct{}
@@ -874,10 +926,15 @@ type progress struct {
 	stopped chan struct{}
 }
 
-const progressInterval = 50 * time.Millisecond
+// progressInterval spaces notifications about steps; buildProgressInterval
+// those of a sequence that builds, which may print thousands of lines.
+const (
+	progressInterval      = 50 * time.Millisecond
+	buildProgressInterval = 100 * time.Millisecond
+)
 
 func newProgress(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence) *progress {
-	p := &progress{srv: server.ServerFromContext(ctx), ctx: ctx}
+	p := &progress{srv: server.ServerFromContext(ctx), ctx: ctx, interval: progressInterval}
 	if req.Params.Meta != nil {
 		p.token = req.Params.Meta.ProgressToken
 	}
@@ -887,12 +944,18 @@ func newProgress(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequen
 	repeat := false
 	steps.Walk(seq, func(st *steps.Step) {
 		p.total++
-		if st.Kind == steps.KindRepeat {
+		switch st.Kind {
+		case steps.KindRepeat:
 			repeat = true
+		case steps.KindBuild, steps.KindUpload:
+			p.lines = true
 		}
 	})
-	if repeat {
+	if repeat || p.lines {
 		p.total = 0
+	}
+	if p.lines {
+		p.interval = buildProgressInterval
 	}
 	p.wake = make(chan struct{}, 1)
 	p.quit = make(chan struct{})
@@ -912,9 +975,27 @@ func (p *progress) Event(e runner.Event) {
 	}
 	p.mu.Lock()
 	p.done++
+	p.events++
 	p.message = line
 	p.dirty = true
 	p.mu.Unlock()
+	p.poke()
+}
+
+// line notes a line a build or upload tool printed.
+func (p *progress) line(l string) {
+	if p.wake == nil {
+		return
+	}
+	p.mu.Lock()
+	p.events++
+	p.message = l
+	p.dirty = true
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *progress) poke() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -932,7 +1013,7 @@ func (p *progress) loop() {
 		}
 		p.send()
 		select {
-		case <-time.After(progressInterval):
+		case <-time.After(p.interval):
 		case <-p.quit:
 			p.send()
 			return
@@ -946,7 +1027,13 @@ func (p *progress) send() {
 		p.mu.Unlock()
 		return
 	}
-	params := map[string]any{"progressToken": p.token, "progress": p.done, "message": p.message}
+	// Progress must grow with every notification: with tool output in
+	// the mix, it counts steps and lines alike.
+	n := p.done
+	if p.lines {
+		n = p.events
+	}
+	params := map[string]any{"progressToken": p.token, "progress": n, "message": p.message}
 	if p.total > 0 && p.done <= p.total {
 		params["total"] = p.total
 	}

@@ -1,8 +1,13 @@
 // Package mcpserver serves hilrun over the Model Context Protocol: one
 // endpoint whose serial_sequence tool runs a whole step list inside the
 // runner with real timing between steps, next to primitive tools for serial
-// consoles (serial_open, serial_write, serial_read, serial_expect, ...) and
-// target memory (mem_read, mem_write).
+// consoles (serial_open, serial_write, serial_read, serial_expect, ...),
+// target memory (mem_read, mem_write), and firmware builds and uploads
+// (build, upload, task_status).
+//
+// Builds and uploads run programs: only inside the --root folders, never
+// through a shell (a step with shell: true is refused over MCP), and a
+// read-only server refuses uploads.
 //
 // Tool calls may arrive concurrently. A port or probe is held by one call at
 // a time; a sequence holds its ports and probes until it ends. Console logs
@@ -101,6 +106,7 @@ type Server struct {
 	nextID  int
 	probes  map[string]*pooledProbe
 	runs    *runStore
+	tasks   *taskStore
 	closed  bool
 	closeMu sync.Mutex
 
@@ -199,6 +205,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithInstructions(instructions),
 	)
 	s.runs = newRunStore(s)
+	s.tasks = &taskStore{s: s}
 	s.addTools()
 	s.addResourceTemplates()
 	return s, nil
@@ -208,7 +215,8 @@ const instructions = `hilrun drives serial consoles and target memory for hardwa
 Prefer serial_sequence: it runs a whole list of steps (send/expect, delays, captures, memory reads and writes) inside hilrun with real timing between steps and returns one report.
 Use serial_open/serial_write/serial_read/serial_expect for interactive work; every read returns a cursor, an absolute byte offset into what the device sent.
 A port or probe serves one call at a time: a call that finds it busy fails at once unless it passes lock_timeout_ms.
-Console logs and reports stay readable as resources (hilrun://runs/{run_id}/report.json, hilrun://runs/{run_id}/console/{name}.log, hilrun://connections/{id}/log).`
+build and upload run firmware builds and uploads (commands, PlatformIO, or an image through OpenOCD) inside the server's --root folders and return a compact outcome: ok, the failure class and first diagnostic, flash and RAM use; background: true returns a task_id for task_status. Sequences may hold build and upload steps too.
+Console logs and reports stay readable as resources (hilrun://runs/{run_id}/report.json, hilrun://runs/{run_id}/console/{name}.log, hilrun://connections/{id}/log, hilrun://tasks/{task_id}/log).`
 
 // MCP returns the underlying mcp-go server, for transports and in-process
 // clients.

@@ -41,6 +41,9 @@ const stepsHelp = `The steps to run, in order, as a JSON array of step objects (
   {"mem_read": true, "address": "0x48000400", "count": 2, "probe": "target", "label": "gpio", "expect": {"mask": "0x20", "value": "0x20"}}
   {"mem_read": true, "symbol": "blink", "elf_path": "/path/to.elf"}    {"mem_poll": true, "symbol": "init_done", "until": "value == 1", "timeout": "2s"}
   {"halt": true}    {"resume": true}    {"reset": "run"}    {"openocd": "reg pc", "expect": "pc"}
+  {"build": {"command": ["make", "-C", "fw"], "elf": "fw/build/fw.elf"}}    {"build": {"pio": {"project_dir": "fw", "env": "esp32dev"}}}
+  {"upload": {"openocd": {"file": "fw/build/fw.elf", "verify": true, "reset": true}}, "probe": "target"}    {"upload": {"pio": {"project_dir": "fw"}, "port": "c1"}}
+Build and upload steps run only inside the server's --root folders and never through a shell; an upload's port (a connection) is released for the upload and taken back after.
 "to" is a connection id or label from serial_open, a port path (opened for this sequence at 115200 8N1 unless already open), or left out when exactly one connection is open (with none open, the virtual board under --sim). "probe" names a probe of the bench file or, under --sim, the virtual board. Durations are strings with a unit ("250ms", "2s"); delay_ms and read_timeout (seconds) take bare numbers.`
 
 func (s *Server) addTools() {
@@ -195,6 +198,8 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialExpect))
 
+	s.addBuildTools()
+
 	memCommon := []mcp.ToolOption{
 		mcp.WithString("probe", mcp.Description("A probe of the server's bench file, or any name under --sim (the virtual board); may be left out when there is one.")),
 		mcp.WithAny("address", mcp.Description("The address: a number or a string (\"0x48000014\").")),
@@ -228,4 +233,60 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, memCommon...)
 	s.mcp.AddTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
+}
+
+func (s *Server) addBuildTools() {
+	common := []mcp.ToolOption{
+		mcp.WithArray("command", mcp.WithStringItems(), mcp.Description(`The command as an argument vector, run without a shell: ["make", "-C", "firmware"].`)),
+		mcp.WithString("dir", mcp.Description("The command's working folder, under a --root: absolute, or relative to the first --root (the default).")),
+		mcp.WithObject("env", mcp.Description("Variables added to the command's environment: name -> value."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
+		mcp.WithObject("pio", mcp.Description("Run PlatformIO instead of command: {project_dir (under a --root), env, verbose, clean}."),
+			mcp.Properties(map[string]any{
+				"project_dir": map[string]any{"type": "string"}, "env": map[string]any{"type": "string"},
+				"verbose": map[string]any{"type": "boolean"}, "clean": map[string]any{"type": "boolean"},
+			}), mcp.AdditionalProperties(false)),
+		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("Stops the tool after this many milliseconds (ok false, class Timeout); 0 means no bound.")),
+		mcp.WithBoolean("background", mcp.Description("Return {task_id} at once and run in the background; follow it with task_status.")),
+		lockTimeout(),
+	}
+	s.mcp.AddTool(mcp.NewTool("build", append([]mcp.ToolOption{
+		mcp.WithTitleAnnotation("Build firmware"),
+		mcp.WithDescription(`Build firmware with a command (make, cmake, ninja, a compiler) or PlatformIO, inside the server's --root folders, and return a compact outcome: ok, and on failure the class (MissingHeader, UndefinedReference, MemoryOverflow, SyntaxError, MissingPackage, ...) with the first diagnostic (file, line, column, message) and the tail of the output; on success the flash and RAM use (from elf, or from PlatformIO's summary).
+The whole output is the resource log_resource (hilrun://tasks/{task_id}/log). With a progress token, output lines arrive as progress notifications (at most 10 a second). A failing build is a result (ok false), not a tool error; a tool error means the build did not run (refused, a tool that is not installed, cancelled).`),
+		mcp.WithString("elf", mcp.Description("The image the build makes, relative to dir, for its sizes; a build that does not make it fails.")),
+		mcp.WithOutputSchema[buildResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}, common...)...), toolHandler(s, s.buildTool))
+
+	s.mcp.AddTool(mcp.NewTool("upload", append([]mcp.ToolOption{
+		mcp.WithTitleAnnotation("Upload firmware"),
+		mcp.WithDescription(`Upload firmware: with a command (an uploader run inside a --root folder), with PlatformIO (pio run -t upload), or by writing an image file (under a --root) through the probe's OpenOCD session (openocd: program into flash, or load into RAM). Refused when the server is --read-only.
+port names a connection (id, label or port path) or a port path: the connection's console lets go of the port for the upload and takes it back after, and the port is held for the whole upload, so serial_read, serial_expect and sequences on it get "busy" (or wait lock_timeout_ms) instead of disturbing it. Returns the same outcome as build.`),
+		mcp.WithObject("openocd", mcp.Description("Write an image through OpenOCD instead: {file (ELF, hex, S-record or binary, under a --root), method: program (flash, the default) or load (RAM, load_image), verify, reset, offset}."),
+			mcp.Properties(map[string]any{
+				"file": map[string]any{"type": "string"}, "method": map[string]any{"type": "string", "enum": []string{"program", "load"}},
+				"verify": map[string]any{"type": "boolean"}, "reset": map[string]any{"type": "boolean"},
+				"offset": map[string]any{"type": []string{"integer", "string"}},
+			}), mcp.AdditionalProperties(false)),
+		mcp.WithString("probe", mcp.Description("The probe for openocd: one of the server's bench file, or any name under --sim; may be left out when there is one.")),
+		mcp.WithString("port", mcp.Description("The upload port: a connection id, label or port path; its console is released for the upload and taken back after.")),
+		mcp.WithOutputSchema[buildResult](),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}, common...)...), toolHandler(s, s.uploadTool))
+
+	s.mcp.AddTool(mcp.NewTool("task_status",
+		mcp.WithTitleAnnotation("Show a build or upload task"),
+		mcp.WithDescription(`Show a build or upload task: state (running, done, failed: it could not run, cancelled), started, duration_ms, the last lines of output (progress), and when done the result, as build and upload return it. The last 50 tasks are kept.`),
+		mcp.WithString("task_id", mcp.Required(), mcp.Description("The task_id build or upload returned.")),
+		mcp.WithOutputSchema[taskStatus](),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), toolHandler(s, s.taskStatus))
 }

@@ -26,8 +26,8 @@ func TestToolList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{"list_ports": true, "serial_read": true, "serial_expect": true, "validate_sequence": true, "serial_status": true, "mem_read": true}
-	want := []string{"list_ports", "mem_read", "mem_write", "run_sequence", "serial_close", "serial_expect", "serial_open", "serial_read", "serial_sequence", "serial_status", "serial_write", "validate_sequence"}
+	readOnly := map[string]bool{"list_ports": true, "serial_read": true, "serial_expect": true, "validate_sequence": true, "serial_status": true, "mem_read": true, "task_status": true}
+	want := []string{"build", "list_ports", "mem_read", "mem_write", "run_sequence", "serial_close", "serial_expect", "serial_open", "serial_read", "serial_sequence", "serial_status", "serial_write", "task_status", "upload", "validate_sequence"}
 	var got []string
 	for _, tool := range res.Tools {
 		got = append(got, tool.Name)
@@ -48,6 +48,12 @@ func TestToolList(t *testing.T) {
 		}
 		if tool.Name == "serial_write" && (tool.Annotations.DestructiveHint == nil || *tool.Annotations.DestructiveHint) {
 			t.Errorf("serial_write is destructive")
+		}
+		if tool.Name == "upload" && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+			t.Errorf("upload is not destructive")
+		}
+		if tool.Name == "build" && (tool.Annotations.DestructiveHint == nil || *tool.Annotations.DestructiveHint) {
+			t.Errorf("build is destructive")
 		}
 	}
 }

@@ -1,0 +1,188 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Task states.
+const (
+	taskRunning   = "running"
+	taskDone      = "done"
+	taskFailed    = "failed"
+	taskCancelled = "cancelled"
+)
+
+const (
+	// maxTasks bounds how many finished tasks stay readable.
+	maxTasks = 50
+	// taskLines is how many output lines task_status shows.
+	taskLines = 20
+	// taskLineBytes bounds one line task_status shows.
+	taskLineBytes = 400
+)
+
+func taskLogURI(id string) string { return "hilrun://tasks/" + id + "/log" }
+
+const taskLogTemplate = "hilrun://tasks/{task_id}/log"
+
+// task is one build or upload, run by a tool call or in the background.
+type task struct {
+	id, kind string
+	started  time.Time
+	logPath  string
+
+	mu     sync.Mutex
+	state  string
+	ended  time.Time
+	result *buildResult
+	err    string
+	lines  []string
+}
+
+// addLine keeps the last taskLines lines the tool printed.
+func (t *task) addLine(l string) {
+	if len(l) > taskLineBytes {
+		l = l[:taskLineBytes] + "…"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == taskLines {
+		copy(t.lines, t.lines[1:])
+		t.lines = t.lines[:taskLines-1]
+	}
+	t.lines = append(t.lines, l)
+}
+
+func (t *task) finish(state string, r *buildResult, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state, t.result, t.err, t.ended = state, r, msg, time.Now()
+	if r != nil {
+		r.State = state
+	}
+}
+
+// taskStore keeps the last maxTasks tasks, and every running one.
+type taskStore struct {
+	s     *Server
+	mu    sync.Mutex
+	next  int
+	tasks []*task
+}
+
+// add starts a task of kind: its log file and its resource.
+func (ts *taskStore) add(kind string) *task {
+	ts.mu.Lock()
+	ts.next++
+	t := &task{id: "t" + strconv.Itoa(ts.next), kind: kind, started: time.Now(), state: taskRunning}
+	t.logPath = filepath.Join(ts.s.logDir, "tasks", t.id+".log")
+	ts.tasks = append(ts.tasks, t)
+	var evict []*task
+	keep := ts.tasks[:0]
+	over := len(ts.tasks) - maxTasks
+	for _, old := range ts.tasks {
+		if over > 0 && old.done() {
+			evict = append(evict, old)
+			over--
+			continue
+		}
+		keep = append(keep, old)
+	}
+	ts.tasks = keep
+	ts.mu.Unlock()
+	for _, old := range evict {
+		ts.s.mcp.DeleteResources(taskLogURI(old.id))
+		os.Remove(old.logPath)
+	}
+	ts.s.mcp.AddResource(mcp.NewResource(taskLogURI(t.id), kind+" task "+t.id+" log",
+		mcp.WithResourceDescription("the whole output of "+kind+" task "+t.id),
+		mcp.WithMIMEType("text/plain")), ts.s.readResource)
+	return t
+}
+
+func (t *task) done() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state != taskRunning
+}
+
+func (ts *taskStore) find(id string) *task {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.tasks {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// --- task_status ---
+
+type taskArgs struct {
+	TaskID string `json:"task_id"`
+}
+
+type taskStatus struct {
+	TaskID string `json:"task_id"`
+	Kind   string `json:"kind"`
+	// State is running, done (the tool ran; see result.ok), failed (it
+	// could not run) or cancelled.
+	State      string       `json:"state"`
+	Started    string       `json:"started"`
+	DurationMS float64      `json:"duration_ms"`
+	Result     *buildResult `json:"result,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	// Progress is the last lines the tool printed.
+	Progress    []string `json:"progress"`
+	LogResource string   `json:"log_resource"`
+}
+
+func (s *Server) taskStatus(ctx context.Context, req mcp.CallToolRequest, a *taskArgs) (any, string, error) {
+	if a.TaskID == "" {
+		return nil, "", errors.New("task_id is required: the task_id a build or upload returned")
+	}
+	t := s.tasks.find(a.TaskID)
+	if t == nil {
+		return nil, "", fmt.Errorf("no task %q: only the last %d tasks are kept", a.TaskID, maxTasks)
+	}
+	t.mu.Lock()
+	out := taskStatus{TaskID: t.id, Kind: t.kind, State: t.state, Started: t.started.Format(time.RFC3339Nano),
+		Error: t.err, Progress: append([]string{}, t.lines...), LogResource: taskLogURI(t.id)}
+	end := t.ended
+	if t.state == taskRunning {
+		end = time.Now()
+	}
+	out.DurationMS = ms(end.Sub(t.started))
+	if t.result != nil {
+		r := *t.result
+		out.Result = &r
+	}
+	t.mu.Unlock()
+	var text string
+	switch {
+	case out.State == taskRunning:
+		text = fmt.Sprintf("%s %s running for %s", t.kind, t.id, fmtDur(end.Sub(t.started)))
+		if n := len(out.Progress); n > 0 {
+			text += "\n" + strings.Join(out.Progress[max(0, n-5):], "\n")
+		}
+	case out.Result != nil && out.State == taskDone:
+		text = formatBuild(out.Result)
+	default:
+		text = fmt.Sprintf("%s %s %s: %s\nlog: %s", t.kind, t.id, out.State, out.Error, out.LogResource)
+	}
+	return out, text, nil
+}
+
+// durationMS turns milliseconds back into a duration.
+func durationMS(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
