@@ -3,7 +3,9 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,7 +44,8 @@ steps:
       command: [make, -s, -C, `+fw+`, broken-missing-header, BUILD=`+out+`/broken]
 `)
 	var stdout, stderr bytes.Buffer
-	code := cli.Main([]string{"run", "--sim", "--json", "-", seq}, strings.NewReader(""), &stdout, &stderr)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code := cli.Main([]string{"run", "--sim", "--json", "-", "--junit", junit, seq}, strings.NewReader(""), &stdout, &stderr)
 	if code != cli.ExitFailed {
 		t.Fatalf("exit %d, want 1 (the broken build)\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -67,5 +70,14 @@ steps:
 	diag, _ := b.Data["diagnostic"].(map[string]any)
 	if b.Status != "failed" || b.Data["class"] != "MissingHeader" || diag == nil || diag["line"] != float64(6) {
 		t.Errorf("the broken build: status %s, data %v", b.Status, b.Data)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"build: ", "0x20008000: 0x20010000 0x08000101", "hilrun_missing.h"} {
+		if !strings.Contains(string(x), want) {
+			t.Errorf("the JUnit report lacks %q:\n%s", want, x)
+		}
 	}
 }

@@ -194,6 +194,10 @@ func junitCase(seq *runner.SequenceResult, cs *caseSteps) junit.Testcase {
 		if label, vals, ok := labelledValues(s.Data); ok {
 			fmt.Fprintf(&values, "%s: %s\n", cleanLine(label), vals)
 		}
+		// What a build or an upload reported: sizes, or the isolated cause.
+		if (s.Kind == "build" || s.Kind == "upload") && s.Message != "" {
+			fmt.Fprintf(&values, "%s: %s\n", s.Kind, cleanLine(s.Message))
+		}
 	}
 	if values.Len() > 0 {
 		tc.SystemOut = &junit.Output{Data: values.String()}
