@@ -37,8 +37,9 @@ func newMCPCmd(ios *IO) *cobra.Command {
 		Long: `Serve hilrun's tools over MCP: serial_sequence runs a whole list of steps
 with real timing between them; list_ports, serial_open, serial_write,
 serial_read, serial_expect, serial_status, serial_close, mem_read, mem_write,
-run_sequence and validate_sequence are the primitives. Console logs and run
-reports are resources (hilrun://runs/{run_id}/report.json, ...).
+build, upload, task_status, run_sequence and validate_sequence are the
+primitives. Console logs, build logs and run reports are resources
+(hilrun://runs/{run_id}/report.json, ...).
 
 Without --http it serves standard input and output: standard output carries
 only JSON-RPC, every log line goes to standard error. With --http HOST:PORT it
@@ -47,7 +48,10 @@ taken. An address beyond loopback needs a bearer token (--token or
 HILRUN_MCP_TOKEN); when a token is set every request must carry it.
 
 --read-only refuses memory writes (mem_write, memory-writing steps, debugger
-commands that could write); serial writes stay allowed.`,
+commands that could write) and uploads; serial writes stay allowed.
+Builds and uploads run only with --root: their folders, images and ELF
+files must be under a root. --root is a gate on where they run, not a
+sandbox: the command itself may be any program on PATH.`,
 		Example: `  hilrun mcp --sim                                  # try it against the virtual board
   hilrun mcp --http 127.0.0.1:4123 --root ./sequences --bench hilrun.bench.yaml
   hilrun mcp --allow-port '/dev/serial/by-id/*' --deny-port '/dev/ttyS*' --read-only
@@ -65,9 +69,9 @@ commands that could write); serial writes stay allowed.`,
 	f.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` on HTTP requests (default $HILRUN_MCP_TOKEN)")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
-	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes and debugger commands that could write; serial writes stay allowed")
+	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads and debugger commands that could write; serial writes stay allowed")
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
-	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) under `DIR` (repeatable)")
+	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
