@@ -11,8 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/pkg/build"
-	"github.com/hilrun/hilrun/pkg/build/pio"
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -21,39 +20,11 @@ import (
 // buildDir is the folder of a run's build and upload logs.
 const buildDir = "build"
 
-// builder runs the tools of build and upload steps with pkg/build, writing
-// each tool's whole output to logFile(step) and passing every line to line
-// as well as to the runner.
+// builder runs the tools of build and upload steps, writing each tool's
+// whole output to logFile(step) and passing every line to line as well as
+// to the runner.
 func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
-	return func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
-		st := req.Step
-		b := st.Build
-		opts := build.Options{LogFile: logFile(st), Progress: func(l string) {
-			if req.Progress != nil {
-				req.Progress(l)
-			}
-			line(l)
-		}}
-		var res *build.Result
-		var err error
-		switch {
-		case b.PIO != nil && st.Kind == steps.KindUpload:
-			res, err = pio.Upload(ctx, pio.UploadSpec{ProjectDir: b.PIO.ProjectDir, Env: b.PIO.Env, Port: req.Port, Verbose: b.PIO.Verbose}, opts)
-		case b.PIO != nil:
-			if b.PIO.Clean {
-				if res, err = pio.Clean(ctx, pio.CleanSpec{ProjectDir: b.PIO.ProjectDir, Env: b.PIO.Env}, opts); err != nil || !res.OK {
-					break
-				}
-			}
-			res, err = pio.Build(ctx, pio.BuildSpec{ProjectDir: b.PIO.ProjectDir, Env: b.PIO.Env, Verbose: b.PIO.Verbose}, opts)
-		default:
-			res, err = build.Command(ctx, build.CommandSpec{Command: req.Command, Shell: b.Shell, Dir: b.Dir, Env: req.Env, ELF: b.ELF}, opts)
-		}
-		if err != nil {
-			return runner.BuildOutcome{}, err
-		}
-		return runner.BuildOutcome{OK: res.OK, Summary: res.Summary, Data: res.Data()}, nil
-	}
+	return engine.Builder(logFile, line)
 }
 
 // releaser is a console that can hand its port over to an uploader:

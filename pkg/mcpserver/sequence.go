@@ -741,29 +741,13 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	// printed during it.
 	for _, t := range res.Transcripts {
 		if plan := plans[t.Console]; plan.conn != nil {
-			os.WriteFile(filepath.Join(run.dir, logFileName(t.Console)+".log"), t.Data, 0o644)
+			os.WriteFile(filepath.Join(run.dir, serialx.LogName(t.Console)+".log"), t.Data, 0o644)
 		}
 	}
 	out := s.runs.finish(run, res)
 	return out, res, nil
 }
 
-// logFileName is how serialx names a console's log file.
-func logFileName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-		default:
-			b[i] = '_'
-		}
-	}
-	s := string(b)
-	if s == "" || s == "." || s == ".." {
-		s = "console"
-	}
-	return s
-}
 
 // --- results ---
 

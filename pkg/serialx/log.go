@@ -26,9 +26,10 @@ type consoleLog struct {
 	err     error // the first write error, reported by Stats
 }
 
-// logName turns a console name into a file name: path separators and
-// unusual characters become '_'.
-func logName(name string) string {
+// LogName turns a console name into the base of its log files' names
+// (NAME.log, NAME.timeline.jsonl): path separators and unusual characters
+// become '_'.
+func LogName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
 		switch {
@@ -49,8 +50,8 @@ func openLog(dir, name string, opened time.Time) (*consoleLog, error) {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
 	l := &consoleLog{
-		rawPath: filepath.Join(dir, logName(name)+".log"),
-		tlPath:  filepath.Join(dir, logName(name)+".timeline.jsonl"),
+		rawPath: filepath.Join(dir, LogName(name)+".log"),
+		tlPath:  filepath.Join(dir, LogName(name)+".timeline.jsonl"),
 		opened:  opened,
 	}
 	var err error
