@@ -151,7 +151,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			}
 		}
 		res := runner.Run(runCtx, seq, runner.Options{
-			Open:           openConsole(logDir),
+			Open:           openConsole(logDir, ios.ErrOut),
 			OpenProbe:      openProbe(logDir),
 			Build:          runBuild(logDir),
 			Symbols:        openocd.LookupSymbol,
@@ -241,13 +241,15 @@ func bindSequence(seq *steps.Sequence, opts *RunOptions, ports, openocds map[str
 	return steps.Bind(seq, bench, ports, openocds)
 }
 
-// openConsole opens devices as serial consoles, logging under logDir.
-func openConsole(logDir string) runner.Opener {
+// openConsole opens devices as serial consoles, logging under logDir;
+// warnings (a lock folder hilrun cannot write) go to warn.
+func openConsole(logDir string, warn io.Writer) runner.Opener {
 	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 		cfg := serialx.Config{
 			Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
 			StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
 			Reconnect: dev.Reconnect, LogDir: logDir,
+			Warn: func(msg string) { fmt.Fprintln(warn, "hilrun: "+msg) },
 		}
 		if dev.USB != nil {
 			u := *dev.USB
