@@ -275,6 +275,16 @@ func TestE2EImage(t *testing.T) {
 		t.Errorf("the board holds 0x%x at 0x%x, want 0x322b241d", v, memBase+4)
 	}
 
+	// A raw binary shorter than the header OpenOCD reads to guess a file's
+	// type loads because the type is given.
+	tiny := filepath.Join(dir, "tiny.bin")
+	must(t, os.WriteFile(tiny, []byte{0xde, 0xad, 0xbe, 0xef}, 0o644))
+	if _, err := s.LoadImage(ctx, tiny, memBase+0x200); err != nil {
+		t.Errorf("load a 4-byte image: %v", err)
+	} else if v, _ := b.mem.Read(memBase+0x200, 32); v != 0xefbeadde {
+		t.Errorf("the board holds 0x%x after loading the 4-byte image", v)
+	}
+
 	must(t, b.mem.Write(memBase+8, 8, 0))
 	err = s.VerifyImage(ctx, path, memBase)
 	var ce *CommandError

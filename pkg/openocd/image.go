@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -46,10 +47,22 @@ func (s *Session) VerifyImage(ctx context.Context, path string, offset uint64) e
 
 func imageCommand(name, path string, offset uint64) string {
 	cmd := name + " " + tclWord(path)
-	if offset != 0 {
+	typ := imageTypes[strings.ToLower(filepath.Ext(path))]
+	if offset != 0 || typ != "" {
 		cmd += fmt.Sprintf(" 0x%x", offset)
 	}
+	if typ != "" {
+		cmd += " " + typ
+	}
 	return cmd
+}
+
+// imageTypes names OpenOCD's image type for a file's extension. Without a
+// type OpenOCD guesses from the file's first bytes, and fails on a file
+// shorter than the header it reads (a raw binary of 8 bytes or less).
+var imageTypes = map[string]string{
+	".bin": "bin", ".elf": "elf", ".hex": "ihex", ".ihex": "ihex",
+	".s19": "s19", ".srec": "s19", ".mot": "s19",
 }
 
 // maxDiffs is how many differing bytes a failed verification lists, as
