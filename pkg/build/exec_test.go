@@ -227,3 +227,20 @@ func alive(pid int) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCommandRelativeToDir runs a program named by a path relative to Dir,
+// as a sequence writes `command: [./build.sh], dir: fw`: it is found in
+// Dir, not in hilrun's working directory.
+func TestCommandRelativeToDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "build.sh"), []byte("#!/bin/sh\necho built in \"$PWD\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Command(context.Background(), CommandSpec{Command: []string{"./build.sh"}, Dir: dir}, Options{})
+	if err != nil {
+		t.Fatalf("Command: %v", err)
+	}
+	if !res.OK || !strings.Contains(res.Tail, "built in") {
+		t.Errorf("OK %v, tail %q", res.OK, res.Tail)
+	}
+}

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
-// Runner runs one process to completion. argv[0] is looked up on PATH; dir
-// is its working directory ("" for the current one); env holds KEY=VALUE
+// Runner runs one process to completion. argv[0] is looked up on PATH, or in
+// dir when it is a relative path such as ./build.sh; dir is its working
+// directory ("" for the current one); env holds KEY=VALUE
 // entries added to the runner's own environment. Standard output and
 // standard error both go to out.
 //
@@ -48,7 +51,13 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	if grace <= 0 {
 		grace = 2 * time.Second
 	}
-	path, err := exec.LookPath(argv[0])
+	// A program named by a relative path (./build.sh) is in dir, where the
+	// command runs, not in hilrun's working directory.
+	name := argv[0]
+	if dir != "" && !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
+		name = filepath.Join(dir, name)
+	}
+	path, err := exec.LookPath(name)
 	if err != nil {
 		return -1, fmt.Errorf("run %s: %w", argv[0], err)
 	}

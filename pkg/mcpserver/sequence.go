@@ -748,7 +748,6 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	return out, res, nil
 }
 
-
 // --- results ---
 
 type stepOut struct {

@@ -79,15 +79,22 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 		defer cancel()
 	}
 	var out BuildOutcome
-	err := r.withPortReleased(bctx, b.Port, &req.Port, func() error {
+	err, portErr := r.withPortReleased(bctx, b.Port, &req.Port, func() error {
 		var err error
 		out, err = r.opts.Build(bctx, req)
 		return err
 	})
 	res.Data = out.Data
 	res.Message = out.Summary
+	timedOut := err != nil && errors.Is(context.Cause(bctx), errStepTimeout) && ctx.Err() == nil
 	switch {
-	case err != nil && errors.Is(context.Cause(bctx), errStepTimeout) && ctx.Err() == nil:
+	case portErr != nil && timedOut:
+		// A console that could not be taken back is the bench's
+		// problem, and the steps after would fail for it: say so.
+		return fmt.Errorf("%s timed out after %s: %w", s.Kind, s.Timeout, portErr)
+	case portErr != nil:
+		return fmt.Errorf("%s: %w", s.Kind, errors.Join(err, portErr))
+	case timedOut:
 		return &stepError{msg: fmt.Sprintf("%s timed out after %s", s.Kind, s.Timeout)}
 	case err != nil:
 		return fmt.Errorf("%s: %w", s.Kind, err)
@@ -99,23 +106,31 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 
 // withPortReleased runs fn with the console of port (a device name or a
 // path) released, so an uploader can open it, and takes it back after;
-// path receives the port's path.
-func (r *run) withPortReleased(ctx context.Context, port string, path *string, fn func() error) error {
+// path receives the port's path. It returns fn's error and, apart, why the
+// console could not be released or taken back.
+func (r *run) withPortReleased(ctx context.Context, port string, path *string, fn func() error) (fnErr, portErr error) {
 	if port == "" {
-		return fn()
+		return fn(), nil
 	}
 	*path = port
 	dev := r.seq.Device(port)
 	if dev == nil {
-		return fn()
+		return fn(), nil
 	}
 	*path = dev.Port
 	c, ok := r.consol[dev.Name].(handover)
 	if !ok {
-		return fn()
+		return fn(), nil
 	}
 	if err := c.Release(ctx); err != nil {
-		return fmt.Errorf("release %s for the upload: %w", dev.Name, err)
+		// Release can fail after it let go of the port (closing it
+		// failed): take it back, or the console stays released for the
+		// rest of the run. Reacquire of a console still held is a no-op.
+		err = fmt.Errorf("release %s for the upload: %w", dev.Name, err)
+		if rerr := c.Reacquire(context.WithoutCancel(ctx)); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("take %s back after the failed release: %w", dev.Name, rerr))
+		}
+		return nil, err
 	}
 	ferr := fn()
 	// What the device printed before the upload is history: the next
@@ -124,9 +139,9 @@ func (r *run) withPortReleased(ctx context.Context, port string, path *string, f
 	r.cursor[dev.Name] = r.consol[dev.Name].Cursor()
 	// Take the port back whatever the upload did.
 	if err := c.Reacquire(context.WithoutCancel(ctx)); err != nil {
-		return errors.Join(ferr, fmt.Errorf("take %s back after the upload: %w", dev.Name, err))
+		return ferr, fmt.Errorf("take %s back after the upload: %w", dev.Name, err)
 	}
-	return ferr
+	return ferr, nil
 }
 
 // uploadImage writes an image through the probe's OpenOCD session.

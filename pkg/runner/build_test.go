@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -98,5 +99,117 @@ steps:
 	})
 	if res.Status != runner.Errored || !strings.Contains(res.Error, "install PlatformIO") {
 		t.Errorf("status %s, error %q", res.Status, res.Error)
+	}
+}
+
+// failingRelease is a console whose Release lets go of the port and then
+// fails, as serialx.Console.Release does when closing the port fails.
+type failingRelease struct {
+	*device
+	released bool
+}
+
+func (f *failingRelease) Release(ctx context.Context) error {
+	f.released = true
+	return errors.New("close /dev/ttyUSB7: input/output error")
+}
+
+func (f *failingRelease) Reacquire(ctx context.Context) error {
+	f.released = false
+	return nil
+}
+
+func TestUploadFailedReleaseTakesThePortBack(t *testing.T) {
+	seq := load(t, `
+devices:
+  dut: {port: /dev/ttyUSB7}
+steps:
+  - upload:
+      command: [flash-tool]
+      port: dut
+`)
+	dev := &failingRelease{device: newDevice(shell)}
+	ran := false
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+			ran = true
+			return runner.BuildOutcome{OK: true}, nil
+		},
+	})
+	if ran || res.Status != runner.Errored || !strings.Contains(res.Error, "release dut for the upload") {
+		t.Errorf("tool ran %v, status %s, error %q", ran, res.Status, res.Error)
+	}
+	if dev.released {
+		t.Error("the console was left released after its Release failed")
+	}
+}
+
+// bannerDevice prints its old firmware's banner just before it lets go of
+// the port and the new one's after it is back.
+type bannerDevice struct{ *device }
+
+func (b *bannerDevice) Release(ctx context.Context) error {
+	b.print("old firmware: app started\r\n")
+	return nil
+}
+
+func (b *bannerDevice) Reacquire(ctx context.Context) error {
+	b.print("new firmware: booting\r\n")
+	return nil
+}
+
+func TestExpectAfterUploadSeesOnlyNewOutput(t *testing.T) {
+	seq := load(t, `
+devices:
+  dut: {port: /dev/ttyUSB7}
+steps:
+  - upload:
+      command: [flash-tool]
+      port: dut
+  - expect: app started
+    timeout: 100ms
+`)
+	dev := &bannerDevice{device: newDevice(shell)}
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+			return runner.BuildOutcome{OK: true}, nil
+		},
+	})
+	if got := statuses(res); got != "0:passed 1:failed" {
+		t.Errorf("steps = %s: output from before the upload matched an expect after it", got)
+	}
+}
+
+// lostDevice is a console whose port does not come back after an upload.
+type lostDevice struct{ *device }
+
+func (l *lostDevice) Release(ctx context.Context) error { return nil }
+
+func (l *lostDevice) Reacquire(ctx context.Context) error {
+	return errors.New("reacquire /dev/ttyUSB7: not back within 10s")
+}
+
+func TestUploadTimeoutKeepsReacquireError(t *testing.T) {
+	seq := load(t, `
+devices:
+  dut: {port: /dev/ttyUSB7}
+steps:
+  - upload:
+      command: [flash-tool]
+      port: dut
+    timeout: 50ms
+`)
+	dev := &lostDevice{device: newDevice(shell)}
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+			<-ctx.Done()
+			return runner.BuildOutcome{}, fmt.Errorf("run flash-tool: %w", ctx.Err())
+		},
+	})
+	if res.Status != runner.Errored || !strings.Contains(res.Error, "timed out after 50ms") || !strings.Contains(res.Error, "take dut back after the upload") {
+		t.Errorf("status %s, error %q: the console lost after a timed-out upload is not reported", res.Status, res.Error)
 	}
 }
