@@ -95,6 +95,12 @@ func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
 	if b.Shell && len(b.Command) != 1 {
 		d.add(d.pos(n), "with shell: true, command is one string for sh -c")
 	}
+	// A command runs in the sequence file's folder unless dir says
+	// otherwise, so its relative paths and elf mean the same thing
+	// whatever folder hilrun runs in.
+	if len(b.Command) > 0 && b.Dir == "" {
+		b.Dir = d.relPath(".")
+	}
 	if b.ELF != "" && b.Dir == "" {
 		b.ELF = d.relPath(b.ELF)
 	}
