@@ -82,6 +82,7 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		newPortsCmd(ios),
 		newSimCmd(ios),
 		newMCPCmd(ios),
+		newReplCmd(ios),
 		newVersionCmd(ios),
 	)
 	for _, c := range root.Commands() {

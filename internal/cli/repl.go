@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/repl"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// ReplOptions are the inputs of hilrun repl.
+type ReplOptions struct {
+	File    string
+	Vars    []string
+	Ports   []string
+	OpenOCD []string
+	Bench   string
+	Sim     bool
+}
+
+func newReplCmd(ios *IO) *cobra.Command {
+	opts := &ReplOptions{}
+	cmd := &cobra.Command{
+		Use:   "repl [flags] [FILE]",
+		Short: "Talk to the bench interactively, one step at a time",
+		Long: `Open the bench's consoles and probes and run what you type, each line as a
+one-step sequence with the same meaning as in a file: send TEXT, expect
+PATTERN [TIMEOUT], delay, capture, mdw, mww, read, write, reset, run FILE,
+use DEVICE, or a step in flow form such as {send: AT, expect: OK}. Device
+output appears live, labelled "NAME│". With FILE, its devices, probes and
+vars are loaded and :next runs its steps one by one.
+
+Ctrl-C cancels the running step; Ctrl-D or :quit exits. :raw passes keys
+straight to the device until Ctrl-] (as in telnet). :record FILE writes the
+steps run so far as a sequence file. History is kept in ~/.hilrun_history,
+or $HILRUN_HISTORY.`,
+		Example: `  hilrun repl --sim
+  hilrun repl --port console=/dev/ttyACM0
+  hilrun repl --sim sequences/sim/smoke.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
+			return Repl(cmd.Context(), ios, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
+	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
+	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
+	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board")
+	return cmd
+}
+
+// Repl binds the bench as hilrun run does and runs an interactive session.
+func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
+	vars, err := steps.ParseAssignments("var", opts.Vars)
+	if err != nil {
+		return invalid(err)
+	}
+	ports, err := steps.ParseAssignments("port", opts.Ports)
+	if err != nil {
+		return invalid(err)
+	}
+	openocds, err := steps.ParseAssignments("openocd", opts.OpenOCD)
+	if err != nil {
+		return invalid(err)
+	}
+	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
+	if opts.File != "" {
+		seqs, err := loadAll([]string{opts.File}, steps.Names(vars))
+		if err != nil {
+			return err
+		}
+		seq = seqs[0]
+	} else {
+		for _, name := range steps.Names(ports) {
+			seq.Devices = append(seq.Devices, &steps.Device{Name: name})
+		}
+		if len(seq.Devices) == 0 {
+			seq.Devices = []*steps.Device{{Name: steps.DefaultDevice}}
+		}
+		for _, name := range steps.Names(openocds) {
+			seq.Probes = append(seq.Probes, &steps.Probe{Name: name})
+		}
+		if len(seq.Probes) == 0 && opts.Sim {
+			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
+		}
+	}
+	if err := bindSequence(seq, &RunOptions{Bench: opts.Bench}, ports, openocds); err != nil {
+		return invalid(err)
+	}
+	if opts.Sim {
+		for _, p := range seq.Probes {
+			p.OpenOCD, p.Launch = "sim", nil
+		}
+	}
+	for _, d := range seq.Devices {
+		if d.Port == "" && d.USB == nil && !opts.Sim {
+			return invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim", d.Name, d.Name, steps.BenchFile))
+		}
+	}
+	if err := checkProbes(seq); err != nil {
+		return invalid(err)
+	}
+	if opts.Sim {
+		bench, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0)
+		if err != nil {
+			return infra(err)
+		}
+		defer bench.Close()
+		if bench.note != "" {
+			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
+		}
+		for _, d := range seq.Devices {
+			d.Port, d.USB = bench.board.SerialPath(), nil
+		}
+		for _, p := range seq.Probes {
+			p.OpenOCD = bench.telnet
+		}
+	}
+
+	in, out := ios.In, ios.Out
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		state, err := term.MakeRaw(int(f.Fd()))
+		if err != nil {
+			return infra(fmt.Errorf("set the terminal to raw mode: %w", err))
+		}
+		defer term.Restore(int(f.Fd()), state)
+	}
+	err = repl.Run(ctx, repl.Options{
+		Seq: seq, Loaded: opts.File != "",
+		Open:      openConsole("", ios.ErrOut),
+		OpenProbe: openProbe(""),
+		Symbols:   openocd.LookupSymbol,
+		Build:     runBuild(""),
+		Vars:      vars,
+		In:        in, Out: out,
+		History:     repl.LoadHistory(historyPath(), 0),
+		RecordPorts: !opts.Sim,
+	})
+	if errors.Is(err, repl.ErrOpen) {
+		return infra(err)
+	}
+	return err
+}
+
+// historyPath is $HILRUN_HISTORY, else ~/.hilrun_history, else none.
+func historyPath() string {
+	if p := os.Getenv("HILRUN_HISTORY"); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".hilrun_history")
+}

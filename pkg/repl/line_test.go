@@ -1,0 +1,63 @@
+package repl
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+func TestTranslate(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"send", "send echo hi", `{send: "echo hi"}`},
+		{"expect", "expect OK", `{expect: "OK"}`},
+		{"expect with timeout", "expect boot done 10s", `{expect: "boot done", timeout: 10s}`},
+		{"delay", "delay 100ms", `{delay: "100ms"}`},
+		{"capture", "capture 2s", `{capture: "2s"}`},
+		{"mdw", "mdw 0x20000000 4", `{mem_read: 0x20000000, count: 4}`},
+		{"mww", "mww 0x20000000 7", `{mem_write: 0x20000000, value: 7}`},
+		{"read", "read counter", `{mem_read: true, symbol: "counter"}`},
+		{"write", "write counter 3", `{mem_write: true, symbol: "counter", value: 3}`},
+		{"reset", "reset", `{reset: run}`},
+		{"flow form", "{send: AT, expect: OK}", `{send: AT, expect: OK}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := translate(tt.line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("translate(%q) = %s, want %s", tt.line, got, tt.want)
+			}
+		})
+	}
+	if _, err := translate("sned x"); err == nil {
+		t.Error("an unknown command was accepted")
+	}
+}
+
+func TestStepNodesAddsDevice(t *testing.T) {
+	nodes, err := stepNodes(`{send: AT}`, "modem", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flow(nodes[0]); got != "{send: AT, to: modem}" {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestHistoryBoundedAndSaved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history")
+	h := LoadHistory(path, 2)
+	for _, l := range []string{"a", "b", "b", "c"} {
+		h.Add(l)
+	}
+	if err := h.Save(); err != nil {
+		t.Fatal(err)
+	}
+	h = LoadHistory(path, 2)
+	if h.Len() != 2 || h.At(0) != "c" || h.At(1) != "b" {
+		t.Errorf("history = %d lines, newest %q", h.Len(), h.At(0))
+	}
+}
