@@ -64,17 +64,9 @@ or $HILRUN_HISTORY.`,
 
 // Repl binds the bench as hilrun run does and runs an interactive session.
 func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
-	vars, err := steps.ParseAssignments("var", opts.Vars)
+	vars, ports, openocds, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD)
 	if err != nil {
-		return invalid(err)
-	}
-	ports, err := steps.ParseAssignments("port", opts.Ports)
-	if err != nil {
-		return invalid(err)
-	}
-	openocds, err := steps.ParseAssignments("openocd", opts.OpenOCD)
-	if err != nil {
-		return invalid(err)
+		return err
 	}
 	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
 	if opts.File != "" {

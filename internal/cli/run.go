@@ -69,17 +69,9 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 
 // Run loads, binds and runs the sequence files of opts.
 func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
-	vars, err := steps.ParseAssignments("var", opts.Vars)
+	vars, ports, openocds, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD)
 	if err != nil {
-		return invalid(err)
-	}
-	ports, err := steps.ParseAssignments("port", opts.Ports)
-	if err != nil {
-		return invalid(err)
-	}
-	openocds, err := steps.ParseAssignments("openocd", opts.OpenOCD)
-	if err != nil {
-		return invalid(err)
+		return err
 	}
 	seqs, err := loadAll(opts.Files, steps.Names(vars))
 	if err != nil {
@@ -181,6 +173,20 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return silent(code)
 	}
 	return nil
+}
+
+// parseFlags reads the NAME=VALUE flags --var, --port and --openocd.
+func parseFlags(varFlags, portFlags, openocdFlags []string) (vars, ports, openocds map[string]string, err error) {
+	if vars, err = steps.ParseAssignments("var", varFlags); err != nil {
+		return nil, nil, nil, invalid(err)
+	}
+	if ports, err = steps.ParseAssignments("port", portFlags); err != nil {
+		return nil, nil, nil, invalid(err)
+	}
+	if openocds, err = steps.ParseAssignments("openocd", openocdFlags); err != nil {
+		return nil, nil, nil, invalid(err)
+	}
+	return vars, ports, openocds, nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
