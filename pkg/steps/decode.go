@@ -57,12 +57,6 @@ func Parse(file string, data []byte, opts LoadOptions) (*Sequence, error) {
 	return seq, nil
 }
 
-// ParseSteps decodes a bare list of steps given as JSON or YAML text, as the
-// MCP serial_sequence tool receives it.
-func ParseSteps(file string, data []byte, opts LoadOptions) (*Sequence, error) {
-	return Parse(file, data, opts)
-}
-
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func parseNode(file string, data []byte) (*yaml.Node, error) {
