@@ -336,24 +336,12 @@ func (s *Server) memRead(ctx context.Context, req mcp.CallToolRequest, a *memArg
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := s.resolveProbe(a.Probe)
+	var vs []uint64
+	p, err := s.withProbe(ctx, req, a, func(d runner.Debugger) (err error) {
+		vs, err = d.ReadMemory(ctx, addr, width, count)
+		return err
+	})
 	if err != nil {
-		return nil, "", err
-	}
-	release, err := s.locks.acquire(ctx, []string{probeKey(probeBinding(p))}, who(ctx, req), lockWait(a.LockTimeoutMS))
-	if err != nil {
-		return nil, "", err
-	}
-	defer release()
-	d, err := s.session(ctx, p)
-	if err != nil {
-		return nil, "", err
-	}
-	vs, err := d.ReadMemory(ctx, addr, width, count)
-	if err != nil {
-		if errors.Is(err, openocd.ErrUnavailable) {
-			s.dropSession(p)
-		}
 		return nil, "", err
 	}
 	out := memResult{Probe: p.Name, Address: fmt.Sprintf("0x%08x", addr), Symbol: a.Symbol, Width: width, Count: len(vs), Values: vs, Hex: hexValues(vs, width)}
@@ -407,32 +395,26 @@ func (s *Server) memWrite(ctx context.Context, req mcp.CallToolRequest, a *memAr
 	if err := s.cfg.Policy.CheckMemWrite(addr, uint64(width/8*len(values))); err != nil {
 		return nil, "", err
 	}
-	p, err := s.resolveProbe(a.Probe)
-	if err != nil {
-		return nil, "", err
-	}
-	release, err := s.locks.acquire(ctx, []string{probeKey(probeBinding(p))}, who(ctx, req), lockWait(a.LockTimeoutMS))
-	if err != nil {
-		return nil, "", err
-	}
-	defer release()
-	d, err := s.session(ctx, p)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := d.WriteMemory(ctx, addr, width, values); err != nil {
-		if errors.Is(err, openocd.ErrUnavailable) {
-			s.dropSession(p)
+	var got []uint64
+	p, err := s.withProbe(ctx, req, a, func(d runner.Debugger) error {
+		if err := d.WriteMemory(ctx, addr, width, values); err != nil {
+			return err
 		}
+		if !a.Verify {
+			return nil
+		}
+		var err error
+		if got, err = d.ReadMemory(ctx, addr, width, len(values)); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, "", err
 	}
 	out := memResult{Probe: p.Name, Address: fmt.Sprintf("0x%08x", addr), Symbol: a.Symbol, Width: width, Count: len(values), Values: values, Hex: hexValues(values, width)}
 	text := fmt.Sprintf("wrote %s at %s", strings.Join(out.Hex, " "), out.Address)
 	if a.Verify {
-		got, err := d.ReadMemory(ctx, addr, width, len(values))
-		if err != nil {
-			return nil, "", fmt.Errorf("verify: %w", err)
-		}
 		for i := range values {
 			if i >= len(got) || got[i] != values[i] {
 				return nil, "", fmt.Errorf("verify at %s: wrote %s, read back %s", out.Address, strings.Join(out.Hex, " "), strings.Join(hexValues(got, width), " "))
@@ -442,4 +424,30 @@ func (s *Server) memWrite(ctx context.Context, req mcp.CallToolRequest, a *memAr
 		text += ", verified"
 	}
 	return out, text, nil
+}
+
+// withProbe resolves the call's probe, holds its lock and runs fn on its
+// pooled session; a session the bench broke is dropped, so the next call
+// opens a new one.
+func (s *Server) withProbe(ctx context.Context, req mcp.CallToolRequest, a *memArgs, fn func(d runner.Debugger) error) (*steps.Probe, error) {
+	p, err := s.resolveProbe(a.Probe)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.locks.acquire(ctx, []string{probeKey(probeBinding(p))}, who(ctx, req), lockWait(a.LockTimeoutMS))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	d, err := s.session(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(d); err != nil {
+		if errors.Is(err, openocd.ErrUnavailable) {
+			s.dropSession(p)
+		}
+		return nil, err
+	}
+	return p, nil
 }
