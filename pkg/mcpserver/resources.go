@@ -99,36 +99,30 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 		Handler: rs.s.readResource,
 	})
 	r.uris = append(r.uris, runReportURI(r.id))
-	entries, _ := os.ReadDir(r.dir)
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".log") {
-			continue
+	// Every .log file of the run is a resource: the consoles' in its
+	// folder, the build and upload tools' in its build folder.
+	addLogs := func(dir string, uri func(id, file string) string, title func(name string) string, desc func(name string) string) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".log") {
+				continue
+			}
+			u := uri(r.id, e.Name())
+			name := strings.TrimSuffix(e.Name(), ".log")
+			out.LogResources = append(out.LogResources, u)
+			r.uris = append(r.uris, u)
+			resources = append(resources, server.ServerResource{
+				Resource: mcp.NewResource(u, title(name), mcp.WithResourceDescription(desc(name)), mcp.WithMIMEType("text/plain")),
+				Handler:  rs.s.readResource,
+			})
 		}
-		uri := runConsoleURI(r.id, e.Name())
-		out.LogResources = append(out.LogResources, uri)
-		r.uris = append(r.uris, uri)
-		resources = append(resources, server.ServerResource{
-			Resource: mcp.NewResource(uri, "run "+r.id+" console "+strings.TrimSuffix(e.Name(), ".log"),
-				mcp.WithResourceDescription("the exact bytes console "+strings.TrimSuffix(e.Name(), ".log")+" sent during run "+r.id),
-				mcp.WithMIMEType("text/plain")),
-			Handler: rs.s.readResource,
-		})
 	}
-	builds, _ := os.ReadDir(filepath.Join(r.dir, buildDir))
-	for _, e := range builds {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".log") {
-			continue
-		}
-		uri := runBuildURI(r.id, e.Name())
-		out.LogResources = append(out.LogResources, uri)
-		r.uris = append(r.uris, uri)
-		resources = append(resources, server.ServerResource{
-			Resource: mcp.NewResource(uri, "run "+r.id+" "+strings.TrimSuffix(e.Name(), ".log"),
-				mcp.WithResourceDescription("the whole output of a build or upload tool during run "+r.id),
-				mcp.WithMIMEType("text/plain")),
-			Handler: rs.s.readResource,
-		})
-	}
+	addLogs(r.dir, runConsoleURI,
+		func(name string) string { return "run " + r.id + " console " + name },
+		func(name string) string { return "the exact bytes console " + name + " sent during run " + r.id })
+	addLogs(filepath.Join(r.dir, buildDir), runBuildURI,
+		func(name string) string { return "run " + r.id + " " + name },
+		func(string) string { return "the whole output of a build or upload tool during run " + r.id })
 	srv.AddResources(resources...)
 
 	rs.mu.Lock()
