@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -14,7 +15,7 @@ import (
 // running OpenOCD, or to one hilrun launches and stops with the run.
 func openProbe(logDir string) runner.ProbeOpener {
 	return func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-		launch := launchConfig(p)
+		launch := engine.LaunchConfig(p)
 		if launch != nil && logDir != "" {
 			launch.LogFile = filepath.Join(logDir, "openocd-"+p.Name+".log")
 		}
@@ -23,21 +24,6 @@ func openProbe(logDir string) runner.ProbeOpener {
 			return nil, err
 		}
 		return d, nil
-	}
-}
-
-// launchConfig is how to start OpenOCD for p, or nil when p attaches to a
-// running one.
-func launchConfig(p *steps.Probe) *openocd.LaunchConfig {
-	if p.OpenOCD != "" || p.Launch == nil {
-		return nil
-	}
-	return &openocd.LaunchConfig{
-		Binary:        p.Launch.Binary,
-		Configs:       p.Launch.Config,
-		Commands:      p.Launch.Commands,
-		AdapterSerial: p.Launch.AdapterSerial,
-		Args:          p.Launch.Args,
 	}
 }
 

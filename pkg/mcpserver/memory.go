@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -21,17 +22,10 @@ import (
 // OpenOCD, or to one launched for it that outlives the call (the session is
 // pooled).
 func dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-	var launch *openocd.LaunchConfig
-	if p.OpenOCD == "" {
-		if p.Launch == nil {
-			return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
-		}
-		launch = &openocd.LaunchConfig{
-			Binary: p.Launch.Binary, Configs: p.Launch.Config, Commands: p.Launch.Commands,
-			AdapterSerial: p.Launch.AdapterSerial, Args: p.Launch.Args,
-		}
+	if p.OpenOCD == "" && p.Launch == nil {
+		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
 	}
-	d, err := openocd.Open(ctx, p.OpenOCD, launch)
+	d, err := openocd.Open(ctx, p.OpenOCD, engine.LaunchConfig(p))
 	if err != nil {
 		return nil, err
 	}
