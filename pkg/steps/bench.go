@@ -19,9 +19,12 @@ type Bench struct {
 	File    string
 	Devices map[string]*Device
 	Probes  map[string]*Probe
+	Cameras map[string]*Camera
+	// Power says how to switch each board of the bench off and on.
+	Power map[string]*PowerEntry
 }
 
-var benchKeys = []string{"devices", "probes", "$schema"}
+var benchKeys = []string{"devices", "probes", "cameras", "power", "$schema"}
 
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
@@ -36,7 +39,7 @@ func LoadBench(path string) (*Bench, error) {
 	}
 	e := &errs{file: path}
 	d := &decoder{errs: e, file: path, seq: &Sequence{}, ids: map[string]Pos{}}
-	b := &Bench{File: path, Devices: map[string]*Device{}, Probes: map[string]*Probe{}}
+	b := &Bench{File: path, Devices: map[string]*Device{}, Probes: map[string]*Probe{}, Cameras: map[string]*Camera{}}
 	if root.Kind != yaml.MappingNode {
 		d.add(d.pos(root), "a bench file must be a mapping with devices:, found %s", kindName(root))
 		return nil, e.err()
@@ -47,6 +50,10 @@ func LoadBench(path string) (*Bench, error) {
 			d.devices(p.val)
 		case "probes":
 			d.probes(p.val, true)
+		case "cameras":
+			d.cameras(p.val)
+		case "power":
+			d.power(p.val)
 		case "$schema":
 		default:
 			d.unknownKey(p.key, "the bench file", benchKeys)
@@ -58,6 +65,10 @@ func LoadBench(path string) (*Bench, error) {
 	for _, pr := range d.seq.Probes {
 		b.Probes[pr.Name] = pr
 	}
+	for _, c := range d.seq.Cameras {
+		b.Cameras[c.Name] = c
+	}
+	b.Power = d.seq.Power
 	if err := e.err(); err != nil {
 		return nil, err
 	}
@@ -79,6 +90,17 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 			if b, ok := bench.Probes[p.Name]; ok {
 				overlayProbe(p, b)
 			}
+		}
+		for _, c := range seq.Cameras {
+			if b, ok := bench.Cameras[c.Name]; ok {
+				overlayCamera(c, b)
+			}
+		}
+		for name, e := range bench.Power {
+			if seq.Power == nil {
+				seq.Power = map[string]*PowerEntry{}
+			}
+			seq.Power[name] = e
 		}
 	}
 	for _, name := range Names(openocds) {
@@ -208,4 +230,41 @@ func overlayProbe(p, b *Probe) {
 	if b.ELF != "" {
 		p.ELF = b.ELF
 	}
+}
+
+// overlayCamera copies what a bench entry sets onto a camera.
+func overlayCamera(c, b *Camera) {
+	if b.Input != "" {
+		c.Input, c.Format, c.Args = b.Input, b.Format, b.Args
+	}
+	if b.Size != "" {
+		c.Size = b.Size
+	}
+}
+
+// BindCameras points every camera of seq at input (the virtual board's
+// camera for --sim), with ffmpeg input format format.
+func BindCameras(seq *Sequence, input, format string) {
+	for _, c := range seq.Cameras {
+		c.Input, c.Format, c.Args, c.Size = input, format, nil, ""
+	}
+}
+
+// CheckPower reports a power step whose target has no power entry once the
+// bench is bound: the commands for a board come from the bench file (or
+// the sequence), so this is only known after Bind.
+func CheckPower(seq *Sequence) error {
+	var list ErrorList
+	Walk(seq, func(s *Step) {
+		if s.Kind != KindPower || s.Power == nil {
+			return
+		}
+		if _, ok := seq.Power[s.Power.Target]; !ok {
+			list = append(list, &Error{Pos: s.Pos, Msg: fmt.Sprintf("power: no power entry for %q: add one to the bench file, such as power: {%s: {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}}", s.Power.Target, s.Power.Target)})
+		}
+	})
+	if len(list) > 0 {
+		return list
+	}
+	return nil
 }

@@ -278,7 +278,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
 }
 
-var topKeys = []string{"name", "description", "devices", "probes", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
+var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
 
 func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	root = resolve(root)
@@ -306,6 +306,10 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 			d.devices(p.val)
 		case "probes":
 			d.probes(p.val, false)
+		case "cameras":
+			d.cameras(p.val)
+		case "power":
+			d.power(p.val)
 		case "vars":
 			d.vars(p.val)
 		case "on_failure":

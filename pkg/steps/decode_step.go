@@ -32,11 +32,14 @@ var kindKeys = map[string]Kind{
 
 	"build":  KindBuild,
 	"upload": KindUpload,
-}
 
-// laterKinds are step kinds of the wider hilrun format that this build does
-// not run yet; naming them gets a clear message instead of "unknown key".
-var laterKinds = []string{"exec", "lines", "break", "power", "reset_sequence"}
+	"expect_image":   KindCamera,
+	"lines":          KindLines,
+	"break":          KindBreak,
+	"reset_sequence": KindResetSequence,
+	"exec":           KindExec,
+	"power":          KindPower,
+}
 
 var commonKeys = []string{"name", "id"}
 
@@ -59,11 +62,19 @@ var kindAllowed = map[Kind][]string{
 	KindOpenOCD:  {"openocd", "probe", "expect", "regex", "save", "timeout"},
 	KindBuild:    {"build", "timeout"},
 	KindUpload:   {"upload", "probe", "timeout"},
+
+	KindCamera:        {"capture", "expect_image", "camera", "device_index", "label", "frames", "size", "timeout"},
+	KindLines:         {"lines", "to"},
+	KindBreak:         {"break", "to"},
+	KindResetSequence: {"reset_sequence", "to"},
+	KindExec:          {"exec", "shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code"},
+	KindPower:         {"power", "device", "timeout"},
 }
 
 // StepKinds lists the step kinds in the order the docs present them.
 var StepKinds = []Kind{KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
-	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindBuild, KindUpload}
+	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindBuild, KindUpload,
+	KindCamera, KindLines, KindBreak, KindResetSequence, KindExec, KindPower}
 
 func allStepKeys() []string {
 	var keys []string
@@ -99,10 +110,14 @@ func (d *decoder) step(n *yaml.Node) *Step {
 	for _, p := range ps {
 		k, ok := kindKeys[p.key.Value]
 		if !ok {
-			if slices.Contains(laterKinds, p.key.Value) {
-				d.add(d.pos(p.key), "%s steps are not supported by this build of hilrun", p.key.Value)
-				return nil
-			}
+			continue
+		}
+		if k == KindCapture && isCameraCapture(p.val, ps) {
+			k = KindCamera
+		}
+		// A camera capture may carry its image check: capture and
+		// expect_image together are one step.
+		if k == KindCamera && kind == KindCamera {
 			continue
 		}
 		// expect is also a key of send, mem_read, mem_poll and openocd
@@ -158,9 +173,14 @@ func (d *decoder) step(n *yaml.Node) *Step {
 }
 
 func kindList() string {
-	names := make([]string, len(StepKinds))
-	for i, k := range StepKinds {
-		names[i] = string(k)
+	var names []string
+	for _, k := range StepKinds {
+		if k == KindCamera {
+			// written as capture: true or expect_image
+			names = append(names, "expect_image")
+			continue
+		}
+		names = append(names, string(k))
 	}
 	return strings.Join(names, ", ")
 }
@@ -172,6 +192,9 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	}
 	if (k == "build" || k == "upload") && string(s.Kind) == k {
 		s.Build = d.buildSpec(s.Kind, v)
+		return
+	}
+	if d.controlField(s, k, v) {
 		return
 	}
 	switch k {
@@ -316,6 +339,8 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 		if len(s.Save) > 1 || len(s.Save) == 1 && s.Save[0].Group != -1 {
 			d.add(s.Pos, "save on a capture names one variable for the captured text")
 		}
+	default:
+		d.finishControl(s, has)
 	}
 }
 
@@ -557,5 +582,5 @@ func isTrueKind(ps []pair, key string) bool {
 
 // canExpect reports whether steps of kind k take an expect key.
 func canExpect(k Kind) bool {
-	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD
+	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD || k == KindExec
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
@@ -36,7 +37,25 @@ const (
 
 	KindBuild  Kind = "build"
 	KindUpload Kind = "upload"
+
+	// KindCamera is a camera capture (capture: true, capture: {camera:
+	// ...}) or an image check (expect_image).
+	KindCamera        Kind = "camera"
+	KindLines         Kind = "lines"
+	KindBreak         Kind = "break"
+	KindResetSequence Kind = "reset_sequence"
+	KindExec          Kind = "exec"
+	KindPower         Kind = "power"
 )
+
+// DefaultCamera is the name of the camera a capture without a camera uses
+// in a sequence that declares none: the bench file or --sim binds it, and
+// without them it is the first camera of the host (index 0).
+const DefaultCamera = "camera"
+
+// ResetSequences are the names reset_sequence accepts. Each names a fixed
+// pattern of DTR and RTS levels that the serial adapter plays.
+var ResetSequences = []string{"esp32", "esp32_run", "arduino"}
 
 // DefaultProbe is the name of the probe a sequence without a probes
 // section uses.
@@ -72,7 +91,12 @@ type Sequence struct {
 	// Probes in the order declared; like devices, a sequence that uses
 	// memory steps without a probes section has one, DefaultProbe, which
 	// the bench, --openocd or --sim binds.
-	Probes  []*Probe
+	Probes []*Probe
+	// Cameras in the order declared, then those only named by steps.
+	Cameras []*Camera
+	// Power says how to switch the named boards off and on; a bench file's
+	// entries replace these.
+	Power   map[string]*PowerEntry
 	Steps   []*Step
 	Finally []*Step
 	Pos     Pos
@@ -100,6 +124,50 @@ type Probe struct {
 	// Implicit is true for a probe only named by steps.
 	Implicit bool
 	Pos      Pos
+}
+
+// Camera returns the camera called name, or nil.
+func (s *Sequence) Camera(name string) *Camera {
+	for _, c := range s.Cameras {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Camera is a camera looking at the board, read with ffmpeg.
+type Camera struct {
+	Name string
+	// Input is a device (/dev/video2), an index ("0") or a URL (http://,
+	// rtsp://); "" until the bench file or --sim binds it.
+	Input string
+	// Format is ffmpeg's input format (-f); "" picks the host's camera
+	// driver for devices and lets ffmpeg probe URLs.
+	Format string
+	// Size such as 640x480; "" is the camera's default.
+	Size string
+	// Args are extra ffmpeg input arguments, placed before -i.
+	Args []string
+	// Implicit is true for a camera only named by steps.
+	Implicit bool
+	Pos      Pos
+}
+
+// PowerEntry names the host commands that switch one board's power. Each
+// is an argument vector, or one string for sh -c with Shell.
+type PowerEntry struct {
+	Name  string
+	On    []string
+	Off   []string
+	Cycle []string
+	Shell bool
+	// OffTime is how long a cycle without a cycle command leaves the
+	// board off; 0 means 1s.
+	OffTime time.Duration
+	// Timeout bounds each command; 0 means 30s.
+	Timeout time.Duration
+	Pos     Pos
 }
 
 // Launch says how to start OpenOCD for a probe.
@@ -314,6 +382,61 @@ type CaptureSpec struct {
 	Label          string
 }
 
+// CameraSpec is a camera capture: Frames pictures from Camera, saved as
+// PNG files named after Label, each checked against Checks.
+type CameraSpec struct {
+	Camera string
+	Label  string
+	Frames int
+	// Size such as 640x480 overrides the camera's.
+	Size   string
+	Checks []*ImageCheck
+}
+
+// ImageCheck is an assertion over a region of a picture: its mean
+// brightness within bounds, or its mean colour near Color.
+type ImageCheck struct {
+	Region     imaging.Rect
+	Brightness []imaging.Compare
+	Color      *imaging.RGB
+	// ColorText is the colour as written.
+	ColorText string
+	// Tolerance is the largest colour Distance that passes; 0 means 0.25.
+	Tolerance float64
+	Pos       Pos
+}
+
+// LinesSpec sets a console's modem control lines; nil leaves a line as
+// it is. With Hold the lines go back to their previous levels after it.
+type LinesSpec struct {
+	DTR, RTS *bool
+	Hold     time.Duration
+}
+
+// ExecSpec is a host command run as a step.
+type ExecSpec struct {
+	// Command is an argument vector; each element may hold ${var}. With
+	// Shell it is one string run by sh -c.
+	Command []*Template
+	Shell   bool
+	Dir     string
+	Env     map[string]*Template
+	// ExitCodes are the exit statuses that pass; empty means 0 only.
+	ExitCodes []int
+	// AnyExit passes whatever the command exits with.
+	AnyExit bool
+}
+
+// PowerSpec is a power step: Action (on, off or cycle) on Target, a name
+// with a power entry in the sequence or the bench file.
+type PowerSpec struct {
+	Target string
+	Action string
+}
+
+// PowerActions are the actions a power step takes.
+var PowerActions = []string{"on", "off", "cycle"}
+
 // Assignment is one variable set by a set step: a value (strings are
 // templates) or an expression.
 type Assignment struct {
@@ -371,6 +494,19 @@ type Step struct {
 
 	// build and upload.
 	Build *BuildSpec
+
+	// camera capture and image checks.
+	Camera *CameraSpec
+
+	// lines, break (Delay is the break's length) and reset_sequence.
+	Lines         *LinesSpec
+	ResetSequence string
+
+	// exec; Expect and Save apply to its output.
+	Exec *ExecSpec
+
+	// power.
+	Power *PowerSpec
 
 	// group and repeat.
 	Steps []*Step
@@ -430,8 +566,54 @@ func (s *Step) Title() string {
 		return "reset " + s.ResetMode
 	case KindBuild, KindUpload:
 		return s.Build.describe()
+	case KindCamera:
+		if s.Camera != nil && s.Camera.Label != "" {
+			return s.Camera.Label
+		}
+		return "camera " + s.Camera.Camera
+	case KindLines:
+		return s.Lines.describe()
+	case KindBreak:
+		return "break " + s.Delay.String()
+	case KindResetSequence:
+		return "reset_sequence " + s.ResetSequence
+	case KindExec:
+		if s.Exec != nil {
+			var parts []string
+			for _, t := range s.Exec.Command {
+				parts = append(parts, t.Raw)
+			}
+			return clip(strings.Join(parts, " "))
+		}
+	case KindPower:
+		if s.Power != nil {
+			return "power " + s.Power.Action + " " + s.Power.Target
+		}
 	}
 	return string(s.Kind)
+}
+
+func (l *LinesSpec) describe() string {
+	if l == nil {
+		return "lines"
+	}
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    *bool
+	}{{"dtr", l.DTR}, {"rts", l.RTS}} {
+		if f.v != nil {
+			v := "0"
+			if *f.v {
+				v = "1"
+			}
+			parts = append(parts, f.name+"="+v)
+		}
+	}
+	if l.Hold > 0 {
+		parts = append(parts, "for "+l.Hold.String())
+	}
+	return "lines " + strings.Join(parts, " ")
 }
 
 func clip(s string) string {

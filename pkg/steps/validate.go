@@ -35,6 +35,8 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	}
 	v.resolveDevices()
 	v.resolveProbes()
+	v.resolveCameras()
+	v.resolvePower()
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
@@ -89,7 +91,7 @@ func (v *validator) resolveDevices() {
 	walk = func(ss []*Step) {
 		for _, s := range ss {
 			switch s.Kind {
-			case KindSend, KindExpect, KindCapture:
+			case KindSend, KindExpect, KindCapture, KindLines, KindBreak, KindResetSequence:
 				switch {
 				case s.To == "":
 					needDefault = append(needDefault, s)
@@ -184,6 +186,93 @@ func (v *validator) resolveProbes() {
 	}
 	walk(v.seq.Steps)
 	walk(v.seq.Finally)
+}
+
+// resolveCameras gives every camera step its camera: a declared name, the
+// only one declared, a camera index or device path or URL (an implicit
+// camera), or in a sequence that declares none a name the bench binds.
+func (v *validator) resolveCameras() {
+	declared := len(v.seq.Cameras)
+	var names []string
+	for _, c := range v.seq.Cameras {
+		names = append(names, c.Name)
+	}
+	Walk(v.seq, func(s *Step) {
+		if s.Kind != KindCamera || s.Camera == nil {
+			return
+		}
+		c := s.Camera
+		switch {
+		case c.Camera == "" && declared == 1:
+			c.Camera = v.seq.Cameras[0].Name
+		case c.Camera == "" && declared > 1:
+			v.add(s.Pos, "this step needs camera: because the sequence has several cameras (%s)", strings.Join(names, ", "))
+			return
+		case c.Camera == "":
+			c.Camera = DefaultCamera
+		case v.seq.Camera(c.Camera) != nil:
+			return
+		case isCameraInput(c.Camera):
+		case declared > 0:
+			v.add(s.Pos, "camera: unknown camera %q; cameras are %s%s", c.Camera, strings.Join(names, ", "), suggest(c.Camera, names))
+			return
+		}
+		if v.seq.Camera(c.Camera) != nil {
+			return
+		}
+		cam := &Camera{Name: c.Camera, Implicit: true, Pos: s.Pos}
+		switch {
+		case c.Camera == DefaultCamera:
+			// The host's first camera, unless the bench or --sim binds it.
+			cam.Input = "0"
+		case isCameraInput(c.Camera):
+			cam.Input = c.Camera
+		}
+		v.seq.Cameras = append(v.seq.Cameras, cam)
+	})
+}
+
+// isCameraInput reports whether a camera reference is an input (an index,
+// a device path, a URL) rather than a name.
+func isCameraInput(s string) bool {
+	if _, err := strconv.Atoi(s); err == nil {
+		return true
+	}
+	return strings.ContainsAny(s, "/:\\")
+}
+
+// resolvePower gives every power step its target: the one given, the only
+// power entry of the sequence, or its only device. Whether the target has
+// a power entry is checked once the bench is bound (CheckPower).
+func (v *validator) resolvePower() {
+	Walk(v.seq, func(s *Step) {
+		if s.Kind != KindPower || s.Power == nil || s.Power.Target != "" {
+			return
+		}
+		switch {
+		case len(v.seq.Power) == 1:
+			for name := range v.seq.Power {
+				s.Power.Target = name
+			}
+		case len(v.seq.Devices) == 1:
+			s.Power.Target = v.seq.Devices[0].Name
+		case len(v.seq.Power) == 0 && len(v.seq.Devices) == 0:
+			s.Power.Target = DefaultDevice
+		default:
+			v.add(s.Pos, "this power step needs device: because the sequence has several boards (%s)", strings.Join(powerNames(v.seq), ", "))
+		}
+	})
+}
+
+func powerNames(seq *Sequence) []string {
+	names := deviceNames(seq)
+	for n := range seq.Power {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 func deviceNames(seq *Sequence) []string {
@@ -282,6 +371,16 @@ func (v *validator) step(s *Step) {
 				v.add(s.Pos, "port: unknown device %q%s", b.Port, suggest(b.Port, deviceNames(v.seq)))
 			}
 		}
+	case KindExec:
+		if x := s.Exec; x != nil {
+			for _, t := range x.Command {
+				v.template(s.Pos, t)
+			}
+			for _, t := range x.Env {
+				v.template(s.Pos, t)
+			}
+		}
+		v.expect(s)
 	case KindGroup:
 		v.steps(s.Steps)
 	case KindRepeat:
