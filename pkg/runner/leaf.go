@@ -46,6 +46,14 @@ func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return r.debugger(ctx, s, res)
 	case steps.KindBuild, steps.KindUpload:
 		return r.build(ctx, s, res)
+	case steps.KindCamera:
+		return r.camera(ctx, s, res)
+	case steps.KindLines, steps.KindBreak, steps.KindResetSequence:
+		return r.lines(ctx, s, res)
+	case steps.KindExec:
+		return r.exec(ctx, s, res)
+	case steps.KindPower:
+		return r.power(ctx, s, res)
 	}
 	return fmt.Errorf("step kind %q cannot run", s.Kind)
 }

@@ -55,6 +55,9 @@ type StepResult struct {
 	// Data holds values the step produced: matched text, captured bytes,
 	// measured timings.
 	Data map[string]any `json:"data,omitempty"`
+	// Attachments are files the step made for people to look at: the
+	// pictures of a camera capture.
+	Attachments []string `json:"attachments,omitempty"`
 }
 
 // Transcript is everything one console printed during a sequence, up to a

@@ -65,6 +65,14 @@ type Options struct {
 	TranscriptLimit int
 	// LogPaths, if set, reports the log file of each console once opened.
 	LogPaths func(c Console) string
+	// Camera takes the pictures of camera steps.
+	Camera CameraGrabber
+	// Host runs the commands of exec and power steps.
+	Host HostRunner
+	// ArtifactDir receives pictures and the output of host commands; it is
+	// made when first needed. Required when the sequence has camera, exec
+	// or power steps.
+	ArtifactDir string
 }
 
 // Error kinds a step can end with; the runner classifies every failure as

@@ -1,0 +1,493 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/imaging"
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// This file runs the bench-control steps: camera captures and image
+// checks, modem lines, break and reset sequences, host commands and power.
+
+// Defaults for steps that give no timeout.
+const (
+	defaultCameraTimeout = 30 * time.Second
+	defaultExecTimeout   = 60 * time.Second
+	defaultPowerTimeout  = 30 * time.Second
+	// execKeep bounds the output of a host command kept in memory for
+	// expect, save and reports; the log file has all of it.
+	execKeep = 1 << 20
+)
+
+// GrabRequest asks a camera for Frames pictures, saved as PNG files in Dir
+// named after Base.
+type GrabRequest struct {
+	Camera *steps.Camera
+	Frames int
+	// Size such as 640x480, or "" for the camera's own.
+	Size string
+	Dir  string
+	Base string
+}
+
+// CameraGrabber takes pictures (with ffmpeg, in hilrun). It returns the
+// files written, in order; with an error it returns those written before
+// it. Every error is the bench's: a missing camera or tool.
+type CameraGrabber func(ctx context.Context, req GrabRequest) ([]string, error)
+
+// HostRunner runs a host command to completion, its standard output and
+// error both to out. exitCode is the command's exit status; err is non-nil
+// only when it could not be started or ctx ended. build.ExecRunner is one.
+type HostRunner interface {
+	Run(ctx context.Context, argv []string, dir string, env []string, out io.Writer) (exitCode int, err error)
+}
+
+// lineController is a console with modem control lines, such as
+// *serialx.Console on a real serial port.
+type lineController interface {
+	SetLines(ctx context.Context, dtr, rts *bool) error
+	PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error
+	Break(ctx context.Context, d time.Duration) error
+	ResetSequence(ctx context.Context, name string) error
+}
+
+// artifactDir returns the folder for pictures and command output, made on
+// first use.
+func (r *run) artifactDir() (string, error) {
+	dir := r.opts.ArtifactDir
+	if dir == "" {
+		return "", errors.New("no folder for pictures and command output was given")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make the folder for pictures and command output: %w", err)
+	}
+	return dir, nil
+}
+
+// artifactName makes a file name for a step's output: its id, else its
+// kind and where it ran ("exec-3", "exec-4-2.0" for the second iteration
+// of a repeat).
+func artifactName(s *steps.Step, res *StepResult) string {
+	if s.ID != "" {
+		return s.ID
+	}
+	p := strings.NewReplacer("#", "-", "/", "-").Replace(res.Path)
+	return string(s.Kind) + "-" + p
+}
+
+func (r *run) camera(ctx context.Context, s *steps.Step, res *StepResult) error {
+	cs := s.Camera
+	cam := r.seq.Camera(cs.Camera)
+	if cam == nil {
+		return fmt.Errorf("camera %s is not declared", cs.Camera)
+	}
+	if r.opts.Camera == nil {
+		return errors.New("camera: no way to take pictures was given")
+	}
+	dir, err := r.artifactDir()
+	if err != nil {
+		return err
+	}
+	base := cs.Label
+	if base == "" {
+		base = artifactName(s, res)
+	}
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = defaultCameraTimeout
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+	defer cancel()
+	frames, err := r.opts.Camera(cctx, GrabRequest{Camera: cam, Frames: cs.Frames, Size: cs.Size, Dir: dir, Base: base})
+	res.Data = map[string]any{"camera": cam.Name, "input": cam.Input, "frames": frames}
+	res.Attachments = append(res.Attachments, frames...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("camera %s: %w", cam.Name, context.Cause(ctx))
+		}
+		return fmt.Errorf("camera %s: %w", cam.Name, err)
+	}
+	res.Message = fmt.Sprintf("%d picture(s) from %s", len(frames), cam.Name)
+	if len(cs.Checks) == 0 {
+		return nil
+	}
+	return r.checkImages(cs, frames, res)
+}
+
+// checkImages applies every check to every frame; the first that does not
+// hold fails the step.
+func (r *run) checkImages(cs *steps.CameraSpec, frames []string, res *StepResult) error {
+	var results []map[string]any
+	defer func() { res.Data["checks"] = results }()
+	for _, f := range frames {
+		img, err := imaging.Load(f)
+		if err != nil {
+			return fmt.Errorf("read the picture: %w", err)
+		}
+		for _, c := range cs.Checks {
+			m, err := imaging.Measure(img, c.Region)
+			if err != nil {
+				return &stepError{msg: fmt.Sprintf("expect_image at %s: %v (%s)", c.Pos, err, filepath.Base(f))}
+			}
+			row := map[string]any{
+				"frame": f, "region": []int{m.Region.X, m.Region.Y, m.Region.W, m.Region.H},
+				"brightness": round3(m.Brightness), "color": m.Mean.Hex(),
+			}
+			results = append(results, row)
+			var fails []string
+			for _, b := range c.Brightness {
+				if !b.Holds(m.Brightness) {
+					fails = append(fails, fmt.Sprintf("brightness %.3f, want %s", m.Brightness, b))
+				}
+			}
+			if c.Color != nil {
+				tol := c.Tolerance
+				if tol == 0 {
+					tol = 0.25
+				}
+				d := imaging.Distance(m.Mean, *c.Color)
+				row["color_distance"] = round3(d)
+				if d > tol {
+					fails = append(fails, fmt.Sprintf("colour %s is %.3f from %s, want at most %.3g", m.Mean.Hex(), d, c.ColorText, tol))
+				}
+			}
+			row["passed"] = len(fails) == 0
+			if len(fails) > 0 {
+				return &stepError{
+					msg:      fmt.Sprintf("expect_image: %s of %s: %s", m.Region, filepath.Base(f), strings.Join(fails, "; ")),
+					expected: describeCheck(c),
+					received: fmt.Sprintf("brightness %.3f, colour %s", m.Brightness, m.Mean.Hex()),
+				}
+			}
+		}
+	}
+	res.Message += ", image checks passed"
+	return nil
+}
+
+func describeCheck(c *steps.ImageCheck) string {
+	var parts []string
+	for _, b := range c.Brightness {
+		parts = append(parts, "brightness "+b.String())
+	}
+	if c.Color != nil {
+		parts = append(parts, "colour near "+c.ColorText)
+	}
+	return c.Region.String() + ": " + strings.Join(parts, ", ")
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// lines runs lines, break and reset_sequence steps.
+func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
+	c, err := r.console(s.To)
+	if err != nil {
+		return err
+	}
+	lc, ok := c.(lineController)
+	if !ok {
+		return fmt.Errorf("%s: the console of %s has no modem control lines", s.Kind, s.To)
+	}
+	switch s.Kind {
+	case steps.KindLines:
+		l := s.Lines
+		if l.Hold > 0 {
+			err = lc.PulseLines(ctx, l.DTR, l.RTS, l.Hold)
+		} else {
+			err = lc.SetLines(ctx, l.DTR, l.RTS)
+		}
+	case steps.KindBreak:
+		err = lc.Break(ctx, s.Delay)
+	case steps.KindResetSequence:
+		err = lc.ResetSequence(ctx, s.ResetSequence)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s on %s: %w", s.Kind, s.To, context.Cause(ctx))
+		}
+		return fmt.Errorf("%s on %s: %w", s.Kind, s.To, err)
+	}
+	res.Message = s.Title()
+	return nil
+}
+
+// keepWriter keeps the first execKeep bytes written to it and counts the
+// rest.
+type keepWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	dropped int64
+}
+
+func (w *keepWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	room := execKeep - w.buf.Len()
+	if room < len(p) {
+		w.dropped += int64(len(p) - max(room, 0))
+		if room > 0 {
+			w.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+// lineWriter hands complete lines to fn.
+type lineWriter struct {
+	mu   sync.Mutex
+	part []byte
+	fn   func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		w.fn(strings.TrimSuffix(string(w.part[:i]), "\r"))
+		w.part = w.part[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.part) > 0 {
+		w.fn(string(w.part))
+		w.part = nil
+	}
+}
+
+// host runs argv with its output to a log file in the artifact folder, to
+// the event stream as console "exec" or "power", and into memory.
+func (r *run) host(ctx context.Context, console, logName string, argv []string, dir string, env []string) (code int, out *keepWriter, logPath string, err error) {
+	if r.opts.Host == nil {
+		return -1, nil, "", fmt.Errorf("%s: no way to run host commands was given", console)
+	}
+	adir, err := r.artifactDir()
+	if err != nil {
+		return -1, nil, "", err
+	}
+	logPath = filepath.Join(adir, logName+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "$ %s\n", strings.Join(argv, " "))
+	out = &keepWriter{}
+	lw := &lineWriter{fn: func(l string) {
+		r.emit(Event{Type: ConsoleOutput, Console: console, Data: []byte(l + "\n")})
+	}}
+	code, err = r.opts.Host.Run(ctx, argv, dir, env, io.MultiWriter(f, out, lw))
+	lw.flush()
+	if err == nil {
+		fmt.Fprintf(f, "[exit %d]\n", code)
+	}
+	return code, out, logPath, err
+}
+
+func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
+	x := s.Exec
+	var argv, env []string
+	for _, t := range x.Command {
+		a, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("exec: %v", err)}
+		}
+		argv = append(argv, a)
+	}
+	if x.Shell {
+		argv = []string{"sh", "-c", argv[0]}
+	}
+	for k, t := range x.Env {
+		v, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
+		}
+		env = append(env, k+"="+v)
+	}
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = defaultExecTimeout
+	}
+	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+	defer cancel()
+	began := time.Now()
+	code, out, logPath, err := r.host(ectx, "exec", artifactName(s, res), argv, x.Dir, env)
+	res.Data = map[string]any{"command": argv, "exit_code": code, "duration_ms": ms(time.Since(began))}
+	if logPath != "" {
+		res.Data["log"] = logPath
+	}
+	var output []byte
+	if out != nil {
+		output = out.buf.Bytes()
+		res.Data["output"] = string(output)
+		if out.dropped > 0 {
+			res.Data["output_dropped"] = out.dropped
+		}
+	}
+	tail := stream.Printable(tailLines(output, 10, 2048))
+	switch {
+	case err != nil && errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
+		return &stepError{msg: fmt.Sprintf("%s timed out after %s", argv[0], timeout), received: tail}
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("exec %s: %w", argv[0], context.Cause(ctx))
+	case err != nil:
+		return fmt.Errorf("exec: %w", err)
+	}
+	if !exitOK(x, code) {
+		want := "0"
+		if len(x.ExitCodes) > 0 {
+			want = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(x.ExitCodes)), " or "), "[]")
+		}
+		msg := fmt.Sprintf("%s exited with %d, want %s", argv[0], code, want)
+		if l := lastLine(output); l != "" {
+			msg += "; last output: " + quoted([]byte(l))
+		}
+		return &stepError{msg: msg, expected: "exit " + want, received: tail}
+	}
+	res.Message = fmt.Sprintf("%s exited with %d", argv[0], code)
+	if len(s.Expect) == 0 {
+		if len(s.Save) == 1 {
+			v := strings.TrimRight(string(output), "\r\n")
+			r.vars[s.Save[0].Var] = v
+			res.Saved = map[string]any{s.Save[0].Var: v}
+		}
+		return nil
+	}
+	want, err := r.patterns(s.Expect)
+	if err != nil {
+		return err
+	}
+	for i, p := range want {
+		loc := p.Find(output)
+		if loc == nil {
+			continue
+		}
+		m := stream.Match{Index: i, Names: p.SubexpNames()}
+		for g := 0; g+1 < len(loc); g += 2 {
+			if loc[g] < 0 {
+				m.Groups = append(m.Groups, "")
+				continue
+			}
+			m.Groups = append(m.Groups, string(output[loc[g]:loc[g+1]]))
+		}
+		res.Data["match"] = m.Groups[0]
+		res.Message += ", matched " + quoted([]byte(m.Groups[0]))
+		return r.saveMatch(s, res, m, p)
+	}
+	return &stepError{
+		msg:      fmt.Sprintf("the output of %s has no %s", argv[0], describe(want)),
+		expected: describe(want), received: tail,
+	}
+}
+
+func exitOK(x *steps.ExecSpec, code int) bool {
+	if x.AnyExit {
+		return true
+	}
+	if len(x.ExitCodes) == 0 {
+		return code == 0
+	}
+	for _, c := range x.ExitCodes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// tailLines returns the last lines of b, at most maxBytes.
+func tailLines(b []byte, lines, maxBytes int) []byte {
+	if len(b) > maxBytes {
+		b = b[len(b)-maxBytes:]
+	}
+	t := bytes.TrimRight(b, "\r\n")
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] == '\n' {
+			lines--
+			if lines == 0 {
+				return b[i+1:]
+			}
+		}
+	}
+	return b
+}
+
+// power runs a power step's commands. A power switch that fails is the
+// bench's problem, not the board's: the step errors.
+func (r *run) power(ctx context.Context, s *steps.Step, res *StepResult) error {
+	p := s.Power
+	e := r.seq.Power[p.Target]
+	if e == nil {
+		return fmt.Errorf("power: no power entry for %q in the bench file", p.Target)
+	}
+	timeout := e.Timeout
+	if timeout == 0 {
+		timeout = defaultPowerTimeout
+	}
+	if s.Timeout > 0 {
+		timeout = s.Timeout
+	}
+	runOne := func(action string) error {
+		argv := e.PowerCommand(action)
+		pctx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+		defer cancel()
+		code, out, logPath, err := r.host(pctx, "power", "power-"+p.Target, argv, "", nil)
+		if res.Data == nil {
+			res.Data = map[string]any{"target": p.Target, "action": p.Action}
+		}
+		res.Data["log"] = logPath
+		switch {
+		case err != nil && errors.Is(context.Cause(pctx), errStepTimeout) && ctx.Err() == nil:
+			return fmt.Errorf("power %s %s: %s timed out after %s", action, p.Target, argv[0], timeout)
+		case err != nil && ctx.Err() != nil:
+			return fmt.Errorf("power %s %s: %w", action, p.Target, context.Cause(ctx))
+		case err != nil:
+			return fmt.Errorf("power %s %s: %w", action, p.Target, err)
+		case code != 0:
+			msg := fmt.Sprintf("power %s %s: %s exited with %d", action, p.Target, argv[0], code)
+			if l := lastLine(out.buf.Bytes()); l != "" {
+				msg += "; last output: " + quoted([]byte(l))
+			}
+			return errors.New(msg)
+		}
+		return nil
+	}
+	if p.Action != "cycle" || e.Cycle != nil {
+		if err := runOne(p.Action); err != nil {
+			return err
+		}
+	} else {
+		if err := runOne("off"); err != nil {
+			return err
+		}
+		if err := sleepUntil(ctx, time.Now().Add(e.OffTimeOrDefault())); err != nil {
+			return fmt.Errorf("power cycle %s: %w", p.Target, context.Cause(ctx))
+		}
+		if err := runOne("on"); err != nil {
+			return err
+		}
+	}
+	res.Message = "power " + p.Action + " " + p.Target
+	return nil
+}
