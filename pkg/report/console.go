@@ -299,6 +299,9 @@ func (c *Console) step(s *runner.StepResult) {
 	if label, values, ok := labelledValues(s.Data); ok {
 		fmt.Fprintf(&c.buf, "%s%s: %s\n", detail, cleanLine(label), values)
 	}
+	for _, a := range s.Attachments {
+		fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, "picture: "+cleanLine(a)))
+	}
 	if !isProblem(s.Status) {
 		return
 	}

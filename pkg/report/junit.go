@@ -198,6 +198,11 @@ func junitCase(seq *runner.SequenceResult, cs *caseSteps) junit.Testcase {
 		if (s.Kind == "build" || s.Kind == "upload") && s.Message != "" {
 			fmt.Fprintf(&values, "%s: %s\n", s.Kind, cleanLine(s.Message))
 		}
+		// Pictures, as the attachment lines that Jenkins and GitLab show
+		// beside the test case.
+		for _, a := range s.Attachments {
+			fmt.Fprintf(&values, "[[ATTACHMENT|%s]]\n", cleanLine(a))
+		}
 	}
 	if values.Len() > 0 {
 		tc.SystemOut = &junit.Output{Data: values.String()}

@@ -59,8 +59,8 @@ func TestJUnitCounts(t *testing.T) {
 		cases                            []string
 	}
 	want := []counts{
-		{10, 0, 0, 0, []string{"00 send help", "login", "login / version", "02#0.0 send poke", "02#0.1 expect ack",
-			"02#1.0 send poke", "02#1.1 expect ack", "03 capture read id", "04 assert regs", "finally.0 set cleanup"}},
+		{11, 0, 0, 0, []string{"00 send help", "login", "login / version", "02#0.0 send poke", "02#0.1 expect ack",
+			"02#1.0 send poke", "02#1.1 expect ack", "03 capture read id", "04 assert regs", "05 camera led on", "finally.0 set cleanup"}},
 		{4, 1, 0, 1, []string{"00 send erase all", "01 expect erase done", "02 send reset", "finally.0 send power off"}},
 		{2, 0, 1, 0, []string{"00 send ifconfig", "01 expect link up"}},
 		{2, 0, 1, 0, []string{"00 delay settle", "sequence"}},

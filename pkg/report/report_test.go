@@ -57,7 +57,11 @@ func fixture() []runner.SequenceResult {
 				Data: map[string]any{"label": "chip id", "values": []uint64{0xdeadbeef, 0x1}}},
 			{Index: 12, Path: "4", Kind: "assert", Name: "regs", Status: runner.Passed, Started: 63 * ms, Duration: 50 * us,
 				Data: map[string]any{"label": "regs", "values": []any{uint64(0x20000000), 42, float64(16), "n/a"}, "width": 32}},
-			{Index: 13, Path: "finally.0", Kind: "set", Name: "cleanup", Status: runner.Passed, Started: 1200 * ms, Duration: 10 * us,
+			{Index: 13, Path: "5", Kind: "camera", Name: "led on", Status: runner.Passed, Started: 70 * ms, Duration: 480 * ms,
+				Message:     "1 picture(s) from top, image checks passed",
+				Data:        map[string]any{"camera": "top", "frames": []string{"/var/hilrun/logs/led_on.png"}},
+				Attachments: []string{"/var/hilrun/logs/led_on.png"}},
+			{Index: 14, Path: "finally.0", Kind: "set", Name: "cleanup", Status: runner.Passed, Started: 1200 * ms, Duration: 10 * us,
 				Saved: map[string]any{"done": true}},
 		},
 		Transcripts: []runner.Transcript{
