@@ -24,9 +24,8 @@ const (
 	// Incomplete: ffmpeg exited successfully but wrote fewer frames than
 	// asked, as a stream or file that ends early does.
 	Incomplete
-	// Invalid: an argument was wrong: the frame count, the base name,
-	// Size, a region for Measure or a colour for ParseColor. It is the
-	// sequence's fault rather than the bench's.
+	// Invalid: an argument was wrong: the frame count, the base name or
+	// Size. It is the sequence's fault rather than the bench's.
 	Invalid
 )
 
@@ -47,7 +46,7 @@ func (k ErrorKind) String() string {
 	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Error is the error of Grab, Measure and ParseColor. Its message is
+// Error is the error of Grab. Its message is
 // written for the bench engineer; callers branch on Kind with errors.As:
 //
 //	var ce *camera.Error

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/imaging"
 )
 
 // needFFmpeg skips the test when ffmpeg is not installed, except under
@@ -146,17 +148,17 @@ func TestGrabKeepsEveryPicture(t *testing.T) {
 				all = append(all, files)
 			}
 			for i, files := range all {
-				want, _ := ParseColor(colours[i])
+				want, _ := imaging.ParseColor(colours[i])
 				for _, f := range files {
-					img, err := Load(f)
+					img, err := imaging.Load(f)
 					if err != nil {
 						t.Fatal(err)
 					}
-					m, err := Measure(img, Rect{})
+					m, err := imaging.Measure(img, imaging.Rect{})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if d := Distance(m.Mean, want); d > 0.05 {
+					if d := imaging.Distance(m.Mean, want); d > 0.05 {
 						t.Errorf("%s is %v, want %s (distance %.3f)", filepath.Base(f), m.Mean, colours[i], d)
 					}
 				}
@@ -186,24 +188,24 @@ func TestGrabMeasure(t *testing.T) {
 				input = "color=c=0x00ff00:size=64x48"
 			}
 			files := grabOK(t, Source{Format: "lavfi", Input: input}, 1, dir, tt.colour)
-			img, err := Load(files[0])
+			img, err := imaging.Load(files[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := Measure(img, Rect{})
+			m, err := imaging.Measure(img, imaging.Rect{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _ := ParseColor(tt.colour)
+			want, _ := imaging.ParseColor(tt.colour)
 			// ffmpeg passes the colour through 8-bit limited-range YUV
 			// 4:2:0 on its way to the PNG, which costs a few levels.
-			if d := Distance(m.Mean, want); d > 0.03 {
+			if d := imaging.Distance(m.Mean, want); d > 0.03 {
 				t.Errorf("mean colour %v (%+v), want %s (distance %.3f)", m.Mean, m.Mean, tt.colour, d)
 			}
 			if diff := m.Brightness - tt.brightness; diff < -0.03 || diff > 0.03 {
 				t.Errorf("brightness %.3f, want %.3f", m.Brightness, tt.brightness)
 			}
-			if m.Pixels != 64*48 || m.Region != (Rect{0, 0, 64, 48}) {
+			if m.Pixels != 64*48 || m.Region != (imaging.Rect{X: 0, Y: 0, W: 64, H: 48}) {
 				t.Errorf("measured %d pixels in %v, want the whole 64x48 frame", m.Pixels, m.Region)
 			}
 		})
