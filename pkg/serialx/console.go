@@ -48,9 +48,12 @@ type Config struct {
 	// FlowControl is none (the default), rtscts or xonxoff. Flow control
 	// is only supported on Linux.
 	FlowControl string
-	// DTR and RTS set the modem output lines after opening; nil leaves the
-	// driver's default (usually asserted). A pty has no modem lines: set
-	// these only for real serial ports.
+	// DTR and RTS set the modem output lines after opening, and again
+	// after every reconnection and Reacquire; nil leaves the driver's
+	// default, which on Linux and macOS is asserted (the kernel raises both
+	// lines when a tty is opened). The console assumes that level for the
+	// lines SetLines, PulseLines and ResetSequence did not set since. A pty
+	// has no modem lines: set these only for real serial ports.
 	DTR, RTS *bool
 	// Reconnect makes a console whose device disconnected try to reopen it
 	// every 150 ms; offsets continue, so cursors stay valid. Meanwhile
@@ -67,8 +70,12 @@ type Config struct {
 	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
 	// the bytes as stream.Quote renders them) and per disconnection or
 	// reconnection, release and reacquisition (dir "event", with "event"
-	// and "detail"). "us" counts
-	// microseconds since the console opened and "off" is the stream offset.
+	// and "detail"). Modem control is recorded as events too: "lines" after
+	// each change of DTR or RTS, with both levels then in effect ("dtr=0
+	// rts=1"); "pulse" ("dtr=0 for 100ms"), "break" ("250ms") and
+	// "reset_sequence" ("esp32") when one starts; "modem_error" when one
+	// fails. "us" counts microseconds since the console opened and "off"
+	// is the stream offset.
 	LogDir string
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.
@@ -87,6 +94,17 @@ type Config struct {
 	// NoLock disables the lock file; the port is still opened in exclusive
 	// mode (TIOCEXCL), which root ignores.
 	NoLock bool
+	// OpenPort, if set, opens the port instead of serial.Open, for tests
+	// and simulators. The port it returns must behave like go.bug.st/serial's:
+	// Read returns (0, nil) when the read timeout (set once, after opening)
+	// passes without data, Close makes a Read in progress return an error,
+	// and it is comparable (a pointer). Opening is otherwise unchanged: the
+	// UUCP lock is taken when path names an existing file (a path that is
+	// not a file takes none), DTR and RTS are set as configured, and flow
+	// control other than none fails, as it needs the descriptor of a
+	// go.bug.st/serial port. Exclusive mode (TIOCEXCL) is serial.Open's own
+	// business and the opener's.
+	OpenPort func(path string, mode *serial.Mode) (serial.Port, error)
 	// Warn, if set, receives warnings about problems that do not stop the
 	// console, such as a lock file that could not be created. Each distinct
 	// message is reported once per console. It may be called from any
@@ -175,14 +193,16 @@ type Console struct {
 	log    *consoleLog
 	opened time.Time
 
-	// mu guards port, lock, rd and path. Writers hold it for reading
-	// during each write system call; replacing or closing the port takes
-	// it for writing, so no write reaches a closed descriptor.
-	mu   sync.RWMutex
-	port serial.Port // nil while disconnected or released and after Close
-	lock *portLock   // the UUCP lock of port, nil when none
-	rd   *reader     // the reader of port; nil while released
-	path string
+	// mu guards port, lock, rd, path and levels. Writers hold it for
+	// reading during each write system call, and modem control during
+	// each ioctl; replacing or closing the port takes it for writing, so
+	// no write or ioctl reaches a closed descriptor.
+	mu     sync.RWMutex
+	port   serial.Port // nil while disconnected or released and after Close
+	lock   *portLock   // the UUCP lock of port, nil when none
+	rd     *reader     // the reader of port; nil while released
+	path   string
+	levels lineLevels // of port's DTR and RTS: as last set, else as assumed at open
 
 	lockDir   string // "" when the console takes no lock
 	listPorts func() ([]PortInfo, error)
@@ -194,7 +214,7 @@ type Console struct {
 	closing   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
-	wsem      chan struct{} // serializes writes
+	wsem      chan struct{} // serializes writes and modem control
 	hsem      chan struct{} // serializes Release, Reacquire and Close
 
 	released atomic.Bool
@@ -285,7 +305,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.Lock()
-	c.port, c.lock = port, lock
+	c.port, c.lock, c.levels = port, lock, c.openLevels()
 	c.connected.Store(true)
 	c.startReaderLocked(port)
 	c.mu.Unlock()
@@ -342,10 +362,18 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 		}
 		lock = l
 	}
-	port, err := serial.Open(path, c.mode)
+	open := c.cfg.OpenPort
+	if open == nil {
+		open = serial.Open
+	}
+	port, err := open(path, c.mode)
 	if err != nil {
 		lock.release()
 		return nil, nil, classify(path, err)
+	}
+	if port == nil { // a Config.OpenPort that returned neither port nor error
+		lock.release()
+		return nil, nil, &OpenError{Path: path, Kind: Other, Err: errors.New("the port opener returned no port")}
 	}
 	fail := func(kind OpenErrorKind, err error) (serial.Port, *portLock, error) {
 		port.Close()
@@ -362,7 +390,7 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 		}
 		if err := line.set(*line.val); err != nil {
 			if errors.Is(err, syscall.ENOTTY) || errors.Is(err, syscall.EINVAL) {
-				return fail(Invalid, fmt.Errorf("port has no modem control lines (set %s: %w)", line.name, err))
+				return fail(Invalid, fmt.Errorf("port has %w (set %s: %w)", ErrNoModemLines, line.name, err))
 			}
 			return fail(Other, fmt.Errorf("set %s: %w", line.name, err))
 		}
@@ -477,7 +505,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 			nl.release()
 			return nil
 		}
-		c.port, c.lock, c.path = np, nl, path
+		c.port, c.lock, c.path, c.levels = np, nl, path, c.openLevels()
 		c.connected.Store(true)
 		c.reconnects.Add(1)
 		c.buf.SetErr(nil)
@@ -500,7 +528,9 @@ func (c *Console) Path() string {
 
 // Write sends all of p, looping over short writes, and returns the cursor
 // of the output that follows it: End() just before the first byte was
-// written, so an expect from it sees only the reply. Writes are serialized.
+// written, so an expect from it sees only the reply. Writes are serialized,
+// and take turns with modem control (SetLines, PulseLines, Break,
+// ResetSequence).
 //
 // ctx is checked before each chunk of at most 1 KiB; a chunk the driver does
 // not accept (flow control holding the line) blocks until it does or the
@@ -516,7 +546,7 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 	defer func() { <-c.wsem }()
 
 	cursor = c.buf.End()
-	if err := c.awaitPort(ctx); err != nil {
+	if err := c.awaitPort(ctx, func(path string) string { return "write to " + path }); err != nil {
 		return cursor, err
 	}
 	if ctx.Err() != nil {
@@ -578,8 +608,9 @@ func ctxErr(ctx context.Context) error {
 const ReconnectWait = 10 * time.Second
 
 // awaitPort returns nil when the port is open. For a console with Reconnect
-// whose device is away it waits for it, up to ReconnectWait or ctx.
-func (c *Console) awaitPort(ctx context.Context) error {
+// whose device is away it waits for it, up to ReconnectWait or ctx; what
+// says what was waiting, in the error for ctx ("write to /dev/ttyACM0").
+func (c *Console) awaitPort(ctx context.Context, what func(path string) string) error {
 	err := c.unavailable()
 	if err == nil || !c.cfg.Reconnect || errors.Is(err, ErrClosed) || errors.Is(err, ErrReleased) {
 		return err
@@ -590,7 +621,7 @@ func (c *Console) awaitPort(ctx context.Context) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("write to %s: waiting for the device to come back: %w", c.Path(), ctxErr(ctx))
+			return fmt.Errorf("%s: waiting for the device to come back: %w", what(c.Path()), ctxErr(ctx))
 		case <-tick.C:
 		}
 		if err = c.unavailable(); err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrReleased) {

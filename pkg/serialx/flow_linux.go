@@ -45,11 +45,16 @@ func setFlowControl(port serial.Port, flow string) error {
 	return nil
 }
 
-// portFD returns the file descriptor inside a go.bug.st/serial port.
+// portFD returns the file descriptor inside a go.bug.st/serial port. A port
+// of another package (Config.OpenPort) has none, whatever its fields are
+// called.
 func portFD(port serial.Port) (int, error) {
 	v := reflect.ValueOf(port)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
+	}
+	if !v.IsValid() || v.Type().PkgPath() != reflect.TypeFor[serial.Mode]().PkgPath() {
+		return -1, fmt.Errorf("a %T is not a go.bug.st/serial port (Config.OpenPort), so it has no descriptor", port)
 	}
 	if v.Kind() == reflect.Struct {
 		if f := v.FieldByName("handle"); f.IsValid() && f.CanInt() {

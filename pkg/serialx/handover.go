@@ -59,7 +59,8 @@ func (c *Console) Released() bool { return c.released.Load() }
 // an uploader that opens the port reads it. It is not in the console's
 // output either way.
 //
-// A Write in progress finishes first; ctx bounds that wait, after which
+// A Write in progress finishes first, and so does modem control (a pulse,
+// break or reset sequence); ctx bounds the wait for a Write, after which
 // output that flow control holds back is discarded. Release of a released
 // console returns nil. Release, Reacquire and Close
 // are safe to call concurrently; they take turns. Release must not be
@@ -133,6 +134,9 @@ func (c *Console) Release(ctx context.Context) error {
 // had. A port locked by another program (the uploader still running)
 // counts as not back yet.
 //
+// The reopened port's DTR and RTS are as opening leaves them (see
+// Config.DTR), not as SetLines or a reset sequence left the old one.
+//
 // Reacquire of a console that is not released returns nil. When it fails
 // the console stays released: call Reacquire again or Close.
 func (c *Console) Reacquire(ctx context.Context, opt ReacquireOptions) error {
@@ -195,7 +199,7 @@ func (c *Console) install(port serial.Port, lock *portLock, path string) error {
 		lock.release()
 		return fmt.Errorf("reacquire %s: %w", path, ErrClosed)
 	}
-	c.port, c.lock, c.path = port, lock, path
+	c.port, c.lock, c.path, c.levels = port, lock, path, c.openLevels()
 	c.startReaderLocked(port)
 	c.released.Store(false)
 	c.connected.Store(true)
