@@ -25,7 +25,15 @@ const (
 	runConsoleTemplate = "hilrun://runs/{run_id}/console/{name}"
 	connLogTemplate    = "hilrun://connections/{id}/log"
 	runBuildTemplate   = "hilrun://runs/{run_id}/build/{name}"
+	runFileTemplate    = "hilrun://runs/{run_id}/files/{name}"
 )
+
+// artifactDir is the folder of a run's pictures and host command output.
+const artifactDir = "files"
+
+func runArtifactURI(id, file string) string {
+	return "hilrun://runs/" + id + "/" + artifactDir + "/" + file
+}
 
 func runReportURI(id string) string        { return "hilrun://runs/" + id + "/report.json" }
 func runConsoleURI(id, file string) string { return "hilrun://runs/" + id + "/console/" + file }
@@ -123,6 +131,14 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 	addLogs(filepath.Join(r.dir, buildDir), runBuildURI,
 		func(name string) string { return "run " + r.id + " " + name },
 		func(string) string { return "the whole output of a build or upload tool during run " + r.id })
+	addLogs(filepath.Join(r.dir, artifactDir), runArtifactURI,
+		func(name string) string { return "run " + r.id + " " + name },
+		func(string) string {
+			return "the whole output of a host command (exec or power step) during run " + r.id
+		})
+	for _, st := range res.Steps {
+		out.Pictures = append(out.Pictures, st.Attachments...)
+	}
 	srv.AddResources(resources...)
 
 	rs.mu.Lock()
@@ -167,6 +183,9 @@ func (s *Server) addResourceTemplates() {
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runBuildTemplate, "run build log",
 		mcp.WithTemplateDescription("the whole output of a build or upload step during a run; name is KIND-lineN.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runFileTemplate, "run file",
+		mcp.WithTemplateDescription("a picture (NAME.png) a camera step took, or the output of a host command (NAME.log), during a run"),
+		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(taskLogTemplate, "task log",
 		mcp.WithTemplateDescription("the whole output of a build or upload task, readable while it runs"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
@@ -189,6 +208,17 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
 		}
 		return filepath.Join(r.dir, "report.json"), "application/json", nil
+	case len(parts) == 4 && parts[0] == "runs" && parts[2] == artifactDir:
+		r := s.runs.find(parts[1])
+		if r == nil {
+			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
+		}
+		name := parts[3]
+		mime := map[string]string{".log": "text/plain", ".png": "image/png"}[filepath.Ext(name)]
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") || mime == "" {
+			return "", "", fmt.Errorf("unknown run file %s", uri)
+		}
+		return filepath.Join(r.dir, artifactDir, name), mime, nil
 	case len(parts) == 4 && parts[0] == "runs" && (parts[2] == "console" || parts[2] == buildDir):
 		r := s.runs.find(parts[1])
 		if r == nil {
@@ -247,6 +277,9 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if mime == "image/png" {
+		return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
 	}
 	if utf8.Valid(data) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil

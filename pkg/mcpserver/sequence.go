@@ -592,6 +592,9 @@ func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) e
 		if st.Kind == steps.KindMemWrite && s.cfg.Policy.ReadOnly {
 			errs = append(errs, fmt.Sprintf("%s: mem_write %s: the server is read-only (--read-only)", where, st.Title()))
 		}
+		if err := s.checkControl(seq, st); err != nil {
+			errs = append(errs, where+": "+unrefused(err))
+		}
 		if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
 			if err := s.cfg.Policy.CheckCommand(st.OpenOCD.Raw); err != nil {
 				errs = append(errs, where+": "+unrefused(err))
@@ -638,6 +641,12 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
 			return nil, nil, err
 		}
+	}
+	if s.cfg.Camera != "" {
+		steps.BindCameras(seq, s.cfg.Camera, s.cfg.CameraFormat)
+	}
+	if err := steps.CheckPower(seq); err != nil {
+		return nil, nil, err
 	}
 	if err := s.checkSteps(seq, o.label); err != nil {
 		return nil, nil, err
@@ -722,11 +731,14 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			}
 			return &guarded{d: d, policy: &s.cfg.Policy}, nil
 		},
-		Symbols: s.cfg.Symbols,
-		Build:   s.builder(logFile, line),
-		Vars:    o.vars,
-		Sink:    prog,
-		Getenv:  s.cfg.Getenv,
+		Symbols:     s.cfg.Symbols,
+		Build:       s.builder(logFile, line),
+		Camera:      s.grabber(),
+		Host:        s.host(),
+		ArtifactDir: filepath.Join(run.dir, artifactDir),
+		Vars:        o.vars,
+		Sink:        prog,
+		Getenv:      s.cfg.Getenv,
 	})
 	// A probe whose OpenOCD went away is reopened by the next user.
 	for _, st := range res.Steps {
@@ -786,7 +798,12 @@ type sequenceResult struct {
 	Steps          []stepOut `json:"steps"`
 	LogResources   []string  `json:"log_resources"`
 	ReportResource string    `json:"report_resource"`
+	// Pictures are the files camera steps took; the tool result also
+	// carries them as image content.
+	Pictures []string `json:"pictures,omitempty"`
 }
+
+func (r *sequenceResult) pictures() []string { return r.Pictures }
 
 func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)

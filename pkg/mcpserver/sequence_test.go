@@ -387,7 +387,7 @@ func TestResources(t *testing.T) {
 		t.Errorf("resources/list: %v", uris)
 	}
 	tl, err := e.c.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
-	if err != nil || len(tl.ResourceTemplates) != 5 {
+	if err != nil || len(tl.ResourceTemplates) != 6 {
 		t.Errorf("templates: %v %v", tl, err)
 	}
 	// A connection's log outlives it.

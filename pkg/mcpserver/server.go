@@ -70,6 +70,10 @@ type Config struct {
 	DefaultOpenOCD string
 	// DefaultBoard names what DefaultPort is, for list_ports.
 	DefaultBoard string
+	// Camera, when set, is the input every camera a sequence names reads,
+	// with ffmpeg input format CameraFormat: the virtual board's camera
+	// under --sim.
+	Camera, CameraFormat string
 	// LogDir holds console logs and run reports; "" means a temporary
 	// folder that Close removes.
 	LogDir string
@@ -88,6 +92,8 @@ type Config struct {
 	OpenConsole ConsoleOpener
 	OpenProbe   runner.ProbeOpener
 	Symbols     runner.SymbolLookup
+	Grab        runner.CameraGrabber
+	Host        runner.HostRunner
 	ListPorts   func() ([]serialx.PortInfo, error)
 }
 
@@ -362,8 +368,42 @@ func toolHandler[A any](s *Server, fn func(ctx context.Context, req mcp.CallTool
 			b, _ := json.Marshal(out)
 			text = string(b)
 		}
-		return mcp.NewToolResultStructured(out, text), nil
+		res := mcp.NewToolResultStructured(out, text)
+		if p, ok := out.(interface{ pictures() []string }); ok {
+			res.Content = append(res.Content, imageContents(p.pictures())...)
+		}
+		return res, nil
 	}
+}
+
+// Bounds on the pictures one tool result carries, so that a capture of
+// many frames does not flood the client's context.
+const (
+	maxPictures     = 8
+	maxPictureBytes = 8 << 20
+)
+
+// imageContents reads pictures as MCP image content, the last maxPictures
+// of them within maxPictureBytes in all; a text item names those left out.
+func imageContents(paths []string) []mcp.Content {
+	var out []mcp.Content
+	var left []string
+	total := 0
+	start := max(len(paths)-maxPictures, 0)
+	left = append(left, paths[:start]...)
+	for _, p := range paths[start:] {
+		data, err := os.ReadFile(p)
+		if err != nil || total+len(data) > maxPictureBytes {
+			left = append(left, p)
+			continue
+		}
+		total += len(data)
+		out = append(out, mcp.NewImageContent(base64Std(data), "image/png"))
+	}
+	if len(left) > 0 {
+		out = append(out, mcp.NewTextContent(fmt.Sprintf("%d more picture(s) are not shown here; they are saved as %s", len(left), strings.Join(left, ", "))))
+	}
+	return out
 }
 
 // lockWait is the lock_timeout_ms argument as a duration.

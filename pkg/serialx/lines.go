@@ -203,9 +203,10 @@ func LookupResetSequence(name string) (ResetSequence, error) {
 	return ResetSequence{}, fmt.Errorf("unknown reset sequence %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// SetLines sets the modem output lines l names, DTR first, and records the
-// levels then in effect in the timeline ("lines", "dtr=1 rts=0"). Lines
-// with neither set does nothing and returns nil.
+// SetLines sets the modem output lines given (nil leaves a line as it
+// is), DTR first, and records the
+// levels then in effect in the timeline ("lines", "dtr=1 rts=0"). With
+// neither given it does nothing and returns nil.
 //
 // Like Write, SetLines takes its turn after a Write or other modem control
 // in progress; while the device is away it waits as Write does (with
@@ -213,7 +214,8 @@ func LookupResetSequence(name string) (ResetSequence, error) {
 // wrapping ErrDisconnected, ErrReleased or ErrClosed. On a port without
 // modem lines (a pty) it changes nothing and returns an error wrapping
 // ErrNoModemLines that names the port.
-func (c *Console) SetLines(ctx context.Context, l Lines) error {
+func (c *Console) SetLines(ctx context.Context, dtr, rts *bool) error {
+	l := Lines{DTR: dtr, RTS: rts}
 	if l.empty() {
 		return nil
 	}
@@ -225,7 +227,7 @@ func (c *Console) SetLines(ctx context.Context, l Lines) error {
 	return m.failed(m.set(l))
 }
 
-// PulseLines sets the lines l names, holds them for hold, then sets each of
+// PulseLines sets the lines given, holds them for hold, then sets each of
 // them back to the level it had before (as the console tracks them: see
 // Config.DTR), all while holding off writes and other modem control. The
 // hold is measured from the end of the last ioctl that set the lines, so
@@ -236,8 +238,9 @@ func (c *Console) SetLines(ctx context.Context, l Lines) error {
 // holding at once, still restores the lines (a pulse cut short is better
 // than a board left in reset), and returns an error wrapping ctx's error
 // (or ErrClosed). Waiting for the port and errors are as for SetLines;
-// Lines with neither line set is an error.
-func (c *Console) PulseLines(ctx context.Context, l Lines, hold time.Duration) error {
+// giving neither line is an error.
+func (c *Console) PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error {
+	l := Lines{DTR: dtr, RTS: rts}
 	what := "pulse " + l.names()
 	if l.empty() {
 		return fmt.Errorf("pulse lines of console %q: no line to pulse", c.name)

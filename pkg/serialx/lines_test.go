@@ -150,7 +150,7 @@ func TestSetLines(t *testing.T) {
 			c := o.console(tt.cfg)
 			mark := o.port(0).count()
 			for _, l := range tt.lines {
-				if err := c.SetLines(timeout(t, 5*time.Second), l); err != nil {
+				if err := c.SetLines(timeout(t, 5*time.Second), l.DTR, l.RTS); err != nil {
 					t.Fatalf("SetLines(%s): %v", l, err)
 				}
 			}
@@ -214,11 +214,11 @@ func TestPulseLines(t *testing.T) {
 			t.Parallel()
 			o := newRecOpener(t)
 			c := o.console(tt.cfg)
-			if err := c.SetLines(timeout(t, 5*time.Second), tt.before); err != nil {
+			if err := c.SetLines(timeout(t, 5*time.Second), tt.before.DTR, tt.before.RTS); err != nil {
 				t.Fatal(err)
 			}
 			mark := o.port(0).count()
-			if err := c.PulseLines(timeout(t, 5*time.Second), tt.pulse, tt.hold); err != nil {
+			if err := c.PulseLines(timeout(t, 5*time.Second), tt.pulse.DTR, tt.pulse.RTS, tt.hold); err != nil {
 				t.Fatalf("PulseLines: %v", err)
 			}
 			calls := o.port(0).recorded(mark)
@@ -241,10 +241,10 @@ func TestPulseLinesInvalid(t *testing.T) {
 	o := newRecOpener(t)
 	c := o.console(Config{})
 	mark := o.port(0).count()
-	if err := c.PulseLines(context.Background(), Lines{}, 10*ms); err == nil || err.Error() != `pulse lines of console "dut": no line to pulse` {
+	if err := c.PulseLines(context.Background(), nil, nil, 10*ms); err == nil || err.Error() != `pulse lines of console "dut": no line to pulse` {
 		t.Errorf("PulseLines without lines = %v", err)
 	}
-	if err := c.PulseLines(context.Background(), Lines{DTR: new(false)}, -ms); err == nil || err.Error() != `pulse DTR of console "dut": negative hold -1ms` {
+	if err := c.PulseLines(context.Background(), new(false), nil, -ms); err == nil || err.Error() != `pulse DTR of console "dut": negative hold -1ms` {
 		t.Errorf("PulseLines with a negative hold = %v", err)
 	}
 	if got := after(t, o, mark); got != nil {
@@ -267,7 +267,7 @@ func TestPulseLinesCancelled(t *testing.T) {
 	mark := o.port(0).count()
 	const hold = time.Minute
 	start := time.Now()
-	err := c.PulseLines(ctx, Lines{DTR: new(false)}, hold)
+	err := c.PulseLines(ctx, new(false), nil, hold)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("PulseLines = %v, want context.Canceled", err)
 	}
@@ -299,7 +299,7 @@ func TestPulseLinesClosed(t *testing.T) {
 	c = o.console(Config{})
 	const hold = time.Minute
 	start := time.Now()
-	err := c.PulseLines(context.Background(), Lines{RTS: new(false)}, hold)
+	err := c.PulseLines(context.Background(), nil, new(false), hold)
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("PulseLines = %v, want ErrClosed", err)
 	}
@@ -431,7 +431,7 @@ func TestResetSequenceCancelled(t *testing.T) {
 		}
 	}
 	c := o.console(Config{})
-	if err := c.SetLines(context.Background(), Lines{RTS: new(false)}); err != nil {
+	if err := c.SetLines(context.Background(), nil, new(false)); err != nil {
 		t.Fatal(err)
 	}
 	mark := o.port(0).count()
@@ -460,8 +460,8 @@ func TestModemControlUnavailable(t *testing.T) {
 		name string
 		do   func(ctx context.Context, c *Console) error
 	}{
-		{"SetLines", func(ctx context.Context, c *Console) error { return c.SetLines(ctx, Lines{DTR: new(false)}) }},
-		{"PulseLines", func(ctx context.Context, c *Console) error { return c.PulseLines(ctx, Lines{DTR: new(false)}, ms) }},
+		{"SetLines", func(ctx context.Context, c *Console) error { return c.SetLines(ctx, new(false), nil) }},
+		{"PulseLines", func(ctx context.Context, c *Console) error { return c.PulseLines(ctx, new(false), nil, ms) }},
 		{"Break", func(ctx context.Context, c *Console) error { return c.Break(ctx, ms) }},
 		{"ResetSequence", func(ctx context.Context, c *Console) error { return c.ResetSequence(ctx, "esp32_run") }},
 	}
@@ -469,7 +469,7 @@ func TestModemControlUnavailable(t *testing.T) {
 		o := newRecOpener(t)
 		c := o.console(Config{})
 		c.listPorts = func() ([]PortInfo, error) { return nil, nil }
-		if err := c.SetLines(context.Background(), Lines{DTR: new(false)}); err != nil {
+		if err := c.SetLines(context.Background(), new(false), nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Release(context.Background()); err != nil {
@@ -487,7 +487,7 @@ func TestModemControlUnavailable(t *testing.T) {
 		if levelsOf(c) != (lineLevels{dtr: true, rts: true}) {
 			t.Errorf("levels after Reacquire = %s, want the assumed dtr=1 rts=1", levelsOf(c))
 		}
-		if err := c.PulseLines(context.Background(), Lines{RTS: new(false)}, 0); err != nil {
+		if err := c.PulseLines(context.Background(), nil, new(false), 0); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := ops(o.port(1).recorded(0)), []string{"SetReadTimeout(100ms)", "GetModemStatusBits", "SetRTS(false)", "SetRTS(true)"}; !slices.Equal(got, want) {
@@ -518,18 +518,18 @@ func TestModemControlUnavailable(t *testing.T) {
 	t.Run("waits for a reconnection", func(t *testing.T) {
 		o := newRecOpener(t)
 		c := o.console(Config{Reconnect: true})
-		if err := c.SetLines(context.Background(), Lines{RTS: new(false)}); err != nil {
+		if err := c.SetLines(context.Background(), nil, new(false)); err != nil {
 			t.Fatal(err)
 		}
 		o.setFail(syscall.ENOENT)
 		o.port(0).unplug()
 		eventually(t, "disconnection", func() bool { return !c.Stats().Connected })
-		if err := c.SetLines(timeout(t, 20*ms), Lines{DTR: new(false)}); !errors.Is(err, context.DeadlineExceeded) ||
+		if err := c.SetLines(timeout(t, 20*ms), new(false), nil); !errors.Is(err, context.DeadlineExceeded) ||
 			!strings.HasPrefix(err.Error(), "set DTR on rec0: waiting for the device to come back") {
 			t.Errorf("SetLines while the device is away = %v", err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- c.SetLines(timeout(t, 5*time.Second), Lines{DTR: new(false)}) }()
+		go func() { done <- c.SetLines(timeout(t, 5*time.Second), new(false), nil) }()
 		o.setFail(nil)
 		if err := <-done; err != nil {
 			t.Fatalf("SetLines across the reconnection: %v", err)
@@ -566,7 +566,7 @@ func TestModemControlWithWrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 10 {
-				if err := c.PulseLines(context.Background(), Lines{DTR: new(false)}, 100*time.Microsecond); err != nil {
+				if err := c.PulseLines(context.Background(), new(false), nil, 100*time.Microsecond); err != nil {
 					t.Error(err)
 				}
 			}
@@ -601,9 +601,9 @@ func TestModemControlOnPty(t *testing.T) {
 		do   func(ctx context.Context) error
 		what string
 	}{
-		{"SetLines", func(ctx context.Context) error { return c.SetLines(ctx, Lines{DTR: new(true)}) }, "set DTR"},
-		{"SetLines both", func(ctx context.Context) error { return c.SetLines(ctx, Lines{DTR: new(false), RTS: new(true)}) }, "set DTR and RTS"},
-		{"PulseLines", func(ctx context.Context) error { return c.PulseLines(ctx, Lines{RTS: new(false)}, 10*ms) }, "pulse RTS"},
+		{"SetLines", func(ctx context.Context) error { return c.SetLines(ctx, new(true), nil) }, "set DTR"},
+		{"SetLines both", func(ctx context.Context) error { return c.SetLines(ctx, new(false), new(true)) }, "set DTR and RTS"},
+		{"PulseLines", func(ctx context.Context) error { return c.PulseLines(ctx, nil, new(false), 10*ms) }, "pulse RTS"},
 		{"Break", func(ctx context.Context) error { return c.Break(ctx, 10*ms) }, "send a break"},
 		{"ResetSequence", func(ctx context.Context) error { return c.ResetSequence(ctx, "esp32") }, "run reset sequence esp32"},
 	}
