@@ -295,7 +295,12 @@ func TestProgressNotifications(t *testing.T) {
 		t.Fatalf("%v %s", err, text(res))
 	}
 	var ps []mcp.JSONRPCNotification
-	waitFor(t, "progress", func() bool { ps = e.notifications("notifications/progress"); return len(ps) >= 2 })
+	// Notifications reach the client on their own path: wait for the
+	// last one, not only for the call's result.
+	waitFor(t, "progress", func() bool {
+		ps = e.notifications("notifications/progress")
+		return len(ps) >= 2 && num(ps[len(ps)-1].Params.AdditionalFields["progress"]) == 4
+	})
 	last := ps[len(ps)-1].Params.AdditionalFields
 	if last["progressToken"] != "tok-1" || num(last["progress"]) != 4 || num(last["total"]) != 4 {
 		t.Errorf("last progress: %v", last)
