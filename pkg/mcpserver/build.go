@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -36,58 +35,14 @@ type releaser interface {
 }
 
 // handing is a console the runner may release for an upload's port and
-// take back after, and whose modem lines lines and reset steps drive.
+// take back after.
 type handing struct {
 	runner.Console
 	r releaser
 }
 
-// modem is a console with modem control lines: *serialx.Console.
-type modem interface {
-	SetLines(ctx context.Context, dtr, rts *bool) error
-	PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error
-	Break(ctx context.Context, d time.Duration) error
-	ResetSequence(ctx context.Context, name string) error
-}
-
-func (h *handing) modem() (modem, error) {
-	if m, ok := h.r.(modem); ok {
-		return m, nil
-	}
-	return nil, errors.New("this console has no modem control lines")
-}
-
-func (h *handing) SetLines(ctx context.Context, dtr, rts *bool) error {
-	m, err := h.modem()
-	if err != nil {
-		return err
-	}
-	return m.SetLines(ctx, dtr, rts)
-}
-
-func (h *handing) PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error {
-	m, err := h.modem()
-	if err != nil {
-		return err
-	}
-	return m.PulseLines(ctx, dtr, rts, hold)
-}
-
-func (h *handing) Break(ctx context.Context, d time.Duration) error {
-	m, err := h.modem()
-	if err != nil {
-		return err
-	}
-	return m.Break(ctx, d)
-}
-
-func (h *handing) ResetSequence(ctx context.Context, name string) error {
-	m, err := h.modem()
-	if err != nil {
-		return err
-	}
-	return m.ResetSequence(ctx, name)
-}
+// Unwrap is the console behind h, for the runner's modem line steps.
+func (h *handing) Unwrap() runner.Console { return h.Console }
 
 func (h *handing) Release(ctx context.Context) error { return h.r.Release(ctx) }
 

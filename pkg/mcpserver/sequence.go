@@ -519,6 +519,9 @@ type borrowed struct{ Console }
 
 func (borrowed) Close() error { return nil }
 
+// Unwrap is the connection's console, for the runner's modem line steps.
+func (b borrowed) Unwrap() runner.Console { return b.Console }
+
 func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error) {
 	plans := map[string]devicePlan{}
 	s.mu.Lock()

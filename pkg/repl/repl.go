@@ -687,6 +687,9 @@ type heldConsole struct {
 
 func (h *heldConsole) Close() error { return nil }
 
+// Unwrap is the session's console, for the runner's modem line steps.
+func (h *heldConsole) Unwrap() runner.Console { return h.Console }
+
 func (h *heldConsole) Cursor() int64 {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()

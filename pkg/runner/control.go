@@ -54,7 +54,8 @@ type HostRunner interface {
 }
 
 // lineController is a console with modem control lines, such as
-// *serialx.Console on a real serial port.
+// *serialx.Console on a real serial port. A console that wraps another
+// offers it with Unwrap() Console.
 type lineController interface {
 	SetLines(ctx context.Context, dtr, rts *bool) error
 	PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error
@@ -196,8 +197,13 @@ func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return err
 	}
 	lc, ok := c.(lineController)
-	if !ok {
-		return fmt.Errorf("%s: the console of %s has no modem control lines", s.Kind, s.To)
+	for !ok {
+		u, can := c.(interface{ Unwrap() Console })
+		if !can {
+			return fmt.Errorf("%s: the console of %s has no modem control lines", s.Kind, s.To)
+		}
+		c = u.Unwrap()
+		lc, ok = c.(lineController)
 	}
 	switch s.Kind {
 	case steps.KindLines:

@@ -152,6 +152,10 @@ func (l *lineDevice) ResetSequence(ctx context.Context, name string) error {
 	return l.record("reset " + name)
 }
 
+type wrapped struct{ runner.Console }
+
+func (w wrapped) Unwrap() runner.Console { return w.Console }
+
 func TestLineSteps(t *testing.T) {
 	seq := load(t, `steps:
   - lines: {dtr: false}
@@ -162,7 +166,10 @@ func TestLineSteps(t *testing.T) {
     expect: fw
 `)
 	ld := &lineDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return ld, nil }})
+	// Wrappers (the repl's, MCP's) offer the console they wrap.
+	res := runner.Run(context.Background(), seq, runner.Options{Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
+		return wrapped{wrapped{ld}}, nil
+	}})
 	if res.Status != runner.Passed {
 		t.Fatalf("%s %+v", res.Status, res.Steps)
 	}
