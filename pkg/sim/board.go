@@ -4,7 +4,8 @@
 // A Board opens a pty pair and runs a small firmware-like shell on the
 // device side; a client opens SerialPath like any serial port. The shell
 // reads and writes a Memory, the board's memory map, which a debugger can
-// reach as well.
+// reach as well. A Camera serves pictures of the board, its LED lit or dark,
+// over HTTP the way an IP camera does.
 package sim
 
 import (
@@ -79,6 +80,9 @@ type Board struct {
 	rxMu    sync.Mutex
 	rx      ring[RxLine]
 	rxHooks hooks[RxLine]
+
+	camMu sync.Mutex
+	cams  map[*Camera]struct{} // started and not yet closed
 }
 
 // New returns a board configured by opts. It opens nothing until Start.
@@ -206,8 +210,9 @@ func (b *Board) Replug() error {
 	return nil
 }
 
-// Close stops the shell, closes the pty and removes Options.Link. It may be
-// called more than once and before Start; calls after the first return nil.
+// Close closes the board's cameras, stops the shell, closes the pty and
+// removes Options.Link. It may be called more than once and before Start;
+// calls after the first return nil.
 func (b *Board) Close() error {
 	b.life.Lock()
 	defer b.life.Unlock()
@@ -215,7 +220,8 @@ func (b *Board) Close() error {
 		return nil
 	}
 	b.closed = true
-	if err := b.unplug(); err != nil {
+	err := errors.Join(b.closeCameras(), b.unplug())
+	if err != nil {
 		return fmt.Errorf("close board: %w", err)
 	}
 	return nil
