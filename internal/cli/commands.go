@@ -177,11 +177,12 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 			"remote_bitbang": b.jtag.Addr(),
 			"openocd_telnet": b.telnet,
 			"openocd":        b.ocd != nil,
+			"camera":         b.camera,
 		}
 		line, _ := json.Marshal(info)
 		fmt.Fprintln(ios.Out, string(line))
 	} else {
-		fmt.Fprintf(ios.Out, "virtual board\n  serial console:        %s\n  JTAG (remote_bitbang): %s\n  OpenOCD telnet:        %s\n(press Ctrl-C to stop)\n", b.board.SerialPath(), b.jtag.Addr(), b.telnet)
+		fmt.Fprintf(ios.Out, "virtual board\n  serial console:        %s\n  JTAG (remote_bitbang): %s\n  OpenOCD telnet:        %s\n  camera (MJPEG):        %s\n(press Ctrl-C to stop)\n", b.board.SerialPath(), b.jtag.Addr(), b.telnet, b.camera)
 	}
 	if f, ok := ios.Out.(interface{ Sync() error }); ok {
 		f.Sync()

@@ -25,6 +25,12 @@ func TestExitCodes(t *testing.T) {
 	fail := write("fail.yaml", "steps:\n  - send: version\n    expect: nope\n    timeout: 100ms\n")
 	bad := write("bad.yaml", "steps:\n  - sned: x\n")
 	unbound := write("unbound.yaml", "steps:\n  - send: x\n")
+	noCamera := write("nocamera.yaml", "cameras: {cam: /dev/video99}\nsteps:\n  - capture: {camera: cam}\n")
+	noTool := write("notool.yaml", "steps:\n  - exec: [hilrun-no-such-tool]\n")
+	exitCode := write("exitcode.yaml", "steps:\n  - exec: [sh, -c, 'exit 4']\n")
+	noPower := write("nopower.yaml", "steps:\n  - power: {device: dut, action: cycle}\n")
+	failedPower := write("failedpower.yaml", "power: {dut: {on: [\"false\"], off: [\"true\"]}}\nsteps:\n  - power: {device: dut, action: cycle}\n")
+	ptyLines := write("ptylines.yaml", "steps:\n  - reset_sequence: esp32\n")
 	tests := []struct {
 		name   string
 		args   []string
@@ -40,6 +46,12 @@ func TestExitCodes(t *testing.T) {
 		{"bad --var", []string{"run", "--var", "novalue", pass}, cli.ExitInvalid, "expected NAME=VALUE"},
 		{"unbound device", []string{"run", unbound}, cli.ExitInvalid, "device console has no port"},
 		{"port that does not exist", []string{"run", "--port", "console=/dev/hilrun-no-such-port", unbound}, cli.ExitInfra, "/dev/hilrun-no-such-port"},
+		{"camera not plugged in", []string{"run", noCamera}, cli.ExitInfra, "/dev/video99 does not exist"},
+		{"host tool not installed", []string{"run", noTool}, cli.ExitInfra, "hilrun-no-such-tool"},
+		{"host command exits 4", []string{"run", exitCode}, cli.ExitFailed, "sh exited with 4, want 0"},
+		{"no power entry", []string{"run", noPower}, cli.ExitInvalid, "nopower.yaml:2:5: power: no power entry for \"dut\""},
+		{"power switch fails", []string{"run", failedPower}, cli.ExitInfra, "power on dut: false exited with 1"},
+		{"modem lines on a pty", []string{"run", "--sim", ptyLines}, cli.ExitInfra, "has no modem control lines (it is a pty or its driver has none): cannot run reset sequence esp32"},
 		{"validate ok", []string{"validate", pass}, cli.ExitPassed, ""},
 		{"version", []string{"version"}, cli.ExitPassed, ""},
 	}

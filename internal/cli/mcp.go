@@ -124,6 +124,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		cfg.DefaultPort = bench.board.SerialPath()
 		cfg.DefaultOpenOCD = bench.telnet
 		cfg.DefaultBoard = sim.BannerTitle
+		cfg.Camera, cfg.CameraFormat = bench.camera, cameraFormat
 	}
 
 	srv, err := mcpserver.New(cfg)

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/repl"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -114,12 +117,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		if bench.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
-		for _, d := range seq.Devices {
-			d.Port, d.USB = bench.board.SerialPath(), nil
-		}
-		for _, p := range seq.Probes {
-			p.OpenOCD = bench.telnet
-		}
+		bench.bind(seq)
 	}
 
 	in, out := ios.In, ios.Out
@@ -136,8 +134,12 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		OpenProbe: openProbe(""),
 		Symbols:   openocd.LookupSymbol,
 		Build:     runBuild(""),
-		Vars:      vars,
-		In:        in, Out: out,
+		Camera:    engine.Camera(),
+		Host:      build.ExecRunner{},
+		// The session's pictures and command output.
+		ArtifactDir: filepath.Join(os.TempDir(), "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")),
+		Vars:        vars,
+		In:          in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim,
 	})

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -110,12 +112,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
 		for _, seq := range seqs {
-			for _, d := range seq.Devices {
-				d.Port, d.USB = bench.board.SerialPath(), nil
-			}
-			for _, p := range seq.Probes {
-				p.OpenOCD = bench.telnet
-			}
+			bench.bind(seq)
 		}
 	}
 
@@ -142,10 +139,17 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				return infra(fmt.Errorf("create the log folder: %w", err))
 			}
 		}
+		artifacts, err := artifactDir(logDir, stamp, seq.Name)
+		if err != nil {
+			return infra(err)
+		}
 		res := runner.Run(runCtx, seq, runner.Options{
 			Open:           openConsole(logDir, ios.ErrOut),
 			OpenProbe:      openProbe(logDir),
 			Build:          runBuild(logDir),
+			Camera:         engine.Camera(),
+			Host:           build.ExecRunner{},
+			ArtifactDir:    artifacts,
 			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
 			Sink:           console,
@@ -187,6 +191,22 @@ func parseFlags(varFlags, portFlags, openocdFlags []string) (vars, ports, openoc
 		return nil, nil, nil, invalid(err)
 	}
 	return vars, ports, openocds, nil
+}
+
+// artifactDir is where a run's pictures and host command output go: the
+// run's log folder, else a folder under the system's temporary one (made
+// only when a step writes there; the console output names each picture).
+// It is absolute, so that JUnit attachment lines find the files.
+func artifactDir(logDir, stamp, name string) (string, error) {
+	dir := logDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "hilrun-"+stamp+"-"+safeName(name))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("the folder for pictures and command output: %w", err)
+	}
+	return abs, nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -244,7 +264,10 @@ func bindSequence(seq *steps.Sequence, opts *RunOptions, ports, openocds map[str
 		}
 		bench = b
 	}
-	return steps.Bind(seq, bench, ports, openocds)
+	if err := steps.Bind(seq, bench, ports, openocds); err != nil {
+		return err
+	}
+	return steps.CheckPower(seq)
 }
 
 // openConsole opens devices as serial consoles, logging under logDir;

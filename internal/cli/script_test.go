@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -21,6 +22,8 @@ func TestMain(m *testing.M) {
 //
 //	sim NAME [--latency D] [--unplug-after D]
 //	    start a virtual board on a real pty and set $NAME to its path
+//
+// and the condition [ci], true under CI=true.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -28,6 +31,14 @@ func TestScript(t *testing.T) {
 			"sim": cmdSim,
 		},
 		RequireExplicitExec: true,
+		// [ci] holds under CI=true, where a missing tool must fail the
+		// script rather than skip it.
+		Condition: func(cond string) (bool, error) {
+			if cond == "ci" {
+				return os.Getenv("CI") == "true", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

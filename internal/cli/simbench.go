@@ -12,6 +12,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // simBench is the virtual board with everything that reaches it: its serial
@@ -24,17 +25,30 @@ type simBench struct {
 	stub   *ocdtelnet.Server
 	dir    string
 	telnet string
+	// camera is the URL of the board's camera stream, read by ffmpeg with
+	// input format cameraFormat.
+	camera string
 	// note says, in one line, when memory is served by the stand-in.
 	note string
 }
 
-// startSimBench starts the board; with probes it also serves its memory
-// through OpenOCD (or the stand-in).
+// cameraFormat is the ffmpeg input format of the virtual board's camera:
+// a Motion JPEG stream over HTTP, as IP cameras serve it.
+const cameraFormat = "mpjpeg"
+
+// startSimBench starts the board and its camera; with probes it also serves
+// its memory through OpenOCD (or the stand-in).
 func startSimBench(ctx context.Context, opts sim.Options, probes bool) (*simBench, error) {
 	b := &simBench{board: sim.New(opts)}
 	if err := b.board.Start(); err != nil {
 		return nil, fmt.Errorf("start the virtual board: %w", err)
 	}
+	cam, err := b.board.StartCamera("")
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("start the virtual board's camera: %w", err)
+	}
+	b.camera = cam.URL() + sim.CameraStreamPath
 	if !probes {
 		return b, nil
 	}
@@ -82,6 +96,17 @@ func (b *simBench) startProbe(ctx context.Context) error {
 	}
 	b.telnet = b.ocd.TelnetAddr()
 	return nil
+}
+
+// bind points every device, probe and camera of seq at the virtual board.
+func (b *simBench) bind(seq *steps.Sequence) {
+	for _, d := range seq.Devices {
+		d.Port, d.USB = b.board.SerialPath(), nil
+	}
+	for _, p := range seq.Probes {
+		p.OpenOCD = b.telnet
+	}
+	steps.BindCameras(seq, b.camera, cameraFormat)
 }
 
 // Close stops everything; it is idempotent.

@@ -44,7 +44,11 @@ type Options struct {
 	OpenProbe runner.ProbeOpener
 	Symbols   runner.SymbolLookup
 	Build     runner.Builder
-	Vars      map[string]string
+	Camera    runner.CameraGrabber
+	Host      runner.HostRunner
+	// ArtifactDir receives pictures and host command output.
+	ArtifactDir string
+	Vars        map[string]string
 	// In and Out are the terminal, already in raw mode.
 	In  io.Reader
 	Out io.Writer
@@ -473,10 +477,13 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 			}
 			return heldProbe{d}, nil
 		},
-		Symbols: s.opts.Symbols,
-		Build:   s.opts.Build,
-		Vars:    s.vars,
-		Sink:    sink,
+		Symbols:     s.opts.Symbols,
+		Build:       s.opts.Build,
+		Camera:      s.opts.Camera,
+		Host:        s.opts.Host,
+		ArtifactDir: s.opts.ArtifactDir,
+		Vars:        s.vars,
+		Sink:        sink,
 	})
 	for _, r := range res.Steps {
 		for k, v := range r.Saved {

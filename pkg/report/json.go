@@ -44,9 +44,11 @@ type jsonStep struct {
 	Received   string         `json:"received,omitempty"`
 	Saved      map[string]any `json:"saved,omitempty"`
 	Data       map[string]any `json:"data,omitempty"`
-	File       string         `json:"file,omitempty"`
-	Line       int            `json:"line,omitempty"`
-	Column     int            `json:"column,omitempty"`
+	// Attachments are the pictures a step took.
+	Attachments []string `json:"attachments,omitempty"`
+	File        string   `json:"file,omitempty"`
+	Line        int      `json:"line,omitempty"`
+	Column      int      `json:"column,omitempty"`
 }
 
 // millis is a duration written to JSON as float milliseconds with three
@@ -93,22 +95,23 @@ func WriteJSON(w io.Writer, results []runner.SequenceResult) error {
 		for j := range seq.Steps {
 			s := &seq.Steps[j]
 			js.Steps = append(js.Steps, jsonStep{
-				Index:      s.Index,
-				Path:       s.Path,
-				Kind:       s.Kind,
-				Name:       s.Name,
-				Group:      s.Group,
-				Status:     reportStatus(s.Status),
-				StartedMS:  millis(s.Started),
-				DurationMS: millis(s.Duration),
-				Message:    s.Message,
-				Expected:   s.Expected,
-				Received:   s.Received,
-				Saved:      jsonMap(s.Saved),
-				Data:       jsonMap(s.Data),
-				File:       s.File,
-				Line:       s.Line,
-				Column:     s.Column,
+				Index:       s.Index,
+				Path:        s.Path,
+				Kind:        s.Kind,
+				Name:        s.Name,
+				Group:       s.Group,
+				Status:      reportStatus(s.Status),
+				StartedMS:   millis(s.Started),
+				DurationMS:  millis(s.Duration),
+				Message:     s.Message,
+				Expected:    s.Expected,
+				Received:    s.Received,
+				Saved:       jsonMap(s.Saved),
+				Data:        jsonMap(s.Data),
+				Attachments: s.Attachments,
+				File:        s.File,
+				Line:        s.Line,
+				Column:      s.Column,
 			})
 		}
 		doc.Sequences = append(doc.Sequences, js)

@@ -458,7 +458,7 @@ func (r *run) power(ctx context.Context, s *steps.Step, res *StepResult) error {
 		argv := e.PowerCommand(action)
 		pctx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 		defer cancel()
-		code, out, logPath, err := r.host(pctx, "power", "power-"+p.Target, argv, "", nil)
+		code, out, logPath, err := r.host(pctx, "power", "power-"+p.Target, argv, e.Dir, nil)
 		if res.Data == nil {
 			res.Data = map[string]any{"target": p.Target, "action": p.Action}
 		}

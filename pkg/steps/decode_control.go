@@ -526,7 +526,7 @@ func (d *decoder) power(n *yaml.Node) {
 			d.add(d.pos(p.key), "power entry %q must be a name of letters, digits and underscores", name)
 			continue
 		}
-		e := &PowerEntry{Name: name, Pos: d.pos(p.key)}
+		e := &PowerEntry{Name: name, Dir: d.relPath("."), Pos: d.pos(p.key)}
 		if p.val.Kind != yaml.MappingNode {
 			d.add(d.pos(p.val), "power %s must be a mapping such as {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}, found %s", name, kindName(p.val))
 			continue

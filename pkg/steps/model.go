@@ -167,7 +167,10 @@ type PowerEntry struct {
 	OffTime time.Duration
 	// Timeout bounds each command; 0 means 30s.
 	Timeout time.Duration
-	Pos     Pos
+	// Dir is where the commands run: the folder of the file that names
+	// them, so ./relay.sh beside a bench file is found.
+	Dir string
+	Pos Pos
 }
 
 // Launch says how to start OpenOCD for a probe.
