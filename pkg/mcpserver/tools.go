@@ -43,13 +43,17 @@ const stepsHelp = `The steps to run, in order, as a JSON array of step objects (
   {"halt": true}    {"resume": true}    {"reset": "run"}    {"openocd": "reg pc", "expect": "pc"}
   {"build": {"command": ["make", "-C", "fw"], "elf": "fw/build/fw.elf"}}    {"build": {"pio": {"project_dir": "fw", "env": "esp32dev"}}}
   {"upload": {"openocd": {"file": "fw/build/fw.elf", "verify": true, "reset": true}}, "probe": "target"}    {"upload": {"pio": {"project_dir": "fw"}, "port": "c1"}}
-Build and upload steps run only inside the server's --root folders and never through a shell; an upload's port (a connection) is released for the upload and taken back after.
+  {"capture": true, "label": "my_label", "device_index": 0}    {"capture": {"camera": "top", "label": "led", "frames": 2}, "expect_image": {"region": [224, 112, 32, 32], "brightness": ">0.6"}}
+  {"expect_image": {"region": [224, 112, 32, 32], "color": "green", "tolerance": 0.3}}
+  {"reset_sequence": "esp32", "to": "c1"}    {"lines": {"dtr": false, "rts": true, "hold": "100ms"}}    {"break": "250ms"}
+  {"exec": ["uhubctl", "-a", "cycle", "-p", "2"], "timeout": "20s", "expect": "Sent power", "exit_code": 0}    {"power": {"device": "dut", "action": "cycle"}}
+Build, upload and exec steps run only inside the server's --root folders and never through a shell; an upload's port (a connection) is released for the upload and taken back after. Power commands come from the server's bench file. Camera pictures are saved as PNG files and returned as image content. A read-only server refuses lines, break, reset_sequence, power and exec.
 "to" is a connection id or label from serial_open, a port path (opened for this sequence at 115200 8N1 unless already open), or left out when exactly one connection is open (with none open, the virtual board under --sim). "probe" names a probe of the bench file or, under --sim, the virtual board. Durations are strings with a unit ("250ms", "2s"); delay_ms and read_timeout (seconds) take bare numbers.`
 
 func (s *Server) addTools() {
 	s.mcp.AddTool(mcp.NewTool("serial_sequence",
 		mcp.WithTitleAnnotation("Run a sequence of serial and memory steps"),
-		mcp.WithDescription(`Run a multi-step hardware sequence (serial send/expect, delays, captures, memory reads and writes, asserts) in one call, inside hilrun, with real timing between steps and no tool-call overhead. Use it for anything timing-sensitive: send a command and check the reply, toggle a GPIO over SWD with exact delays, mixed serial/memory flows.
+		mcp.WithDescription(`Run a multi-step hardware sequence (serial send/expect, delays, captures, memory reads and writes, camera pictures and image checks, reset lines, host commands, power, asserts) in one call, inside hilrun, with real timing between steps and no tool-call overhead. Use it for anything timing-sensitive: send a command and check the reply, toggle a GPIO over SWD with exact delays, mixed serial/memory flows.
 The ports and probes the sequence uses are held for the whole run; another caller gets "busy" (or waits lock_timeout_ms). Cancelling the call stops the current step, runs the finally steps, releases the ports and returns what ran.
 Returns one line per step (index, status, kind, name, duration, message) and a summary line ("passed 12/12 in 1.234s"), with structured results; the report and console logs stay readable as resources (hilrun://runs/{run_id}/...). A failing step is a result (status failed), not a tool error; a tool error means nothing ran (invalid steps, refused, busy).`),
 		mcp.WithAny("steps", mcp.Required(), mcp.Description(stepsHelp),
