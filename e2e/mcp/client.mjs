@@ -319,6 +319,29 @@ async function run(argv) {
       pass("serial_sequence (steps as JSON string)", `gpio_after 0x${after.toString(16)}`);
     }
 
+    // A camera capture in the seed's form: the virtual board's camera,
+    // read by ffmpeg, comes back as image content the agent can look at,
+    // and the image check follows the LED the probe switched on.
+    {
+      const cam = await callTool(client, "serial_sequence", {
+        steps: [
+          { mem_write: true, address: GPIO_BSRR, value: "0x20", probe: PROBE, width: 32 },
+          { capture: true, label: "led_e2e", device_index: 0 },
+          { expect_image: { region: [224, 112, 32, 32], brightness: ">0.6" } },
+        ],
+        finally: [{ mem_write: true, address: GPIO_BSRR, value: "0x200000", probe: PROBE, width: 32 }],
+      });
+      const csc = cam.structuredContent;
+      check(csc && csc.passed === true, `serial_sequence with a camera capture did not pass: ${short(csc || cam)}\n${textOf(cam)}`);
+      const images = (cam.content || []).filter((c) => c.type === "image");
+      check(images.length === 2, `want 2 image content items (one per picture), got ${images.length}: ${short(cam.content)}`);
+      const png = Buffer.from(images[0].data, "base64");
+      check(images[0].mimeType === "image/png" && png.subarray(1, 4).toString() === "PNG", `image content is not a PNG: ${images[0].mimeType} ${short(png.subarray(0, 8))}`);
+      check(Array.isArray(csc.pictures) && csc.pictures[0].endsWith("led_e2e.png"), `structuredContent.pictures: ${short(csc.pictures)}`);
+      summary.picture_bytes = png.length;
+      pass("serial_sequence camera capture", `${images.length} PNG image content items, ${png.length} bytes`);
+    }
+
     // validate_sequence: a bad step list is reported with its position.
     const bad = await callTool(client, "validate_sequence", {
       content: JSON.stringify([{ send: "status", expct: "led: on" }], null, 2),
