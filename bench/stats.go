@@ -82,3 +82,6 @@ func split(n, parts int) []int {
 	}
 	return out
 }
+
+// Summarize is summarize for the benchmark commands under bench/cmd.
+func Summarize(samples []time.Duration) Summary { return summarize(samples) }
