@@ -20,6 +20,11 @@ var commandHelp = []struct{ name, args, what string }{
 	{"read", "SYMBOL", "read an ELF symbol through the probe"},
 	{"write", "SYMBOL VALUE", "write an ELF symbol"},
 	{"reset", "", "reset the target through the probe and let it run"},
+	{"reset_sequence", "NAME", "play a DTR/RTS reset on the device: esp32 (into the bootloader), esp32_run, arduino"},
+	{"break", "DURATION", "send a break on the device, e.g. break 250ms"},
+	{"snap", "[LABEL]", "take a picture with the camera"},
+	{"exec", "PROGRAM [ARG...]", "run a host command (no shell)"},
+	{"power", "on|off|cycle [BOARD]", "switch a board's power with the bench file's commands"},
 	{"run", "FILE", "run a sequence file against the open devices"},
 	{"use", "DEVICE", "make DEVICE the one steps without to: talk to"},
 }
@@ -37,7 +42,7 @@ var metaHelp = []struct{ name, args, what string }{
 }
 
 // serialKeys are the keys that make a step talk to a device.
-var serialKeys = []string{"send", "send_hex", "send_ctrl", "expect", "capture"}
+var serialKeys = []string{"send", "send_hex", "send_ctrl", "expect", "capture", "lines", "break", "reset_sequence"}
 
 // translate turns a typed line into the YAML text of one step: a short
 // command becomes its flow mapping, a line in flow form is kept as typed.
@@ -74,6 +79,36 @@ func translate(line string) (string, error) {
 			return fmt.Sprintf("{expect: %s, timeout: %s}", strconv.Quote(pattern), timeout), nil
 		}
 		return fmt.Sprintf("{expect: %s}", strconv.Quote(pattern)), nil
+	case "reset_sequence", "break":
+		if err := need(1, 1, map[string]string{"reset_sequence": "NAME", "break": "DURATION"}[name]); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("{%s: %s}", name, strconv.Quote(args[0])), nil
+	case "snap":
+		if err := need(0, 1, "[LABEL]"); err != nil {
+			return "", err
+		}
+		if len(args) == 1 {
+			return fmt.Sprintf("{capture: true, label: %s}", strconv.Quote(args[0])), nil
+		}
+		return "{capture: true}", nil
+	case "exec":
+		if len(args) == 0 {
+			return "", fmt.Errorf("usage: exec PROGRAM [ARG...]")
+		}
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = strconv.Quote(a)
+		}
+		return fmt.Sprintf("{exec: [%s]}", strings.Join(quoted, ", ")), nil
+	case "power":
+		if err := need(1, 2, "on|off|cycle [BOARD]"); err != nil {
+			return "", err
+		}
+		if len(args) == 2 {
+			return fmt.Sprintf("{power: {device: %s, action: %s}}", strconv.Quote(args[1]), strconv.Quote(args[0])), nil
+		}
+		return fmt.Sprintf("{power: %s}", strconv.Quote(args[0])), nil
 	case "delay", "capture":
 		if err := need(1, 1, "DURATION"); err != nil {
 			return "", err

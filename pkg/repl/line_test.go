@@ -19,6 +19,12 @@ func TestTranslate(t *testing.T) {
 		{"read", "read counter", `{mem_read: true, symbol: "counter"}`},
 		{"write", "write counter 3", `{mem_write: true, symbol: "counter", value: 3}`},
 		{"reset", "reset", `{reset: run}`},
+		{"reset sequence", "reset_sequence esp32", `{reset_sequence: "esp32"}`},
+		{"break", "break 250ms", `{break: "250ms"}`},
+		{"snap", "snap led", `{capture: true, label: "led"}`},
+		{"snap without label", "snap", `{capture: true}`},
+		{"exec", "exec uhubctl -a cycle -p 2", `{exec: ["uhubctl", "-a", "cycle", "-p", "2"]}`},
+		{"power", "power cycle dut", `{power: {device: "dut", action: "cycle"}}`},
 		{"flow form", "{send: AT, expect: OK}", `{send: AT, expect: OK}`},
 	}
 	for _, tt := range tests {
