@@ -95,6 +95,15 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	if err := bindSequence(seq, &RunOptions{Bench: opts.Bench}, ports, openocds); err != nil {
 		return invalid(err)
 	}
+	bench, err := benchFor(seq, opts.Bench)
+	if err != nil {
+		return invalid(err)
+	}
+	// Each line is a sequence of its own: the bench file names its cameras
+	// and power commands, --sim points its cameras at the board's.
+	bindLine := func(line *steps.Sequence) {
+		steps.Bind(line, bench, nil, nil)
+	}
 	if opts.Sim {
 		for _, p := range seq.Probes {
 			p.OpenOCD, p.Launch = "sim", nil
@@ -109,15 +118,16 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return invalid(err)
 	}
 	if opts.Sim {
-		bench, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0)
+		sb, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0)
 		if err != nil {
 			return infra(err)
 		}
-		defer bench.Close()
-		if bench.note != "" {
-			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
+		defer sb.Close()
+		if sb.note != "" {
+			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
-		bench.bind(seq)
+		sb.bind(seq)
+		bindLine = sb.bind
 	}
 
 	in, out := ios.In, ios.Out
@@ -135,6 +145,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		Symbols:   openocd.LookupSymbol,
 		Build:     runBuild(""),
 		Camera:    engine.Camera(),
+		BindLine:  bindLine,
 		Host:      build.ExecRunner{},
 		// The session's pictures and command output.
 		ArtifactDir: filepath.Join(os.TempDir(), "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")),

@@ -189,3 +189,21 @@ func TestReplSurvivesUnplug(t *testing.T) {
 	r.waitFor("after")
 	r.quit()
 }
+
+// At the bench: a picture of the virtual board, a host command, and a
+// reset through modem lines the pty does not have, said plainly.
+func TestReplBenchControl(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
+		t.Skip("ffmpeg is not installed")
+	}
+	r := startRepl(t)
+	r.typ("snap board\r")
+	r.waitFor("board.png")
+	r.typ("exec echo from-the-host\r")
+	r.waitFor("exec│ from-the-host")
+	r.typ("reset_sequence esp32\r")
+	r.waitFor("has no modem control lines")
+	r.typ("send echo still here\r")
+	r.waitFor("still here\x1b[0m")
+	r.quit()
+}

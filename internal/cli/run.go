@@ -243,31 +243,38 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 }
 
 // bindSequence applies the bench file, --port and --openocd to a
-// sequence's devices and probes.
+// sequence's devices and probes, its cameras and power entries.
 func bindSequence(seq *steps.Sequence, opts *RunOptions, ports, openocds map[string]string) error {
-	benchPath := opts.Bench
+	bench, err := benchFor(seq, opts.Bench)
+	if err != nil {
+		return err
+	}
+	if err := steps.Bind(seq, bench, ports, openocds); err != nil {
+		return err
+	}
+	return steps.CheckPower(seq)
+}
+
+// benchFor loads the bench file given, else the one beside seq, else none.
+func benchFor(seq *steps.Sequence, benchPath string) (*steps.Bench, error) {
 	if benchPath == "" {
 		p := filepath.Join(filepath.Dir(seq.File), steps.BenchFile)
 		if _, err := os.Stat(p); err == nil {
 			benchPath = p
 		}
 	}
-	var bench *steps.Bench
-	if benchPath != "" {
-		b, err := steps.LoadBench(benchPath)
-		if err != nil {
-			var el steps.ErrorList
-			if errors.As(err, &el) {
-				return el
-			}
-			return fmt.Errorf("read bench file: %w", err)
+	if benchPath == "" {
+		return nil, nil
+	}
+	b, err := steps.LoadBench(benchPath)
+	if err != nil {
+		var el steps.ErrorList
+		if errors.As(err, &el) {
+			return nil, el
 		}
-		bench = b
+		return nil, fmt.Errorf("read bench file: %w", err)
 	}
-	if err := steps.Bind(seq, bench, ports, openocds); err != nil {
-		return err
-	}
-	return steps.CheckPower(seq)
+	return b, nil
 }
 
 // openConsole opens devices as serial consoles, logging under logDir;

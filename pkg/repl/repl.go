@@ -4,6 +4,7 @@
 package repl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +49,10 @@ type Options struct {
 	Host      runner.HostRunner
 	// ArtifactDir receives pictures and host command output.
 	ArtifactDir string
-	Vars        map[string]string
+	// BindLine, if set, binds the cameras of each typed line's sequence
+	// (the bench file's, or the virtual board's under --sim).
+	BindLine func(*steps.Sequence)
+	Vars     map[string]string
 	// In and Out are the terminal, already in raw mode.
 	In  io.Reader
 	Out io.Writer
@@ -412,6 +416,17 @@ func (s *Session) parse(nodes []*yaml.Node) (*steps.Sequence, error) {
 		}
 		doc.Content = append(doc.Content, scalar("probes"), probes)
 	}
+	if len(s.opts.Seq.Cameras) > 0 {
+		cams := mapping(0)
+		for _, c := range s.opts.Seq.Cameras {
+			if !c.Implicit {
+				cams.Content = append(cams.Content, scalar(c.Name), mapping(yaml.FlowStyle))
+			}
+		}
+		if len(cams.Content) > 0 {
+			doc.Content = append(doc.Content, scalar("cameras"), cams)
+		}
+	}
 	doc.Content = append(doc.Content, scalar("steps"), &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: nodes})
 	data, err := yaml.Marshal(doc)
 	if err != nil {
@@ -441,8 +456,21 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		}
 	}
 	if !whole {
+		if s.opts.BindLine != nil {
+			s.opts.BindLine(seq)
+		}
 		seq.Devices, seq.Probes, seq.Vars = base.Devices, base.Probes, base.Vars
 		seq.FailOn, seq.ExpectTimeout, seq.FilterResponses = base.FailOn, base.ExpectTimeout, base.FilterResponses
+		// The session's cameras and power entries (from the file and the
+		// bench) stand for the line's.
+		for i, c := range seq.Cameras {
+			if b := base.Camera(c.Name); b != nil {
+				seq.Cameras[i] = b
+			}
+		}
+		if len(base.Power) > 0 {
+			seq.Power = base.Power
+		}
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -458,6 +486,11 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 	sink := runner.SinkFunc(func(e runner.Event) {
 		switch e.Type {
 		case runner.ConsoleOutput, runner.ConsoleInput:
+			// Consoles show their output themselves; what host commands
+			// and build tools print (one line per event) is shown here.
+			if e.Type == runner.ConsoleOutput && s.consoles[e.Console] == nil {
+				s.t.Write([]byte(dim + e.Console + "│ " + stream.Printable(bytes.TrimRight(e.Data, "\r\n")) + reset + "\n"))
+			}
 			return
 		case runner.SequenceStarted, runner.SequenceFinished:
 			if !whole {
