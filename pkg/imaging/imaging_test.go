@@ -3,7 +3,10 @@ package imaging
 import (
 	"image"
 	"image/color"
+	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,6 +65,31 @@ func TestCompare(t *testing.T) {
 	for _, bad := range []string{">x", "> ", "1.5", "-1"} {
 		if _, err := ParseCompare(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// BenchmarkCheckFrame is what an expect_image check costs per frame: decode
+// a 320x240 PNG (the virtual board's camera size) and measure a region.
+func BenchmarkCheckFrame(b *testing.B) {
+	img := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	path := filepath.Join(b.TempDir(), "frame.png")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	png.Encode(f, img)
+	f.Close()
+	for b.Loop() {
+		im, err := Load(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Measure(im, Rect{X: 224, Y: 112, W: 32, H: 32}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
