@@ -26,8 +26,12 @@ const (
 	defaultExecTimeout   = 60 * time.Second
 	defaultPowerTimeout  = 30 * time.Second
 	// execKeep bounds the output of a host command kept in memory for
-	// expect, save and reports; the log file has all of it.
+	// expect and save; the log file has all of it.
 	execKeep = 1 << 20
+	// execReport bounds the output in the step's data (reports, MCP
+	// results, steps.ID.output): the last execReport bytes of what was
+	// kept.
+	execReport = 64 << 10
 )
 
 // GrabRequest asks a camera for Frames pictures, saved as PNG files in Dir
@@ -346,9 +350,15 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	var output []byte
 	if out != nil {
 		output = out.buf.Bytes()
-		res.Data["output"] = string(output)
-		if out.dropped > 0 {
-			res.Data["output_dropped"] = out.dropped
+		shown, cut := output, out.dropped
+		if len(shown) > execReport {
+			cut += int64(len(shown) - execReport)
+			shown = shown[len(shown)-execReport:]
+		}
+		res.Data["output"] = string(shown)
+		if cut > 0 {
+			// The log file has every byte.
+			res.Data["output_truncated"] = cut
 		}
 	}
 	tail := stream.Printable(tailLines(output, 10, 2048))
