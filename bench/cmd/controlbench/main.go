@@ -5,11 +5,12 @@
 //   - h: a camera capture step (one frame from the virtual board's camera,
 //     through ffmpeg, saved as PNG) against running the same ffmpeg
 //     command directly;
-//
 //   - i: an exec step running `true` against Python's subprocess.run of
 //     the same program, the way a pytest-based bench runs host tools.
 //
-//     go run ./bench/cmd/controlbench -n 20 -rounds 5
+// Run it with:
+//
+//	go run ./bench/cmd/controlbench -n 20 -rounds 10
 package main
 
 import (
