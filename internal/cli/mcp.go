@@ -22,6 +22,7 @@ type MCPOptions struct {
 	AllowPorts    []string
 	DenyPorts     []string
 	ReadOnly      bool
+	AllowExec     bool
 	AllowMemWrite []string
 	Roots         []string
 	Bench         string
@@ -48,10 +49,16 @@ taken. An address beyond loopback needs a bearer token (--token or
 HILRUN_MCP_TOKEN); when a token is set every request must carry it.
 
 --read-only refuses memory writes (mem_write, memory-writing steps, debugger
-commands that could write) and uploads; serial writes stay allowed.
+commands that could write), uploads, modem line steps (lines, break,
+reset_sequence), power and exec; serial writes stay allowed.
 Builds and uploads run only with --root: their folders, images and ELF
-files must be under a root. --root is a gate on where they run, not a
-sandbox: the command itself may be any program on PATH.`,
+files must be under a root. exec steps run host commands only with
+--allow-exec and --root, inside a root, without a shell and with a minimal
+environment (PATH, HOME, USER, LANG, LC_ALL, TZ, TMPDIR). --root is a gate
+on where they run, not a sandbox: the command itself may be any program.
+Power commands and cameras come from the --bench file (cameras also from
+--sim); a client may name them, or a camera device by number or
+/dev/videoN, but not bring its own.`,
 		Example: `  hilrun mcp --sim                                  # try it against the virtual board
   hilrun mcp --http 127.0.0.1:4123 --root ./sequences --bench hilrun.bench.yaml
   hilrun mcp --allow-port '/dev/serial/by-id/*' --deny-port '/dev/ttyS*' --read-only
@@ -69,7 +76,8 @@ sandbox: the command itself may be any program on PATH.`,
 	f.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` on HTTP requests (default $HILRUN_MCP_TOKEN)")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
-	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads and debugger commands that could write; serial writes stay allowed")
+	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
+	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps run host commands (with --root, inside it, without a shell)")
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
@@ -85,7 +93,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		Version: Version(),
 		Policy: mcpserver.Policy{
 			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts,
-			ReadOnly: opts.ReadOnly, Roots: opts.Roots,
+			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, Roots: opts.Roots,
 		},
 		LogDir: opts.LogDir,
 		Log:    ios.ErrOut,

@@ -35,6 +35,9 @@ type Runner interface {
 type ExecRunner struct {
 	// Grace is how long the group has to exit after SIGTERM; 0 means 2s.
 	Grace time.Duration
+	// Environ is the environment the env entries of Run are added to;
+	// nil means hilrun's own (os.Environ).
+	Environ []string
 }
 
 var _ Runner = ExecRunner{}
@@ -64,7 +67,11 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	base := r.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(append([]string(nil), base...), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr()
 	// A grandchild holding the output pipe must not keep Wait waiting

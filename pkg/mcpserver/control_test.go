@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -54,7 +55,7 @@ func TestExecAndPowerOverMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.Roots = []string{root}; c.Bench = bench }})
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.Roots = []string{root}; c.Policy.AllowExec = true; c.Bench = bench }})
 	res := e.call("serial_sequence", map[string]any{"steps": []any{
 		map[string]any{"exec": []any{"sh", "-c", "pwd; echo made > out.txt"}, "save": "where"},
 		map[string]any{"power": map[string]any{"device": "dut", "action": "cycle"}},
@@ -135,4 +136,91 @@ func TestCapturePicturesAreImageContent(t *testing.T) {
 	if len(out.Pictures) != 2 || !strings.HasSuffix(out.Pictures[0], "/files/my_label.png") {
 		t.Errorf("pictures %v", out.Pictures)
 	}
+}
+
+// A client names cameras; it cannot point ffmpeg at files, URLs or filter
+// graphs, nor hand it arguments.
+func TestClientCannotBringCameras(t *testing.T) {
+	root := t.TempDir()
+	benchFile := filepath.Join(root, "hilrun.bench.yaml")
+	if err := os.WriteFile(benchFile, []byte("cameras:\n  top: {input: /dev/video7, size: 640x480}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench, err := steps.LoadBench(benchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []*steps.Camera
+	grab := func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+		asked = append(asked, req.Camera)
+		return nil, errors.New("no camera here")
+	}
+	e := newEnv(t, envOptions{config: func(c *Config) { c.Bench = bench; c.Grab = grab }})
+	secret := filepath.Join(root, "secret.png")
+	for _, steps := range []any{
+		[]any{map[string]any{"capture": map[string]any{"camera": secret}}},
+		[]any{map[string]any{"capture": map[string]any{"camera": "http://127.0.0.1:1/x"}}},
+		map[string]any{
+			"cameras": map[string]any{"evil": map[string]any{"input": "testsrc", "format": "lavfi", "args": []any{"-i", "x", secret}}},
+			"steps":   []any{map[string]any{"capture": map[string]any{"camera": "evil"}}},
+		},
+		map[string]any{
+			"cameras": map[string]any{"mine": secret},
+			"steps":   []any{map[string]any{"capture": map[string]any{"camera": "mine"}}},
+		},
+	} {
+		msg := e.callErr("serial_sequence", map[string]any{"steps": steps})
+		if !strings.Contains(msg, "cameras come from the server's bench file") {
+			t.Errorf("%v: %s", steps, msg)
+		}
+	}
+	if len(asked) != 0 {
+		t.Fatalf("ffmpeg was asked for %v", asked[0])
+	}
+	// The bench's camera by name (its settings win over the client's), and
+	// a camera device by number, are fine.
+	e.sequence(map[string]any{"steps": map[string]any{
+		"cameras": map[string]any{"top": map[string]any{"input": secret, "format": "image2"}},
+		"steps":   []any{map[string]any{"capture": map[string]any{"camera": "top"}}},
+	}})
+	e.sequence(map[string]any{"steps": []any{map[string]any{"capture": true, "device_index": 2}}})
+	if len(asked) != 2 || asked[0].Input != "/dev/video7" || asked[0].Format != "" || asked[1].Input != "2" {
+		t.Errorf("cameras asked: %+v %+v", asked[0], asked[1])
+	}
+}
+
+func TestExecIsOptInAndSeesNoSecrets(t *testing.T) {
+	t.Setenv("HILRUN_MCP_TOKEN", "s3cret")
+	root := t.TempDir()
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.Roots = []string{root} }})
+	msg := e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"exec": []any{"true"}}}})
+	if !strings.Contains(msg, "start hilrun mcp with --allow-exec") {
+		t.Errorf("exec without --allow-exec: %s", msg)
+	}
+	e = newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.Roots = []string{root}; c.Policy.AllowExec = true }})
+	out := e.sequence(map[string]any{"steps": []any{
+		map[string]any{"exec": []any{"sh", "-c", "echo token=$HILRUN_MCP_TOKEN; echo path=$PATH"}, "env": map[string]any{"EXTRA": "1"}, "expect": "token=\n"},
+	}})
+	if !out.Passed {
+		t.Errorf("the command saw the server's token: %+v", out.Steps)
+	}
+}
+
+// Modem line steps reach a connection opened with serial_open, by id and
+// by default; the virtual board's pty has no modem lines, and says so.
+func TestLinesOnAConnection(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.open(nil)
+	for _, step := range []map[string]any{
+		{"break": "250ms", "to": id},
+		{"reset_sequence": "esp32"},
+		{"lines": map[string]any{"dtr": false}, "to": id},
+	} {
+		out := e.sequence(map[string]any{"steps": []any{step}})
+		if len(out.Steps) != 1 || out.Steps[0].Status != "error" || !strings.Contains(out.Steps[0].Message, "has no modem control lines") {
+			t.Errorf("%v: %+v", step, out.Steps)
+		}
+	}
+	// The connection still works.
+	e.call("serial_write", map[string]any{"connection": id, "data": "echo alive", "newline": true})
 }

@@ -72,11 +72,15 @@ type Policy struct {
 	// symbolic links lead to.
 	AllowPorts, DenyPorts []string
 	// ReadOnly refuses memory writes (mem_write, memory-writing steps),
-	// uploads (upload steps, the upload tool) and debugger commands that
-	// could change the target, other than halt, resume and reset. Serial writes stay allowed: a console is how a test talks to the
+	// uploads (upload steps, the upload tool), debugger commands that
+	// could change the target other than halt, resume and reset, modem
+	// line steps (lines, break, reset_sequence), power and exec. Serial writes stay allowed: a console is how a test talks to the
 	// device. Builds stay allowed: they change files under a root, not
 	// the target.
 	ReadOnly bool
+	// AllowExec lets exec steps run host commands (inside a root, without
+	// a shell, with a minimal environment). Off, they are refused.
+	AllowExec bool
 	// MemWrite, when not empty, lists the only address ranges memory
 	// writes may touch.
 	MemWrite []MemRange

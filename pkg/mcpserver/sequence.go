@@ -145,20 +145,6 @@ func rawSteps(list []any, fn func(map[string]any)) {
 	}
 }
 
-func isSerialRaw(m map[string]any) bool {
-	for _, k := range []string{"mem_read", "mem_write", "mem_poll", "openocd", "halt", "resume", "reset"} {
-		if _, ok := m[k]; ok {
-			return false
-		}
-	}
-	for _, k := range []string{"send", "send_hex", "send_ctrl", "capture", "expect"} {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // inlineSequence turns serial_sequence's arguments into a validated
@@ -249,7 +235,7 @@ func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, e
 					named[port] = true
 				}
 			}
-			if !isSerialRaw(m) {
+			if !steps.TalksToDevice(m) {
 				return
 			}
 			to, _ := m["to"].(string)
@@ -586,7 +572,7 @@ func (s *Server) plansCurrent(plans map[string]devicePlan) (bool, error) {
 // checkSteps applies the read-only policy and the roots to the steps before
 // anything is opened.
 func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) error {
-	var errs []string
+	errs := s.checkCameras(seq, label)
 	steps.Walk(seq, func(st *steps.Step) {
 		where := st.Pos.String()
 		if label != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // commandHelp documents the short commands, in the order :help lists them.
@@ -40,9 +42,6 @@ var metaHelp = []struct{ name, args, what string }{
 	{":help", "", "this help"},
 	{":quit", "", "close the ports and exit (or Ctrl-D)"},
 }
-
-// serialKeys are the keys that make a step talk to a device.
-var serialKeys = []string{"send", "send_hex", "send_ctrl", "expect", "capture", "lines", "break", "reset_sequence"}
 
 // translate turns a typed line into the YAML text of one step: a short
 // command becomes its flow mapping, a line in flow form is kept as typed.
@@ -166,7 +165,11 @@ func stepNodes(text, dev string, several bool) ([]*yaml.Node, error) {
 	}
 	for _, n := range nodes {
 		n.Style = yaml.FlowStyle
-		if n.Kind != yaml.MappingNode || !several || hasKey(n, "to") || !hasAnyKey(n, serialKeys) {
+		if n.Kind != yaml.MappingNode || !several || hasKey(n, "to") {
+			continue
+		}
+		var m map[string]any
+		if n.Decode(&m) != nil || !steps.TalksToDevice(m) {
 			continue
 		}
 		n.Content = append(n.Content, scalar("to"), scalar(dev))

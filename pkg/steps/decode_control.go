@@ -600,3 +600,44 @@ func (e *PowerEntry) OffTimeOrDefault() time.Duration {
 }
 
 func (e *PowerEntry) String() string { return fmt.Sprintf("power %s", e.Name) }
+
+// TalksToDevice reports whether a step, as a mapping decoded from YAML or
+// JSON, talks to a serial device (and so takes to:): send, expect, a
+// serial capture, lines, break and reset_sequence do; memory, debugger
+// and camera steps do not. Tools that fill in to: for steps use it.
+func TalksToDevice(m map[string]any) bool {
+	for k := range m {
+		if k, ok := kindKeys[k]; ok && (IsProbeKind(k) || k == KindCamera) {
+			return false
+		}
+	}
+	if v, ok := m["capture"]; ok && rawCameraCapture(v, m) {
+		return false
+	}
+	for _, k := range []string{"send", "send_hex", "send_ctrl", "expect", "capture", "lines", "break", "reset_sequence"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// rawCameraCapture is isCameraCapture over a decoded mapping.
+func rawCameraCapture(v any, siblings map[string]any) bool {
+	if _, ok := v.(bool); ok {
+		return true
+	}
+	if cm, ok := v.(map[string]any); ok {
+		for _, k := range []string{"camera", "frames", "size", "device_index"} {
+			if _, ok := cm[k]; ok {
+				return true
+			}
+		}
+	}
+	for _, k := range []string{"device_index", "camera", "expect_image"} {
+		if _, ok := siblings[k]; ok {
+			return true
+		}
+	}
+	return false
+}
