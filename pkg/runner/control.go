@@ -232,30 +232,58 @@ func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
 	return nil
 }
 
-// keepWriter keeps the first execKeep bytes written to it and counts the
-// rest.
+// keepWriter keeps the first execHead bytes written to it and the last
+// execKeep-execHead, and counts what it dropped between them, so that
+// expect sees how a long output begins and how it ends.
 type keepWriter struct {
 	mu      sync.Mutex
-	buf     bytes.Buffer
+	head    []byte
+	tail    []byte
 	dropped int64
 }
+
+const execHead = 64 << 10
 
 func (w *keepWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	room := execKeep - w.buf.Len()
-	if room < len(p) {
-		w.dropped += int64(len(p) - max(room, 0))
-		if room > 0 {
-			w.buf.Write(p[:room])
-		}
-		return len(p), nil
+	n := len(p)
+	if room := execHead - len(w.head); room > 0 {
+		k := min(room, len(p))
+		w.head = append(w.head, p[:k]...)
+		p = p[k:]
 	}
-	w.buf.Write(p)
-	return len(p), nil
+	w.tail = append(w.tail, p...)
+	if over := len(w.tail) - (execKeep - execHead); over > 0 {
+		// Trim once twice the bound is held, so a long output costs one
+		// copy per bound's worth of bytes.
+		if len(w.tail) > 2*(execKeep-execHead) {
+			w.dropped += int64(over)
+			w.tail = append(w.tail[:0], w.tail[over:]...)
+		}
+	}
+	return n, nil
 }
 
-// lineWriter hands complete lines to fn.
+// parts returns what was kept: the head and the tail, which join without
+// a gap when dropped is 0.
+func (w *keepWriter) parts() (head, tail []byte, dropped int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tail = w.tail
+	dropped = w.dropped
+	if over := len(tail) - (execKeep - execHead); over > 0 {
+		dropped += int64(over)
+		tail = tail[over:]
+	}
+	return w.head, tail, dropped
+}
+
+// lineMax is the longest line lineWriter holds back waiting for its end.
+const lineMax = 4 << 10
+
+// lineWriter hands complete lines to fn, and lines longer than lineMax in
+// pieces.
 type lineWriter struct {
 	mu   sync.Mutex
 	part []byte
@@ -265,18 +293,26 @@ type lineWriter struct {
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.part = append(w.part, p...)
-	for {
-		i := bytes.IndexByte(w.part, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			w.part = append(w.part, p...)
+			for len(w.part) >= lineMax {
+				w.fn(string(w.part[:lineMax]))
+				w.part = append(w.part[:0], w.part[lineMax:]...)
+			}
 			break
 		}
-		w.fn(strings.TrimSuffix(string(w.part[:i]), "\r"))
-		w.part = w.part[i+1:]
+		w.part = append(w.part, p[:i]...)
+		w.fn(strings.TrimSuffix(string(w.part), "\r"))
+		w.part = w.part[:0]
+		p = p[i+1:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
+// flush hands on an unfinished last line.
 func (w *lineWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -347,19 +383,26 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if logPath != "" {
 		res.Data["log"] = logPath
 	}
+	// output is what was kept; segments are the parts expect searches
+	// (the head and the tail apart when the middle was dropped, so no
+	// match spans the gap).
 	var output []byte
+	segments := [][]byte{nil}
+	var dropped int64
 	if out != nil {
-		output = out.buf.Bytes()
-		shown, cut := output, out.dropped
+		head, tail, d := out.parts()
+		dropped = d
+		output = append(append([]byte(nil), head...), tail...)
+		segments = [][]byte{output}
+		if dropped > 0 {
+			segments = [][]byte{head, tail}
+			res.Data["output_dropped"] = dropped
+		}
+		shown := output
 		if len(shown) > execReport {
-			cut += int64(len(shown) - execReport)
 			shown = shown[len(shown)-execReport:]
 		}
 		res.Data["output"] = string(shown)
-		if cut > 0 {
-			// The log file has every byte.
-			res.Data["output_truncated"] = cut
-		}
 	}
 	tail := stream.Printable(tailLines(output, 10, 2048))
 	switch {
@@ -384,7 +427,7 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	res.Message = fmt.Sprintf("%s exited with %d", argv[0], code)
 	if len(s.Expect) == 0 {
 		if len(s.Save) == 1 {
-			v := strings.TrimRight(string(output), "\r\n")
+			v := strings.TrimRight(string(segments[len(segments)-1]), "\r\n")
 			r.vars[s.Save[0].Var] = v
 			res.Saved = map[string]any{s.Save[0].Var: v}
 		}
@@ -394,27 +437,30 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if err != nil {
 		return err
 	}
-	for i, p := range want {
-		loc := p.Find(output)
-		if loc == nil {
-			continue
-		}
-		m := stream.Match{Index: i, Names: p.SubexpNames()}
-		for g := 0; g+1 < len(loc); g += 2 {
-			if loc[g] < 0 {
-				m.Groups = append(m.Groups, "")
+	for _, seg := range segments {
+		for i, p := range want {
+			loc := p.Find(seg)
+			if loc == nil {
 				continue
 			}
-			m.Groups = append(m.Groups, string(output[loc[g]:loc[g+1]]))
+			m := stream.Match{Index: i, Names: p.SubexpNames()}
+			for g := 0; g+1 < len(loc); g += 2 {
+				if loc[g] < 0 {
+					m.Groups = append(m.Groups, "")
+					continue
+				}
+				m.Groups = append(m.Groups, string(seg[loc[g]:loc[g+1]]))
+			}
+			res.Data["match"] = m.Groups[0]
+			res.Message += ", matched " + quoted([]byte(m.Groups[0]))
+			return r.saveMatch(s, res, m, p)
 		}
-		res.Data["match"] = m.Groups[0]
-		res.Message += ", matched " + quoted([]byte(m.Groups[0]))
-		return r.saveMatch(s, res, m, p)
 	}
-	return &stepError{
-		msg:      fmt.Sprintf("the output of %s has no %s", argv[0], describe(want)),
-		expected: describe(want), received: tail,
+	msg := fmt.Sprintf("the output of %s has no %s", argv[0], describe(want))
+	if dropped > 0 {
+		msg += fmt.Sprintf(" (searched its first %d KiB and last %d KiB; %d bytes between are only in the log)", execHead>>10, (execKeep-execHead)>>10, dropped)
 	}
+	return &stepError{msg: msg, expected: describe(want), received: tail}
 }
 
 func exitOK(x *steps.ExecSpec, code int) bool {
@@ -482,7 +528,8 @@ func (r *run) power(ctx context.Context, s *steps.Step, res *StepResult) error {
 			return fmt.Errorf("power %s %s: %w", action, p.Target, err)
 		case code != 0:
 			msg := fmt.Sprintf("power %s %s: %s exited with %d", action, p.Target, argv[0], code)
-			if l := lastLine(out.buf.Bytes()); l != "" {
+			_, kept, _ := out.parts()
+			if l := lastLine(kept); l != "" {
 				msg += "; last output: " + quoted([]byte(l))
 			}
 			return errors.New(msg)

@@ -267,3 +267,35 @@ steps:
 		t.Errorf("message %q", m)
 	}
 }
+
+// A command that prints a lot, or a long line without an end, is searched
+// at its beginning and its end, in bounded memory.
+func TestExecLongOutput(t *testing.T) {
+	dir := t.TempDir()
+	seq := load(t, `steps:
+  - exec: [sh, -c, 'echo START; head -c 3000000 /dev/zero | tr "\0" x; echo; echo DONE 42']
+    expect: 'DONE (\d+)'
+    regex: true
+    save: n
+  - exec: [sh, -c, 'echo START; head -c 3000000 /dev/zero | tr "\0" x']
+    expect: START
+  - exec: [sh, -c, 'head -c 3000000 /dev/zero | tr "\0" x; echo; echo END']
+    expect: MIDDLE
+`)
+	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	if got := statuses(res); got != "0:passed 1:passed 2:failed" {
+		t.Fatalf("statuses %s: %+v", got, res.Steps)
+	}
+	if savedVar(res, "n") != "42" {
+		t.Errorf("saved %v", savedVar(res, "n"))
+	}
+	if m := res.Steps[2].Message; !strings.Contains(m, "searched its first 64 KiB and last 960 KiB") {
+		t.Errorf("message %s", m)
+	}
+	if out := res.Steps[0].Data["output"].(string); len(out) > 64<<10 || !strings.HasSuffix(out, "DONE 42\n") {
+		t.Errorf("data output: %d bytes ending %q", len(out), out[max(0, len(out)-20):])
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "exec-0.log")); err != nil || fi.Size() < 3000000 {
+		t.Errorf("the log lost output: %v %v", fi, err)
+	}
+}
