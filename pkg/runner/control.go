@@ -228,7 +228,7 @@ func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
 		}
 		return fmt.Errorf("%s on %s: %w", s.Kind, s.To, err)
 	}
-	res.Message = s.Title()
+	res.Message = string(s.Kind) + " " + s.Title()
 	return nil
 }
 
@@ -338,7 +338,7 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "$ %s\n", strings.Join(argv, " "))
+	fmt.Fprintf(f, "$ %s\n", shellLine(argv))
 	out = &keepWriter{}
 	lw := &lineWriter{fn: func(l string) {
 		r.emit(Event{Type: ConsoleOutput, Console: console, Data: []byte(l + "\n")})
@@ -349,6 +349,18 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		fmt.Fprintf(f, "[exit %d]\n", code)
 	}
 	return code, out, logPath, err
+}
+
+// shellLine renders argv as a shell would read it, quoting what needs it.
+func shellLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }
 
 func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {

@@ -250,17 +250,47 @@ func BindCameras(seq *Sequence, input, format string) {
 	}
 }
 
-// CheckPower reports a power step whose target has no power entry once the
-// bench is bound: the commands for a board come from the bench file (or
-// the sequence), so this is only known after Bind.
+// CheckPower gives each power step without a device its board, and
+// reports a board without a power entry, or without a command for the
+// step's action. The commands for a board come from the bench file (or
+// the sequence), so this is only known after Bind: a step's board is the
+// one it names, else the only power entry, else the only device.
 func CheckPower(seq *Sequence) error {
 	var list ErrorList
+	add := func(s *Step, format string, args ...any) {
+		list = append(list, &Error{Pos: s.Pos, Msg: fmt.Sprintf(format, args...)})
+	}
 	Walk(seq, func(s *Step) {
 		if s.Kind != KindPower || s.Power == nil {
 			return
 		}
-		if _, ok := seq.Power[s.Power.Target]; !ok {
-			list = append(list, &Error{Pos: s.Pos, Msg: fmt.Sprintf("power: no power entry for %q: add one to the bench file, such as power: {%s: {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}}", s.Power.Target, s.Power.Target)})
+		p := s.Power
+		// The default is set on the step only once it has an entry, so
+		// that checking again after another bench starts afresh.
+		target := p.Target
+		if target == "" {
+			switch {
+			case len(seq.Power) == 1:
+				for name := range seq.Power {
+					target = name
+				}
+			case len(seq.Devices) == 1:
+				target = seq.Devices[0].Name
+			case len(seq.Power) == 0 && len(seq.Devices) == 0:
+				target = DefaultDevice
+			default:
+				add(s, "this power step needs device: because there are several boards (%s)", strings.Join(powerNames(seq), ", "))
+				return
+			}
+		}
+		e, ok := seq.Power[target]
+		switch {
+		case !ok:
+			add(s, "power: no power entry for %q: add one to the bench file, such as power: {%s: {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}}", target, target)
+		case p.Action != "cycle" && e.PowerCommand(p.Action) == nil:
+			add(s, "power %s %s: the power entry for %s (%s) has no %s: command", p.Action, target, target, e.Pos, p.Action)
+		default:
+			p.Target = target
 		}
 	})
 	if len(list) > 0 {

@@ -105,7 +105,15 @@ steps:
 	if y := s[4].Exec; !y.Shell || !y.AnyExit || len(s[4].Save) != 1 {
 		t.Errorf("shell exec: %+v save %+v", y, s[4].Save)
 	}
-	if p := s[6].Power; p.Target != "dut" || p.Action != "cycle" {
+	// A power step without a device gets its board once the bench is
+	// bound: here the sequence's only power entry.
+	if p := s[6].Power; p.Target != "" || p.Action != "cycle" {
+		t.Errorf("power before CheckPower: %+v", p)
+	}
+	if err := steps.CheckPower(seq); err != nil {
+		t.Errorf("CheckPower: %v", err)
+	}
+	if p := s[6].Power; p.Target != "dut" {
 		t.Errorf("power: %+v", p)
 	}
 	if p := s[7].Power; p.Target != "dut" || p.Action != "off" {
@@ -114,9 +122,6 @@ steps:
 	e := seq.Power["dut"]
 	if e == nil || !slices.Equal(e.PowerCommand("on"), []string{"relay", "1", "on"}) || e.PowerCommand("cycle") != nil || e.OffTimeOrDefault() != 2*time.Second {
 		t.Errorf("power entry %+v", e)
-	}
-	if err := steps.CheckPower(seq); err != nil {
-		t.Errorf("CheckPower: %v", err)
 	}
 }
 
@@ -134,7 +139,7 @@ power:
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := steps.Parse("a.yaml", []byte("steps:\n  - capture: {camera: top}\n  - power: {device: dut, action: cycle}\n  - power: {device: other, action: \"on\"}\n"), steps.LoadOptions{})
+	seq, err := steps.Parse("a.yaml", []byte("steps:\n  - capture: {camera: top}\n  - power: {device: dut, action: cycle}\n  - power: {device: other, action: \"on\"}\n  - power: \"on\"\n"), steps.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +155,12 @@ power:
 	if got := seq.Power["dut"].PowerCommand("cycle"); !slices.Equal(got, []string{"sh", "-c", "uhubctl -a cycle -p 2"}) {
 		t.Errorf("cycle command %q", got)
 	}
+	// The bench's only power entry is the default board; an entry with
+	// only a cycle command cannot switch on.
 	err = steps.CheckPower(seq)
-	if err == nil || err.Error() != `a.yaml:4:5: power: no power entry for "other": add one to the bench file, such as power: {other: {on: [uhubctl, -a, on, -p, "2"], off: [uhubctl, -a, off, -p, "2"]}}` {
-		t.Errorf("CheckPower: %v", err)
+	want := `a.yaml:4:5: power: no power entry for "other": add one to the bench file, such as power: {other: {on: [uhubctl, -a, on, -p, "2"], off: [uhubctl, -a, off, -p, "2"]}}` + "\n" +
+		`a.yaml:5:5: power on dut: the power entry for dut (` + bench + `:4:3) has no on: command`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckPower:\n got %v\nwant %s", err, want)
 	}
 }

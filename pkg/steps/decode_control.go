@@ -16,6 +16,10 @@ import (
 // checks, modem lines, break, reset sequences, host commands and power;
 // and the cameras and power sections of sequences and bench files.
 
+// MaxBreak is the longest break a step may send: the serial driver holds
+// the line in break for the whole time and cannot be interrupted.
+const MaxBreak = 10 * time.Second
+
 // cameraKeys are the keys of capture: {...} for a camera, also accepted
 // beside capture: true.
 var cameraKeys = []string{"camera", "device_index", "label", "frames", "size"}
@@ -84,8 +88,13 @@ func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
 		}
 	case KindBreak:
 		if k == "break" {
-			if s.Delay, _ = d.duration(v, "break"); s.Delay <= 0 && !d.hasErrAt(v) {
+			s.Delay, _ = d.duration(v, "break")
+			switch {
+			case d.hasErrAt(v):
+			case s.Delay <= 0:
 				d.add(d.pos(v), "break needs a length above 0, like 250ms")
+			case s.Delay > MaxBreak:
+				d.add(d.pos(v), "break of %s is longer than %s: a break cannot be interrupted once it starts", s.Delay, MaxBreak)
 			}
 			return true
 		}
@@ -367,8 +376,11 @@ func (d *decoder) execField(x *ExecSpec, k string, v *yaml.Node) bool {
 			}
 			x.Command = append(x.Command, &t)
 		}
-		if len(x.Command) == 0 && (v.Kind == yaml.SequenceNode || v.Kind == yaml.ScalarNode && v.Tag != "!!null") {
+		switch {
+		case len(x.Command) == 0 && (v.Kind == yaml.SequenceNode || v.Kind == yaml.ScalarNode && v.Tag != "!!null"):
 			d.add(d.pos(v), "exec needs a command: an argument vector such as [uhubctl, -a, cycle, -p, \"2\"]")
+		case len(x.Command) > 0 && strings.TrimSpace(x.Command[0].Raw) == "":
+			d.add(d.pos(v), "exec: the program to run is empty")
 		}
 	case "shell":
 		x.Shell, _ = d.boolean(v, "shell")

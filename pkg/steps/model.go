@@ -573,13 +573,13 @@ func (s *Step) Title() string {
 		if s.Camera != nil && s.Camera.Label != "" {
 			return s.Camera.Label
 		}
-		return "camera " + s.Camera.Camera
+		return s.Camera.Camera
 	case KindLines:
 		return s.Lines.describe()
 	case KindBreak:
-		return "break " + s.Delay.String()
+		return s.Delay.String()
 	case KindResetSequence:
-		return "reset_sequence " + s.ResetSequence
+		return s.ResetSequence
 	case KindExec:
 		if s.Exec != nil {
 			var parts []string
@@ -590,7 +590,7 @@ func (s *Step) Title() string {
 		}
 	case KindPower:
 		if s.Power != nil {
-			return "power " + s.Power.Action + " " + s.Power.Target
+			return strings.TrimSpace(s.Power.Action + " " + s.Power.Target)
 		}
 	}
 	return string(s.Kind)
@@ -616,7 +616,7 @@ func (l *LinesSpec) describe() string {
 	if l.Hold > 0 {
 		parts = append(parts, "for "+l.Hold.String())
 	}
-	return "lines " + strings.Join(parts, " ")
+	return strings.Join(parts, " ")
 }
 
 func clip(s string) string {

@@ -36,7 +36,6 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	v.resolveDevices()
 	v.resolveProbes()
 	v.resolveCameras()
-	v.resolvePower()
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
@@ -239,29 +238,6 @@ func isCameraInput(s string) bool {
 		return true
 	}
 	return strings.ContainsAny(s, "/:\\")
-}
-
-// resolvePower gives every power step its target: the one given, the only
-// power entry of the sequence, or its only device. Whether the target has
-// a power entry is checked once the bench is bound (CheckPower).
-func (v *validator) resolvePower() {
-	Walk(v.seq, func(s *Step) {
-		if s.Kind != KindPower || s.Power == nil || s.Power.Target != "" {
-			return
-		}
-		switch {
-		case len(v.seq.Power) == 1:
-			for name := range v.seq.Power {
-				s.Power.Target = name
-			}
-		case len(v.seq.Devices) == 1:
-			s.Power.Target = v.seq.Devices[0].Name
-		case len(v.seq.Power) == 0 && len(v.seq.Devices) == 0:
-			s.Power.Target = DefaultDevice
-		default:
-			v.add(s.Pos, "this power step needs device: because the sequence has several boards (%s)", strings.Join(powerNames(v.seq), ", "))
-		}
-	})
 }
 
 func powerNames(seq *Sequence) []string {
