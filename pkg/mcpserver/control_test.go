@@ -133,8 +133,32 @@ func TestCapturePicturesAreImageContent(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Pictures) != 2 || !strings.HasSuffix(out.Pictures[0], "/files/my_label.png") {
-		t.Errorf("pictures %v", out.Pictures)
+	if len(out.Pictures) != 2 || !strings.HasPrefix(out.Pictures[0], "hilrun://runs/") || !strings.HasSuffix(out.Pictures[0], "/files/my_label.png") {
+		t.Fatalf("pictures %v", out.Pictures)
+	}
+	// Each picture is a resource, for clients that cannot read the
+	// server's files.
+	rr, err := e.c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: out.Pictures[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, ok := rr.Contents[0].(mcp.BlobResourceContents)
+	if !ok || blob.MIMEType != "image/png" || blob.Blob != images[0].Data {
+		t.Errorf("picture resource: %T %+v", rr.Contents[0], rr.Contents[0])
+	}
+
+	// Many pictures: the last 8 come back, the others are named.
+	res = e.call("serial_sequence", map[string]any{"steps": []any{
+		map[string]any{"repeat": 10, "steps": []any{map[string]any{"capture": true, "label": "many"}}},
+	}})
+	images = nil
+	for _, c := range res.Content {
+		if im, ok := c.(mcp.ImageContent); ok {
+			images = append(images, im)
+		}
+	}
+	if len(images) != 8 || !strings.Contains(text(res), "2 more picture(s) are not shown here; read them as resources: hilrun://runs/") {
+		t.Errorf("%d images; %s", len(images), text(res))
 	}
 }
 

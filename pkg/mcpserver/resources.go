@@ -136,8 +136,24 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 		func(string) string {
 			return "the whole output of a host command (exec or power step) during run " + r.id
 		})
+	// Pictures are resources too, so that a client over HTTP can read
+	// them; the result names them by URI.
+	filesDir := filepath.Join(r.dir, artifactDir)
 	for _, st := range res.Steps {
-		out.Pictures = append(out.Pictures, st.Attachments...)
+		for _, p := range st.Attachments {
+			if filepath.Dir(p) != filesDir {
+				continue
+			}
+			u := runArtifactURI(r.id, filepath.Base(p))
+			out.Pictures = append(out.Pictures, u)
+			out.picturePaths = append(out.picturePaths, p)
+			r.uris = append(r.uris, u)
+			resources = append(resources, server.ServerResource{
+				Resource: mcp.NewResource(u, "run "+r.id+" picture "+filepath.Base(p),
+					mcp.WithResourceDescription("a picture a camera step took during run "+r.id), mcp.WithMIMEType("image/png")),
+				Handler: rs.s.readResource,
+			})
+		}
 	}
 	srv.AddResources(resources...)
 
@@ -184,8 +200,7 @@ func (s *Server) addResourceTemplates() {
 		mcp.WithTemplateDescription("the whole output of a build or upload step during a run; name is KIND-lineN.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runFileTemplate, "run file",
-		mcp.WithTemplateDescription("a picture (NAME.png) a camera step took, or the output of a host command (NAME.log), during a run"),
-		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
+		mcp.WithTemplateDescription("a picture (NAME.png, image/png) a camera step took, or the output of a host command (NAME.log, text/plain), during a run")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(taskLogTemplate, "task log",
 		mcp.WithTemplateDescription("the whole output of a build or upload task, readable while it runs"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)

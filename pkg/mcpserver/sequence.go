@@ -787,12 +787,13 @@ type sequenceResult struct {
 	Steps          []stepOut `json:"steps"`
 	LogResources   []string  `json:"log_resources"`
 	ReportResource string    `json:"report_resource"`
-	// Pictures are the files camera steps took; the tool result also
-	// carries them as image content.
-	Pictures []string `json:"pictures,omitempty"`
+	// Pictures are the resources of the pictures camera steps took; the
+	// tool result also carries them as image content.
+	Pictures     []string `json:"pictures,omitempty"`
+	picturePaths []string
 }
 
-func (r *sequenceResult) pictures() []string { return r.Pictures }
+func (r *sequenceResult) pictures() (paths, uris []string) { return r.picturePaths, r.Pictures }
 
 func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)

@@ -369,7 +369,7 @@ func toolHandler[A any](s *Server, fn func(ctx context.Context, req mcp.CallTool
 			text = string(b)
 		}
 		res := mcp.NewToolResultStructured(out, text)
-		if p, ok := out.(interface{ pictures() []string }); ok {
+		if p, ok := out.(interface{ pictures() (paths, uris []string) }); ok {
 			res.Content = append(res.Content, imageContents(p.pictures())...)
 		}
 		return res, nil
@@ -383,25 +383,26 @@ const (
 	maxPictureBytes = 8 << 20
 )
 
-// imageContents reads pictures as MCP image content, the last maxPictures
-// of them within maxPictureBytes in all; a text item names those left out.
-func imageContents(paths []string) []mcp.Content {
+// imageContents reads pictures (files, with their resource URIs) as MCP
+// image content, the last maxPictures of them within maxPictureBytes in
+// all; a text item names the resources of those left out.
+func imageContents(paths, uris []string) []mcp.Content {
 	var out []mcp.Content
 	var left []string
 	total := 0
 	start := max(len(paths)-maxPictures, 0)
-	left = append(left, paths[:start]...)
-	for _, p := range paths[start:] {
+	left = append(left, uris[:start]...)
+	for i, p := range paths[start:] {
 		data, err := os.ReadFile(p)
 		if err != nil || total+len(data) > maxPictureBytes {
-			left = append(left, p)
+			left = append(left, uris[start+i])
 			continue
 		}
 		total += len(data)
 		out = append(out, mcp.NewImageContent(base64Std(data), "image/png"))
 	}
 	if len(left) > 0 {
-		out = append(out, mcp.NewTextContent(fmt.Sprintf("%d more picture(s) are not shown here; they are saved as %s", len(left), strings.Join(left, ", "))))
+		out = append(out, mcp.NewTextContent(fmt.Sprintf("%d more picture(s) are not shown here; read them as resources: %s", len(left), strings.Join(left, ", "))))
 	}
 	return out
 }

@@ -44,12 +44,21 @@ func TestTranslate(t *testing.T) {
 }
 
 func TestStepNodesAddsDevice(t *testing.T) {
-	nodes, err := stepNodes(`{send: AT}`, "modem", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := flow(nodes[0]); got != "{send: AT, to: modem}" {
-		t.Errorf("got %s", got)
+	for in, want := range map[string]string{
+		`{send: AT}`:                      "{send: AT, to: modem}",
+		`{reset_sequence: esp32}`:         "{reset_sequence: esp32, to: modem}",
+		`{capture: 2s}`:                   "{capture: 2s, to: modem}",
+		`{capture: true, label: "x"}`:     `{capture: true, label: "x"}`,
+		`{expect_image: {brightness: 0}}`: "{expect_image: {brightness: 0}}",
+		`{mem_read: 0x20000000}`:          "{mem_read: 0x20000000}",
+	} {
+		nodes, err := stepNodes(in, "modem", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := flow(nodes[0]); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
 	}
 }
 
