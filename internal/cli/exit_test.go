@@ -14,6 +14,9 @@ import (
 // kind of outcome: CI pipelines branch on them.
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
+	// Runs without --log-dir keep pictures and command output in a
+	// temporary folder: this test's.
+	t.Setenv("TMPDIR", dir)
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {

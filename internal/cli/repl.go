@@ -130,6 +130,14 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		bindLine = sb.bind
 	}
 
+	// The session's pictures and command output; removed on exit when
+	// nothing was written there.
+	artifacts, err := os.MkdirTemp("", "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")+"-")
+	if err != nil {
+		return infra(fmt.Errorf("make a folder for pictures and command output: %w", err))
+	}
+	defer os.Remove(artifacts)
+
 	in, out := ios.In, ios.Out
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		state, err := term.MakeRaw(int(f.Fd()))
@@ -147,8 +155,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		Camera:    engine.Camera(),
 		BindLine:  bindLine,
 		Host:      build.ExecRunner{},
-		// The session's pictures and command output.
-		ArtifactDir: filepath.Join(os.TempDir(), "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")),
+		ArtifactDir: artifacts,
 		Vars:        vars,
 		In:          in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),

@@ -36,7 +36,7 @@ func startReplWith(t *testing.T, args ...string) *replSession {
 	t.Helper()
 	cmd := exec.Command(hilrunBinary(t), append([]string{"repl"}, args...)...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HILRUN_HISTORY="+filepath.Join(cmd.Dir, "history"), "TERM=xterm")
+	cmd.Env = append(os.Environ(), "HILRUN_HISTORY="+filepath.Join(cmd.Dir, "history"), "TERM=xterm", "TMPDIR="+cmd.Dir)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		t.Fatal(err)

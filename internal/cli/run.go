@@ -139,7 +139,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				return infra(fmt.Errorf("create the log folder: %w", err))
 			}
 		}
-		artifacts, err := artifactDir(logDir, stamp, seq.Name)
+		artifacts, err := artifactDir(seq, logDir, stamp)
 		if err != nil {
 			return infra(err)
 		}
@@ -194,19 +194,26 @@ func parseFlags(varFlags, portFlags, openocdFlags []string) (vars, ports, openoc
 }
 
 // artifactDir is where a run's pictures and host command output go: the
-// run's log folder, else a folder under the system's temporary one (made
-// only when a step writes there; the console output names each picture).
-// It is absolute, so that JUnit attachment lines find the files.
-func artifactDir(logDir, stamp, name string) (string, error) {
-	dir := logDir
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hilrun-"+stamp+"-"+safeName(name))
+// run's log folder, else, for a sequence with camera, exec or power steps,
+// a new folder under the system's temporary one (the console output names
+// each picture). It is absolute, so that JUnit attachment lines find the
+// files.
+func artifactDir(seq *steps.Sequence, logDir, stamp string) (string, error) {
+	if logDir != "" {
+		return filepath.Abs(logDir)
 	}
-	abs, err := filepath.Abs(dir)
+	needed := false
+	steps.Walk(seq, func(s *steps.Step) {
+		needed = needed || s.Kind == steps.KindCamera || s.Kind == steps.KindExec || s.Kind == steps.KindPower
+	})
+	if !needed {
+		return "", nil
+	}
+	dir, err := os.MkdirTemp("", "hilrun-"+stamp+"-"+safeName(seq.Name)+"-")
 	if err != nil {
-		return "", fmt.Errorf("the folder for pictures and command output: %w", err)
+		return "", fmt.Errorf("make a folder for pictures and command output: %w", err)
 	}
-	return abs, nil
+	return filepath.Abs(dir)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
