@@ -52,16 +52,7 @@ func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
 				b.Dir = d.relPath(s)
 			}
 		case "env":
-			if p.val.Kind != yaml.MappingNode {
-				d.add(d.pos(p.val), "env must map variable names to values, found %s", kindName(p.val))
-				continue
-			}
-			b.Env = map[string]*Template{}
-			for _, e := range d.pairs(p.val) {
-				if t, ok := d.template(e.val, "env "+e.key.Value); ok {
-					b.Env[e.key.Value] = t
-				}
-			}
+			b.Env = d.env(p.val)
 		case "elf":
 			if s, ok := d.str(p.val, "elf"); ok {
 				b.ELF = s
