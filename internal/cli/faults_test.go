@@ -237,3 +237,79 @@ func dialable(addr string) bool {
 	c.Close()
 	return true
 }
+
+// Ctrl-C during a host command and during a camera capture stops the
+// program hilrun started (its whole process group), runs finally and
+// leaves nothing behind.
+func TestSignalStopsHostCommandAndCamera(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
+		t.Skip("ffmpeg is not installed")
+	}
+	for _, tc := range []struct{ name, step, started string }{
+		{"exec", "exec: [sh, -c, 'echo hilrun-test-child-$$; sleep 300']", "hilrun-test-child-"},
+		// A camera that never delivers a frame: ffmpeg waits on a pipe.
+		{"camera", "capture: {camera: slow}", "camera  "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "never")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			seq := writeFile(t, dir, "seq.yaml", `
+name: interrupted
+cameras:
+  slow: {input: `+fifo+`, format: mjpeg}
+steps:
+  - `+tc.step+`
+    timeout: 300s
+finally:
+  - exec: [sh, -c, "echo cleaned > `+filepath.Join(dir, "finally")+`"]
+`)
+			var out, errOut syncBuffer
+			cmd := exec.Command(hilrunBinary(t), "run", "-v", "--log-dir", filepath.Join(dir, "logs"), seq)
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var child string
+			waitFor(t, "the step to start its program", func() bool {
+				if tc.name == "camera" {
+					child = pgrep(t, fifo)
+				} else if i := strings.Index(out.String(), tc.started); i >= 0 {
+					child = pgrep(t, "sleep 300")
+				}
+				return child != ""
+			})
+			t.Logf("interrupting hilrun while process %s runs: %s", child, psCommand(child))
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
+				t.Fatalf("exit code %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "finally")); err != nil || string(b) != "cleaned\n" {
+				t.Errorf("finally did not run: %q %v", b, err)
+			}
+			waitFor(t, "the program to be gone", func() bool { return !processAlive(child) })
+		})
+	}
+}
+
+// pgrep returns the PID of a process whose command line contains s, or "".
+func pgrep(t *testing.T, s string) string {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-f", "--", s).Output()
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+}
+
+func psCommand(pid string) string {
+	b, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
+func processAlive(pid string) bool {
+	_, err := os.Stat("/proc/" + pid)
+	return err == nil
+}
