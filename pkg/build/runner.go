@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/procgroup"
 )
 
 // Runner runs one process to completion. argv[0] is looked up on PATH, or in
@@ -73,7 +75,7 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	}
 	cmd.Env = append(append([]string(nil), base...), env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 	// A grandchild holding the output pipe must not keep Wait waiting
 	// once the process itself has exited.
 	cmd.WaitDelay = grace
@@ -89,17 +91,17 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 			return
 		case <-ctx.Done():
 		}
-		terminateGroup(cmd.Process)
+		procgroup.Terminate(cmd.Process)
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
 		case <-done:
 		case <-t.C:
-			killGroup(cmd.Process)
+			procgroup.Kill(cmd.Process)
 		}
 	}()
 	werr := cmd.Wait()
-	killGroup(cmd.Process)
+	procgroup.Kill(cmd.Process)
 	close(done)
 	<-stopped
 	if ctx.Err() != nil {
@@ -108,9 +110,9 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	var exitErr *exec.ExitError
 	switch {
 	case werr == nil, errors.Is(werr, exec.ErrWaitDelay):
-		return exitCode(cmd.ProcessState), nil
+		return procgroup.ExitCode(cmd.ProcessState), nil
 	case errors.As(werr, &exitErr):
-		return exitCode(exitErr.ProcessState), nil
+		return procgroup.ExitCode(exitErr.ProcessState), nil
 	}
 	return -1, fmt.Errorf("run %s: %w", argv[0], werr)
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/procgroup"
 )
 
 // installHint is how to get ffmpeg, for error messages.
@@ -77,8 +79,11 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 
 	argv := Argv(src, n, filepath.Join(tmp, "frame-%d.png"))
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	cmd.SysProcAttr = procgroup.SysProcAttr()
+	// SIGKILL rather than SIGTERM: a camera stuck in a driver call may not
+	// let ffmpeg act on SIGTERM, and -atomic_writing means no frame is left
+	// half written.
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process) }
 	// ffmpeg starts no children, but should something in its group hold
 	// stderr open, Wait gives up on it after this long.
 	cmd.WaitDelay = time.Second

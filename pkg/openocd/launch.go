@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/procgroup"
 )
 
 // DefaultStopGrace is how long Stop waits after SIGTERM before it kills
@@ -153,7 +155,7 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	cmd.Stdin = nil
 	cmd.Stdout = w
 	cmd.Stderr = w
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 	// OpenOCD starts no children, but should one keep the output pipe
 	// open, Wait must still return.
 	cmd.WaitDelay = time.Second
@@ -294,16 +296,16 @@ func (p *Process) Stop() error {
 		select {
 		case <-p.done:
 		default:
-			terminateGroup(p.cmd.Process)
+			procgroup.Terminate(p.cmd.Process)
 			select {
 			case <-p.done:
 			case <-time.After(p.grace):
-				killGroup(p.cmd.Process)
+				procgroup.Kill(p.cmd.Process)
 				<-p.done
 			}
 		}
 		// Whatever OpenOCD left in its group goes with it.
-		killGroup(p.cmd.Process)
+		procgroup.Kill(p.cmd.Process)
 		if p.log != nil {
 			p.log.Close()
 		}

@@ -1,11 +1,10 @@
 //go:build unix && !linux
 
-package camera
+package procgroup
 
 import "syscall"
 
-// sysProcAttr puts ffmpeg in a process group of its own, so that the group
-// can be killed as one.
+// Only Linux can have a child killed when its parent dies.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

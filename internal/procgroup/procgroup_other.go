@@ -1,0 +1,14 @@
+//go:build !unix
+
+package procgroup
+
+import (
+	"os"
+	"syscall"
+)
+
+// Without process groups a command is killed alone.
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+func terminate(p *os.Process)           { p.Kill() }
+func kill(p *os.Process) error          { return p.Kill() }
+func exitCode(ps *os.ProcessState) int  { return ps.ExitCode() }
