@@ -390,7 +390,22 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
 	began := time.Now()
-	code, out, logPath, err := r.host(ectx, "exec", artifactName(s, res), argv, x.Dir, env)
+	var code int
+	var out *keepWriter
+	var logPath, port string
+	err, portErr := r.withPortReleased(ectx, x.Port, &port, func() error {
+		if port != "" {
+			env = append(env, "HILRUN_PORT="+port)
+		}
+		var err error
+		code, out, logPath, err = r.host(ectx, "exec", artifactName(s, res), argv, x.Dir, env)
+		return err
+	})
+	if portErr != nil {
+		// A console that could not be taken back is the bench's problem,
+		// and the steps after would fail for it.
+		return fmt.Errorf("exec %s: %w", argv[0], errors.Join(err, portErr))
+	}
 	res.Data = map[string]any{"command": argv, "exit_code": code, "duration_ms": ms(time.Since(began))}
 	if logPath != "" {
 		res.Data["log"] = logPath

@@ -299,3 +299,28 @@ func TestExecLongOutput(t *testing.T) {
 		t.Errorf("the log lost output: %v %v", fi, err)
 	}
 }
+
+// A flasher run by exec opens the port itself: hilrun lets go of it for
+// the command, tells it where it is, and takes it back after.
+func TestExecReleasesItsPort(t *testing.T) {
+	seq := load(t, `
+devices:
+  dut: {port: /dev/ttyUSB7}
+steps:
+  - exec: [sh, -c, 'echo "flashing $HILRUN_PORT"']
+    port: dut
+    expect: flashing /dev/ttyUSB7
+  - expect: app started
+`)
+	dev := &handoverDevice{device: newDevice(shell)}
+	res := runner.Run(context.Background(), seq, runner.Options{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Host: build.ExecRunner{}, ArtifactDir: t.TempDir(),
+	})
+	if res.Status != runner.Passed {
+		t.Fatalf("%s: %+v", res.Status, res.Steps)
+	}
+	if got := strings.Join(dev.events, ","); got != "release,reacquire" {
+		t.Errorf("events %s", got)
+	}
+}

@@ -392,6 +392,8 @@ func (d *decoder) execField(x *ExecSpec, k string, v *yaml.Node) bool {
 		x.Env = d.env(v)
 	case "exit_code":
 		x.ExitCodes, x.AnyExit = d.exitCodes(v)
+	case "port":
+		x.Port, _ = d.str(v, "port")
 	default:
 		return false
 	}

@@ -67,7 +67,7 @@ var kindAllowed = map[Kind][]string{
 	KindLines:         {"lines", "to"},
 	KindBreak:         {"break", "to"},
 	KindResetSequence: {"reset_sequence", "to"},
-	KindExec:          {"exec", "shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code"},
+	KindExec:          {"exec", "shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"},
 	KindPower:         {"power", "device", "timeout"},
 }
 

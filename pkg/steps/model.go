@@ -428,6 +428,11 @@ type ExecSpec struct {
 	ExitCodes []int
 	// AnyExit passes whatever the command exits with.
 	AnyExit bool
+	// Port names the device whose console hilrun releases while the
+	// command runs (a flasher or a terminal program that opens the port
+	// itself), and takes back after; the command finds the port's path
+	// in $HILRUN_PORT.
+	Port string
 }
 
 // PowerSpec is a power step: Action (on, off or cycle) on Target, a name

@@ -355,6 +355,9 @@ func (v *validator) step(s *Step) {
 			for _, t := range x.Env {
 				v.template(s.Pos, t)
 			}
+			if x.Port != "" && v.seq.Device(x.Port) == nil && !IsPortPath(x.Port) {
+				v.add(s.Pos, "port: unknown device %q%s", x.Port, suggest(x.Port, deviceNames(v.seq)))
+			}
 		}
 		v.expect(s)
 	case KindGroup:
