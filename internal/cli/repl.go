@@ -127,7 +127,10 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
 		sb.bind(seq)
-		bindLine = sb.bind
+		bindLine = func(line *steps.Sequence) {
+			steps.Bind(line, bench, nil, nil)
+			sb.bind(line)
+		}
 	}
 
 	// The session's pictures and command output; removed on exit when

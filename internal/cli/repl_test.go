@@ -207,3 +207,26 @@ func TestReplBenchControl(t *testing.T) {
 	r.waitFor("still here\x1b[0m")
 	r.quit()
 }
+
+// A typed power step without a board switches the bench's only one, and a
+// file run with run FILE takes the bench's power and the board's camera.
+func TestReplPowerAndRunFileUseTheBench(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
+		t.Skip("ffmpeg is not installed")
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "relay.state")
+	bench := writeFile(t, dir, "bench.yaml", `power:
+  dut: {on: [sh, -c, "echo on >> `+state+`"], off: [sh, -c, "echo off >> `+state+`"]}
+`)
+	file := writeFile(t, dir, "file.yaml", "steps:\n  - power: {device: dut, action: \"on\"}\n  - capture: true\n    label: from_file\n")
+	r := startReplWith(t, "--sim", "--bench", bench)
+	r.typ("power off\r")
+	r.waitFor("power   off dut")
+	r.typ("run " + file + "\r")
+	r.waitFor("from_file.png")
+	r.quit()
+	if b, _ := os.ReadFile(state); string(b) != "off\non\n" {
+		t.Errorf("the relay saw %q", b)
+	}
+}

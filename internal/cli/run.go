@@ -163,6 +163,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			},
 		})
 		results = append(results, *res)
+		if artifacts != "" && logDir == "" {
+			// Only when no step wrote there: it removes empty folders only.
+			os.Remove(artifacts)
+		}
 		if runCtx.Err() != nil {
 			break
 		}

@@ -3,6 +3,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -242,5 +243,15 @@ func TestCommandRelativeToDir(t *testing.T) {
 	}
 	if !res.OK || !strings.Contains(res.Tail, "built in") {
 		t.Errorf("OK %v, tail %q", res.OK, res.Tail)
+	}
+}
+
+// An empty Environ is an empty environment, not hilrun's own.
+func TestExecRunnerEnviron(t *testing.T) {
+	t.Setenv("HILRUN_SECRET_FOR_TEST", "s3cret")
+	var out bytes.Buffer
+	code, err := ExecRunner{Environ: []string{}}.Run(context.Background(), []string{"/bin/sh", "-c", "echo [$HILRUN_SECRET_FOR_TEST] [$EXTRA]"}, "", []string{"EXTRA=1"}, &out)
+	if err != nil || code != 0 || out.String() != "[] [1]\n" {
+		t.Errorf("code %d, err %v, output %q", code, err, out.String())
 	}
 }

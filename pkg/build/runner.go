@@ -73,7 +73,8 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd.Env = append(append([]string(nil), base...), env...)
+	// Never nil: a nil Env would give the command hilrun's environment.
+	cmd.Env = append(append(make([]string, 0, len(base)+len(env)), base...), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = procgroup.SysProcAttr()
 	// A grandchild holding the output pipe must not keep Wait waiting

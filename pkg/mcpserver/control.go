@@ -30,7 +30,8 @@ func (s *Server) host() runner.HostRunner {
 // to find programs and run them, none of the server's secrets (such as
 // HILRUN_MCP_TOKEN). A step's env adds to it.
 func hostEnviron() []string {
-	var env []string
+	// Not nil even when none is set: nil would mean the server's own.
+	env := []string{}
 	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

@@ -228,6 +228,36 @@ func TestExecIsOptInAndSeesNoSecrets(t *testing.T) {
 	if !out.Passed {
 		t.Errorf("the command saw the server's token: %+v", out.Steps)
 	}
+	// Nor when the server's environment has none of the variables passed
+	// on.
+	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	out = e.sequence(map[string]any{"steps": []any{
+		map[string]any{"exec": []any{"/bin/sh", "-c", "echo token=$HILRUN_MCP_TOKEN"}, "expect": "token=\n"},
+	}})
+	if !out.Passed {
+		t.Errorf("with an empty environment, the command saw the server's token: %+v", out.Steps)
+	}
+}
+
+// exec steps take no console: with none open and no --sim they run; an
+// exec's port may name a connection, released for the command.
+func TestExecWithoutAndWithConnection(t *testing.T) {
+	root := t.TempDir()
+	e := newEnv(t, envOptions{config: func(c *Config) { c.Policy.Roots = []string{root}; c.Policy.AllowExec = true }})
+	if out := e.sequence(map[string]any{"steps": []any{map[string]any{"exec": []any{"echo", "hi"}, "expect": "hi"}}}); !out.Passed {
+		t.Fatalf("exec without a console: %+v", out.Steps)
+	}
+	id := e.open(nil)
+	out := e.sequence(map[string]any{"steps": []any{
+		map[string]any{"exec": []any{"sh", "-c", "echo port=$HILRUN_PORT"}, "port": id, "expect": "port=" + e.board.SerialPath()},
+		map[string]any{"send": "echo back", "to": id, "expect": "back"},
+	}})
+	if !out.Passed {
+		t.Errorf("exec with port %s: %+v", id, out.Steps)
+	}
 }
 
 // Modem line steps reach a connection opened with serial_open, by id and

@@ -235,6 +235,12 @@ func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, e
 					named[port] = true
 				}
 			}
+			// So may an exec step's, for a tool that opens the port.
+			if _, ok := m["exec"]; ok {
+				if port, ok := m["port"].(string); ok && port != "" && !steps.IsPortPath(port) {
+					named[port] = true
+				}
+			}
 			if !steps.TalksToDevice(m) {
 				return
 			}

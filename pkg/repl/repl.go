@@ -471,6 +471,13 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		if len(base.Power) > 0 {
 			seq.Power = base.Power
 		}
+	} else if s.opts.BindLine != nil {
+		// A file run with run FILE: the bench's cameras and power too.
+		s.opts.BindLine(seq)
+	}
+	if err := steps.CheckPower(seq); err != nil {
+		s.say("%v", err)
+		return &runner.SequenceResult{Status: runner.Errored, Error: err.Error()}
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

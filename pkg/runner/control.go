@@ -80,12 +80,13 @@ func (r *run) artifactDir() (string, error) {
 	return dir, nil
 }
 
-// artifactName makes a file name for a step's output: its id, else its
-// kind and where it ran ("exec-3", "exec-4-2.0" for the second iteration
-// of a repeat).
+// artifactName makes a file name for a step's output: its kind and its id,
+// else its kind and where it ran ("exec-hub", "exec-3", "exec-4-2.0" for
+// the second iteration of a repeat). The kind keeps it apart from the
+// consoles' NAME.log in the same folder.
 func artifactName(s *steps.Step, res *StepResult) string {
 	if s.ID != "" {
-		return s.ID
+		return string(s.Kind) + "-" + s.ID
 	}
 	p := strings.NewReplacer("#", "-", "/", "-").Replace(res.Path)
 	return string(s.Kind) + "-" + p
@@ -287,7 +288,10 @@ const lineMax = 4 << 10
 type lineWriter struct {
 	mu   sync.Mutex
 	part []byte
-	fn   func(string)
+	// cut is true after a piece of a long line was handed on, so that the
+	// line's end alone makes no empty line.
+	cut bool
+	fn  func(string)
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
@@ -296,18 +300,28 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.part = append(w.part, p...)
-			for len(w.part) >= lineMax {
-				w.fn(string(w.part[:lineMax]))
-				w.part = append(w.part[:0], w.part[lineMax:]...)
+		if i < 0 || len(w.part)+i > lineMax {
+			// No end of line within lineMax: hand on a piece.
+			k := min(len(p), lineMax-len(w.part))
+			if i >= 0 {
+				k = min(k, i)
 			}
-			break
+			w.part = append(w.part, p[:k]...)
+			p = p[k:]
+			if len(w.part) >= lineMax {
+				w.fn(string(w.part))
+				w.part = w.part[:0]
+				w.cut = true
+			}
+			continue
 		}
 		w.part = append(w.part, p[:i]...)
-		w.fn(strings.TrimSuffix(string(w.part), "\r"))
-		w.part = w.part[:0]
 		p = p[i+1:]
+		if len(w.part) > 0 || !w.cut {
+			w.fn(strings.TrimSuffix(string(w.part), "\r"))
+		}
+		w.part = w.part[:0]
+		w.cut = false
 	}
 	return n, nil
 }

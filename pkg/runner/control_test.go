@@ -215,7 +215,7 @@ steps:
 	if m := res.Steps[4].Message; m != `sh exited with 4, want 0; last output: "oops"` {
 		t.Errorf("message %s", m)
 	}
-	log, err := os.ReadFile(filepath.Join(dir, "hello.log"))
+	log, err := os.ReadFile(filepath.Join(dir, "exec-hello.log"))
 	if err != nil || !strings.Contains(string(log), "hello board\n") || !strings.Contains(string(log), "[exit 0]") {
 		t.Errorf("output log: %q %v", log, err)
 	}
@@ -322,5 +322,15 @@ steps:
 	}
 	if got := strings.Join(dev.events, ","); got != "release,reacquire" {
 		t.Errorf("events %s", got)
+	}
+}
+
+func TestLineWriterPieces(t *testing.T) {
+	var got []int
+	w := runner.NewLineWriterForTest(func(l string) { got = append(got, len(l)) })
+	w.Write([]byte(strings.Repeat("x", 10000) + "\n" + "short\n" + strings.Repeat("y", 8192) + "\n"))
+	want := []int{4096, 4096, 1808, 5, 4096, 4096}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pieces %v, want %v", got, want)
 	}
 }

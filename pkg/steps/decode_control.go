@@ -617,11 +617,11 @@ func (e *PowerEntry) String() string { return fmt.Sprintf("power %s", e.Name) }
 
 // TalksToDevice reports whether a step, as a mapping decoded from YAML or
 // JSON, talks to a serial device (and so takes to:): send, expect, a
-// serial capture, lines, break and reset_sequence do; memory, debugger
-// and camera steps do not. Tools that fill in to: for steps use it.
+// serial capture, lines, break and reset_sequence do; memory, debugger,
+// camera, exec, power, build and upload steps do not. Tools that fill in to: for steps use it.
 func TalksToDevice(m map[string]any) bool {
 	for k := range m {
-		if k, ok := kindKeys[k]; ok && (IsProbeKind(k) || k == KindCamera) {
+		if k, ok := kindKeys[k]; ok && (IsProbeKind(k) || k == KindCamera || k == KindExec || k == KindPower || k == KindBuild || k == KindUpload) {
 			return false
 		}
 	}
