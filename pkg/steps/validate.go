@@ -337,27 +337,11 @@ func (v *validator) step(s *Step) {
 		v.expect(s)
 	case KindBuild, KindUpload:
 		if b := s.Build; b != nil {
-			for _, t := range b.Command {
-				v.template(s.Pos, t)
-			}
-			for _, t := range b.Env {
-				v.template(s.Pos, t)
-			}
-			if b.Port != "" && v.seq.Device(b.Port) == nil && !IsPortPath(b.Port) {
-				v.add(s.Pos, "port: unknown device %q%s", b.Port, suggest(b.Port, deviceNames(v.seq)))
-			}
+			v.command(s.Pos, b.Command, b.Env, b.Port)
 		}
 	case KindExec:
 		if x := s.Exec; x != nil {
-			for _, t := range x.Command {
-				v.template(s.Pos, t)
-			}
-			for _, t := range x.Env {
-				v.template(s.Pos, t)
-			}
-			if x.Port != "" && v.seq.Device(x.Port) == nil && !IsPortPath(x.Port) {
-				v.add(s.Pos, "port: unknown device %q%s", x.Port, suggest(x.Port, deviceNames(v.seq)))
-			}
+			v.command(s.Pos, x.Command, x.Env, x.Port)
 		}
 		v.expect(s)
 	case KindGroup:
@@ -367,6 +351,20 @@ func (v *validator) step(s *Step) {
 			v.defined[s.As] = true
 		}
 		v.steps(s.Steps)
+	}
+}
+
+// command checks the templates of a command and its environment, and the
+// device whose port it uses.
+func (v *validator) command(p Pos, argv []*Template, env map[string]*Template, port string) {
+	for _, t := range argv {
+		v.template(p, t)
+	}
+	for _, t := range env {
+		v.template(p, t)
+	}
+	if port != "" && v.seq.Device(port) == nil && !IsPortPath(port) {
+		v.add(p, "port: unknown device %q%s", port, suggest(port, deviceNames(v.seq)))
 	}
 }
 
