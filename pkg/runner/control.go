@@ -445,7 +445,7 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 		}
 		res.Data["output"] = string(shown)
 	}
-	tail := stream.Printable(tailLines(output, 10, 2048))
+	tail := stream.Printable(stream.Tail(output, 10, 2048))
 	switch {
 	case err != nil && errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
 		return &stepError{msg: fmt.Sprintf("%s timed out after %s", argv[0], timeout), received: tail}
@@ -479,22 +479,10 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return err
 	}
 	for _, seg := range segments {
-		for i, p := range want {
-			loc := p.Find(seg)
-			if loc == nil {
-				continue
-			}
-			m := stream.Match{Index: i, Names: p.SubexpNames()}
-			for g := 0; g+1 < len(loc); g += 2 {
-				if loc[g] < 0 {
-					m.Groups = append(m.Groups, "")
-					continue
-				}
-				m.Groups = append(m.Groups, string(seg[loc[g]:loc[g+1]]))
-			}
+		if m, ok := stream.Find(seg, want); ok {
 			res.Data["match"] = m.Groups[0]
 			res.Message += ", matched " + quoted([]byte(m.Groups[0]))
-			return r.saveMatch(s, res, m, p)
+			return r.saveMatch(s, res, m, want[m.Index])
 		}
 	}
 	msg := fmt.Sprintf("the output of %s has no %s", argv[0], describe(want))
@@ -517,23 +505,6 @@ func exitOK(x *steps.ExecSpec, code int) bool {
 		}
 	}
 	return false
-}
-
-// tailLines returns the last lines of b, at most maxBytes.
-func tailLines(b []byte, lines, maxBytes int) []byte {
-	if len(b) > maxBytes {
-		b = b[len(b)-maxBytes:]
-	}
-	t := bytes.TrimRight(b, "\r\n")
-	for i := len(t) - 1; i >= 0; i-- {
-		if t[i] == '\n' {
-			lines--
-			if lines == 0 {
-				return b[i+1:]
-			}
-		}
-	}
-	return b
 }
 
 // power runs a power step's commands. A power switch that fails is the

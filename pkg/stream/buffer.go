@@ -210,7 +210,13 @@ func (b *Buffer) Read(from int64, max int) (data []byte, start, next int64) {
 func (b *Buffer) Tail(lines int, maxBytes int) []byte {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	data := b.slice(b.start, b.end)
+	return bytes.Clone(Tail(b.slice(b.start, b.end), lines, maxBytes))
+}
+
+// Tail returns the end of data: at most its last lines lines (a final
+// newline does not start another) and at most maxBytes bytes; 0 means no
+// bound. The result shares data's memory.
+func Tail(data []byte, lines, maxBytes int) []byte {
 	if maxBytes > 0 && len(data) > maxBytes {
 		data = data[len(data)-maxBytes:]
 	}
@@ -229,7 +235,7 @@ func (b *Buffer) Tail(lines int, maxBytes int) []byte {
 			data = data[cut+1:]
 		}
 	}
-	return bytes.Clone(data)
+	return data
 }
 
 // SetErr records that the source of the stream broke (a device

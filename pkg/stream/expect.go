@@ -217,3 +217,31 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 		}
 	}
 }
+
+// Find returns the earliest match of any of want in data, the lowest index
+// winning a tie, as Expect finds it in a stream that holds data from
+// offset 0; Start and End are offsets into data. ok is false when none
+// matches.
+func Find(data []byte, want []Pattern) (m Match, ok bool) {
+	var best []int
+	for i, p := range want {
+		loc := p.Find(data)
+		if loc == nil || best != nil && loc[0] >= best[0] {
+			continue
+		}
+		best, m.Index = loc, i
+	}
+	if best == nil {
+		return Match{}, false
+	}
+	m.Start, m.End = int64(best[0]), int64(best[1])
+	m.Names = want[m.Index].SubexpNames()
+	for g := 0; g+1 < len(best); g += 2 {
+		if best[g] < 0 {
+			m.Groups = append(m.Groups, "")
+			continue
+		}
+		m.Groups = append(m.Groups, string(data[best[g]:best[g+1]]))
+	}
+	return m, true
+}

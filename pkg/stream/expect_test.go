@@ -389,3 +389,22 @@ func TestExpectFromDroppedBytes(t *testing.T) {
 		t.Errorf("match %+v, want From=%d Start=29", m, b.Start())
 	}
 }
+
+func TestFind(t *testing.T) {
+	data := []byte("boot ok\nversion 1.2\nready\n")
+	m, ok := Find(data, []Pattern{Literal("ready"), MustRegexp(`version (\d+)\.(\d+)`)})
+	if !ok || m.Index != 1 || m.Start != 8 || m.End != 19 || fmt.Sprint(m.Groups) != "[version 1.2 1 2]" {
+		t.Errorf("earliest match: %+v %v", m, ok)
+	}
+	m, ok = Find(data, []Pattern{Literal("boot"), MustRegexp(`b(o)ot`)})
+	if !ok || m.Index != 0 {
+		t.Errorf("a tie goes to the lower index: %+v", m)
+	}
+	m, _ = Find(data, []Pattern{MustRegexp(`(x)?ready`)})
+	if len(m.Groups) != 2 || m.Groups[1] != "" {
+		t.Errorf("a group that did not take part: %q", m.Groups)
+	}
+	if _, ok := Find(data, []Pattern{Literal("panic")}); ok {
+		t.Error("matched what is not there")
+	}
+}
