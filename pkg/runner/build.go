@@ -58,19 +58,9 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 	req := BuildRequest{Step: s, Progress: func(line string) {
 		r.emit(Event{Type: ConsoleOutput, Console: string(s.Kind), Data: []byte(line + "\n")})
 	}}
-	for _, t := range b.Command {
-		arg, err := t.Expand(r.lookup, nil)
-		if err != nil {
-			return &stepError{msg: fmt.Sprintf("command: %v", err)}
-		}
-		req.Command = append(req.Command, arg)
-	}
-	for k, t := range b.Env {
-		v, err := t.Expand(r.lookup, nil)
-		if err != nil {
-			return &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
-		}
-		req.Env = append(req.Env, k+"="+v)
+	var err error
+	if req.Command, req.Env, err = r.expandCommand("command", b.Command, b.Env); err != nil {
+		return err
 	}
 	bctx := ctx
 	if s.Timeout > 0 {
@@ -102,6 +92,26 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return &stepError{msg: out.Summary}
 	}
 	return nil
+}
+
+// expandCommand fills in the ${var} references of a command's arguments
+// and environment (as KEY=VALUE entries); what names the command in errors.
+func (r *run) expandCommand(what string, cmd []*steps.Template, env map[string]*steps.Template) (argv, envs []string, err error) {
+	for _, t := range cmd {
+		a, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return nil, nil, &stepError{msg: fmt.Sprintf("%s: %v", what, err)}
+		}
+		argv = append(argv, a)
+	}
+	for k, t := range env {
+		v, err := t.Expand(r.lookup, nil)
+		if err != nil {
+			return nil, nil, &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
+		}
+		envs = append(envs, k+"="+v)
+	}
+	return argv, envs, nil
 }
 
 // withPortReleased runs fn with the console of port (a device name or a

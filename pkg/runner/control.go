@@ -379,23 +379,12 @@ func shellLine(argv []string) string {
 
 func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	x := s.Exec
-	var argv, env []string
-	for _, t := range x.Command {
-		a, err := t.Expand(r.lookup, nil)
-		if err != nil {
-			return &stepError{msg: fmt.Sprintf("exec: %v", err)}
-		}
-		argv = append(argv, a)
+	argv, env, err := r.expandCommand("exec", x.Command, x.Env)
+	if err != nil {
+		return err
 	}
 	if x.Shell {
 		argv = []string{"sh", "-c", argv[0]}
-	}
-	for k, t := range x.Env {
-		v, err := t.Expand(r.lookup, nil)
-		if err != nil {
-			return &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
-		}
-		env = append(env, k+"="+v)
 	}
 	timeout := s.Timeout
 	if timeout == 0 {
