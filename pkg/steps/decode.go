@@ -361,17 +361,25 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 
 var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect"}
 
-func (d *decoder) devices(n *yaml.Node) {
+// namedEntries reads a section that maps names to entries (devices,
+// probes, cameras, power): section must be a mapping (of what, for the
+// message), each name a valid name (an item name), and fn reads each entry.
+func (d *decoder) namedEntries(n *yaml.Node, section, what, item string, fn func(name string, p pair)) {
 	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "devices must map device names to their settings, found %s", kindName(n))
+		d.add(d.pos(n), "%s must map %s, found %s", section, what, kindName(n))
 		return
 	}
 	for _, p := range d.pairs(n) {
-		name := p.key.Value
-		if !validName(name) {
-			d.add(d.pos(p.key), "device name %q must be a name of letters, digits and underscores", name)
+		if !validName(p.key.Value) {
+			d.add(d.pos(p.key), "%s %q must be a name of letters, digits and underscores", item, p.key.Value)
 			continue
 		}
+		fn(p.key.Value, p)
+	}
+}
+
+func (d *decoder) devices(n *yaml.Node) {
+	d.namedEntries(n, "devices", "device names to their settings", "device name", func(name string, p pair) {
 		dev := &Device{Name: name, Pos: d.pos(p.key)}
 		if p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" {
 			dev.Port = p.val.Value
@@ -381,7 +389,7 @@ func (d *decoder) devices(n *yaml.Node) {
 			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
 		}
 		d.seq.Devices = append(d.seq.Devices, dev)
-	}
+	})
 }
 
 // DeviceSettings fills dev from a mapping node; used for sequence devices

@@ -481,16 +481,7 @@ var cameraEntryKeys = []string{"input", "format", "size", "args"}
 // cameras reads a cameras section: name to an input (a device, index or
 // URL) or to {input, format, size, args}.
 func (d *decoder) cameras(n *yaml.Node) {
-	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "cameras must map camera names to an input or settings, found %s", kindName(n))
-		return
-	}
-	for _, p := range d.pairs(n) {
-		name := p.key.Value
-		if !validName(name) {
-			d.add(d.pos(p.key), "camera name %q must be a name of letters, digits and underscores", name)
-			continue
-		}
+	d.namedEntries(n, "cameras", "camera names to an input or settings", "camera name", func(name string, p pair) {
 		c := &Camera{Name: name, Pos: d.pos(p.key)}
 		switch {
 		case p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null":
@@ -519,7 +510,7 @@ func (d *decoder) cameras(n *yaml.Node) {
 			d.add(d.pos(p.val), "camera %s must be an input such as /dev/video0 or a mapping such as {input: /dev/video2, size: 640x480}, found %s", name, kindName(p.val))
 		}
 		d.seq.Cameras = append(d.seq.Cameras, c)
-	}
+	})
 }
 
 var powerEntryKeys = []string{"on", "off", "cycle", "shell", "off_time", "timeout"}
@@ -527,23 +518,14 @@ var powerEntryKeys = []string{"on", "off", "cycle", "shell", "off_time", "timeou
 // power reads a power section: a board name to the commands that switch
 // it.
 func (d *decoder) power(n *yaml.Node) {
-	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "power must map board names to {on: [...], off: [...]}, found %s", kindName(n))
-		return
-	}
 	if d.seq.Power == nil {
 		d.seq.Power = map[string]*PowerEntry{}
 	}
-	for _, p := range d.pairs(n) {
-		name := p.key.Value
-		if !validName(name) {
-			d.add(d.pos(p.key), "power entry %q must be a name of letters, digits and underscores", name)
-			continue
-		}
+	d.namedEntries(n, "power", "board names to {on: [...], off: [...]}", "power entry", func(name string, p pair) {
 		e := &PowerEntry{Name: name, Dir: d.relPath("."), Pos: d.pos(p.key)}
 		if p.val.Kind != yaml.MappingNode {
 			d.add(d.pos(p.val), "power %s must be a mapping such as {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}, found %s", name, kindName(p.val))
-			continue
+			return
 		}
 		for _, f := range d.pairs(p.val) {
 			switch f.key.Value {
@@ -573,7 +555,7 @@ func (d *decoder) power(n *yaml.Node) {
 			}
 		}
 		d.seq.Power[name] = e
-	}
+	})
 }
 
 func (d *decoder) command(v *yaml.Node, what string) []string {

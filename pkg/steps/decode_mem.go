@@ -236,16 +236,7 @@ var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binar
 // {launch: {...}}; in a bench file a bare string is an adapter serial
 // number.
 func (d *decoder) probes(n *yaml.Node, bench bool) {
-	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "probes must map probe names to their settings, found %s", kindName(n))
-		return
-	}
-	for _, p := range d.pairs(n) {
-		name := p.key.Value
-		if !validName(name) {
-			d.add(d.pos(p.key), "probe name %q must be a name of letters, digits and underscores", name)
-			continue
-		}
+	d.namedEntries(n, "probes", "probe names to their settings", "probe name", func(name string, p pair) {
 		pr := &Probe{Name: name, Pos: d.pos(p.key)}
 		switch {
 		case p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" && bench:
@@ -256,7 +247,7 @@ func (d *decoder) probes(n *yaml.Node, bench bool) {
 			d.add(d.pos(p.val), "probe %s must be a mapping such as {openocd: 127.0.0.1:4444} or {launch: {config: [...]}}, found %s", name, kindName(p.val))
 		}
 		d.seq.Probes = append(d.seq.Probes, pr)
-	}
+	})
 }
 
 func (d *decoder) probe(pr *Probe, n *yaml.Node) {
