@@ -92,10 +92,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
-	if err := bindSequence(seq, &RunOptions{Bench: opts.Bench}, ports, openocds); err != nil {
-		return invalid(err)
-	}
-	bench, err := benchFor(seq, opts.Bench)
+	bench, err := bindSequence(seq, opts.Bench, ports, openocds)
 	if err != nil {
 		return invalid(err)
 	}

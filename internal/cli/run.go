@@ -81,7 +81,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 	needProbe := false
 	for _, seq := range seqs {
-		if err := bindSequence(seq, opts, ports, openocds); err != nil {
+		if _, err := bindSequence(seq, opts.Bench, ports, openocds); err != nil {
 			return invalid(err)
 		}
 		if opts.Sim {
@@ -253,17 +253,18 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	return seqs, nil
 }
 
-// bindSequence applies the bench file, --port and --openocd to a
-// sequence's devices and probes, its cameras and power entries.
-func bindSequence(seq *steps.Sequence, opts *RunOptions, ports, openocds map[string]string) error {
-	bench, err := benchFor(seq, opts.Bench)
+// bindSequence applies the bench file (--bench, else the one beside the
+// sequence), --port and --openocd to a sequence's devices and probes, its
+// cameras and power entries, and returns the bench file read, if any.
+func bindSequence(seq *steps.Sequence, benchPath string, ports, openocds map[string]string) (*steps.Bench, error) {
+	bench, err := benchFor(seq, benchPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := steps.Bind(seq, bench, ports, openocds); err != nil {
-		return err
+		return nil, err
 	}
-	return steps.CheckPower(seq)
+	return bench, steps.CheckPower(seq)
 }
 
 // benchFor loads the bench file given, else the one beside seq, else none.
