@@ -100,13 +100,15 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 	}
 	srv := rs.s.mcp
 	var resources []server.ServerResource
-	resources = append(resources, server.ServerResource{
-		Resource: mcp.NewResource(runReportURI(r.id), "run "+r.id+" report ("+res.Name+")",
-			mcp.WithResourceDescription("JSON report of run "+r.id+", sequence "+res.Name+": "+string(res.Status)),
-			mcp.WithMIMEType("application/json")),
-		Handler: rs.s.readResource,
-	})
-	r.uris = append(r.uris, runReportURI(r.id))
+	add := func(u, title, desc, mime string) {
+		r.uris = append(r.uris, u)
+		resources = append(resources, server.ServerResource{
+			Resource: mcp.NewResource(u, title, mcp.WithResourceDescription(desc), mcp.WithMIMEType(mime)),
+			Handler:  rs.s.readResource,
+		})
+	}
+	add(runReportURI(r.id), "run "+r.id+" report ("+res.Name+")",
+		"JSON report of run "+r.id+", sequence "+res.Name+": "+string(res.Status), "application/json")
 	// Every .log file of the run is a resource: the consoles' in its
 	// folder, the build and upload tools' in its build folder.
 	addLogs := func(dir string, uri func(id, file string) string, title func(name string) string, desc func(name string) string) {
@@ -118,11 +120,7 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 			u := uri(r.id, e.Name())
 			name := strings.TrimSuffix(e.Name(), ".log")
 			out.LogResources = append(out.LogResources, u)
-			r.uris = append(r.uris, u)
-			resources = append(resources, server.ServerResource{
-				Resource: mcp.NewResource(u, title(name), mcp.WithResourceDescription(desc(name)), mcp.WithMIMEType("text/plain")),
-				Handler:  rs.s.readResource,
-			})
+			add(u, title(name), desc(name), "text/plain")
 		}
 	}
 	addLogs(r.dir, runConsoleURI,
@@ -147,12 +145,7 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 			u := runArtifactURI(r.id, filepath.Base(p))
 			out.Pictures = append(out.Pictures, u)
 			out.picturePaths = append(out.picturePaths, p)
-			r.uris = append(r.uris, u)
-			resources = append(resources, server.ServerResource{
-				Resource: mcp.NewResource(u, "run "+r.id+" picture "+filepath.Base(p),
-					mcp.WithResourceDescription("a picture a camera step took during run "+r.id), mcp.WithMIMEType("image/png")),
-				Handler: rs.s.readResource,
-			})
+			add(u, "run "+r.id+" picture "+filepath.Base(p), "a picture a camera step took during run "+r.id, "image/png")
 		}
 	}
 	srv.AddResources(resources...)
