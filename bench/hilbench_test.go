@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
@@ -55,10 +55,7 @@ func requirePexpect(t *testing.T) string {
 	if err == nil {
 		return py
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("pexpect is required under CI=true: %v", err)
-	}
-	t.Skip(err)
+	testenv.Missing(t, "pexpect is not installed (apt-get install python3-pexpect): %v", err)
 	return ""
 }
 
@@ -66,14 +63,7 @@ func requirePexpect(t *testing.T) string {
 // it under CI=true, where it must be.
 func requireOpenOCD(t *testing.T) {
 	t.Helper()
-	_, err := exec.LookPath("openocd")
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("openocd is required under CI=true (apt-get install openocd): %v", err)
-	}
-	t.Skipf("openocd is not installed (%v)", err)
+	testenv.NeedTool(t, "openocd", "apt-get install openocd")
 }
 
 func TestLosslessLog(t *testing.T) {

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 const (
@@ -60,10 +62,7 @@ func TestMain(m *testing.M) {
 // under CI=true, where a skip would hide a broken setup.
 func needTool(t *testing.T, msg string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "%s", msg)
 }
 
 // prerequisites checks node and the SDK, then builds hilrun once for the
@@ -97,24 +96,6 @@ func prerequisites(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return buildBin
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func randomHex(t *testing.T, n int) string {
@@ -209,7 +190,7 @@ func runClient(t *testing.T, mark string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.Buffer
 	cmd := exec.CommandContext(ctx, "node", append([]string{"client.mjs"}, args...)...)
 	cmd.Env = markedEnv(mark)
 	cmd.Stdout = &stdout
@@ -253,7 +234,7 @@ func TestHTTP(t *testing.T) {
 	token := randomHex(t, 16)
 	addr := freeAddr(t)
 
-	var serverOut syncBuffer
+	var serverOut testenv.Buffer
 	cmd := exec.Command(bin, "mcp", "--sim", "--http", addr, "--token", token)
 	cmd.Env = markedEnv(mark)
 	cmd.Stdout = &serverOut

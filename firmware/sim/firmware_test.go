@@ -10,16 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (scripts/test installs gcc-arm-none-eabi)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
+	testenv.NeedTool(t, name, "apt-get install gcc-arm-none-eabi")
 }
 
 // TestCheckedInELF checks the symbols hilrun's memory tests rely on.

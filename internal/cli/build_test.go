@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 // TestBuildAndLoad builds the virtual board's firmware with the real ARM
@@ -18,12 +18,7 @@ import (
 // back, and classifies a broken build.
 func TestBuildAndLoad(t *testing.T) {
 	needOpenOCD(t)
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		if testingCI() {
-			t.Fatal("arm-none-eabi-gcc is not installed (scripts/test installs it)")
-		}
-		t.Skip("arm-none-eabi-gcc is not installed")
-	}
+	testenv.NeedTool(t, "arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
 	fw := mustAbs(t, "../../firmware/sim")
 	out := t.TempDir()
 	seq := writeFile(t, t.TempDir(), "seq.yaml", `

@@ -8,32 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func writeFile(t *testing.T, dir, name, src string) string {
 	t.Helper()
@@ -89,7 +71,7 @@ finally:
   - send: led off
     expect: LED off
 `)
-			var out, errOut syncBuffer
+			var out, errOut testenv.Buffer
 			cmd := exec.Command(hilrunBinary(t), "run", "--sim", "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "j.xml"), seq)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			if err := cmd.Start(); err != nil {
@@ -242,9 +224,7 @@ func dialable(addr string) bool {
 // program hilrun started (its whole process group), runs finally and
 // leaves nothing behind.
 func TestSignalStopsHostCommandAndCamera(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
-		t.Skip("ffmpeg is not installed")
-	}
+	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
 	for _, tc := range []struct{ name, step, started string }{
 		{"exec", "exec: [sh, -c, 'echo hilrun-test-child-$$; sleep 300']", "hilrun-test-child-"},
 		// A camera that never delivers a frame: ffmpeg waits on a pipe.
@@ -266,7 +246,7 @@ steps:
 finally:
   - exec: [sh, -c, "echo cleaned > `+filepath.Join(dir, "finally")+`"]
 `)
-			var out, errOut syncBuffer
+			var out, errOut testenv.Buffer
 			cmd := exec.Command(hilrunBinary(t), "run", "-v", "--log-dir", filepath.Join(dir, "logs"), seq)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			if err := cmd.Start(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 )
@@ -20,12 +21,7 @@ import (
 // scripts/test has installed it.
 func needOpenOCD(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("openocd"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("openocd is not installed (scripts/test installs it)")
-		}
-		t.Skip("openocd is not installed")
-	}
+	testenv.NeedTool(t, "openocd", "apt-get install openocd")
 }
 
 // jtagBoard is a virtual board with its JTAG port served, and an OpenOCD
@@ -189,7 +185,7 @@ finally:
   - mem_write: 0x48000018
     value: 0x200000
 `)
-	var out, errOut syncBuffer
+	var out, errOut testenv.Buffer
 	cmd := exec.Command(hilrunBinary(t), "run", seq)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -225,5 +221,3 @@ func TestSimWithoutOpenOCD(t *testing.T) {
 		t.Errorf("no note about the stand-in:\n%s", errOut.String())
 	}
 }
-
-func testingCI() bool { return os.Getenv("CI") == "true" }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
@@ -193,9 +194,7 @@ func TestReplSurvivesUnplug(t *testing.T) {
 // At the bench: a picture of the virtual board, a host command, and a
 // reset through modem lines the pty does not have, said plainly.
 func TestReplBenchControl(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
-		t.Skip("ffmpeg is not installed")
-	}
+	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
 	r := startRepl(t)
 	r.typ("snap board\r")
 	r.waitFor("board.png")
@@ -211,9 +210,7 @@ func TestReplBenchControl(t *testing.T) {
 // A typed power step without a board switches the bench's only one, and a
 // file run with run FILE takes the bench's power and the board's camera.
 func TestReplPowerAndRunFileUseTheBench(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil && !testingCI() {
-		t.Skip("ffmpeg is not installed")
-	}
+	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
 	dir := t.TempDir()
 	state := filepath.Join(dir, "relay.state")
 	bench := writeFile(t, dir, "bench.yaml", `power:

@@ -8,6 +8,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
@@ -35,7 +36,7 @@ func TestScript(t *testing.T) {
 		// script rather than skip it.
 		Condition: func(cond string) (bool, error) {
 			if cond == "ci" {
-				return os.Getenv("CI") == "true", nil
+				return testenv.CI(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 const simELF = "../../firmware/sim/sim.elf"
@@ -13,12 +15,7 @@ const simELF = "../../firmware/sim/sim.elf"
 // a skip would hide a broken setup.
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (Debian: apt-get install gcc-arm-none-eabi make)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
+	testenv.NeedTool(t, name, "apt-get install gcc-arm-none-eabi make")
 }
 
 // gnuSize runs arm-none-eabi-size on path and parses its Berkeley table.

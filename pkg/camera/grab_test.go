@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/imaging"
 )
 
@@ -22,12 +23,7 @@ import (
 // CI=true, where it must be.
 func needFFmpeg(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ffmpeg is required under CI=true: %v", err)
-		}
-		t.Skipf("ffmpeg not installed: %v", err)
-	}
+	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
 }
 
 // grabOK is Grab with a generous timeout that fails the test on an error.

@@ -12,18 +12,15 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 // needTool skips a test when a program is missing, and fails it under
 // CI=true.
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (CI=true): %v", name, err)
-		}
-		t.Skipf("%s is not installed", name)
-	}
+	testenv.NeedTool(t, name, "scripts/test installs what the tests need")
 }
 
 // ccProject is a root holding a C program that builds with the host's cc

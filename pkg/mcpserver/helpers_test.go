@@ -1,11 +1,9 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,29 +13,12 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
 )
-
-// syncBuffer is a log writer tests can read while the server writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // env is a server against a virtual board, with an in-process client.
 type env struct {
@@ -46,7 +27,7 @@ type env struct {
 	telnet string
 	srv    *Server
 	c      *client.Client
-	log    *syncBuffer
+	log    *testenv.Buffer
 
 	mu     sync.Mutex
 	notifs []mcp.JSONRPCNotification
@@ -63,7 +44,7 @@ type envOptions struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, log: &syncBuffer{}}
+	e := &env{t: t, log: &testenv.Buffer{}}
 	e.board = sim.New(sim.Options{})
 	if err := e.board.Start(); err != nil {
 		t.Fatalf("start the virtual board: %v", err)
@@ -128,12 +109,7 @@ func (e *env) connect(name string) *client.Client {
 
 func startOpenOCD(t *testing.T, ctx context.Context, board *sim.Board) string {
 	t.Helper()
-	if _, err := exec.LookPath("openocd"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("openocd is not installed (CI=true): %v", err)
-		}
-		t.Skip("openocd is not installed")
-	}
+	testenv.NeedTool(t, "openocd", "apt-get install openocd")
 	jt, err := jtag.Serve(ctx, board.Memory(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 )
@@ -21,14 +21,7 @@ import (
 // is skipped, or fails under CI=true, where scripts/test installs it.
 func needOpenOCD(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("openocd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("openocd is needed under CI=true: %v", err)
-		}
-		t.Skipf("openocd is not installed: %v", err)
-	}
-	return p
+	return testenv.NeedTool(t, "openocd", "apt-get install openocd")
 }
 
 // board is the virtual board's memory behind its JTAG port, and an OpenOCD

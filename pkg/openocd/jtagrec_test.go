@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 // jtagRecordings are raw telnet streams recorded by pkg/sim/jtag's tests:
@@ -14,10 +16,7 @@ const jtagRecordings = "../sim/jtag/testdata/telnet"
 
 func TestDecoderOnPlainSessions(t *testing.T) {
 	if _, err := os.Stat(jtagRecordings); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("pkg/sim/jtag's recordings are needed under CI=true: %v", err)
-		}
-		t.Skipf("pkg/sim/jtag's recordings are absent: %v", err)
+		testenv.Missing(t, "pkg/sim/jtag's recordings are absent: %v", err)
 	}
 	tests := []struct {
 		file  string

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/internal/testenv"
 )
 
 // newCamera returns a board that is never started (the camera needs only
@@ -340,12 +342,7 @@ const ffmpegTimeout = 30 * time.Second
 // needFFmpeg skips the test when ffmpeg is missing, or fails it under CI.
 func needFFmpeg(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ffmpeg is not installed (Debian: apt-get install ffmpeg)")
-		}
-		t.Skip("ffmpeg is not installed")
-	}
+	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
 }
 
 // ffmpegArgs returns the argv that captures frames from input into pattern,

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
@@ -24,38 +24,13 @@ import (
 // openocdPath returns the openocd binary to test with.
 func openocdPath(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("openocd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("openocd is required under CI: %v", err)
-		}
-		t.Skipf("openocd not installed: %v", err)
-	}
-	return p
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return testenv.NeedTool(t, "openocd", "apt-get install openocd")
 }
 
 // ocd is a running OpenOCD connected to a Server.
 type ocd struct {
 	cmd        *exec.Cmd
-	log        *lockedBuffer
+	log        *testenv.Buffer
 	done       chan struct{} // closed when the process has exited
 	telnetAddr string
 	dir        string // OpenOCD's working directory
@@ -88,7 +63,7 @@ func startOpenOCD(t testing.TB, bitbangAddr string) (*ocd, *telnet) {
 			"-c", fmt.Sprintf("telnet_port %d", port),
 			"-c", "gdb_port disabled",
 			"-c", "tcl_port disabled"),
-		log:        &lockedBuffer{},
+		log:        &testenv.Buffer{},
 		done:       make(chan struct{}),
 		telnetAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		dir:        dir,
