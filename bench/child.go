@@ -284,14 +284,11 @@ steps:
 // rttConsole times warmup+n round trips through a serialx console
 // directly: Write, then Expect from the cursor Write returned.
 func rttConsole(ctx context.Context, port string, n, warmup int) (childOutput, error) {
-	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port})
+	c, err := openSynced(ctx, port, "")
 	if err != nil {
 		return childOutput{}, err
 	}
 	defer c.Close()
-	if err := consoleSync(ctx, c); err != nil {
-		return childOutput{}, err
-	}
 	var out childOutput
 	for i := range warmup + n {
 		line := []byte("echo ping-" + strconv.Itoa(i) + "\n")
@@ -309,6 +306,21 @@ func rttConsole(ctx context.Context, port string, n, warmup int) (childOutput, e
 		}
 	}
 	return out, nil
+}
+
+// openSynced opens port as a serialx console (logging under logDir when
+// not "") and waits until the board answers, so that measurements start
+// on a quiet line.
+func openSynced(ctx context.Context, port, logDir string) (*serialx.Console, error) {
+	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port, LogDir: logDir})
+	if err != nil {
+		return nil, err
+	}
+	if err := consoleSync(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 func consoleSync(ctx context.Context, c *serialx.Console) error {
@@ -382,14 +394,11 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 	default:
 		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep or nanosleep)", wait)
 	}
-	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port})
+	c, err := openSynced(ctx, port, "")
 	if err != nil {
 		return childOutput{}, err
 	}
 	defer c.Close()
-	if err := consoleSync(ctx, c); err != nil {
-		return childOutput{}, err
-	}
 	var out childOutput
 	for i := range warmup + n {
 		is := strconv.Itoa(i)
@@ -505,14 +514,11 @@ steps:
 		s := stepsOf(res, steps.KindSend)[1]
 		return childOutput{Done: true, Seconds: s.Duration.Seconds(), Bytes: size + int64(len("\r\n"+prompt))}, nil
 	case "console":
-		c, err := serialx.Open(ctx, "console", serialx.Config{Path: port, LogDir: logDir})
+		c, err := openSynced(ctx, port, logDir)
 		if err != nil {
 			return childOutput{}, err
 		}
 		defer c.Close()
-		if err := consoleSync(ctx, c); err != nil {
-			return childOutput{}, err
-		}
 		want := stream.Literal(pattern)
 		if regex {
 			if want, err = stream.Regexp(pattern); err != nil {
