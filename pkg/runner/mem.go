@@ -178,12 +178,18 @@ func hexList(vs []uint64, width int) string {
 	return strings.Join(parts, " ")
 }
 
-func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error {
+// memStep returns the probe and the memory a memory step works on.
+func (r *run) memStep(s *steps.Step) (Debugger, memTarget, error) {
 	d, err := r.probe(s.To)
 	if err != nil {
-		return err
+		return nil, memTarget{}, err
 	}
 	t, err := r.resolveMem(s)
+	return d, t, err
+}
+
+func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error {
+	d, t, err := r.memStep(s)
 	if err != nil {
 		return err
 	}
@@ -267,11 +273,7 @@ func checkValues(c *steps.MemCheck, vals []uint64) (bool, string) {
 }
 
 func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) error {
-	d, err := r.probe(s.To)
-	if err != nil {
-		return err
-	}
-	t, err := r.resolveMem(s)
+	d, t, err := r.memStep(s)
 	if err != nil {
 		return err
 	}
@@ -326,11 +328,7 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 }
 
 func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error {
-	d, err := r.probe(s.To)
-	if err != nil {
-		return err
-	}
-	t, err := r.resolveMem(s)
+	d, t, err := r.memStep(s)
 	if err != nil {
 		return err
 	}
