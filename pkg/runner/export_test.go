@@ -1,6 +1,19 @@
 package runner
 
-import "io"
+import (
+	"io"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
 
 // NewLineWriterForTest exposes lineWriter to the external tests.
 func NewLineWriterForTest(fn func(string)) io.Writer { return &lineWriter{fn: fn} }
+
+// LeafRunners are the kinds leafRunners has an entry for.
+var LeafRunners = func() map[steps.Kind]bool {
+	m := map[steps.Kind]bool{}
+	for k := range leafRunners {
+		m[k] = true
+	}
+	return m
+}()

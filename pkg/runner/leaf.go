@@ -17,43 +17,46 @@ import (
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
-// leaf runs a step that has no children.
-func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
-	switch s.Kind {
-	case steps.KindSend:
-		return r.send(ctx, s, res)
-	case steps.KindExpect:
+// leafRunners runs each kind of step that has no children: one entry per
+// leaf kind of steps.Kinds(), which a test checks.
+var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error{
+	steps.KindSend: (*run).send,
+	steps.KindExpect: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
 		c, err := r.console(s.To)
 		if err != nil {
 			return err
 		}
 		return r.expect(ctx, s, res, c, r.cursor[s.To])
-	case steps.KindDelay:
-		return r.delay(ctx, s, res)
-	case steps.KindCapture:
-		return r.capture(ctx, s, res)
-	case steps.KindAssert:
+	},
+	steps.KindDelay:   (*run).delay,
+	steps.KindCapture: (*run).capture,
+	steps.KindAssert: func(r *run, _ context.Context, s *steps.Step, res *StepResult) error {
 		return r.assert(s, res)
-	case steps.KindSet:
+	},
+	steps.KindSet: func(r *run, _ context.Context, s *steps.Step, res *StepResult) error {
 		return r.set(s, res)
-	case steps.KindMemRead:
-		return r.memRead(ctx, s, res)
-	case steps.KindMemWrite:
-		return r.memWrite(ctx, s, res)
-	case steps.KindMemPoll:
-		return r.memPoll(ctx, s, res)
-	case steps.KindHalt, steps.KindResume, steps.KindReset, steps.KindOpenOCD:
-		return r.debugger(ctx, s, res)
-	case steps.KindBuild, steps.KindUpload:
-		return r.build(ctx, s, res)
-	case steps.KindCamera:
-		return r.camera(ctx, s, res)
-	case steps.KindLines, steps.KindBreak, steps.KindResetSequence:
-		return r.lines(ctx, s, res)
-	case steps.KindExec:
-		return r.exec(ctx, s, res)
-	case steps.KindPower:
-		return r.power(ctx, s, res)
+	},
+	steps.KindMemRead:       (*run).memRead,
+	steps.KindMemWrite:      (*run).memWrite,
+	steps.KindMemPoll:       (*run).memPoll,
+	steps.KindHalt:          (*run).debugger,
+	steps.KindResume:        (*run).debugger,
+	steps.KindReset:         (*run).debugger,
+	steps.KindOpenOCD:       (*run).debugger,
+	steps.KindBuild:         (*run).build,
+	steps.KindUpload:        (*run).build,
+	steps.KindCamera:        (*run).camera,
+	steps.KindLines:         (*run).lines,
+	steps.KindBreak:         (*run).lines,
+	steps.KindResetSequence: (*run).lines,
+	steps.KindExec:          (*run).exec,
+	steps.KindPower:         (*run).power,
+}
+
+// leaf runs a step that has no children.
+func (r *run) leaf(ctx context.Context, s *steps.Step, res *StepResult) error {
+	if fn := leafRunners[s.Kind]; fn != nil {
+		return fn(r, ctx, s, res)
 	}
 	return fmt.Errorf("step kind %q cannot run", s.Kind)
 }

@@ -625,3 +625,20 @@ steps:
 		t.Errorf("status %s, saved %v: the log line matched", res.Status, res.Steps[0].Saved)
 	}
 }
+
+// Every step kind the loader knows runs: containers in the runner's walk,
+// the others through runner.LeafRunners.
+func TestEveryKindRuns(t *testing.T) {
+	for _, k := range steps.Kinds() {
+		_, leaf := runner.LeafRunners[k.Kind]
+		container := k.Kind == steps.KindGroup || k.Kind == steps.KindRepeat
+		if leaf == container {
+			t.Errorf("step kind %s: leaf runner %v, container %v: want exactly one", k.Kind, leaf, container)
+		}
+	}
+	for k := range runner.LeafRunners {
+		if _, ok := steps.LookupKind(k); !ok {
+			t.Errorf("runner.LeafRunners has %s, which steps.Kinds() does not describe", k)
+		}
+	}
+}

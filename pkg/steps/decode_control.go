@@ -602,20 +602,22 @@ func (e *PowerEntry) String() string { return fmt.Sprintf("power %s", e.Name) }
 // serial capture, lines, break and reset_sequence do; memory, debugger,
 // camera, exec, power, build and upload steps do not. Tools that fill in to: for steps use it.
 func TalksToDevice(m map[string]any) bool {
-	for k := range m {
-		if k, ok := kindKeys[k]; ok && (IsProbeKind(k) || k == KindCamera || k == KindExec || k == KindPower || k == KindBuild || k == KindUpload) {
-			return false
-		}
-	}
 	if v, ok := m["capture"]; ok && rawCameraCapture(v, m) {
 		return false
 	}
-	for _, k := range []string{"send", "send_hex", "send_ctrl", "expect", "capture", "lines", "break", "reset_sequence"} {
-		if _, ok := m[k]; ok {
-			return true
+	device := false
+	for key := range m {
+		k, ok := kindKeys[key]
+		if !ok {
+			continue
 		}
+		// expect also belongs to steps of other kinds, which win.
+		if spec, _ := LookupKind(k); spec.On != OnDevice {
+			return false
+		}
+		device = true
 	}
-	return false
+	return device
 }
 
 // rawCameraCapture is isCameraCapture over a decoded mapping.

@@ -137,15 +137,6 @@ func (v *validator) resolveDevices() {
 	}
 }
 
-// IsProbeKind reports whether steps of kind k talk to a debug probe.
-func IsProbeKind(k Kind) bool {
-	switch k {
-	case KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD:
-		return true
-	}
-	return false
-}
-
 // usesProbe reports whether s talks to a debug probe.
 func usesProbe(s *Step) bool {
 	return IsProbeKind(s.Kind) || s.Kind == KindUpload && s.Build != nil && s.Build.Image != nil

@@ -1,0 +1,267 @@
+package steps
+
+import (
+	"slices"
+	"strings"
+)
+
+// Cap is one thing a step or a tool can do to the bench or the host beyond
+// computing. The loader, the runner's dispatch and the MCP server's policy
+// all read the kind table below; a policy that meets a step whose kind the
+// table does not describe refuses it.
+type Cap uint16
+
+// Capabilities.
+const (
+	// CapDevice talks to a serial console: sends bytes, reads them.
+	CapDevice Cap = 1 << iota
+	// CapModemLines drives a console's modem lines or sends a break, which
+	// reset many boards.
+	CapModemLines
+	// CapCamera takes pictures with a bench camera.
+	CapCamera
+	// CapMemRead reads target memory through typed probe operations.
+	CapMemRead
+	// CapProbeControl halts, resumes or resets the target through its
+	// probe.
+	CapProbeControl
+	// CapMemWrite writes target memory, or flashes or loads an image,
+	// through typed probe operations.
+	CapMemWrite
+	// CapPower switches a board's power with the bench's commands.
+	CapPower
+	// CapReadFiles reads host files named by the step (ELF files, images,
+	// sequences).
+	CapReadFiles
+	// CapHostExec runs host programs: exec, build and upload commands.
+	CapHostExec
+	// CapDebugRaw sends the debugger a command as text (an openocd: step
+	// OpenOCD runs as Tcl), or has it run a configuration file: both can
+	// run host programs.
+	CapDebugRaw
+
+	capEnd
+)
+
+// Caps lists every capability, in the order the docs present them.
+func Caps() []Cap {
+	var out []Cap
+	for c := Cap(1); c < capEnd; c <<= 1 {
+		out = append(out, c)
+	}
+	return out
+}
+
+var capNames = map[Cap][2]string{
+	CapDevice:       {"device", "talk to a serial console"},
+	CapModemLines:   {"modem-lines", "drive DTR/RTS or send a break (resets many boards)"},
+	CapCamera:       {"camera", "take pictures with a bench camera"},
+	CapMemRead:      {"mem-read", "read target memory (typed probe operations)"},
+	CapProbeControl: {"probe-control", "halt, resume or reset the target through its probe"},
+	CapMemWrite:     {"mem-write", "write target memory, flash or load an image (typed probe operations)"},
+	CapPower:        {"power", "switch a board's power with the bench file's commands"},
+	CapReadFiles:    {"read-files", "read host files (ELF files, images, sequence files)"},
+	CapHostExec:     {"host-exec", "run host programs (exec, build and upload commands)"},
+	CapDebugRaw:     {"debug-raw", "raw debugger commands (OpenOCD Tcl) and configuration files"},
+}
+
+// String is the capability's short name, or the names of a set joined
+// with "+".
+func (c Cap) String() string {
+	if c == 0 {
+		return "none"
+	}
+	var names []string
+	for _, one := range Caps() {
+		if c&one != 0 {
+			names = append(names, capNames[one][0])
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// Doc says what the capability allows, for people.
+func (c Cap) Doc() string { return capNames[c][1] }
+
+// Has reports whether c includes every capability of o.
+func (c Cap) Has(o Cap) bool { return c&o == o }
+
+// KindSpec describes one step kind: the keys that make a step of it, the
+// keys it accepts, and what it can do. It is the one description the
+// loader, the runner and the MCP policy read.
+type KindSpec struct {
+	Kind Kind
+	// Keys make a step of this kind; the first is how the docs write it.
+	Keys []string
+	// Allowed are the other keys such a step accepts (name and id are
+	// accepted by every step).
+	Allowed []string
+	// Caps is everything a step of this kind may do; StepCaps narrows it
+	// for one step.
+	Caps Cap
+	// Doc says in a few words what the kind does.
+	Doc string
+	// On is what the step's to: (or probe:) names.
+	On Target
+	// caps, when set, says what one step of the kind does, which may be
+	// less than Caps (an upload through the probe runs no host program).
+	caps func(*Step) Cap
+}
+
+// Target is what a step acts on by name.
+type Target int
+
+// Targets.
+const (
+	OnNothing Target = iota
+	// OnDevice: to: names a device (a serial console).
+	OnDevice
+	// OnProbe: probe: (or to:) names a debug probe.
+	OnProbe
+)
+
+// memCaps adds reading a file for a memory step that looks its symbol up
+// in an ELF file the step names.
+func memCaps(base Cap) func(*Step) Cap {
+	return func(s *Step) Cap {
+		if s.Mem != nil && s.Mem.ELF != "" {
+			return base | CapReadFiles
+		}
+		return base
+	}
+}
+
+// kindTable is every step kind hilrun knows, in the order the docs present
+// them.
+var kindTable = []KindSpec{
+	{Kind: KindSend, On: OnDevice, Keys: []string{"send", "send_hex", "send_ctrl"}, Caps: CapDevice, Doc: "send text or bytes to a console, optionally expect a reply",
+		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on"}},
+	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
+		Allowed: []string{"to", "regex", "save", "timeout", "fail_on"}},
+	{Kind: KindDelay, Keys: []string{"delay", "delay_ms"}, Doc: "wait"},
+	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
+		Allowed: []string{"to", "save", "fail_on", "timeout"}},
+	{Kind: KindAssert, Keys: []string{"assert"}, Doc: "check an expression", Allowed: []string{"message"}},
+	{Kind: KindSet, Keys: []string{"set"}, Doc: "set variables"},
+	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
+	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
+
+	{Kind: KindMemRead, On: OnProbe, Keys: []string{"mem_read"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Doc: "read target memory",
+		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "count", "probe", "save", "expect", "label", "timeout"}},
+	{Kind: KindMemWrite, On: OnProbe, Keys: []string{"mem_write"}, Caps: CapMemWrite | CapReadFiles, caps: memCaps(CapMemWrite), Doc: "write target memory",
+		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "value", "verify", "probe", "label", "timeout"}},
+	{Kind: KindMemPoll, On: OnProbe, Keys: []string{"mem_poll"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Doc: "read target memory until a condition holds",
+		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "until", "expect", "interval", "probe", "save", "label", "timeout"}},
+	{Kind: KindHalt, On: OnProbe, Keys: []string{"halt"}, Caps: CapProbeControl, Doc: "halt the target", Allowed: []string{"probe", "timeout"}},
+	{Kind: KindResume, On: OnProbe, Keys: []string{"resume"}, Caps: CapProbeControl, Doc: "resume the target", Allowed: []string{"probe", "timeout"}},
+	{Kind: KindReset, On: OnProbe, Keys: []string{"reset"}, Caps: CapProbeControl, Doc: "reset the target through its probe", Allowed: []string{"probe", "timeout"}},
+	{Kind: KindOpenOCD, On: OnProbe, Keys: []string{"openocd"}, Caps: CapDebugRaw, Doc: "a raw OpenOCD command",
+		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
+
+	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},
+	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",
+		Allowed: []string{"probe", "timeout"}, caps: uploadCaps},
+
+	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
+		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
+	{Kind: KindLines, On: OnDevice, Keys: []string{"lines"}, Caps: CapDevice | CapModemLines, Doc: "set DTR and RTS", Allowed: []string{"to"}},
+	{Kind: KindBreak, On: OnDevice, Keys: []string{"break"}, Caps: CapDevice | CapModemLines, Doc: "send a serial break", Allowed: []string{"to"}},
+	{Kind: KindResetSequence, On: OnDevice, Keys: []string{"reset_sequence"}, Caps: CapDevice | CapModemLines, Doc: "play a bootloader's DTR/RTS pattern", Allowed: []string{"to"}},
+	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command",
+		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
+	{Kind: KindPower, Keys: []string{"power"}, Caps: CapPower, Doc: "switch a board's power", Allowed: []string{"device", "timeout"}},
+}
+
+func uploadCaps(s *Step) Cap {
+	b := s.Build
+	switch {
+	case b == nil:
+		return CapHostExec | CapMemWrite | CapReadFiles | CapDevice
+	case b.Image != nil:
+		return CapMemWrite | CapReadFiles
+	}
+	c := CapHostExec | CapMemWrite | CapReadFiles
+	if b.Port != "" {
+		c |= CapDevice
+	}
+	return c
+}
+
+func execCaps(s *Step) Cap {
+	if s.Exec != nil && s.Exec.Port != "" {
+		return CapHostExec | CapDevice
+	}
+	return CapHostExec
+}
+
+// kindKeys maps the key that makes a step what it is to its kind. capture
+// is a serial capture here; the loader tells camera captures apart.
+var kindKeys = func() map[string]Kind {
+	m := map[string]Kind{}
+	for _, k := range kindTable {
+		for _, key := range k.Keys {
+			m[key] = k.Kind
+		}
+	}
+	return m
+}()
+
+var commonKeys = []string{"name", "id"}
+
+// kindAllowed are the keys a step of each kind accepts besides name and id.
+var kindAllowed = func() map[Kind][]string {
+	m := map[Kind][]string{}
+	for _, k := range kindTable {
+		m[k.Kind] = append(slices.Clone(k.Keys), k.Allowed...)
+	}
+	return m
+}()
+
+// StepKinds lists the step kinds in the order the docs present them.
+var StepKinds = func() []Kind {
+	var out []Kind
+	for _, k := range kindTable {
+		out = append(out, k.Kind)
+	}
+	return out
+}()
+
+// Kinds returns the description of every step kind.
+func Kinds() []KindSpec { return slices.Clone(kindTable) }
+
+// LookupKind returns the description of kind k.
+func LookupKind(k Kind) (KindSpec, bool) {
+	for _, s := range kindTable {
+		if s.Kind == k {
+			return s, true
+		}
+	}
+	return KindSpec{}, false
+}
+
+// StepCaps returns what step s can do by itself (not its children), and
+// false when its kind is not in the table: a policy must refuse such a
+// step.
+func StepCaps(s *Step) (Cap, bool) {
+	k, ok := LookupKind(s.Kind)
+	if !ok {
+		return 0, false
+	}
+	if k.caps != nil {
+		return k.caps(s), true
+	}
+	return k.Caps, true
+}
+
+// KeyKind returns the kind a step key makes, with ok false for keys that
+// make no step.
+func KeyKind(key string) (Kind, bool) {
+	k, ok := kindKeys[key]
+	return k, ok
+}
+
+// IsProbeKind reports whether steps of kind k talk to a debug probe.
+func IsProbeKind(k Kind) bool {
+	s, ok := LookupKind(k)
+	return ok && s.On == OnProbe
+}
