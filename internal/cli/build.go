@@ -19,7 +19,7 @@ func runBuild(logDir string) runner.Builder {
 			return ""
 		}
 		return filepath.Join(logDir, fmt.Sprintf("%s-line%d.log", s.Kind, s.Pos.Line))
-	}, nil)
+	}, nil, nil)
 }
 
 // handoverConsole lets the runner release a console's port for an upload

@@ -23,6 +23,8 @@ type MCPOptions struct {
 	DenyPorts     []string
 	ReadOnly      bool
 	AllowExec     bool
+	AllowDebugTcl bool
+	PassEnv       []string
 	AllowMemWrite []string
 	Roots         []string
 	Bench         string
@@ -77,7 +79,9 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
-	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps run host commands (with --root, inside it, without a shell)")
+	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps and build and upload commands run host programs (with --root, inside it, without a shell, with a minimal environment)")
+	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: steps send OpenOCD raw Tcl, and probe launch configs name files under --root (Tcl can run host programs)")
+	f.StringArrayVar(&opts.PassEnv, "pass-env", nil, "pass the server's environment variable `NAME` to host programs and launched OpenOCDs (repeatable), e.g. OPENOCD_SCRIPTS, IDF_PATH")
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
@@ -93,7 +97,8 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		Version: Version(),
 		Policy: mcpserver.Policy{
 			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts,
-			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, Roots: opts.Roots,
+			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, AllowDebugTcl: opts.AllowDebugTcl,
+			Roots: opts.Roots, PassEnv: opts.PassEnv,
 		},
 		LogDir: opts.LogDir,
 		Log:    ios.ErrOut,

@@ -13,12 +13,13 @@ import (
 
 // Builder runs the tools of build and upload steps with pkg/build. Each
 // tool's whole output goes to logFile(step) when that is not "", and every
-// output line to the runner's progress and to line, when not nil.
-func Builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
+// output line to the runner's progress and to line, when not nil. The tools
+// run with environ, or hilrun's own environment when it is nil.
+func Builder(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
 	return func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 		st := req.Step
 		b := st.Build
-		opts := build.Options{Progress: func(l string) {
+		opts := build.Options{Runner: build.ExecRunner{Environ: environ}, Progress: func(l string) {
 			if req.Progress != nil {
 				req.Progress(l)
 			}

@@ -24,7 +24,7 @@ const buildDir = "build"
 // whole output to logFile(step) and passing every line to line as well as
 // to the runner.
 func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
-	return engine.Builder(logFile, line)
+	return engine.Builder(logFile, line, s.environ())
 }
 
 // releaser is a console that can hand its port over to an uploader:
@@ -65,19 +65,10 @@ func handOver(c runner.Console, under any) runner.Console {
 func (s *Server) checkBuild(seq *steps.Sequence, st *steps.Step) error {
 	p := &s.cfg.Policy
 	b := st.Build
-	if st.Kind == steps.KindUpload && p.ReadOnly {
-		return refused("upload: the server is read-only (--read-only)")
-	}
-	if len(p.Roots) == 0 {
-		return refused("%s: builds and uploads run programs, and this server has no --root folder to run them in; start hilrun mcp with --root DIR", st.Kind)
-	}
 	if b.Shell {
 		return refused("%s: shell: true is not run over MCP; give command as an argument vector", st.Kind)
 	}
-	base := p.Roots[0]
-	if filepath.IsAbs(seq.File) && p.inRoot(filepath.Dir(seq.File)) {
-		base = filepath.Dir(seq.File)
-	}
+	base := s.baseDir(seq)
 	switch {
 	case b.Image != nil:
 		real, err := p.resolveIn("upload file "+b.Image.File, b.Image.File, base)
@@ -339,12 +330,6 @@ func (s *Server) uploadTool(ctx context.Context, req mcp.CallToolRequest, a *bui
 // runTool runs a build or upload as a task: to the end, or in the
 // background when asked.
 func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind steps.Kind, a *buildArgs) (any, string, error) {
-	if kind == steps.KindUpload && s.cfg.Policy.ReadOnly {
-		return nil, "", refused("upload: the server is read-only (--read-only)")
-	}
-	if len(s.cfg.Policy.Roots) == 0 {
-		return nil, "", refused("%s: builds and uploads run programs, and this server has no --root folder to run them in; start hilrun mcp with --root DIR", kind)
-	}
 	seq, err := s.toolSequence(kind, a)
 	if err != nil {
 		return nil, "", err

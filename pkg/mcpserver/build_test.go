@@ -41,10 +41,13 @@ func ccProject(t *testing.T) string {
 	return dir
 }
 
+// rootEnv is a server with roots that lets host programs run in them
+// (--allow-exec --root).
 func rootEnv(t *testing.T, o envOptions, roots ...string) *env {
 	cfg := o.config
 	o.config = func(c *Config) {
 		c.Policy.Roots = roots
+		c.Policy.AllowExec = true
 		if cfg != nil {
 			cfg(c)
 		}
@@ -193,6 +196,10 @@ func TestBuildPolicy(t *testing.T) {
 		want  string
 	}{
 		{"no root", nil, nil, "build", map[string]any{"command": []any{"true"}}, "start hilrun mcp with --root DIR"},
+		{"no --allow-exec", []string{dir}, func(c *Config) { c.Policy.AllowExec = false }, "build", map[string]any{"command": []any{"true"}}, "--allow-exec"},
+		{"no --allow-exec upload", []string{dir}, func(c *Config) { c.Policy.AllowExec = false }, "upload", map[string]any{"command": []any{"true"}}, "--allow-exec"},
+		{"no --allow-exec step", []string{dir}, func(c *Config) { c.Policy.AllowExec = false }, "serial_sequence",
+			map[string]any{"steps": []any{map[string]any{"build": map[string]any{"command": []any{"true"}}}}}, "--allow-exec"},
 		{"dir outside the root", []string{dir}, nil, "build", map[string]any{"command": []any{"true"}, "dir": outside}, "outside the --root folders"},
 		{"dir climbing out", []string{dir}, nil, "build", map[string]any{"command": []any{"true"}, "dir": "../"}, "outside the --root folders"},
 		{"elf outside the root", []string{dir}, nil, "build", map[string]any{"command": []any{"true"}, "elf": filepath.Join(outside, "fw.elf")}, "outside the --root folders"},

@@ -23,68 +23,49 @@ func (s *Server) host() runner.HostRunner {
 	if s.cfg.Host != nil {
 		return s.cfg.Host
 	}
-	return build.ExecRunner{Environ: hostEnviron()}
+	return build.ExecRunner{Environ: s.environ()}
 }
 
-// hostEnviron is the environment of host commands run for a client: enough
-// to find programs and run them, none of the server's secrets (such as
-// HILRUN_MCP_TOKEN). A step's env adds to it.
-func hostEnviron() []string {
-	// Not nil even when none is set: nil would mean the server's own.
-	env := []string{}
-	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
+// environ is the environment of the programs the server starts for a
+// client: the policy's minimal one, read from the server's.
+func (s *Server) environ() []string { return s.cfg.Policy.hostEnviron(os.LookupEnv) }
 
-// checkControl applies the policy to the bench-control steps. A read-only
-// server refuses everything that acts on the board other than through its
-// console: modem lines (which reset it), power and host commands. Host
-// commands otherwise run like builds: only with a --root, inside it, and
-// without a shell. Power commands come from the server's bench file only,
-// never from the sequence a client sends.
+// checkControl applies what the capability check leaves to the bench
+// control steps. Power commands come from the server's bench file only,
+// never from the sequence a client sends. Host commands run only inside a
+// root, never through a shell.
 func (s *Server) checkControl(seq *steps.Sequence, st *steps.Step) error {
 	p := &s.cfg.Policy
 	switch st.Kind {
-	case steps.KindLines, steps.KindBreak, steps.KindResetSequence:
-		if p.ReadOnly {
-			return refused("%s: the server is read-only (--read-only), and modem lines and breaks can reset the board", st.Kind)
-		}
 	case steps.KindPower:
-		if p.ReadOnly {
-			return refused("power: the server is read-only (--read-only)")
-		}
 		e := seq.Power[st.Power.Target]
 		if e == nil || s.cfg.Bench == nil || s.cfg.Bench.Power[st.Power.Target] != e {
 			return refused("power %s: power commands come from the server's bench file (hilrun mcp --bench FILE), and it has no power entry for %q", st.Power.Target, st.Power.Target)
 		}
 	case steps.KindExec:
-		if p.ReadOnly {
-			return refused("exec: the server is read-only (--read-only)")
-		}
-		if !p.AllowExec {
-			return refused("exec: host commands are off on this server; start hilrun mcp with --allow-exec and --root DIR")
-		}
-		if len(p.Roots) == 0 {
-			return refused("exec: host commands run programs, and this server has no --root folder to run them in; start hilrun mcp with --root DIR")
-		}
 		if st.Exec.Shell {
 			return refused("exec: shell: true is not run over MCP; give the command as an argument vector")
 		}
-		base := p.Roots[0]
-		if filepath.IsAbs(seq.File) && p.inRoot(filepath.Dir(seq.File)) {
-			base = filepath.Dir(seq.File)
-		}
-		dir, err := p.ResolveDir("dir", st.Exec.Dir, base)
+		dir, err := p.ResolveDir("dir", st.Exec.Dir, s.baseDir(seq))
 		if err != nil {
 			return err
 		}
 		st.Exec.Dir = dir
 	}
 	return nil
+}
+
+// baseDir is the folder relative paths of seq are taken from: its own when
+// it is a file under a root, else the first root.
+func (s *Server) baseDir(seq *steps.Sequence) string {
+	p := &s.cfg.Policy
+	if filepath.IsAbs(seq.File) && p.inRoot(filepath.Dir(seq.File)) {
+		return filepath.Dir(seq.File)
+	}
+	if len(p.Roots) == 0 {
+		return ""
+	}
+	return p.Roots[0]
 }
 
 // cameraDevice matches the camera references a client may make itself: a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,12 +22,24 @@ import (
 
 // dialProbe opens a probe's debugger session: attached to a running
 // OpenOCD, or to one launched for it that outlives the call (the session is
-// pooled).
-func dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+// pooled). A launched OpenOCD gets the policy's minimal environment, so no
+// secret of the server's reaches its Tcl, and works in an empty folder of
+// the server's, so a relative configuration name finds only OpenOCD's own
+// scripts.
+func (s *Server) dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 	if p.OpenOCD == "" && p.Launch == nil {
 		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
 	}
-	d, err := openocd.Open(ctx, p.OpenOCD, engine.LaunchConfig(p))
+	launch := engine.LaunchConfig(p)
+	if launch != nil {
+		launch.Environ = s.environ()
+		dir := filepath.Join(s.logDir, "openocd")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("probe %s: %w", p.Name, err)
+		}
+		launch.Dir = dir
+	}
+	d, err := openocd.Open(ctx, p.OpenOCD, launch)
 	if err != nil {
 		return nil, err
 	}
@@ -182,43 +196,69 @@ func (g *guarded) WriteMemory(ctx context.Context, addr uint64, width int, value
 }
 
 func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
-	if err := g.policy.CheckCommand(cmd); err != nil {
+	send, err := g.policy.CheckCommand(cmd)
+	if err != nil {
 		return "", err
 	}
-	return g.d.Command(ctx, cmd)
+	return g.d.Command(ctx, send)
 }
 
 func (g *guarded) Close() error { return nil }
 
-// imageLoader is a debugger that writes image files into the target:
-// *openocd.Session and *openocd.Probe.
-type imageLoader interface {
-	LoadImage(ctx context.Context, path string, offset uint64) (string, error)
-	VerifyImage(ctx context.Context, path string, offset uint64) error
-}
-
-// LoadImage writes an image unless the policy limits memory writes: an
-// image may write anywhere.
-func (g *guarded) LoadImage(ctx context.Context, path string, offset uint64) (string, error) {
-	if g.policy.ReadOnly {
-		return "", refused("load %s: the server is read-only (--read-only)", path)
+// checkImage applies the policy to writing the image at path into the
+// target, and returns its real path under a root: an image may write
+// anywhere, so a read-only server, or one that limits memory writes,
+// refuses it.
+func (g *guarded) checkImage(what, path string) (string, error) {
+	if err := g.policy.Allow(what+" "+path, steps.CapMemWrite|steps.CapReadFiles); err != nil {
+		return "", err
 	}
 	if len(g.policy.MemWrite) > 0 {
-		return "", refused("load %s: memory writes are limited by --allow-mem-write, and an image could write anywhere", path)
+		return "", refused("%s %s: memory writes are limited by --allow-mem-write, and an image could write anywhere", what, path)
 	}
-	w, ok := g.d.(imageLoader)
+	return g.policy.ResolveFile(path)
+}
+
+// LoadImage writes an image into target RAM.
+func (g *guarded) LoadImage(ctx context.Context, path string, offset uint64) (string, error) {
+	real, err := g.checkImage("load", path)
+	if err != nil {
+		return "", err
+	}
+	w, ok := runner.DebuggerAs[runner.ImageLoader](g.d)
 	if !ok {
 		return "", fmt.Errorf("load %s: this probe cannot load images", path)
 	}
-	return w.LoadImage(ctx, path, offset)
+	return w.LoadImage(ctx, real, offset)
 }
 
+// VerifyImage compares an image file under a root with target memory.
 func (g *guarded) VerifyImage(ctx context.Context, path string, offset uint64) error {
-	w, ok := g.d.(imageLoader)
+	if err := g.policy.Allow("verify "+path, steps.CapReadFiles); err != nil {
+		return err
+	}
+	real, err := g.policy.ResolveFile(path)
+	if err != nil {
+		return err
+	}
+	w, ok := runner.DebuggerAs[runner.ImageLoader](g.d)
 	if !ok {
 		return fmt.Errorf("verify %s: this probe cannot verify images", path)
 	}
-	return w.VerifyImage(ctx, path, offset)
+	return w.VerifyImage(ctx, real, offset)
+}
+
+// Program writes an image into the target's flash.
+func (g *guarded) Program(ctx context.Context, path string, verify, reset bool, offset uint64) (string, error) {
+	real, err := g.checkImage("program", path)
+	if err != nil {
+		return "", err
+	}
+	w, ok := runner.DebuggerAs[runner.Programmer](g.d)
+	if !ok {
+		return "", fmt.Errorf("program %s: this probe cannot program images", path)
+	}
+	return w.Program(ctx, real, verify, reset, offset)
 }
 
 // --- mem_read / mem_write ---

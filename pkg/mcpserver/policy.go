@@ -6,8 +6,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // ErrRefused is wrapped by every error that a policy of the server (port
@@ -63,7 +68,9 @@ func ParseMemRange(s string) (MemRange, error) {
 	return bad("no - or +")
 }
 
-// Policy is what the server lets its callers do.
+// Policy is what the server lets its callers do. What a step or a tool
+// may do is its capabilities (steps.Cap): Allow says which of them this
+// policy allows, and everything it does not name is refused.
 type Policy struct {
 	// AllowPorts and DenyPorts are path.Match globs over port paths
 	// ("/dev/ttyACM*", "/dev/serial/by-id/*"). A port matching a deny glob
@@ -71,24 +78,91 @@ type Policy struct {
 	// allowed. A port is matched by the path given and by the path its
 	// symbolic links lead to.
 	AllowPorts, DenyPorts []string
-	// ReadOnly refuses memory writes (mem_write, memory-writing steps),
-	// uploads (upload steps, the upload tool), debugger commands that
-	// could change the target other than halt, resume and reset, modem
-	// line steps (lines, break, reset_sequence), power and exec. Serial writes stay allowed: a console is how a test talks to the
-	// device. Builds stay allowed: they change files under a root, not
-	// the target.
+	// ReadOnly refuses everything that changes the target or the host:
+	// memory writes, uploads and image loads, modem lines, power, host
+	// programs and raw debugger commands, whatever other fields allow.
+	// Serial writes stay allowed: a console is how a test talks to the
+	// device. Halting, resuming and resetting through the probe stay
+	// allowed: reading memory often needs them.
 	ReadOnly bool
-	// AllowExec lets exec steps run host commands (inside a root, without
-	// a shell, with a minimal environment). Off, they are refused.
+	// AllowExec lets steps and tools run host programs: exec steps, build
+	// and upload commands, PlatformIO. They run only inside a root,
+	// without a shell, with a minimal environment.
 	AllowExec bool
+	// AllowDebugTcl lets openocd: steps send OpenOCD any Tcl, and probe
+	// launch configurations name configuration files under a root. Both
+	// can run host programs (Tcl's exec). Off, OpenOCD sees only commands
+	// hilrun wrote itself from parsed numbers.
+	AllowDebugTcl bool
 	// MemWrite, when not empty, lists the only address ranges memory
 	// writes may touch.
 	MemWrite []MemRange
 	// Roots are the only folders whose files tools may read (sequence
-	// files, ELF files, images to upload) and the only folders builds and
-	// uploads may run in. Empty means no file may be read and no build or
-	// upload may run.
+	// files, ELF files, images to upload) and the only folders host
+	// programs may run in. Empty means no file may be read and no program
+	// run.
 	Roots []string
+	// PassEnv names variables of the server's environment that host
+	// programs and launched OpenOCDs get besides the minimal ones
+	// (OPENOCD_SCRIPTS, IDF_PATH, PLATFORMIO_CORE_DIR).
+	PassEnv []string
+}
+
+// Allow returns nil when the policy allows every capability of c, and
+// otherwise an error wrapping ErrRefused that says which flag would allow
+// it. what names the step or tool in the error.
+func (p *Policy) Allow(what string, c steps.Cap) error {
+	for _, one := range steps.Caps() {
+		if c&one == 0 {
+			continue
+		}
+		if why := p.refusal(one); why != "" {
+			return refused("%s: %s", what, why)
+		}
+	}
+	return nil
+}
+
+// refusal says why the policy refuses capability c, or "".
+func (p *Policy) refusal(c steps.Cap) string {
+	switch c {
+	case steps.CapDevice, steps.CapCamera, steps.CapMemRead, steps.CapProbeControl:
+		return ""
+	case steps.CapModemLines:
+		if p.ReadOnly {
+			return "the server is read-only (--read-only), and modem lines and breaks can reset the board"
+		}
+		return ""
+	case steps.CapPower, steps.CapMemWrite:
+		if p.ReadOnly {
+			return "the server is read-only (--read-only)"
+		}
+		return ""
+	case steps.CapReadFiles:
+		if len(p.Roots) == 0 {
+			return "no --root folder was given, so no file may be read; start hilrun mcp with --root DIR"
+		}
+		return ""
+	case steps.CapHostExec:
+		switch {
+		case p.ReadOnly:
+			return "host programs are off on a read-only server (--read-only)"
+		case !p.AllowExec:
+			return "host programs (exec, build and upload commands) are off on this server; start hilrun mcp with --allow-exec and --root DIR"
+		case len(p.Roots) == 0:
+			return "host programs run only inside a --root folder, and this server has none; start hilrun mcp with --root DIR"
+		}
+		return ""
+	case steps.CapDebugRaw:
+		switch {
+		case p.ReadOnly:
+			return "raw debugger commands and configuration files are off on a read-only server (--read-only)"
+		case !p.AllowDebugTcl:
+			return "raw debugger commands and configuration files are off on this server (OpenOCD's Tcl can run host programs); use a typed step (mem_read, mem_write, halt, resume, reset) or start hilrun mcp with --allow-debug-tcl"
+		}
+		return ""
+	}
+	return fmt.Sprintf("capability %s is not described, so it is refused", c)
 }
 
 // Validate checks the globs and roots, and resolves the roots.
@@ -169,37 +243,76 @@ func (p *Policy) CheckMemWrite(addr, n uint64) error {
 	return refused("memory write at 0x%08x-0x%08x is outside the ranges --allow-mem-write allows (%s)", addr, end, strings.Join(rs, ", "))
 }
 
-// safeCommands are the debugger commands a read-only server, or one that
-// limits memory writes, still runs: they cannot write target memory.
-var safeCommands = map[string]bool{
-	"halt": true, "resume": true, "reset": true, "mdb": true, "mdh": true, "mdw": true, "mdd": true,
-	"read_memory": true, "targets": true, "version": true, "echo": true, "poll": true, "wait_halt": true,
+// CheckCommand returns the debugger command to send for cmd, or an error
+// wrapping ErrRefused. A server that allows raw Tcl (and is not read-only)
+// sends cmd as it is. Any other sends only typed commands: cmd must parse
+// as one (openocd.ParseTyped), and what is sent is written again from the
+// numbers parsed, so nothing of cmd reaches Tcl as text. Memory writes are
+// checked like mem_write's.
+func (p *Policy) CheckCommand(cmd string) (string, error) {
+	if p.AllowDebugTcl && !p.ReadOnly {
+		return cmd, nil
+	}
+	t, err := openocd.ParseTyped(cmd)
+	if err != nil {
+		return "", refused("debugger command %q: %v; %s", cmd, err, p.refusal(steps.CapDebugRaw))
+	}
+	if err := p.Allow(fmt.Sprintf("debugger command %q", cmd), commandCaps(t)); err != nil {
+		return "", err
+	}
+	if addr, n, ok := t.Writes(); ok {
+		if err := p.CheckMemWrite(addr, n); err != nil {
+			return "", err
+		}
+	} else if t.Effect() == openocd.EffectWrite && len(p.MemWrite) > 0 {
+		return "", refused("debugger command %q: memory writes are limited by --allow-mem-write, and register writes are outside every range", cmd)
+	}
+	return t.String(), nil
 }
 
-// tclSpecial are the characters with which one Tcl script line runs more
-// than one command: separators, command substitution, and the backslash
-// that could spell either.
-const tclSpecial = ";[]\\\n\r"
+// commandCaps is what a typed debugger command can do.
+func commandCaps(t openocd.Typed) steps.Cap {
+	switch t.Effect() {
+	case openocd.EffectWrite:
+		return steps.CapMemWrite
+	case openocd.EffectControl:
+		return steps.CapProbeControl
+	}
+	return steps.CapMemRead
+}
 
-// CheckCommand returns nil when the debugger command cmd is allowed.
-func (p *Policy) CheckCommand(cmd string) error {
-	if !p.ReadOnly && len(p.MemWrite) == 0 {
-		return nil
+// openocdScript matches the relative name of one of OpenOCD's own scripts,
+// found through its search path: interface/stlink.cfg.
+var openocdScript = regexp.MustCompile(`^[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*$`)
+
+// CheckLaunchConfig returns the configuration file a probe launched for a
+// client's sequence may pass OpenOCD: one of OpenOCD's own scripts by
+// relative name (no "..", no ./), or, with raw Tcl allowed, the real path
+// of a file under a root, which base resolves when relative.
+func (p *Policy) CheckLaunchConfig(cfg, base string) (string, error) {
+	if openocdScript.MatchString(cfg) && !strings.Contains(cfg, "..") && !strings.HasPrefix(cfg, ".") {
+		return cfg, nil
 	}
-	why := "the server is read-only (--read-only)"
-	if !p.ReadOnly {
-		why = "memory writes are limited by --allow-mem-write, and this command could write anywhere"
+	if err := p.Allow("launch config "+cfg, steps.CapDebugRaw|steps.CapReadFiles); err != nil {
+		return "", err
 	}
-	// OpenOCD evaluates a command as a Tcl script: "mdw 0; mww 0 1" and
-	// "mdw [mww 0 1]" run a second command behind an allowed first word.
-	if i := strings.IndexAny(cmd, tclSpecial); i >= 0 {
-		return refused("debugger command %q: %s, and %q could run a second command; give one command without ; [ ] \\ or line breaks", cmd, why, cmd[i:i+1])
+	return p.resolveIn("launch config "+cfg, cfg, base)
+}
+
+// hostEnviron is the environment of the programs the server starts for a
+// client (host commands, builds, uploads, OpenOCD): enough to find programs
+// and run them, and the variables of PassEnv; none of the server's secrets
+// (such as HILRUN_MCP_TOKEN) unless PassEnv names them. lookup reads the
+// server's environment.
+func (p *Policy) hostEnviron(lookup func(string) (string, bool)) []string {
+	// Not nil even when none is set: nil would mean the server's own.
+	env := []string{}
+	for _, k := range append([]string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"}, p.PassEnv...) {
+		if v, ok := lookup(k); ok && !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			env = append(env, k+"="+v)
+		}
 	}
-	f := strings.Fields(cmd)
-	if len(f) == 0 || safeCommands[f[0]] || (f[0] == "reg" && len(f) <= 2) {
-		return nil
-	}
-	return refused("debugger command %q: %s; allowed are halt, resume, reset, md*, read_memory and reading registers", cmd, why)
+	return env
 }
 
 // ResolveFile returns the real path of file when it lies inside a root.

@@ -17,34 +17,67 @@ import (
 )
 
 func TestCheckCommand(t *testing.T) {
+	raw := Policy{AllowDebugTcl: true}
+	ro := Policy{ReadOnly: true, AllowDebugTcl: true}
+	ranges := Policy{MemWrite: []MemRange{{0x20000000, 0x20000fff}}}
 	for _, tc := range []struct {
-		name    string
-		policy  Policy
-		cmd     string
-		allowed bool
+		name   string
+		policy Policy
+		cmd    string
+		// send is what reaches OpenOCD; "" means refused.
+		send string
 	}{
-		{name: "unrestricted", cmd: "mww 0x20000000 1; mww 0 2", allowed: true},
-		{name: "read", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000 4", allowed: true},
-		{name: "register", policy: Policy{ReadOnly: true}, cmd: "reg pc", allowed: true},
-		{name: "write", policy: Policy{ReadOnly: true}, cmd: "mww 0x20000000 1"},
-		{name: "register write", policy: Policy{ReadOnly: true}, cmd: "reg pc 0"},
-		{name: "separator", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000; mww 0x20000000 1"},
-		{name: "substitution", policy: Policy{ReadOnly: true}, cmd: "mdw [mww 0x20000000 1]"},
-		{name: "echo substitution", policy: Policy{ReadOnly: true}, cmd: "echo [mww 0x20000000 1]"},
-		{name: "line break", policy: Policy{ReadOnly: true}, cmd: "mdw 0x20000000\nmww 0x20000000 1"},
-		{name: "backslash", policy: Policy{ReadOnly: true}, cmd: `mdw 0x20000000 \x3b mww 0x20000000 1`},
-		{name: "ranges separator", policy: Policy{MemWrite: []MemRange{{0x20000000, 0x20000fff}}}, cmd: "halt; mww 0x0 1"},
+		{name: "raw allowed", policy: raw, cmd: "mww 0x20000000 1; mww 0 2", send: "mww 0x20000000 1; mww 0 2"},
+		{name: "raw exec allowed by opt-in", policy: raw, cmd: "exec true", send: "exec true"},
+		{name: "typed read", cmd: "mdw 0x20000000 4", send: "mdw 0x20000000 4"},
+		{name: "typed read decimal", cmd: "mdb  536870912", send: "mdb 0x20000000"},
+		{name: "typed physical read", cmd: "mdh phys 0x10 2", send: "mdh phys 0x10 2"},
+		{name: "typed write", cmd: "mww 0x20000000 0xdead", send: "mww 0x20000000 0xdead"},
+		{name: "typed control", cmd: "reset halt", send: "reset halt"},
+		{name: "bare reset", cmd: "reset", send: "reset run"},
+		{name: "read_memory", cmd: "read_memory 0x20000000 32 2", send: "read_memory 0x20000000 32 2"},
+		{name: "read-only read", policy: ro, cmd: "mdw 0x20000000 4", send: "mdw 0x20000000 4"},
+		{name: "read-only register", policy: ro, cmd: "reg pc", send: "reg pc"},
+		{name: "read-only halt", policy: ro, cmd: "halt", send: "halt"},
+		{name: "read-only write", policy: ro, cmd: "mww 0x20000000 1"},
+		{name: "read-only register write", policy: ro, cmd: "reg pc 0"},
+		{name: "read-only raw", policy: ro, cmd: "exec true"},
+		{name: "ranges write inside", policy: ranges, cmd: "mww 0x20000010 1", send: "mww 0x20000010 0x1"},
+		{name: "ranges write outside", policy: ranges, cmd: "mww 0x0 1"},
+		{name: "ranges write count past end", policy: ranges, cmd: "mwb 0x20000fff 1 2"},
+		{name: "ranges register write", policy: ranges, cmd: "reg pc 0"},
+		{name: "value wider than width", cmd: "mwb 0x20000000 0x100"},
+		{name: "address overflow", cmd: "mdw 0xfffffffffffffffc 2"},
+		{name: "count too large", cmd: "mdw 0 100000000"},
+		{name: "unknown command", cmd: "flash erase_sector 0 0 last"},
+		{name: "exec", cmd: "exec sh -c {touch /tmp/x}"},
+		{name: "exec in brackets", cmd: "echo [exec id]"},
+		{name: "nested exec", cmd: "mdw [exec printf 0x20000000]"},
+		{name: "eval", cmd: "eval exec id"},
+		{name: "source", cmd: "source /etc/passwd"},
+		{name: "open", cmd: "open /etc/passwd"},
+		{name: "file", cmd: "file exists /etc/passwd"},
+		{name: "socket", cmd: "socket stream 127.0.0.1:22"},
+		{name: "env in address", cmd: "mdw $::env(HILRUN_MCP_TOKEN)"},
+		{name: "braces in value", cmd: "mww 0x20000000 {1}"},
+		{name: "quotes", cmd: `mdw "0x20000000"`},
+		{name: "separator", cmd: "mdw 0x20000000; mww 0x20000000 1"},
+		{name: "line break", cmd: "mdw 0x20000000\nmww 0x20000000 1"},
+		{name: "backslash", cmd: `mdw 0x20000000 \x3b mww 0x20000000 1`},
+		{name: "ranges separator", policy: ranges, cmd: "halt; mww 0x0 1"},
+		{name: "register name with Tcl", cmd: "reg [exec id]"},
+		{name: "empty", cmd: "  "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.policy.CheckCommand(tc.cmd)
-			if tc.allowed {
-				if err != nil {
-					t.Errorf("CheckCommand(%q) = %v, want nil", tc.cmd, err)
+			send, err := tc.policy.CheckCommand(tc.cmd)
+			if tc.send != "" {
+				if err != nil || send != tc.send {
+					t.Errorf("CheckCommand(%q) = %q, %v; want %q", tc.cmd, send, err, tc.send)
 				}
 				return
 			}
 			if !errors.Is(err, ErrRefused) {
-				t.Errorf("CheckCommand(%q) = %v, want a refusal", tc.cmd, err)
+				t.Errorf("CheckCommand(%q) = %q, %v; want a refusal", tc.cmd, send, err)
 			}
 		})
 	}
@@ -57,14 +90,14 @@ func TestReadOnlyOpenOCDScript(t *testing.T) {
 	msg := e.callErr("serial_sequence", map[string]any{"steps": []any{
 		map[string]any{"openocd": "mdw 0x20000000; mww 0x20000000 0xdead"},
 	}})
-	if !strings.Contains(msg, "read-only") || !strings.Contains(msg, "second command") {
+	if !strings.Contains(msg, "read-only") || !strings.Contains(msg, "not a plain word") {
 		t.Errorf("static command: %s", msg)
 	}
 	out := e.sequence(map[string]any{
 		"vars":  map[string]any{"addr": "0x20000000 [mww 0x20000000 0xdead]"},
 		"steps": []any{map[string]any{"openocd": "mdw ${addr}"}},
 	})
-	if statuses(out) != "0:error" || !strings.Contains(out.Steps[0].Message, "second command") {
+	if statuses(out) != "0:error" || !strings.Contains(out.Steps[0].Message, "not a plain word") {
 		t.Errorf("command from a variable: %s %q", statuses(out), out.Steps[0].Message)
 	}
 }
@@ -234,7 +267,7 @@ func TestSequenceAfterItsConnectionClosed(t *testing.T) {
 func TestNoProbeSessionAfterClose(t *testing.T) {
 	var opened atomic.Int32
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		open := dialProbe
+		open := (&Server{}).dialProbe
 		c.OpenProbe = func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			opened.Add(1)
 			return open(ctx, p)

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -394,6 +395,20 @@ func (s *Server) checkFileProbes(probes []*steps.Probe) error {
 		if l := p.Launch; l != nil && (l.Binary != "" || len(l.Args) > 0 || len(l.Commands) > 0) {
 			return refused("%s: probe %s: launch binary, args and commands are only taken from the server's --bench file", p.Pos, p.Name)
 		}
+		if l := p.Launch; l != nil {
+			// OpenOCD runs a configuration file as Tcl: only its own
+			// scripts, or with raw Tcl allowed files under a root.
+			for i, c := range l.Config {
+				real, err := s.cfg.Policy.CheckLaunchConfig(c, filepath.Dir(p.Pos.File))
+				if err != nil {
+					return fmt.Errorf("%s: probe %s: %w", p.Pos, p.Name, err)
+				}
+				l.Config[i] = real
+			}
+			if strings.ContainsFunc(l.AdapterSerial, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				return refused("%s: probe %s: adapter_serial %q holds control characters", p.Pos, p.Name, l.AdapterSerial)
+			}
+		}
 		if p.ELF != "" {
 			real, err := s.cfg.Policy.ResolveFile(p.ELF)
 			if err != nil {
@@ -575,8 +590,10 @@ func (s *Server) plansCurrent(plans map[string]devicePlan) (bool, error) {
 	return true, nil
 }
 
-// checkSteps applies the read-only policy and the roots to the steps before
-// anything is opened.
+// checkSteps applies the policy to the steps before anything is opened:
+// what each step can do (its capabilities in the kind table) must be
+// allowed, and the files and folders it names must lie under a root. A
+// step whose kind the table does not describe is refused.
 func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) error {
 	errs := s.checkCameras(seq, label)
 	steps.Walk(seq, func(st *steps.Step) {
@@ -584,35 +601,62 @@ func (s *Server) checkSteps(seq *steps.Sequence, label func(steps.Pos) string) e
 		if label != nil {
 			where = label(st.Pos)
 		}
-		if st.Kind == steps.KindMemWrite && s.cfg.Policy.ReadOnly {
-			errs = append(errs, fmt.Sprintf("%s: mem_write %s: the server is read-only (--read-only)", where, st.Title()))
-		}
-		if err := s.checkControl(seq, st); err != nil {
+		if err := s.checkStep(seq, st); err != nil {
 			errs = append(errs, where+": "+unrefused(err))
-		}
-		if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
-			if err := s.cfg.Policy.CheckCommand(st.OpenOCD.Raw); err != nil {
-				errs = append(errs, where+": "+unrefused(err))
-			}
-		}
-		if st.Mem != nil && st.Mem.ELF != "" {
-			real, err := s.cfg.Policy.ResolveFile(st.Mem.ELF)
-			if err != nil {
-				errs = append(errs, where+": "+unrefused(err))
-				return
-			}
-			st.Mem.ELF = real
-		}
-		if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload) && st.Build != nil {
-			if err := s.checkBuild(seq, st); err != nil {
-				errs = append(errs, where+": "+unrefused(err))
-			}
 		}
 	})
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", strings.Join(errs, "\n"), ErrRefused)
 	}
 	return nil
+}
+
+// checkStep applies the policy to one step.
+func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
+	p := &s.cfg.Policy
+	caps, ok := steps.StepCaps(st)
+	if !ok {
+		return refused("step kind %q is not described in the capability table, so it is refused", st.Kind)
+	}
+	if st.Kind == steps.KindOpenOCD {
+		caps = s.commandCaps(st)
+	}
+	if err := p.Allow(string(st.Kind), caps); err != nil {
+		return err
+	}
+	if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
+		if _, err := p.CheckCommand(st.OpenOCD.Raw); err != nil {
+			return err
+		}
+	}
+	if st.Mem != nil && st.Mem.ELF != "" {
+		real, err := p.ResolveFile(st.Mem.ELF)
+		if err != nil {
+			return err
+		}
+		st.Mem.ELF = real
+	}
+	if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload) && st.Build != nil {
+		return s.checkBuild(seq, st)
+	}
+	return s.checkControl(seq, st)
+}
+
+// commandCaps is what an openocd: step can do: a raw command where the
+// policy sends raw Tcl; else a typed command's effect when its text is
+// fixed. A command filled in from variables is checked as it is sent
+// (guarded.Command).
+func (s *Server) commandCaps(st *steps.Step) steps.Cap {
+	p := &s.cfg.Policy
+	if p.AllowDebugTcl && !p.ReadOnly {
+		return steps.CapDebugRaw
+	}
+	if st.OpenOCD != nil && st.OpenOCD.IsStatic() {
+		if t, err := openocd.ParseTyped(st.OpenOCD.Raw); err == nil {
+			return commandCaps(t)
+		}
+	}
+	return steps.CapMemRead
 }
 
 // unrefused is err's text without the ErrRefused suffix, for errors that

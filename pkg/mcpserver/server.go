@@ -149,9 +149,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OpenConsole == nil {
 		cfg.OpenConsole = openSerial
 	}
-	if cfg.OpenProbe == nil {
-		cfg.OpenProbe = dialProbe
-	}
 	if cfg.Symbols == nil {
 		cfg.Symbols = openocd.LookupSymbol
 	}
@@ -170,6 +167,9 @@ func New(cfg Config) (*Server, error) {
 		logger: log.New(cfg.Log, "hilrun mcp: ", log.LstdFlags),
 		conns:  map[string]*connection{},
 		probes: map[string]*pooledProbe{},
+	}
+	if s.cfg.OpenProbe == nil {
+		s.cfg.OpenProbe = s.dialProbe
 	}
 	if cfg.LogDir == "" {
 		dir, err := os.MkdirTemp("", "hilrun-mcp-")

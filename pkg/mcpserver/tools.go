@@ -51,7 +51,7 @@ Build, upload and exec steps run only inside the server's --root folders and nev
 "to" is a connection id or label from serial_open, a port path (opened for this sequence at 115200 8N1 unless already open), or left out when exactly one connection is open (with none open, the virtual board under --sim). "probe" names a probe of the bench file or, under --sim, the virtual board. Durations are strings with a unit ("250ms", "2s"); delay_ms and read_timeout (seconds) take bare numbers.`
 
 func (s *Server) addTools() {
-	s.mcp.AddTool(mcp.NewTool("serial_sequence",
+	s.addTool(mcp.NewTool("serial_sequence",
 		mcp.WithTitleAnnotation("Run a sequence of serial and memory steps"),
 		mcp.WithDescription(`Run a multi-step hardware sequence (serial send/expect, delays, captures, memory reads and writes, camera pictures and image checks, reset lines, host commands, power, asserts) in one call, inside hilrun, with real timing between steps and no tool-call overhead. Use it for anything timing-sensitive: send a command and check the reply, toggle a GPIO over SWD with exact delays, mixed serial/memory flows.
 The ports and probes the sequence uses are held for the whole run; another caller gets "busy" (or waits lock_timeout_ms). Cancelling the call stops the current step, runs the finally steps, releases the ports and returns what ran.
@@ -75,7 +75,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialSequence))
 
-	s.mcp.AddTool(mcp.NewTool("run_sequence",
+	s.addTool(mcp.NewTool("run_sequence",
 		mcp.WithTitleAnnotation("Run a sequence file"),
 		mcp.WithDescription(`Run a hilrun sequence file (YAML or JSON) that lies under one of the server's --root folders, as hilrun run does, and return its report like serial_sequence. Devices and probes are bound by the server's --bench file (else hilrun.bench.yaml beside the sequence), then by ports/probes; under --sim, what is left goes to the virtual board.`),
 		mcp.WithString("path", mcp.Required(), mcp.Description("The sequence file: absolute, or relative to the first --root.")),
@@ -89,7 +89,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.runSequence))
 
-	s.mcp.AddTool(mcp.NewTool("validate_sequence",
+	s.addTool(mcp.NewTool("validate_sequence",
 		mcp.WithTitleAnnotation("Check a sequence without running it"),
 		mcp.WithDescription("Check a sequence file (path, under a --root) or sequence text (content, YAML or JSON: a sequence mapping or a bare list of steps) without touching any port. Returns valid, and each problem with its line and column."),
 		mcp.WithString("path", mcp.Description("A sequence file under a --root.")),
@@ -102,7 +102,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.validateSequence))
 
-	s.mcp.AddTool(mcp.NewTool("list_ports",
+	s.addTool(mcp.NewTool("list_ports",
 		mcp.WithTitleAnnotation("List serial ports"),
 		mcp.WithDescription("List the serial ports this server may use: path, USB VID:PID, serial number, product, and a board name for well-known adapters (ST-Link, CP210x, CH340, FTDI, Espressif, Raspberry Pi Debug Probe, J-Link, ...). Ports refused by the server's policy are left out; under --sim the virtual board's port comes first."),
 		mcp.WithOutputSchema[listPortsResult](),
@@ -111,7 +111,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.listPorts))
 
-	s.mcp.AddTool(mcp.NewTool("serial_open",
+	s.addTool(mcp.NewTool("serial_open",
 		mcp.WithTitleAnnotation("Open a serial port"),
 		mcp.WithDescription("Open a serial port and keep it open as a connection (c1, c2, ...) until serial_close. Everything it receives is buffered (read it with serial_read or serial_expect by cursor) and logged to hilrun://connections/{id}/log."),
 		mcp.WithString("port", mcp.Required(), mcp.Description("The device path, such as /dev/ttyACM0 or /dev/serial/by-id/...; see list_ports.")),
@@ -130,7 +130,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialOpen))
 
-	s.mcp.AddTool(mcp.NewTool("serial_close",
+	s.addTool(mcp.NewTool("serial_close",
 		mcp.WithTitleAnnotation("Close a serial connection"),
 		mcp.WithDescription("Close a connection opened with serial_open. Its log stays readable as a resource."),
 		connectionArg(), connectionIDArg(), lockTimeout(),
@@ -141,7 +141,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialClose))
 
-	s.mcp.AddTool(mcp.NewTool("serial_status",
+	s.addTool(mcp.NewTool("serial_status",
 		mcp.WithTitleAnnotation("Show serial connections"),
 		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
 		connectionArg(), connectionIDArg(),
@@ -151,7 +151,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialStatus))
 
-	s.mcp.AddTool(mcp.NewTool("serial_write",
+	s.addTool(mcp.NewTool("serial_write",
 		mcp.WithTitleAnnotation("Write to a serial connection"),
 		mcp.WithDescription("Write data to a connection and return the cursor from just before the write: the reply begins there, so pass it to serial_expect or serial_read. Nothing is appended unless newline says so."),
 		connectionArg(), connectionIDArg(),
@@ -166,7 +166,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialWrite))
 
-	s.mcp.AddTool(mcp.NewTool("serial_read",
+	s.addTool(mcp.NewTool("serial_read",
 		mcp.WithTitleAnnotation("Read from a serial connection"),
 		mcp.WithDescription(`Read what a connection received, by cursor (an absolute byte offset into the received stream).
 Without duration_ms it returns at once what is buffered from cursor on; without cursor it continues where the previous serial_read (or serial_expect) on this connection ended, which on the first read is the start of the retained buffer (at least the last 1 MiB). timeout_ms waits that long for a first byte, then returns the burst.
@@ -187,7 +187,7 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithOpenWorldHintAnnotation(false),
 	), toolHandler(s, s.serialRead))
 
-	s.mcp.AddTool(mcp.NewTool("serial_expect",
+	s.addTool(mcp.NewTool("serial_expect",
 		mcp.WithTitleAnnotation("Wait for output on a serial connection"),
 		mcp.WithDescription(`Wait until the output of a connection contains pattern (a literal, or an RE2 regular expression with regex: true), matching the raw byte stream so prompts without a line end are found. Without cursor it waits for new output only; pass the cursor serial_write returned to match its reply. Returns matched, timed_out, data (from cursor up to the end of the match), cursor (just past the match; on a timeout the cursor given, so calling again rescans), match and groups. One call waits at most 120 s.`),
 		connectionArg(), connectionIDArg(),
@@ -222,7 +222,7 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, memCommon...)
-	s.mcp.AddTool(mcp.NewTool("mem_read", readOpts...), toolHandler(s, s.memRead))
+	s.addTool(mcp.NewTool("mem_read", readOpts...), toolHandler(s, s.memRead))
 
 	writeOpts := append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Write target memory"),
@@ -236,7 +236,7 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithDestructiveHintAnnotation(true),
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, memCommon...)
-	s.mcp.AddTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
+	s.addTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
 }
 
 func (s *Server) addBuildTools() {
@@ -253,7 +253,7 @@ func (s *Server) addBuildTools() {
 		mcp.WithBoolean("background", mcp.Description("Return {task_id} at once and run in the background; follow it with task_status.")),
 		lockTimeout(),
 	}
-	s.mcp.AddTool(mcp.NewTool("build", append([]mcp.ToolOption{
+	s.addTool(mcp.NewTool("build", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Build firmware"),
 		mcp.WithDescription(`Build firmware with a command (make, cmake, ninja, a compiler) or PlatformIO, inside the server's --root folders, and return a compact outcome: ok, and on failure the class (MissingHeader, UndefinedReference, MemoryOverflow, SyntaxError, MissingPackage, ...) with the first diagnostic (file, line, column, message) and the tail of the output; on success the flash and RAM use (from elf, or from PlatformIO's summary).
 The whole output is the resource log_resource (hilrun://tasks/{task_id}/log). With a progress token, output lines arrive as progress notifications (at most 10 a second). A failing build is a result (ok false), not a tool error; a tool error means the build did not run (refused, a tool that is not installed, cancelled).`),
@@ -265,7 +265,7 @@ The whole output is the resource log_resource (hilrun://tasks/{task_id}/log). Wi
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, common...)...), toolHandler(s, s.buildTool))
 
-	s.mcp.AddTool(mcp.NewTool("upload", append([]mcp.ToolOption{
+	s.addTool(mcp.NewTool("upload", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Upload firmware"),
 		mcp.WithDescription(`Upload firmware: with a command (an uploader run inside a --root folder), with PlatformIO (pio run -t upload), or by writing an image file (under a --root) through the probe's OpenOCD session (openocd: program into flash, or load into RAM). Refused when the server is --read-only.
 port names a connection (id, label or port path) or a port path: the connection's console lets go of the port for the upload and takes it back after, and the port is held for the whole upload, so serial_read, serial_expect and sequences on it get "busy" (or wait lock_timeout_ms) instead of disturbing it. Returns the same outcome as build.`),
@@ -284,7 +284,7 @@ port names a connection (id, label or port path) or a port path: the connection'
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, common...)...), toolHandler(s, s.uploadTool))
 
-	s.mcp.AddTool(mcp.NewTool("task_status",
+	s.addTool(mcp.NewTool("task_status",
 		mcp.WithTitleAnnotation("Show a build or upload task"),
 		mcp.WithDescription(`Show a build or upload task: state (running, done, failed: it could not run, cancelled), started, duration_ms, the last lines of output (progress), and when done the result, as build and upload return it. The last 50 tasks are kept.`),
 		mcp.WithString("task_id", mcp.Required(), mcp.Description("The task_id build or upload returned.")),

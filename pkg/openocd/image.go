@@ -23,6 +23,26 @@ func (s *Session) LoadImage(ctx context.Context, path string, offset uint64) (st
 	return strings.TrimSpace(strings.Join(append(r.Log, r.Result), "\n")), err
 }
 
+// Program writes the image file at path into the target's flash with
+// OpenOCD's program command, verifying it and resetting the target after
+// when asked; offset is added to a raw binary's address. The path reaches
+// OpenOCD as one quoted word, whatever characters it holds. It returns what
+// OpenOCD printed.
+func (s *Session) Program(ctx context.Context, path string, verify, reset bool, offset uint64) (string, error) {
+	cmd := "program " + tclWord(path)
+	if verify {
+		cmd += " verify"
+	}
+	if reset {
+		cmd += " reset"
+	}
+	if offset != 0 {
+		cmd += fmt.Sprintf(" 0x%x", offset)
+	}
+	r, err := s.Run(ctx, cmd)
+	return strings.TrimSpace(strings.Join(append(r.Log, r.Result), "\n")), err
+}
+
 // VerifyImage checks that the target's memory holds the image file at
 // path, offset as for LoadImage, with verify_image. A mismatch is a
 // *CommandError listing the differences OpenOCD found.

@@ -51,6 +51,11 @@ type LaunchConfig struct {
 	// requests out of the user's history (but also hides ~/.openocd from
 	// OpenOCD's script search path).
 	Env []string
+	// Environ, when not nil, is OpenOCD's whole environment (Env is added
+	// to it) instead of hilrun's: a server that launches OpenOCD for its
+	// clients passes a minimal one, so no secret of its own reaches
+	// OpenOCD's Tcl ($::env).
+	Environ []string
 	// LogFile, if set, receives everything OpenOCD prints on stdout and
 	// stderr, appended.
 	LogFile string
@@ -149,8 +154,13 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	}
 	cmd := exec.Command(cfg.Binary, cfg.argv(port)...)
 	cmd.Dir = cfg.Dir
-	if len(cfg.Env) > 0 {
-		cmd.Env = append(os.Environ(), cfg.Env...)
+	if cfg.Environ != nil || len(cfg.Env) > 0 {
+		base := cfg.Environ
+		if base == nil {
+			base = os.Environ()
+		}
+		// Never nil here: a nil Env would give OpenOCD hilrun's environment.
+		cmd.Env = append(append(make([]string, 0, len(base)+len(cfg.Env)), base...), cfg.Env...)
 	}
 	cmd.Stdin = nil
 	cmd.Stdout = w

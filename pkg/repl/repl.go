@@ -803,3 +803,7 @@ func (h *heldConsole) Reacquire(ctx context.Context) error {
 type heldProbe struct{ runner.Debugger }
 
 func (heldProbe) Close() error { return nil }
+
+// Unwrap is the session, whose optional abilities (loading and programming
+// images) the runner finds through it.
+func (h heldProbe) Unwrap() runner.Debugger { return h.Debugger }

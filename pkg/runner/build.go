@@ -33,13 +33,6 @@ type BuildRequest struct {
 // means the tool could not be run at all: the bench is at fault.
 type Builder func(ctx context.Context, req BuildRequest) (BuildOutcome, error)
 
-// imageWriter is a debugger that can write image files into the target:
-// *openocd.Session and *openocd.Probe.
-type imageWriter interface {
-	LoadImage(ctx context.Context, path string, offset uint64) (string, error)
-	VerifyImage(ctx context.Context, path string, offset uint64) error
-}
-
 // handover is a console that can let go of its port for an upload and take
 // it back afterwards.
 type handover interface {
@@ -169,17 +162,11 @@ func (r *run) uploadImage(ctx context.Context, s *steps.Step, res *StepResult) e
 	}
 	res.Data = map[string]any{"file": im.File, "method": im.Method}
 	if im.Method == "program" {
-		cmd := "program {" + im.File + "}"
-		if im.Verify {
-			cmd += " verify"
+		p, ok := DebuggerAs[Programmer](d)
+		if !ok {
+			return fmt.Errorf("probe %s cannot program images", s.To)
 		}
-		if im.Reset {
-			cmd += " reset"
-		}
-		if im.Offset != 0 {
-			cmd += fmt.Sprintf(" 0x%x", im.Offset)
-		}
-		out, err := d.Command(pctx, cmd)
+		out, err := p.Program(pctx, im.File, im.Verify, im.Reset, im.Offset)
 		res.Data["output"] = out
 		if err != nil {
 			return probeErr(ctx, pctx, "program "+im.File, err)
@@ -187,7 +174,7 @@ func (r *run) uploadImage(ctx context.Context, s *steps.Step, res *StepResult) e
 		res.Message = "programmed " + im.File
 		return nil
 	}
-	w, ok := d.(imageWriter)
+	w, ok := DebuggerAs[ImageLoader](d)
 	if !ok {
 		return fmt.Errorf("probe %s cannot load images", s.To)
 	}
