@@ -75,6 +75,13 @@ func prerequisites(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		needTool(t, "e2e/mcp/node_modules is missing: run `npm ci --prefix e2e/mcp` from the repository root")
 	}
+	return hilrunBin(t)
+}
+
+// hilrunBin builds hilrun once for the package (or takes HILRUN_E2E_BIN)
+// and returns its path.
+func hilrunBin(t *testing.T) string {
+	t.Helper()
 	if bin := os.Getenv("HILRUN_E2E_BIN"); bin != "" {
 		return bin
 	}

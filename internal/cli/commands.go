@@ -161,7 +161,7 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	default:
 		return invalid(fmt.Errorf("--line-ending must be crlf, lf or cr, not %q", opts.LineEnding))
 	}
-	b, err := startSimBench(cmd.Context(), sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true)
+	b, err := startSimBench(cmd.Context(), sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, nil)
 	if err != nil {
 		return infra(err)
 	}

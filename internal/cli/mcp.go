@@ -126,7 +126,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 	defer stop()
 
 	if opts.Sim {
-		bench, err := startSimBench(ctx, sim.Options{}, true)
+		bench, err := startSimBench(ctx, sim.Options{}, true, cfg.Policy.Environ())
 		if err != nil {
 			return infra(err)
 		}

@@ -115,7 +115,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return invalid(err)
 	}
 	if opts.Sim {
-		sb, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0)
+		sb, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0, nil)
 		if err != nil {
 			return infra(err)
 		}

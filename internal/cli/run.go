@@ -103,7 +103,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 
 	if opts.Sim {
-		bench, err := startSimBench(ctx, sim.Options{}, needProbe)
+		bench, err := startSimBench(ctx, sim.Options{}, needProbe, nil)
 		if err != nil {
 			return infra(err)
 		}

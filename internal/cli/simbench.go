@@ -38,7 +38,10 @@ const cameraFormat = "mpjpeg"
 
 // startSimBench starts the board and its camera; with probes it also serves
 // its memory through OpenOCD (or the stand-in).
-func startSimBench(ctx context.Context, opts sim.Options, probes bool) (*simBench, error) {
+//
+// environ, when not nil, is the launched OpenOCD's whole environment (the
+// MCP server's minimal one); nil means hilrun's own.
+func startSimBench(ctx context.Context, opts sim.Options, probes bool, environ []string) (*simBench, error) {
 	b := &simBench{board: sim.New(opts)}
 	if err := b.board.Start(); err != nil {
 		return nil, fmt.Errorf("start the virtual board: %w", err)
@@ -52,14 +55,14 @@ func startSimBench(ctx context.Context, opts sim.Options, probes bool) (*simBenc
 	if !probes {
 		return b, nil
 	}
-	if err := b.startProbe(ctx); err != nil {
+	if err := b.startProbe(ctx, environ); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *simBench) startProbe(ctx context.Context) error {
+func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	// The JTAG port and OpenOCD live as long as the bench, not the context
 	// that started them.
 	life := context.WithoutCancel(ctx)
@@ -89,7 +92,8 @@ func (b *simBench) startProbe(ctx context.Context) error {
 		Configs: []string{cfg},
 		Dir:     b.dir,
 		// OpenOCD's telnet server keeps its history in $HOME.
-		Env: append(os.Environ(), "HOME="+b.dir),
+		Environ: environ,
+		Env:     []string{"HOME=" + b.dir},
 	})
 	if err != nil {
 		return fmt.Errorf("launch openocd for the virtual board: %w", err)

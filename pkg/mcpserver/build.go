@@ -24,7 +24,7 @@ const buildDir = "build"
 // whole output to logFile(step) and passing every line to line as well as
 // to the runner.
 func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
-	return engine.Builder(logFile, line, s.environ())
+	return engine.Builder(logFile, line, s.cfg.Policy.Environ())
 }
 
 // releaser is a console that can hand its port over to an uploader:

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 
@@ -23,12 +22,8 @@ func (s *Server) host() runner.HostRunner {
 	if s.cfg.Host != nil {
 		return s.cfg.Host
 	}
-	return build.ExecRunner{Environ: s.environ()}
+	return build.ExecRunner{Environ: s.cfg.Policy.Environ()}
 }
-
-// environ is the environment of the programs the server starts for a
-// client: the policy's minimal one, read from the server's.
-func (s *Server) environ() []string { return s.cfg.Policy.hostEnviron(os.LookupEnv) }
 
 // checkControl applies what the capability check leaves to the bench
 // control steps. Power commands come from the server's bench file only,

@@ -32,7 +32,7 @@ func (s *Server) dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger
 	}
 	launch := engine.LaunchConfig(p)
 	if launch != nil {
-		launch.Environ = s.environ()
+		launch.Environ = s.cfg.Policy.Environ()
 		dir := filepath.Join(s.logDir, "openocd")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("probe %s: %w", p.Name, err)

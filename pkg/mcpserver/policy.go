@@ -299,12 +299,14 @@ func (p *Policy) CheckLaunchConfig(cfg, base string) (string, error) {
 	return p.resolveIn("launch config "+cfg, cfg, base)
 }
 
-// hostEnviron is the environment of the programs the server starts for a
+// Environ is the environment of the programs the server starts for a
 // client (host commands, builds, uploads, OpenOCD): enough to find programs
-// and run them, and the variables of PassEnv; none of the server's secrets
-// (such as HILRUN_MCP_TOKEN) unless PassEnv names them. lookup reads the
-// server's environment.
-func (p *Policy) hostEnviron(lookup func(string) (string, bool)) []string {
+// and run them, and the variables of PassEnv, read from the server's
+// environment; none of the server's secrets (such as HILRUN_MCP_TOKEN)
+// unless PassEnv names them.
+func (p *Policy) Environ() []string { return p.environ(os.LookupEnv) }
+
+func (p *Policy) environ(lookup func(string) (string, bool)) []string {
 	// Not nil even when none is set: nil would mean the server's own.
 	env := []string{}
 	for _, k := range append([]string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"}, p.PassEnv...) {

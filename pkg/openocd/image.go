@@ -29,6 +29,12 @@ func (s *Session) LoadImage(ctx context.Context, path string, offset uint64) (st
 // OpenOCD as one quoted word, whatever characters it holds. It returns what
 // OpenOCD printed.
 func (s *Session) Program(ctx context.Context, path string, verify, reset bool, offset uint64) (string, error) {
+	// OpenOCD's program procedure puts the name in braces and evaluates it
+	// again (eval flash write_image erase {NAME}): a brace or a backslash
+	// in the name would end the braces and run what follows as Tcl.
+	if i := strings.IndexFunc(path, func(r rune) bool { return r == '{' || r == '}' || r == '\\' || r < 0x20 || r == 0x7f }); i >= 0 {
+		return "", fmt.Errorf("program %s: OpenOCD's program command evaluates the file name as Tcl again, so it cannot take one with %q in it: rename the file", path, path[i:i+1])
+	}
 	cmd := "program " + tclWord(path)
 	if verify {
 		cmd += " verify"
