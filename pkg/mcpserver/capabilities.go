@@ -91,7 +91,7 @@ var postures = []struct {
 	{"--root DIR", Policy{Roots: []string{"/"}}},
 	{"--allow-exec --root DIR", Policy{AllowExec: true, Roots: []string{"/"}}},
 	{"--allow-debug-tcl", Policy{AllowDebugTcl: true}},
-	{"--read-only (with any other flag)", Policy{ReadOnly: true, AllowExec: true, AllowDebugTcl: true, Roots: []string{"/"}}},
+	{"--read-only --root DIR --allow-exec --allow-debug-tcl", Policy{ReadOnly: true, AllowExec: true, AllowDebugTcl: true, Roots: []string{"/"}}},
 }
 
 // CapabilityMatrix is the README's capability matrix in Markdown: what
@@ -117,16 +117,22 @@ func CapabilityMatrix() string {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("\n| step kind or tool | can do |\n|---|---|\n")
+	b.WriteString("\n| step kind or tool | can do | notes |\n|---|---|---|\n")
 	for _, k := range steps.Kinds() {
-		fmt.Fprintf(&b, "| step `%s` | %s |\n", k.Keys[0], k.Caps)
+		fmt.Fprintf(&b, "| step `%s` | %s | %s |\n", k.Keys[0], k.Caps, k.Note)
 	}
 	for _, t := range toolTable {
-		what := t.Caps.String()
+		what, note := t.Caps.String(), ""
 		if t.PerStep {
-			what += " (each step checked by its kind)"
+			note = "each step checked by its kind"
+			if t.Caps == stepCaps {
+				what = "what its steps do"
+			}
 		}
-		fmt.Fprintf(&b, "| tool `%s` | %s |\n", t.Name, what)
+		if t.Always != 0 {
+			note = strings.TrimPrefix(note+"; every call needs "+t.Always.String(), "; ")
+		}
+		fmt.Fprintf(&b, "| tool `%s` | %s | %s |\n", t.Name, what, note)
 	}
 	return b.String()
 }

@@ -103,6 +103,8 @@ type KindSpec struct {
 	Doc string
 	// On is what the step's to: (or probe:) names.
 	On Target
+	// Note says when a step of the kind does less than Caps.
+	Note string
 	// caps, when set, says what one step of the kind does, which may be
 	// less than Caps (an upload through the probe runs no host program).
 	caps func(*Step) Cap
@@ -146,20 +148,22 @@ var kindTable = []KindSpec{
 	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
 	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
 
-	{Kind: KindMemRead, On: OnProbe, Keys: []string{"mem_read"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Doc: "read target memory",
+	{Kind: KindMemRead, On: OnProbe, Keys: []string{"mem_read"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory",
 		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "count", "probe", "save", "expect", "label", "timeout"}},
-	{Kind: KindMemWrite, On: OnProbe, Keys: []string{"mem_write"}, Caps: CapMemWrite | CapReadFiles, caps: memCaps(CapMemWrite), Doc: "write target memory",
+	{Kind: KindMemWrite, On: OnProbe, Keys: []string{"mem_write"}, Caps: CapMemWrite | CapReadFiles, caps: memCaps(CapMemWrite), Note: "read-files only with elf:", Doc: "write target memory",
 		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "value", "verify", "probe", "label", "timeout"}},
-	{Kind: KindMemPoll, On: OnProbe, Keys: []string{"mem_poll"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Doc: "read target memory until a condition holds",
+	{Kind: KindMemPoll, On: OnProbe, Keys: []string{"mem_poll"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory until a condition holds",
 		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "until", "expect", "interval", "probe", "save", "label", "timeout"}},
 	{Kind: KindHalt, On: OnProbe, Keys: []string{"halt"}, Caps: CapProbeControl, Doc: "halt the target", Allowed: []string{"probe", "timeout"}},
 	{Kind: KindResume, On: OnProbe, Keys: []string{"resume"}, Caps: CapProbeControl, Doc: "resume the target", Allowed: []string{"probe", "timeout"}},
 	{Kind: KindReset, On: OnProbe, Keys: []string{"reset"}, Caps: CapProbeControl, Doc: "reset the target through its probe", Allowed: []string{"probe", "timeout"}},
 	{Kind: KindOpenOCD, On: OnProbe, Keys: []string{"openocd"}, Caps: CapDebugRaw, Doc: "a raw OpenOCD command",
+		Note:    "a typed command (md*, mw*, halt, resume, reset, ...) needs only what it does",
 		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
 
 	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},
 	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",
+		Note:    "an image through the probe: mem-write+read-files; device only with port:",
 		Allowed: []string{"probe", "timeout"}, caps: uploadCaps},
 
 	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
@@ -167,7 +171,7 @@ var kindTable = []KindSpec{
 	{Kind: KindLines, On: OnDevice, Keys: []string{"lines"}, Caps: CapDevice | CapModemLines, Doc: "set DTR and RTS", Allowed: []string{"to"}},
 	{Kind: KindBreak, On: OnDevice, Keys: []string{"break"}, Caps: CapDevice | CapModemLines, Doc: "send a serial break", Allowed: []string{"to"}},
 	{Kind: KindResetSequence, On: OnDevice, Keys: []string{"reset_sequence"}, Caps: CapDevice | CapModemLines, Doc: "play a bootloader's DTR/RTS pattern", Allowed: []string{"to"}},
-	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command",
+	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command", Note: "device only with port:",
 		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
 	{Kind: KindPower, Keys: []string{"power"}, Caps: CapPower, Doc: "switch a board's power", Allowed: []string{"device", "timeout"}},
 }
