@@ -293,3 +293,41 @@ func processAlive(pid string) bool {
 	_, err := os.Stat("/proc/" + pid)
 	return err == nil
 }
+
+// A hilrun mcp killed with SIGKILL cannot remove its temporary folders;
+// the next hilrun that starts does.
+func TestKilledServerFoldersAreSwept(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ours := func() []string {
+		m, _ := filepath.Glob(filepath.Join(tmp, "hilrun-*"))
+		return m
+	}
+	cmd := exec.Command(hilrunBinary(t), "mcp", "--sim")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server's log folder", func() bool {
+		m, _ := filepath.Glob(filepath.Join(tmp, "hilrun-mcp-*"))
+		return len(m) > 0
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// OpenOCD, which hilrun launched with its configuration in a folder
+	// of tmp, follows its parent.
+	waitFor(t, "the server's OpenOCD to end", func() bool { return pgrep(t, tmp) == "" })
+	if len(ours()) == 0 {
+		t.Fatal("the killed server left no folder: nothing to test")
+	}
+	if out, err := exec.Command(hilrunBinary(t), "version").CombinedOutput(); err != nil {
+		t.Fatalf("hilrun version: %v\n%s", err, out)
+	}
+	if left := ours(); len(left) > 0 {
+		t.Errorf("left after the next start: %q", left)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -68,6 +69,9 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version(),
+		// A hilrun that was killed could not remove its temporary
+		// folders: the next one does.
+		PersistentPreRun: func(*cobra.Command, []string) { tmpdir.Sweep() },
 	}
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
@@ -19,10 +20,12 @@ import (
 // console, its JTAG port, and an OpenOCD telnet server driving that port —
 // the real OpenOCD when it is installed, else hilrun's stand-in.
 type simBench struct {
-	board  *sim.Board
-	jtag   *jtag.Server
-	ocd    *openocd.Process
-	stub   *ocdtelnet.Server
+	board *sim.Board
+	jtag  *jtag.Server
+	ocd   *openocd.Process
+	stub  *ocdtelnet.Server
+	// tmp holds OpenOCD's configuration and history; dir is its path.
+	tmp    *tmpdir.Dir
 	dir    string
 	telnet string
 	// camera is the URL of the board's camera stream, read by ffmpeg with
@@ -80,10 +83,10 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 		b.note = "openocd is not installed: the virtual board's memory is served by hilrun's built-in stand-in for OpenOCD's telnet server"
 		return nil
 	}
-	b.dir, err = os.MkdirTemp("", "hilrun-sim-")
-	if err != nil {
+	if b.tmp, err = tmpdir.New("sim"); err != nil {
 		return err
 	}
+	b.dir = b.tmp.Path
 	cfg := filepath.Join(b.dir, "sim.cfg")
 	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(b.jtag.Addr())), 0o644); err != nil {
 		return err
@@ -126,8 +129,8 @@ func (b *simBench) Close() error {
 		errs = append(errs, b.jtag.Close())
 	}
 	errs = append(errs, b.board.Close())
-	if b.dir != "" {
-		os.RemoveAll(b.dir)
+	if b.tmp != nil {
+		b.tmp.Remove()
 	}
 	return errors.Join(errs...)
 }

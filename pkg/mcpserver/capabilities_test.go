@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -129,4 +130,49 @@ func TestMatrixMatchesChecks(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Runs are kept up to MaxRuns and for MaxRunAge: older ones lose their
+// resources and their files.
+func TestStoredRunsAreBounded(t *testing.T) {
+	readable := func(e *env, id string) bool {
+		var req mcp.ReadResourceRequest
+		req.Params.URI = runReportURI(id)
+		_, err := e.c.ReadResource(context.Background(), req)
+		return err == nil
+	}
+	run := func(e *env) sequenceResult {
+		return e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}})
+	}
+	t.Run("count", func(t *testing.T) {
+		e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.MaxRuns = 2 }})
+		first := run(e)
+		dir := filepath.Join(e.srv.logDir, "runs", first.RunID)
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatal(err)
+		}
+		run(e)
+		if !readable(e, first.RunID) {
+			t.Fatalf("run %s went before there were more than 2", first.RunID)
+		}
+		last := run(e)
+		if readable(e, first.RunID) {
+			t.Errorf("run %s is still readable after 3 runs with MaxRuns 2", first.RunID)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("run %s's folder is still there: %v", first.RunID, err)
+		}
+		if !readable(e, last.RunID) {
+			t.Errorf("the last run %s is not readable", last.RunID)
+		}
+	})
+	t.Run("age", func(t *testing.T) {
+		e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.MaxRunAge = 20 * time.Millisecond }})
+		r := run(e)
+		waitFor(t, "the run to expire", func() bool { return !readable(e, r.RunID) })
+		waitFor(t, "the run's folder to go", func() bool {
+			_, err := os.Stat(filepath.Join(e.srv.logDir, "runs", r.RunID))
+			return os.IsNotExist(err)
+		})
+	})
 }

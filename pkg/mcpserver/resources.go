@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -47,9 +48,12 @@ type runRecord struct {
 	name string
 	dir  string
 	uris []string
+	// done is when the run ended, for MaxRunAge.
+	done time.Time
 }
 
-// runStore keeps the last MaxRuns runs readable.
+// runStore keeps the last MaxRuns runs, and those younger than MaxRunAge,
+// readable.
 type runStore struct {
 	s    *Server
 	mu   sync.Mutex
@@ -151,18 +155,42 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 	srv.AddResources(resources...)
 
 	rs.mu.Lock()
+	r.done = time.Now()
 	rs.runs = append(rs.runs, r)
+	rs.mu.Unlock()
+	rs.evict(time.Now())
+	return out
+}
+
+// evict forgets the oldest runs beyond MaxRuns and the runs that ended
+// more than MaxRunAge before now, with their resources and files.
+func (rs *runStore) evict(now time.Time) {
+	rs.mu.Lock()
 	var evict []*runRecord
-	for len(rs.runs) > rs.s.cfg.MaxRuns {
+	for len(rs.runs) > 0 && (len(rs.runs) > rs.s.cfg.MaxRuns || now.Sub(rs.runs[0].done) > rs.s.cfg.MaxRunAge) {
 		evict = append(evict, rs.runs[0])
 		rs.runs = rs.runs[1:]
 	}
 	rs.mu.Unlock()
 	for _, old := range evict {
-		srv.DeleteResources(old.uris...)
+		rs.s.mcp.DeleteResources(old.uris...)
 		os.RemoveAll(old.dir)
 	}
-	return out
+}
+
+// expire evicts runs past MaxRunAge every interval until ctx ends, so that
+// an idle server does not keep them.
+func (rs *runStore) expire(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			rs.evict(now)
+		}
+	}
 }
 
 func (rs *runStore) find(id string) *runRecord {

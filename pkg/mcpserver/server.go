@@ -31,6 +31,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -77,8 +78,12 @@ type Config struct {
 	// LogDir holds console logs and run reports; "" means a temporary
 	// folder that Close removes.
 	LogDir string
-	// MaxRuns bounds how many runs stay readable as resources; 0 means 50.
+	// MaxRuns bounds how many runs stay readable as resources; 0 means
+	// DefaultMaxRuns.
 	MaxRuns int
+	// MaxRunAge is how long a run stays readable after it ended; 0 means
+	// DefaultMaxRunAge.
+	MaxRunAge time.Duration
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer
@@ -105,7 +110,8 @@ type Server struct {
 	locks  *locker
 	logger *log.Logger
 	logDir string
-	ownDir bool
+	// ownDir is the temporary log folder the server made, or nil.
+	ownDir *tmpdir.Dir
 
 	mu      sync.Mutex
 	conns   map[string]*connection
@@ -124,6 +130,13 @@ type Server struct {
 	inflight sync.WaitGroup
 }
 
+// Bounds on the runs a server keeps readable as resources (with their logs,
+// reports and pictures on disk).
+const (
+	DefaultMaxRuns   = 50
+	DefaultMaxRunAge = 24 * time.Hour
+)
+
 // closeWait bounds how long Close waits for cancelled calls to finish.
 const closeWait = 30 * time.Second
 
@@ -141,7 +154,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	if cfg.MaxRuns <= 0 {
-		cfg.MaxRuns = 50
+		cfg.MaxRuns = DefaultMaxRuns
+	}
+	if cfg.MaxRunAge <= 0 {
+		cfg.MaxRunAge = DefaultMaxRunAge
 	}
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
@@ -172,11 +188,11 @@ func New(cfg Config) (*Server, error) {
 		s.cfg.OpenProbe = s.dialProbe
 	}
 	if cfg.LogDir == "" {
-		dir, err := os.MkdirTemp("", "hilrun-mcp-")
+		dir, err := tmpdir.New("mcp")
 		if err != nil {
 			return nil, fmt.Errorf("create the log folder: %w", err)
 		}
-		s.logDir, s.ownDir = dir, true
+		s.logDir, s.ownDir = dir.Path, dir
 	} else {
 		if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create the log folder: %w", err)
@@ -211,6 +227,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithInstructions(instructions),
 	)
 	s.runs = newRunStore(s)
+	go s.runs.expire(s.life, min(max(cfg.MaxRunAge/4, 10*time.Millisecond), time.Minute))
 	s.tasks = &taskStore{s: s}
 	s.addTools()
 	s.addResourceTemplates()
@@ -285,8 +302,8 @@ func (s *Server) Close() error {
 	for _, p := range probes {
 		p.close()
 	}
-	if s.ownDir {
-		errs = append(errs, os.RemoveAll(s.logDir))
+	if s.ownDir != nil {
+		errs = append(errs, s.ownDir.Remove())
 	}
 	return errors.Join(errs...)
 }
