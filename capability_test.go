@@ -16,8 +16,10 @@ import (
 func TestSchemaKindsAreInTheCapabilityTable(t *testing.T) {
 	var doc struct {
 		Defs map[string]struct {
-			OneOf      []struct{ Ref string `json:"$ref"` } `json:"oneOf"`
-			Properties map[string]any                     `json:"properties"`
+			OneOf []struct {
+				Ref string `json:"$ref"`
+			} `json:"oneOf"`
+			Properties map[string]any `json:"properties"`
 		} `json:"$defs"`
 	}
 	data, err := os.ReadFile("schemas/sequence.schema.json")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,8 @@ type MCPOptions struct {
 	Bench         string
 	Sim           bool
 	LogDir        string
+	MaxRuns       int
+	MaxRunAge     time.Duration
 }
 
 func newMCPCmd(ios *IO) *cobra.Command {
@@ -86,6 +89,8 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
+	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
+	f.DurationVar(&opts.MaxRunAge, "max-run-age", mcpserver.DefaultMaxRunAge, "forget runs this long after they ended")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
 	return cmd
 }
@@ -100,8 +105,10 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, AllowDebugTcl: opts.AllowDebugTcl,
 			Roots: opts.Roots, PassEnv: opts.PassEnv,
 		},
-		LogDir: opts.LogDir,
-		Log:    ios.ErrOut,
+		LogDir:    opts.LogDir,
+		Log:       ios.ErrOut,
+		MaxRuns:   opts.MaxRuns,
+		MaxRunAge: opts.MaxRunAge,
 	}
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)
