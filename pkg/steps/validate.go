@@ -40,6 +40,12 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
 	v.steps(seq.Finally)
+	before := len(e.list)
+	checkExecutions(seq.Steps, e)
+	checkExecutions(seq.Finally, e)
+	if n, _ := Executions(seq); n > MaxExecutions && len(e.list) == before {
+		e.add(seq.Pos, "the sequence would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of its repeats, or split the run", count(n), MaxExecutions)
+	}
 }
 
 type validator struct {
