@@ -28,6 +28,9 @@ type MCPOptions struct {
 	Bench         string
 	Sim           bool
 	LogDir        string
+	// MaxValue bounds each variable and saved value in a run, in bytes;
+	// 0 means runner.DefaultMaxValueBytes.
+	MaxValue int
 }
 
 func newMCPCmd(ios *IO) *cobra.Command {
@@ -83,6 +86,7 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
+	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value in a run, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends its call with an error")
 	return cmd
 }
 
@@ -95,8 +99,9 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts,
 			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, Roots: opts.Roots,
 		},
-		LogDir: opts.LogDir,
-		Log:    ios.ErrOut,
+		LogDir:        opts.LogDir,
+		Log:           ios.ErrOut,
+		MaxValueBytes: opts.MaxValue,
 	}
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)

@@ -79,6 +79,9 @@ type Config struct {
 	LogDir string
 	// MaxRuns bounds how many runs stay readable as resources; 0 means 50.
 	MaxRuns int
+	// MaxValueBytes bounds each variable and saved value of a run (see
+	// runner.Options.MaxValueBytes); 0 means 1 MiB.
+	MaxValueBytes int
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer

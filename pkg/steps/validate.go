@@ -475,7 +475,8 @@ func (v *validator) compile(x *Expr) {
 	}
 	// Variables are left undeclared so that they compile as values of any
 	// type; the runner supplies them.
-	prog, err := expr.Compile(x.Src, expr.Env(base), expr.AllowUndefinedVariables())
+	opts := append([]expr.Option{expr.Env(base), expr.AllowUndefinedVariables()}, exprOptions()...)
+	prog, err := expr.Compile(x.Src, opts...)
 	if err != nil {
 		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprErr(err))
 		return
