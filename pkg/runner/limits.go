@@ -46,9 +46,14 @@ func (r *run) setVar(what, name string, v any) error {
 }
 
 // expand fills in a template's references, refusing text longer than the
-// value limit; other errors are the step's failure.
+// value limit; other errors are the step's failure. Text without
+// references is the file's own, and bounded by its size.
 func (r *run) expand(what string, t *steps.Template) (string, error) {
-	s, err := t.ExpandMax(r.lookup, nil, r.maxValue())
+	max := r.maxValue()
+	if t.IsStatic() {
+		max = 0
+	}
+	s, err := t.ExpandMax(r.lookup, nil, max)
 	var tl *steps.TooLongError
 	switch {
 	case errors.As(err, &tl):

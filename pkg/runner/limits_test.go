@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -117,5 +118,27 @@ func TestNoStepLimitByDefault(t *testing.T) {
 func TestLimitErrorsAreTyped(t *testing.T) {
 	if errors.Is(runner.ErrValueLimit, runner.ErrStepLimit) {
 		t.Fatal("the two limits are one error")
+	}
+}
+
+// printer is a HostRunner whose command prints its first argument.
+type printer struct{}
+
+func (printer) Run(ctx context.Context, argv []string, dir string, env []string, out io.Writer) (int, error) {
+	_, err := io.WriteString(out, argv[1]+"\n")
+	return 0, err
+}
+
+func TestExecSaveValueLimit(t *testing.T) {
+	seq := load(t, "steps:\n  - exec: [print, '"+strings.Repeat("x", 100)+"']\n    save: out\n")
+	res := runner.Run(context.Background(), seq, runner.Options{Host: printer{}, ArtifactDir: t.TempDir(), MaxValueBytes: 50})
+	got := lastLeaf(res)
+	want := "save out: the value is 100 bytes or more, past the value limit of 50 bytes"
+	if got.Status != runner.Errored || !strings.Contains(got.Message, want) {
+		t.Errorf("step %s: %q, want %q", got.Status, got.Message, want)
+	}
+	res = runner.Run(context.Background(), seq, runner.Options{Host: printer{}, ArtifactDir: t.TempDir()})
+	if res.Status != runner.Passed {
+		t.Errorf("within the default limit: %s %s", res.Status, res.Error)
 	}
 }
