@@ -108,6 +108,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
 	out := make([]stream.Pattern, 0, len(specs))
 	for _, p := range specs {
+		if err := r.checkPattern(p); err != nil {
+			return nil, err
+		}
 		pat, err := p.Compile(r.lookup)
 		if err != nil {
 			return nil, &stepError{msg: fmt.Sprintf("pattern %s: %v", p.String(), err)}

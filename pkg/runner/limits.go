@@ -64,6 +64,24 @@ func (r *run) expand(what string, t *steps.Template) (string, error) {
 	return s, nil
 }
 
+// checkPattern refuses a pattern whose references would make it longer
+// than the value limit; a regexp's quoting may double a value.
+func (r *run) checkPattern(p *steps.PatternSpec) error {
+	if p.Text.IsStatic() {
+		return nil
+	}
+	n := len(p.Text.Raw)
+	for _, name := range p.Text.Refs() {
+		if v, ok := r.lookup(name); ok {
+			n += 2 * valueSize(v, r.maxValue())
+		}
+	}
+	if n > r.maxValue() {
+		return r.valueErr("pattern "+p.String(), n)
+	}
+	return nil
+}
+
 // countStep counts one more step executed and refuses it past
 // Options.MaxSteps.
 func (r *run) countStep() error {

@@ -46,6 +46,8 @@ func TestValueLimit(t *testing.T) {
 			0, "set t: the value is"},
 		{"a long send", "vars: {s: xxxxxxxxxxxxxxxx}\nsteps:\n  - send: '${s}${s}'\n",
 			20, "send: the value is 21 bytes or more, past the value limit of 20 bytes"},
+		{"a long pattern", "vars: {s: xxxxxxxxxxxxxxxx}\nsteps:\n  - send: version\n    expect: '${s}${s}'\n",
+			40, "pattern ${s}${s}: the value is 72 bytes or more, past the value limit of 40 bytes"},
 		{"a long saved match", "steps:\n  - send_hex: 76657273696f6e0a\n    expect: {regex: 'fw v[0-9.]+'}\n    save: v\n",
 			5, "save v: the value is 7 bytes or more, past the value limit of 5 bytes"},
 	}
