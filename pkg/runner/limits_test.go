@@ -35,7 +35,7 @@ func TestValueLimit(t *testing.T) {
 		{"a lower limit", "vars: {s: x}\nsteps:\n  - repeat: 100\n    steps:\n      - set: {s: \"${s}${s}\"}\n",
 			1000, "set s: the value is 1001 bytes or more, past the value limit of 1000 bytes"},
 		{"repeat in an expression", "vars: {s: x}\nsteps:\n  - set: {t: {expr: 'repeat(s, 1000000000)'}}\n",
-			0, "set t = repeat(s, 1000000000): repeat would make 1000000000 bytes of text, past the expression text budget of 4194304 bytes"},
+			0, "set t = repeat(s, 1000000000): repeat would make 1000000000 bytes of text, after 0 already made: past the expression text budget of 4194304 bytes"},
 		{"concatenation in a loop", "vars: {s: xxxxxxxxxxxxxxxx}\nsteps:\n  - set: {t: {expr: 'reduce(1..100000, #acc + s, \"\")'}}\n",
 			0, "past the expression text budget of 4194304 bytes"},
 		{"join of a long list", "vars: {s: " + strings.Repeat("x", 100) + "}\nsteps:\n  - set: {t: {expr: 'join(map(1..100000, s))'}}\n",

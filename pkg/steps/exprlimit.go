@@ -48,7 +48,7 @@ func WithExprBudget(env map[string]any, max int) map[string]any {
 
 func (b *ExprBudget) take(op string, n int) error {
 	if n > b.left {
-		return fmt.Errorf("%s would make %d bytes of text, past the %w of %d bytes for one evaluation", op, n, ErrExprBudget, b.Max)
+		return fmt.Errorf("%s would make %d bytes of text, after %d already made: past the %w of %d bytes for one evaluation", op, n, b.Max-b.left, ErrExprBudget, b.Max)
 	}
 	b.left -= n
 	return nil
