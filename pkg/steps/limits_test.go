@@ -39,6 +39,10 @@ func TestParseLimits(t *testing.T) {
 			"  - &t {group: h, steps: [" + strings.Repeat("*s, ", 20000) + "*s]}\n" +
 			"  - {group: i, steps: [*t, *t, *t, *t]}\n",
 			[]string{`a.yaml:3:`}},
+		{"alias that contains itself", "a.yaml", "a: &a [*a]\nsteps: [*a]\n",
+			[]string{`a.yaml:1:8: the alias *a contains itself`}},
+		{"steps that contain themselves", "a.yaml", "steps: &s [{group: g, steps: *s}]\n",
+			[]string{`a.yaml:1:30: the alias *s contains itself`}},
 		{"read_timeout past the limit", "a.yaml", "steps:\n  - send: x\n    read_timeout: 1e300\n",
 			[]string{`a.yaml:3:19: read_timeout (seconds) of 1e300 is too long: the longest is 24h`}},
 		{"read_timeout too short", "a.yaml", "steps:\n  - send: x\n    read_timeout: 0.0000001\n",
