@@ -141,7 +141,7 @@ var (
 	runRange = durationRange{Min: MinTimeout, Max: MaxRunTime, ZeroOK: true}
 )
 
-// check reports whether v is in r, and adds an error at n when not.
+// checkRange reports whether v is in r, and adds an error at n when not.
 func (d *decoder) checkRange(n *yaml.Node, what string, v time.Duration, r durationRange) bool {
 	switch {
 	case v == 0 && r.ZeroOK:
