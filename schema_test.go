@@ -256,6 +256,8 @@ var badFiles = map[string]string{
 	"power-no-off.bench.yaml":        "power dut needs on: and off: commands",
 	"power-section-list.yaml":        "power must map board names to {on: [...], off: [...]}, found a list",
 	"power-step-to.yaml":             `unknown key "to" in a power step`,
+	"read-timeout-too-long.yaml":     "read_timeout (seconds) of 1e300 is too long: the longest is 24h",
+	"delay-ms-too-long.yaml":         "delay_ms of 1e20 is too long: the longest is 24h",
 }
 
 // loaderOnly lists the files the schema accepts and the loader rejects: what
@@ -307,7 +309,27 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 	},
 	"duration-overflow.yaml": {
 		"durations beyond about 290 years overflow; the schema sees only a well-formed duration",
-		`"9999999999h" is not a duration`,
+		`"9999999999h" is not a duration: it is too long to count in nanoseconds`,
+	},
+	"timeout-too-short.yaml": {
+		"timeouts are 0 (the default) or 1ms to 24h; the schema sees only a well-formed duration",
+		"timeout of 1ns is too short: the shortest is 1ms",
+	},
+	"delay-too-long.yaml": {
+		"delays are at most 24h; the schema sees only a well-formed duration",
+		"delay of 25h0m0s is too long: the longest is 24h",
+	},
+	"value-wider-than-width.yaml": {
+		"a value must fit in the step's width; the schema does not relate the two keys",
+		"value 0x1ffffffff does not fit in 32 bits",
+	},
+	"address-overflow.yaml": {
+		"a read must not run past the end of the address space; the schema does not relate address, width and count",
+		"runs past the end of the 32-bit address space",
+	},
+	"nested-repeats-too-many.yaml": {
+		"nested repeats multiply: at most 100,000,000 steps per run; the schema cannot multiply",
+		"more than the limit of 100000000 steps per run",
 	},
 	"stop-bits-written-as-float.yaml": {
 		"the loader reads numbers as written (2.0 is not 2); the schema sees the number 2",

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,13 @@ func TestExitCodes(t *testing.T) {
 	noPower := write("nopower.yaml", "steps:\n  - power: {device: dut, action: cycle}\n")
 	failedPower := write("failedpower.yaml", "power: {dut: {on: [\"false\"], off: [\"true\"]}}\nsteps:\n  - power: {device: dut, action: cycle}\n")
 	ptyLines := write("ptylines.yaml", "steps:\n  - reset_sequence: esp32\n")
+	bomb := "x:\n  a0: &a0 [{delay: 1ms}, {delay: 1ms}]\n"
+	for i := 1; i < 30; i++ {
+		p := fmt.Sprintf("*a%d", i-1)
+		bomb += fmt.Sprintf("  a%d: &a%d [%s]\n", i, i, strings.Repeat(p+", ", 8)+p)
+	}
+	aliasBomb := write("bomb.yaml", bomb+"steps:\n  - group: g\n    steps: *a29\n")
+	bigFile := write("big.yaml", "steps:\n"+strings.Repeat("  - delay: 1ms\n", 300_000))
 	tests := []struct {
 		name   string
 		args   []string
@@ -56,6 +64,9 @@ func TestExitCodes(t *testing.T) {
 		{"power switch fails", []string{"run", failedPower}, cli.ExitInfra, "power on dut: false exited with 1"},
 		{"modem lines on a pty", []string{"run", "--sim", ptyLines}, cli.ExitInfra, "has no modem control lines (it is a pty or its driver has none): cannot run reset sequence esp32"},
 		{"validate ok", []string{"validate", pass}, cli.ExitPassed, ""},
+		{"validate an alias bomb", []string{"validate", aliasBomb}, cli.ExitInvalid, "bomb.yaml:7:17: aliases expand the document by more than 100000 nodes (the alias expansion limit)"},
+		{"run an alias bomb", []string{"run", "--sim", aliasBomb}, cli.ExitInvalid, "the alias expansion limit"},
+		{"validate a file past the size limit", []string{"validate", bigFile}, cli.ExitInvalid, "big.yaml:1:1: the file is larger than the file size limit of 4 MiB"},
 		{"version", []string{"version"}, cli.ExitPassed, ""},
 	}
 	for _, tt := range tests {

@@ -33,6 +33,9 @@ type MCPOptions struct {
 	LogDir        string
 	MaxRuns       int
 	MaxRunAge     time.Duration
+	// MaxValue bounds each variable and saved value in a run, in bytes;
+	// 0 means runner.DefaultMaxValueBytes.
+	MaxValue int
 }
 
 func newMCPCmd(ios *IO) *cobra.Command {
@@ -92,6 +95,7 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
 	f.DurationVar(&opts.MaxRunAge, "max-run-age", mcpserver.DefaultMaxRunAge, "forget runs this long after they ended")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
+	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value in a run, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends its call with an error")
 	return cmd
 }
 
@@ -105,10 +109,11 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, AllowDebugTcl: opts.AllowDebugTcl,
 			Roots: opts.Roots, PassEnv: opts.PassEnv,
 		},
-		LogDir:    opts.LogDir,
-		Log:       ios.ErrOut,
-		MaxRuns:   opts.MaxRuns,
-		MaxRunAge: opts.MaxRunAge,
+		LogDir:        opts.LogDir,
+		Log:           ios.ErrOut,
+		MaxRuns:       opts.MaxRuns,
+		MaxRunAge:     opts.MaxRunAge,
+		MaxValueBytes: opts.MaxValue,
 	}
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)

@@ -37,6 +37,9 @@ type RunOptions struct {
 	Bench   string
 	Sim     bool
 	Verbose bool
+	// MaxValue bounds each variable and saved value, in bytes; 0 means
+	// runner.DefaultMaxValueBytes.
+	MaxValue int
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -66,6 +69,7 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	return cmd
 }
 
@@ -154,6 +158,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			Vars:           vars,
 			Sink:           console,
 			FinallyContext: finCtx,
+			MaxValueBytes:  opts.MaxValue,
 			LogPaths: func(c runner.Console) string {
 				if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
 					raw, _ := lc.LogPaths()

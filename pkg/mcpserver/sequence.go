@@ -770,14 +770,15 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			}
 			return &guarded{d: d, policy: &s.cfg.Policy}, nil
 		},
-		Symbols:     s.cfg.Symbols,
-		Build:       s.builder(logFile, line),
-		Camera:      s.grabber(),
-		Host:        s.host(),
-		ArtifactDir: filepath.Join(run.dir, artifactDir),
-		Vars:        o.vars,
-		Sink:        prog,
-		Getenv:      s.cfg.Getenv,
+		Symbols:       s.cfg.Symbols,
+		Build:         s.builder(logFile, line),
+		Camera:        s.grabber(),
+		Host:          s.host(),
+		ArtifactDir:   filepath.Join(run.dir, artifactDir),
+		Vars:          o.vars,
+		Sink:          prog,
+		Getenv:        s.cfg.Getenv,
+		MaxValueBytes: s.cfg.MaxValueBytes,
 	})
 	// A probe whose OpenOCD went away is reopened by the next user.
 	for _, st := range res.Steps {

@@ -84,6 +84,9 @@ type Config struct {
 	// MaxRunAge is how long a run stays readable after it ended; 0 means
 	// DefaultMaxRunAge.
 	MaxRunAge time.Duration
+	// MaxValueBytes bounds each variable and saved value of a run (see
+	// runner.Options.MaxValueBytes); 0 means 1 MiB.
+	MaxValueBytes int
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer

@@ -91,16 +91,16 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 // and environment (as KEY=VALUE entries); what names the command in errors.
 func (r *run) expandCommand(what string, cmd []*steps.Template, env map[string]*steps.Template) (argv, envs []string, err error) {
 	for _, t := range cmd {
-		a, err := t.Expand(r.lookup, nil)
+		a, err := r.expand(what, t)
 		if err != nil {
-			return nil, nil, &stepError{msg: fmt.Sprintf("%s: %v", what, err)}
+			return nil, nil, err
 		}
 		argv = append(argv, a)
 	}
 	for k, t := range env {
-		v, err := t.Expand(r.lookup, nil)
+		v, err := r.expand("env "+k, t)
 		if err != nil {
-			return nil, nil, &stepError{msg: fmt.Sprintf("env %s: %v", k, err)}
+			return nil, nil, err
 		}
 		envs = append(envs, k+"="+v)
 	}

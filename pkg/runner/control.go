@@ -458,7 +458,9 @@ func (r *run) exec(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if len(s.Expect) == 0 {
 		if len(s.Save) == 1 {
 			v := strings.TrimRight(string(segments[len(segments)-1]), "\r\n")
-			r.vars[s.Save[0].Var] = v
+			if err := r.setVar("save", s.Save[0].Var, v); err != nil {
+				return err
+			}
 			res.Saved = map[string]any{s.Save[0].Var: v}
 		}
 		return nil

@@ -76,9 +76,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	}
 	var data []byte
 	if s.Text != nil {
-		text, err := s.Text.Expand(r.lookup, nil)
+		text, err := r.expand("send", s.Text)
 		if err != nil {
-			return &stepError{msg: fmt.Sprintf("send: %v", err)}
+			return err
 		}
 		le := s.LineEnding
 		if le == "" {
@@ -111,6 +111,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
 	out := make([]stream.Pattern, 0, len(specs))
 	for _, p := range specs {
+		if err := r.checkPattern(p); err != nil {
+			return nil, err
+		}
 		pat, err := p.Compile(r.lookup)
 		if err != nil {
 			return nil, &stepError{msg: fmt.Sprintf("pattern %s: %v", p.String(), err)}
@@ -200,12 +203,15 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 }
 
 func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream.Pattern) error {
-	save := func(name, val string) {
-		r.vars[name] = val
+	save := func(name, val string) error {
+		if err := r.setVar("save", name, val); err != nil {
+			return err
+		}
 		if res.Saved == nil {
 			res.Saved = map[string]any{}
 		}
 		res.Saved[name] = val
+		return nil
 	}
 	group := func(i int) (string, bool) {
 		if i < 0 || i >= len(m.Groups) {
@@ -215,7 +221,9 @@ func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream
 	}
 	for i, n := range m.Names {
 		if n != "" && i < len(m.Groups) {
-			save(n, m.Groups[i])
+			if err := save(n, m.Groups[i]); err != nil {
+				return err
+			}
 		}
 	}
 	for _, sv := range s.Save {
@@ -233,7 +241,9 @@ func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream
 		if !ok {
 			return &stepError{msg: fmt.Sprintf("save %s: the pattern %s that matched has no such group", sv.Var, describe([]stream.Pattern{p}))}
 		}
-		save(sv.Var, v)
+		if err := save(sv.Var, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -314,7 +324,9 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 	}
 	res.Message = fmt.Sprintf("captured %d bytes (%s)", len(cp.Data), cp.Reason)
 	for _, sv := range s.Save {
-		r.vars[sv.Var] = string(cp.Data)
+		if err := r.setVar("save", sv.Var, string(cp.Data)); err != nil {
+			return err
+		}
 		res.Saved = map[string]any{sv.Var: string(cp.Data)}
 	}
 	return nil
@@ -327,7 +339,9 @@ func (r *run) exprEnv() map[string]any {
 			environ[k] = r.opts.Getenv(k)
 		}
 	}
-	return steps.ExprEnv(r.vars, r.stepRes, environ)
+	// Each evaluation may build text up to a few times the value limit,
+	// so s + s works for any value within it.
+	return steps.WithExprBudget(steps.ExprEnv(r.vars, r.stepRes, environ), 4*r.maxValue())
 }
 
 func (r *run) assert(s *steps.Step, res *StepResult) error {
@@ -343,7 +357,7 @@ func (r *run) assert(s *steps.Step, res *StepResult) error {
 	if !ok {
 		msg := "assert failed: " + s.Assert.Src
 		if s.Message != "" {
-			if m, err := expandText(s.Message, r.lookup); err == nil {
+			if m, err := expandText(s.Message, r.lookup, r.maxValue()); err == nil {
 				msg = m + " (" + s.Assert.Src + ")"
 			}
 		}
@@ -356,12 +370,12 @@ func (r *run) assert(s *steps.Step, res *StepResult) error {
 	return nil
 }
 
-func expandText(s string, lookup steps.Lookup) (string, error) {
+func expandText(s string, lookup steps.Lookup, max int) (string, error) {
 	t, err := steps.ParseTemplate(s)
 	if err != nil {
 		return "", err
 	}
-	return t.Expand(lookup, nil)
+	return t.ExpandMax(lookup, nil, max)
 }
 
 func firstLine(s string) string {
@@ -399,13 +413,16 @@ func (r *run) set(s *steps.Step, res *StepResult) error {
 		var v any
 		switch {
 		case a.Text != nil:
-			t, err := a.Text.Expand(r.lookup, nil)
+			t, err := r.expand("set "+a.Name, a.Text)
 			if err != nil {
-				return &stepError{msg: fmt.Sprintf("set %s: %v", a.Name, err)}
+				return err
 			}
 			v = t
 		case a.Expr != nil:
 			out, err := expr.Run(a.Expr.Program, r.exprEnv())
+			if errors.Is(err, steps.ErrExprBudget) {
+				return fmt.Errorf("set %s = %s: %s (--max-value raises it)", a.Name, a.Expr.Src, firstLine(err.Error()))
+			}
 			if err != nil {
 				return &stepError{msg: fmt.Sprintf("set %s = %s: %s", a.Name, a.Expr.Src, firstLine(err.Error()))}
 			}
@@ -413,7 +430,9 @@ func (r *run) set(s *steps.Step, res *StepResult) error {
 		default:
 			v = a.Value
 		}
-		r.vars[a.Name] = v
+		if err := r.setVar("set", a.Name, v); err != nil {
+			return err
+		}
 		res.Saved[a.Name] = v
 	}
 	return nil

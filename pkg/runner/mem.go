@@ -206,7 +206,9 @@ func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error
 	res.Data = memData(t, vals, s.Mem.Label)
 	res.Message = fmt.Sprintf("%s: %s", res.Data["label"], hexList(vals, t.width))
 	if s.Mem.SaveVar != "" {
-		r.saveValues(res, s.Mem.SaveVar, vals)
+		if err := r.saveValues(res, s.Mem.SaveVar, vals); err != nil {
+			return err
+		}
 	}
 	if c := s.Mem.Check; c != nil {
 		if ok, want := checkValues(c, vals); !ok {
@@ -228,7 +230,7 @@ func memData(t memTarget, vals []uint64, label string) map[string]any {
 	}
 }
 
-func (r *run) saveValues(res *StepResult, name string, vals []uint64) {
+func (r *run) saveValues(res *StepResult, name string, vals []uint64) error {
 	var v any = vals[0]
 	if len(vals) > 1 {
 		list := make([]any, len(vals))
@@ -237,11 +239,14 @@ func (r *run) saveValues(res *StepResult, name string, vals []uint64) {
 		}
 		v = list
 	}
-	r.vars[name] = v
+	if err := r.setVar("save", name, v); err != nil {
+		return err
+	}
 	if res.Saved == nil {
 		res.Saved = map[string]any{}
 	}
 	res.Saved[name] = v
+	return nil
 }
 
 // checkValues compares what was read with what a step expects, and words
@@ -283,9 +288,9 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 			vals = append(vals, v.Value)
 			continue
 		}
-		text, err := v.Text.Expand(r.lookup, nil)
+		text, err := r.expand("value", v.Text)
 		if err != nil {
-			return &stepError{msg: fmt.Sprintf("value: %v", err)}
+			return err
 		}
 		n, err := toUint(text)
 		if err != nil {
@@ -362,7 +367,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 			res.Data["waited_ms"] = ms(time.Since(began))
 			res.Message = fmt.Sprintf("%s = 0x%0*x after %d reads", t.what, t.width/4, last, polls)
 			if s.Mem.SaveVar != "" {
-				r.saveValues(res, s.Mem.SaveVar, vals)
+				return r.saveValues(res, s.Mem.SaveVar, vals)
 			}
 			return nil
 		}
@@ -419,9 +424,9 @@ func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) erro
 	case steps.KindReset:
 		cmd = "reset " + s.ResetMode
 	case steps.KindOpenOCD:
-		cmd, err = s.OpenOCD.Expand(r.lookup, nil)
+		cmd, err = r.expand("openocd", s.OpenOCD)
 		if err != nil {
-			return &stepError{msg: fmt.Sprintf("openocd: %v", err)}
+			return err
 		}
 	}
 	pctx, cancel := r.probeCtx(ctx, s)
@@ -440,7 +445,9 @@ func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) erro
 	}
 	if len(s.Expect) == 0 {
 		for _, sv := range s.Save {
-			r.vars[sv.Var] = strings.TrimSpace(out)
+			if err := r.setVar("save", sv.Var, strings.TrimSpace(out)); err != nil {
+				return err
+			}
 			res.Saved = map[string]any{sv.Var: strings.TrimSpace(out)}
 		}
 		return nil

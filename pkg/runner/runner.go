@@ -73,6 +73,17 @@ type Options struct {
 	// made when first needed. Required when the sequence has camera, exec
 	// or power steps.
 	ArtifactDir string
+	// MaxValueBytes bounds each variable and saved value, and each text
+	// built from variables (sends, commands, set), in bytes; 0 means
+	// DefaultMaxValueBytes (1 MiB). Past it, the step ends with an error
+	// wrapping ErrValueLimit.
+	MaxValueBytes int
+	// MaxSteps bounds the steps the run executes, each iteration of a
+	// repeat's steps counted (groups and repeats themselves are not);
+	// 0 means no limit. Past it, the run ends with an error wrapping
+	// ErrStepLimit. Finally steps have a budget of their own, so they
+	// still run.
+	MaxSteps uint64
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -107,6 +118,8 @@ type run struct {
 	stepRes map[string]any
 	trans   map[string]*transcript
 	cleanup []func()
+	// executed counts the steps run, for Options.MaxSteps.
+	executed uint64
 }
 
 type transcript struct {
@@ -205,6 +218,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 }
 
 func (r *run) stepsFinally(ctx context.Context) {
+	r.executed = 0
 	for i, s := range r.seq.Finally {
 		r.step(ctx, s, "finally."+strconv.Itoa(i), "")
 	}
@@ -406,7 +420,9 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	case steps.KindRepeat:
 		err = r.repeat(ctx, s, res, group)
 	default:
-		err = r.leaf(ctx, s, res)
+		if err = r.countStep(); err == nil {
+			err = r.leaf(ctx, s, res)
+		}
 	}
 	res.Duration = time.Since(started)
 	if s.Kind != steps.KindGroup {

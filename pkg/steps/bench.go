@@ -2,7 +2,6 @@ package steps
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -29,7 +28,7 @@ var benchKeys = []string{"devices", "probes", "cameras", "power", "$schema"}
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
 func LoadBench(path string) (*Bench, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

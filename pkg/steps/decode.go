@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,7 +29,7 @@ type LoadOptions struct {
 // ErrorList with one FILE:LINE:COL entry per problem, or an *os.PathError
 // when the file cannot be read.
 func Load(path string, opts LoadOptions) (*Sequence, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +59,9 @@ func Parse(file string, data []byte, opts LoadOptions) (*Sequence, error) {
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func parseNode(file string, data []byte) (*yaml.Node, error) {
+	if err := checkSize(file, len(data)); err != nil {
+		return nil, err
+	}
 	if strings.EqualFold(filepath.Ext(file), ".json") {
 		if err := jsonSyntax(file, data); err != nil {
 			return nil, err
@@ -87,6 +89,9 @@ func parseNode(file string, data []byte) (*yaml.Node, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the file is empty: expected a sequence with steps, or a list of steps"}}
 	}
+	if err := checkAliases(file, doc.Content[0]); err != nil {
+		return nil, err
+	}
 	return doc.Content[0], nil
 }
 
@@ -103,6 +108,11 @@ func looksLikeJSON(data []byte) bool {
 
 // jsonSyntax reports a JSON syntax error at its line and column.
 func jsonSyntax(file string, data []byte) error {
+	// Valid allocates nothing; only a document with an error is decoded,
+	// for the error's offset.
+	if json.Valid(data) {
+		return nil
+	}
 	var v any
 	err := json.Unmarshal(data, &v)
 	if err == nil {
@@ -255,7 +265,7 @@ func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
 	}
 	v, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil || v < 0 {
-		d.add(d.pos(n), "%s: %q is not a duration: expected a number and a unit (ns, us, ms, s, m, h), like 250ms or 2s", what, s)
+		d.add(d.pos(n), "%s", durationError(what, s))
 		return 0, false
 	}
 	return v, true
@@ -315,9 +325,9 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 		case "on_failure":
 			seq.OnFailure = d.onFailure(p.val)
 		case "timeout":
-			seq.Timeout, _ = d.duration(p.val, "timeout")
+			seq.Timeout, _ = d.durationIn(p.val, "timeout", runRange)
 		case "expect_timeout":
-			if v, ok := d.duration(p.val, "expect_timeout"); ok {
+			if v, ok := d.durationIn(p.val, "expect_timeout", timeoutRange); ok && v > 0 {
 				seq.ExpectTimeout = v
 			}
 		case "fail_on":

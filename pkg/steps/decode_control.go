@@ -354,7 +354,7 @@ func (d *decoder) lines(v *yaml.Node) *LinesSpec {
 				}
 			}
 		case "hold":
-			l.Hold, _ = d.duration(p.val, "hold")
+			l.Hold, _ = d.durationIn(p.val, "hold", delayRange)
 		default:
 			d.unknownKey(p.key, "lines", linesKeys)
 		}
@@ -538,9 +538,9 @@ func (d *decoder) power(n *yaml.Node) {
 			case "shell":
 				e.Shell, _ = d.boolean(f.val, "shell")
 			case "off_time":
-				e.OffTime, _ = d.duration(f.val, "off_time")
+				e.OffTime, _ = d.durationIn(f.val, "off_time", delayRange)
 			case "timeout":
-				e.Timeout, _ = d.duration(f.val, "timeout")
+				e.Timeout, _ = d.durationIn(f.val, "timeout", timeoutRange)
 			default:
 				d.unknownKey(f.key, "power "+name, powerEntryKeys)
 			}

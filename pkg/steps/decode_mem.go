@@ -73,7 +73,7 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 				m.Until = &Expr{Src: src, Pos: d.pos(v)}
 			}
 		case "interval":
-			m.Interval, _ = d.duration(v, "interval")
+			m.Interval, _ = d.durationIn(v, "interval", timeoutRange)
 		case "label":
 			m.Label, _ = d.text(v, "label")
 		case "save":
@@ -88,7 +88,7 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 				m.SaveVar = name
 			}
 		case "timeout":
-			s.Timeout, _ = d.duration(v, "timeout")
+			s.Timeout, _ = d.durationIn(v, "timeout", timeoutRange)
 		default:
 			return false
 		}

@@ -147,11 +147,9 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	case "to":
 		s.To, _ = d.str(v, "to")
 	case "timeout":
-		s.Timeout, _ = d.duration(v, "timeout")
+		s.Timeout, _ = d.durationIn(v, "timeout", timeoutRange)
 	case "read_timeout":
-		if f, ok := d.number(v, "read_timeout (seconds)"); ok {
-			s.Timeout = time.Duration(f * float64(time.Second))
-		}
+		s.Timeout, _ = d.numberIn(v, "read_timeout (seconds)", time.Second, timeoutRange)
 	case "fail_on":
 		s.FailOn = d.patternList(v, "fail_on", false)
 	case "send":
@@ -188,11 +186,9 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	case "save":
 		s.Save = d.saves(v)
 	case "delay":
-		s.Delay, _ = d.duration(v, "delay")
+		s.Delay, _ = d.durationIn(v, "delay", delayRange)
 	case "delay_ms":
-		if f, ok := d.number(v, "delay_ms"); ok {
-			s.Delay = time.Duration(f * float64(time.Millisecond))
-		}
+		s.Delay, _ = d.numberIn(v, "delay_ms", time.Millisecond, delayRange)
 	case "capture":
 		s.Capture = d.capture(v)
 	case "assert":
@@ -248,6 +244,7 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 			d.add(s.Pos, "probe goes with an openocd: upload")
 		}
 	case KindMemRead, KindMemWrite, KindMemPoll:
+		d.checkMem(s, ps)
 		m := s.Mem
 		hasAddr := m.hasAddr || has["address"] || !isTrueKind(ps, string(s.Kind))
 		switch {
@@ -384,7 +381,7 @@ func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
 	}
 	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
 		var ok bool
-		if c.Duration, ok = d.duration(v, "capture"); ok && c.Duration == 0 {
+		if c.Duration, ok = d.durationIn(v, "capture", timeoutRange); ok && c.Duration == 0 {
 			d.add(d.pos(v), "capture needs something that ends it: a duration above 0")
 		}
 		return c
@@ -398,11 +395,11 @@ func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
 	for _, p := range d.pairs(v) {
 		switch p.key.Value {
 		case "duration":
-			c.Duration, _ = d.duration(p.val, "duration")
+			c.Duration, _ = d.durationIn(p.val, "duration", timeoutRange)
 		case "idle_timeout":
-			c.IdleTimeout, _ = d.duration(p.val, "idle_timeout")
+			c.IdleTimeout, _ = d.durationIn(p.val, "idle_timeout", timeoutRange)
 		case "initial_timeout":
-			c.InitialTimeout, _ = d.duration(p.val, "initial_timeout")
+			c.InitialTimeout, _ = d.durationIn(p.val, "initial_timeout", timeoutRange)
 		case "until":
 			until = p.val
 		case "regex":
@@ -484,9 +481,9 @@ func (d *decoder) repeat(s *Step, v *yaml.Node) {
 		case "count":
 			s.Count, _ = d.integer(p.val, "count", 1, 100_000_000)
 		case "every":
-			s.Every, _ = d.duration(p.val, "every")
+			s.Every, _ = d.durationIn(p.val, "every", delayRange)
 		case "for":
-			s.For, _ = d.duration(p.val, "for")
+			s.For, _ = d.durationIn(p.val, "for", runRange)
 		case "as":
 			name, ok := d.str(p.val, "as")
 			if ok && !validName(name) {

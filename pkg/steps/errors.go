@@ -59,13 +59,21 @@ func (l ErrorList) Unwrap() []error {
 	return errs
 }
 
+// MaxErrors is how many problems one file reports; the rest are counted.
+const MaxErrors = 100
+
 // errs collects problems while a file is decoded.
 type errs struct {
-	file string
-	list ErrorList
+	file    string
+	list    ErrorList
+	dropped int
 }
 
 func (e *errs) add(p Pos, format string, args ...any) {
+	if len(e.list) >= MaxErrors {
+		e.dropped++
+		return
+	}
 	if p.File == "" {
 		p.File = e.file
 	}
@@ -75,6 +83,10 @@ func (e *errs) add(p Pos, format string, args ...any) {
 func (e *errs) err() error {
 	if len(e.list) == 0 {
 		return nil
+	}
+	if e.dropped > 0 {
+		last := e.list[len(e.list)-1].Pos
+		return append(e.list, &Error{Pos: last, Msg: fmt.Sprintf("and %d more problems (only the first %d are shown)", e.dropped, MaxErrors)})
 	}
 	return e.list
 }

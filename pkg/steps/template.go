@@ -114,10 +114,35 @@ type Lookup func(name string) (any, bool)
 // Expand replaces every reference with its value, formatted with fmt's %v,
 // after passing it through quote (nil for none).
 func (t Template) Expand(lookup Lookup, quote func(string) string) (string, error) {
+	return t.ExpandMax(lookup, quote, 0)
+}
+
+// TooLongError is the error of ExpandMax when the text would be longer
+// than Max bytes.
+type TooLongError struct {
+	Max int
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("the text would be longer than the value limit of %d bytes", e.Max)
+}
+
+// ExpandMax is Expand that stops with a *TooLongError before the text
+// grows past max bytes; max 0 means no limit.
+func (t Template) ExpandMax(lookup Lookup, quote func(string) string, max int) (string, error) {
 	var b strings.Builder
+	add := func(s string) error {
+		if max > 0 && b.Len()+len(s) > max {
+			return &TooLongError{Max: max}
+		}
+		b.WriteString(s)
+		return nil
+	}
 	for _, p := range t.parts {
 		if p.name == "" {
-			b.WriteString(p.lit)
+			if err := add(p.lit); err != nil {
+				return "", err
+			}
 			continue
 		}
 		v, ok := lookup(p.name)
@@ -128,7 +153,9 @@ func (t Template) Expand(lookup Lookup, quote func(string) string) (string, erro
 		if quote != nil {
 			s = quote(s)
 		}
-		b.WriteString(s)
+		if err := add(s); err != nil {
+			return "", err
+		}
 	}
 	return b.String(), nil
 }

@@ -40,6 +40,12 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
 	v.steps(seq.Finally)
+	before := len(e.list)
+	checkExecutions(seq.Steps, e)
+	checkExecutions(seq.Finally, e)
+	if n, _ := Executions(seq); n > MaxExecutions && len(e.list) == before {
+		e.add(seq.Pos, "the sequence would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of its repeats, or split the run", count(n), MaxExecutions)
+	}
 }
 
 type validator struct {
@@ -460,7 +466,8 @@ func (v *validator) compile(x *Expr) {
 	}
 	// Variables are left undeclared so that they compile as values of any
 	// type; the runner supplies them.
-	prog, err := expr.Compile(x.Src, expr.Env(base), expr.AllowUndefinedVariables())
+	opts := append([]expr.Option{expr.Env(base), expr.AllowUndefinedVariables()}, exprOptions()...)
+	prog, err := expr.Compile(x.Src, opts...)
 	if err != nil {
 		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprErr(err))
 		return
