@@ -33,6 +33,7 @@ type MCPOptions struct {
 	LogDir        string
 	MaxRuns       int
 	MaxRunAge     time.Duration
+	MaxSteps      uint64
 	// MaxValue bounds each variable and saved value in a run, in bytes;
 	// 0 means runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -92,6 +93,7 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
+	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
 	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
 	f.DurationVar(&opts.MaxRunAge, "max-run-age", mcpserver.DefaultMaxRunAge, "forget runs this long after they ended")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
@@ -114,6 +116,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		MaxRuns:       opts.MaxRuns,
 		MaxRunAge:     opts.MaxRunAge,
 		MaxValueBytes: opts.MaxValue,
+		MaxSteps:      opts.MaxSteps,
 	}
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)

@@ -690,6 +690,9 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	if err := s.checkSteps(seq, o.label); err != nil {
 		return nil, nil, err
 	}
+	if n, _ := steps.Executions(seq); n > s.cfg.MaxSteps {
+		return nil, nil, fmt.Errorf("the sequence would run %d steps (repeat iterations included), past this server's step limit of %d per call (hilrun mcp --max-steps raises it)", n, s.cfg.MaxSteps)
+	}
 	s.uploadPortDevices(seq)
 	fixedKeys := s.uploadPortKeys(seq)
 	for _, p := range seq.Probes {
@@ -779,6 +782,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Sink:          prog,
 		Getenv:        s.cfg.Getenv,
 		MaxValueBytes: s.cfg.MaxValueBytes,
+		MaxSteps:      s.cfg.MaxSteps,
 	})
 	// A probe whose OpenOCD went away is reopened by the next user.
 	for _, st := range res.Steps {

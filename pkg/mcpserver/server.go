@@ -87,6 +87,9 @@ type Config struct {
 	// MaxValueBytes bounds each variable and saved value of a run (see
 	// runner.Options.MaxValueBytes); 0 means 1 MiB.
 	MaxValueBytes int
+	// MaxSteps bounds the steps one call runs, repeat iterations included;
+	// 0 means DefaultMaxSteps.
+	MaxSteps uint64
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer
@@ -140,6 +143,11 @@ const (
 	DefaultMaxRunAge = 24 * time.Hour
 )
 
+// DefaultMaxSteps bounds the steps one call runs, repeat iterations
+// included: a client cannot keep the server busy without end, and the
+// result stays summarised within it.
+const DefaultMaxSteps = 1_000_000
+
 // closeWait bounds how long Close waits for cancelled calls to finish.
 const closeWait = 30 * time.Second
 
@@ -158,6 +166,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxRuns <= 0 {
 		cfg.MaxRuns = DefaultMaxRuns
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = DefaultMaxSteps
 	}
 	if cfg.MaxRunAge <= 0 {
 		cfg.MaxRunAge = DefaultMaxRunAge
