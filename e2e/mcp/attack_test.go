@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,6 +48,24 @@ type posture struct {
 	attacks []attack
 }
 
+// aliasBomb is a sequence of a few hundred bytes whose vars expand to 9^10
+// strings.
+var aliasBomb = func() string {
+	var b strings.Builder
+	b.WriteString("vars:\n  a0: &a0 [x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		b.WriteString("  a" + strconv.Itoa(i) + ": &a" + strconv.Itoa(i) + " [")
+		for j := 0; j < 9; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + strconv.Itoa(i-1))
+		}
+		b.WriteString("]\n")
+	}
+	return b.String() + "steps:\n  - delay: 1ms\n"
+}()
+
 func ocdStep(cmd string) string {
 	return jsonArgs(map[string]any{"steps": []any{map[string]any{"openocd": cmd}}})
 }
@@ -62,7 +81,7 @@ func jsonArgs(v any) string {
 const braceImage = `fw} [exec sh -c {cd "$HILRUN_E2E_CANARIES" && touch brace}] {.bin`
 
 var postures = []posture{
-	{name: "default", flags: []string{"--root", "{{root}}", "--pass-env", "HILRUN_E2E_CANARIES"}, attacks: []attack{
+	{name: "default", flags: []string{"--root", "{{root}}", "--pass-env", "HILRUN_E2E_CANARIES", "--max-steps", "20000"}, attacks: []attack{
 		{name: "openocd exec", tool: "serial_sequence", args: ocdStep("exec sh -c {touch {{canary}}}"), want: "refused"},
 		{name: "exec in echo", tool: "serial_sequence", args: ocdStep("echo [exec touch {{canary}}]"), want: "refused"},
 		{name: "exec nested in mdw", tool: "serial_sequence", args: ocdStep("mdw [exec touch {{canary}}]"), want: "refused"},
@@ -93,6 +112,20 @@ var postures = []posture{
 		{name: "launch config outside the root", tool: "run_sequence", args: `{"path": "launch-outside.yaml"}`, want: "refused"},
 		{name: "launch config under the root", tool: "run_sequence", args: `{"path": "launch-inside.yaml"}`, want: "--allow-debug-tcl"},
 		{name: "launch config climbing out", tool: "run_sequence", args: `{"path": "launch-climb.yaml"}`, want: "refused"},
+		// Resource attacks end in an error that names their limit; the
+		// next attack is the next call, which must work.
+		{name: "YAML alias bomb", tool: "validate_sequence", args: jsonArgs(map[string]any{"content": aliasBomb}), want: "alias expansion limit"},
+		{name: "string doubling", tool: "serial_sequence",
+			args: `{"vars": {"s": "x"}, "on_failure": "stop", "steps": [{"repeat": {"count": 64}, "steps": [{"set": {"s": "${s}${s}"}}]}]}`, want: "value limit"},
+		{name: "expression doubling", tool: "serial_sequence",
+			args: `{"vars": {"s": "x"}, "on_failure": "stop", "steps": [{"repeat": {"count": 64}, "steps": [{"set": {"s": {"expr": "s + s"}}}]}]}`, want: "limit"},
+		{name: "a huge repeat", tool: "serial_sequence",
+			args: `{"steps": [{"repeat": {"count": 50000000}, "steps": [{"set": {"x": 1}}]}]}`, want: "step limit"},
+		{name: "nested repeats", tool: "serial_sequence",
+			args: `{"steps": [{"repeat": {"count": 1000000}, "steps": [{"repeat": {"count": 1000000}, "steps": [{"set": {"x": 1}}]}]}]}`, want: "100000000"},
+		{name: "a repeat bounded by time only", tool: "serial_sequence",
+			args: `{"on_failure": "stop", "steps": [{"repeat": {"for": "24h"}, "steps": [{"set": {"x": 1}}]}]}`, want: "step limit"},
+		{name: "the next call works", tool: "serial_sequence", args: `{"steps": [{"send": "version", "expect": "hilrun"}]}`, want: `"passed":true`},
 		{name: "probes in an inline sequence", tool: "serial_sequence",
 			args: `{"steps": {"probes": {"p": {"launch": {"config": ["{{outside}}/evil.cfg"]}}}, "steps": [{"halt": true, "probe": "p"}]}}`, want: "refused"},
 	}},
