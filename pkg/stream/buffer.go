@@ -21,6 +21,7 @@ const DefaultCapacity = 1 << 20
 type Buffer struct {
 	capacity int
 	window   atomic.Int64 // regexp overlap bound in bytes
+	clock    clock        // for settle times; tests replace it
 
 	mu sync.RWMutex
 	// data[lo:hi] holds the bytes at offsets [start, end). The backing array
@@ -48,9 +49,26 @@ func NewBuffer(capacity int) *Buffer {
 	if capacity <= 0 {
 		capacity = DefaultCapacity
 	}
-	b := &Buffer{capacity: capacity}
+	b := &Buffer{capacity: capacity, clock: realClock{}}
 	b.window.Store(DefaultMatchWindow)
 	return b
+}
+
+// clock is the time source of Expect's and Capture's timers.
+type clock interface {
+	Now() time.Time
+	// Timer returns a channel that receives once d has passed, and a
+	// function that stops it.
+	Timer(d time.Duration) (<-chan time.Time, func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
 }
 
 // SetMatchWindow sets how far back, in bytes, a regexp search re-examines
