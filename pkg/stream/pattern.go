@@ -214,8 +214,11 @@ func (p *pattern) resume(data []byte, from, end int64, window int) int64 {
 		next = w
 	}
 	if p.noNewline {
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && from+int64(i)+1 > next {
-			next = from + int64(i) + 1
+		// Resume at the newline itself rather than after it, so that the
+		// next search sees the line start as a line start, not as the
+		// start of the text (where ^ and \b would match).
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && from+int64(i) > next {
+			next = from + int64(i)
 		}
 	}
 	return next
