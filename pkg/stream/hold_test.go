@@ -429,3 +429,39 @@ func TestWithSettle(t *testing.T) {
 		t.Errorf("5ms = %v", got)
 	}
 }
+
+// Capture's until holds a match as Expect does.
+func TestCaptureUntilHolds(t *testing.T) {
+	clk := newFakeClock(t0)
+	b := NewBuffer(0)
+	b.clock = clk
+	b.Append(t0, []byte("adc=40"))
+	done := make(chan Capture, 1)
+	go func() {
+		c, err := b.Capture(context.Background(), 0, CaptureOptions{Until: []Pattern{MustRegexp(`adc=(\d+)`)}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- c
+	}()
+	<-clk.timers // the capture holds "adc=40"
+	b.Append(t0, []byte("95\r\n"))
+	c := <-done
+	if c.Reason != ReasonUntil || c.Until.Groups[1] != "4095" || string(c.Data) != "adc=4095" {
+		t.Fatalf("Capture = %q (%s), until %+v; want adc=4095", c.Data, c.Reason, c.Until)
+	}
+
+	// A quiet line commits it after the settle time.
+	clk = newFakeClock(t0)
+	b = NewBuffer(0)
+	b.clock = clk
+	b.Append(t0, []byte("adc=40"))
+	go func() {
+		c, _ := b.Capture(context.Background(), 0, CaptureOptions{Until: []Pattern{MustRegexp(`adc=(\d+)`)}})
+		done <- c
+	}()
+	clk.fire(<-clk.timers)
+	if c := <-done; c.Reason != ReasonUntil || c.Until.Groups[1] != "40" {
+		t.Fatalf("Capture = %q (%s); want adc=40 after settling", c.Data, c.Reason)
+	}
+}
