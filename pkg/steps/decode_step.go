@@ -44,10 +44,10 @@ var kindKeys = map[string]Kind{
 var commonKeys = []string{"name", "id"}
 
 var kindAllowed = map[Kind][]string{
-	KindSend:    {"send", "send_hex", "send_ctrl", "to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on"},
-	KindExpect:  {"expect", "to", "regex", "save", "timeout", "fail_on"},
+	KindSend:    {"send", "send_hex", "send_ctrl", "to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle"},
+	KindExpect:  {"expect", "to", "regex", "save", "timeout", "fail_on", "settle"},
 	KindDelay:   {"delay", "delay_ms"},
-	KindCapture: {"capture", "to", "save", "fail_on", "timeout"},
+	KindCapture: {"capture", "to", "save", "fail_on", "timeout", "settle"},
 	KindAssert:  {"assert", "message"},
 	KindSet:     {"set"},
 	KindGroup:   {"group", "steps"},
@@ -220,6 +220,8 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		}
 	case "fail_on":
 		s.FailOn = d.patternList(v, "fail_on", false)
+	case "settle":
+		s.Settle = d.settle(v)
 	case "send":
 		s.Text, _ = d.template(v, "send")
 	case "send_hex":
