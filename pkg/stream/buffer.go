@@ -60,6 +60,9 @@ type clock interface {
 	// Timer returns a channel that receives once d has passed, and a
 	// function that stops it.
 	Timer(d time.Duration) (<-chan time.Time, func() bool)
+	// AfterFunc calls f in its own goroutine once d has passed; the
+	// function returned stops it.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 type realClock struct{}
@@ -69,6 +72,10 @@ func (realClock) Now() time.Time { return time.Now() }
 func (realClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
 	t := time.NewTimer(d)
 	return t.C, t.Stop
+}
+
+func (realClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	return time.AfterFunc(d, f).Stop
 }
 
 // SetMatchWindow sets how far back, in bytes, a regexp search re-examines
@@ -101,7 +108,7 @@ func (b *Buffer) Append(at time.Time, p []byte) {
 	b.last = at
 	var hits []pendingHit
 	for _, w := range b.watchers {
-		hits = w.scanLocked(b, at, hits)
+		hits = w.scanLocked(b, at, hits, false)
 	}
 	// Watchers run before the lock is released so that no reader can see
 	// these bytes before the watchers have heard of them.

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -268,6 +269,12 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers chan fakeTimer
+	funcs  chan fakeFunc
+}
+
+type fakeFunc struct {
+	d time.Duration
+	f func()
 }
 
 type fakeTimer struct {
@@ -276,7 +283,7 @@ type fakeTimer struct {
 }
 
 func newFakeClock(now time.Time) *fakeClock {
-	return &fakeClock{now: now, timers: make(chan fakeTimer, 16)}
+	return &fakeClock{now: now, timers: make(chan fakeTimer, 16), funcs: make(chan fakeFunc, 16)}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -289,6 +296,11 @@ func (c *fakeClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
 	ch := make(chan time.Time, 1)
 	c.timers <- fakeTimer{d, ch}
 	return ch, func() bool { return true }
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.funcs <- fakeFunc{d, f}
+	return func() bool { return true }
 }
 
 // fire moves the clock d past the time of the timer's start and fires it.
@@ -463,5 +475,69 @@ func TestCaptureUntilHolds(t *testing.T) {
 	clk.fire(<-clk.timers)
 	if c := <-done; c.Reason != ReasonUntil || c.Until.Groups[1] != "40" {
 		t.Fatalf("Capture = %q (%s); want adc=40 after settling", c.Data, c.Reason)
+	}
+}
+
+// A sequence-wide fail_on (Watch) holds an occurrence that more bytes could
+// change: "fail" may be the start of "failed", which \bfail\b does not
+// match.
+func TestWatchHolds(t *testing.T) {
+	clk := newFakeClock(t0)
+	b := NewBuffer(0)
+	b.clock = clk
+	var hits []Hit
+	b.Watch([]Pattern{MustRegexp(`\bfail\b`), MustRegexp(`panic: (\w+)`)}, func(h Hit) { hits = append(hits, h) })
+	b.Append(t0, []byte("test fail"))
+	if len(hits) != 0 {
+		t.Fatalf("hits %+v while fail could become failed", hits)
+	}
+	ff := <-clk.funcs // the settle timer
+	b.Append(t0, []byte("ed\npanic: Hard"))
+	if len(hits) != 0 {
+		t.Fatalf("hits %+v; failed is no fail, and Hard may grow", hits)
+	}
+	b.Append(t0, []byte("Fault\n"))
+	if len(hits) != 1 || hits[0].Line != "panic: HardFault" {
+		t.Fatalf("hits %+v, want the whole panic line", hits)
+	}
+	ff.f() // a stale timer reports nothing
+	if len(hits) != 1 {
+		t.Fatalf("hits %+v after a stale timer", hits)
+	}
+
+	// A quiet line reports what is held once the settle time has passed.
+	b.Append(t0, []byte("it did fail"))
+	ff = <-clk.funcs
+	ff.f() // too early: the clock has not moved
+	if len(hits) != 1 {
+		t.Fatalf("hits %+v before the settle time", hits)
+	}
+	ff = <-clk.funcs // armed again for the rest
+	clk.mu.Lock()
+	clk.now = clk.now.Add(DefaultSettle)
+	clk.mu.Unlock()
+	ff.f()
+	if len(hits) != 2 || hits[1].Line != "it did fail" {
+		t.Fatalf("hits %+v, want it did fail after settling", hits)
+	}
+}
+
+// A step's fail_on match is held like the expected one, so its excerpt is
+// not cut short.
+func TestExpectFailOnHolds(t *testing.T) {
+	clk := newFakeClock(t0)
+	b := NewBuffer(0)
+	b.clock = clk
+	b.Append(t0, []byte("panic: Hard"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Expect(context.Background(), 0, []Pattern{Literal("never")}, []Pattern{MustRegexp(`panic: \w+`)})
+		done <- err
+	}()
+	<-clk.timers
+	b.Append(t0, []byte("Fault\r\n"))
+	var fe *FailOnError
+	if err := <-done; !errors.As(err, &fe) || fe.Line != "panic: HardFault" {
+		t.Fatalf("Expect = %v, want the fail_on error with the whole line", err)
 	}
 }
