@@ -2,9 +2,11 @@ package runner_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -95,5 +97,26 @@ steps:
 				t.Errorf("the expect took %s, less than its settle time %s", d, tt.minWait)
 			}
 		})
+	}
+}
+
+// An exec output whose middle was dropped: a match at the end of the kept
+// head that the dropped bytes could have continued gives no value.
+func TestExecMatchCutAtTheHead(t *testing.T) {
+	dir := t.TempDir()
+	// 65526 x's, then "size=0x08000000": the head (64 KiB) ends at
+	// "size=0x080".
+	seq := load(t, `steps:
+  - exec: [sh, -c, 'head -c 65526 /dev/zero | tr "\0" x; echo size=0x08000000; head -c 3000000 /dev/zero | tr "\0" y']
+    expect: 'size=(0x[0-9a-f]+)'
+    regex: true
+    save: size
+`)
+	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	if got := statuses(res); got != "0:failed" || savedVar(res, "size") != nil {
+		t.Fatalf("statuses %s, size %v: %+v", got, savedVar(res, "size"), res.Steps)
+	}
+	if m := res.Steps[0].Message; !strings.Contains(m, "may go on into the") {
+		t.Errorf("message %s", m)
 	}
 }

@@ -283,3 +283,24 @@ func (m *vm) add(q *queue, pc uint32, start int, c cond) {
 		}
 	}
 }
+
+// FindCut is Find for data that was cut short: more bytes followed it that
+// are not in data (the head of a long output whose middle was dropped).
+// A match those bytes could have changed is not returned: cut is then true
+// and ok false, since what the whole output gives is unknown.
+func FindCut(data []byte, want []Pattern) (m Match, ok, cut bool) {
+	m, ok = Find(data, want)
+	if !ok {
+		return m, false, false
+	}
+	b := NewBuffer(len(data) + 1)
+	b.Append(time.Time{}, data)
+	s := newSearch(0, len(data)+1, want)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	f, found := s.scanLocked(b, b.end)
+	if found && s.finalLocked(b, f, b.end) {
+		return m, true, false
+	}
+	return Match{}, false, true
+}

@@ -541,3 +541,23 @@ func TestExpectFailOnHolds(t *testing.T) {
 		t.Fatalf("Expect = %v, want the fail_on error with the whole line", err)
 	}
 }
+
+func TestFindCut(t *testing.T) {
+	tests := []struct {
+		text    string
+		ok, cut bool
+	}{
+		{"size = 0x0800", false, true},
+		{"size = 0x0800\n", true, false},
+		{"nothing here", false, false},
+	}
+	for _, tt := range tests {
+		m, ok, cut := FindCut([]byte(tt.text), []Pattern{Literal("nope"), MustRegexp(`size\s*=\s*(0x[0-9a-f]+)`)})
+		if ok != tt.ok || cut != tt.cut {
+			t.Errorf("%q: ok %v cut %v (%+v), want ok %v cut %v", tt.text, ok, cut, m, tt.ok, tt.cut)
+		}
+		if ok && (m.Index != 1 || m.Groups[1] != "0x0800") {
+			t.Errorf("%q: %+v", tt.text, m)
+		}
+	}
+}
