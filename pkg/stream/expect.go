@@ -262,8 +262,9 @@ func (s *search) holdLocked(b *Buffer, f found, ok bool, ctxErr error, settle ti
 
 // Find returns the earliest match of any of want in data, the lowest index
 // winning a tie, as Expect finds it in a stream that holds data from
-// offset 0; Start and End are offsets into data. ok is false when none
-// matches.
+// offset 0 and then ends; Start and End are offsets into data. ok is false
+// when none matches. data is the whole text: for a part of a longer text,
+// see FindCut.
 func Find(data []byte, want []Pattern) (m Match, ok bool) {
 	var best []int
 	for i, p := range want {

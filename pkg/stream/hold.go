@@ -119,8 +119,16 @@ func completeRunes(data []byte) int {
 func (p *pattern) pending(data []byte, lo, hi int) (alive bool, earliest int, n int) {
 	n = completeRunes(data)
 	data = data[:n]
-	m := &vm{prog: p.prog}
-	m.init()
+	m, _ := p.vms.Get().(*vm)
+	if m == nil {
+		m = &vm{prog: p.prog}
+		m.init()
+	}
+	defer func() {
+		m.q0.clear()
+		m.q1.clear()
+		p.vms.Put(m)
+	}()
 	clist, nlist := &m.q0, &m.q1
 	prev := rune(-1)
 	if lo > 0 {

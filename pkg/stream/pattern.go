@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 )
 
 // DefaultMatchWindow is the default bound, in bytes, on how far back a
@@ -44,6 +45,7 @@ type pattern struct {
 	// prog is the regexp's program as package regexp runs it, for
 	// finalLocked; nil for a literal.
 	prog *syntax.Prog
+	vms  sync.Pool // of *vm for prog, reused by pending
 	// noNewline is set for a regexp that cannot match a '\n'. Its matches
 	// never span lines, so an incremental search need not look back past the
 	// last newline it already searched.
