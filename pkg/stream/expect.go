@@ -170,8 +170,8 @@ func (b *Buffer) groupsLocked(f found) []string {
 //
 // A literal match is returned at once. A regexp match that bytes still to
 // come could change (it could grow, as `\d+` could, or a match that starts
-// earlier could still complete, or it relies on $ or \b at the last byte
-// received) is held until a byte arrives that decides it, then searched
+// earlier could still complete, or it relies on \b or \B at the last byte
+// received; $ is taken to hold there) is held until a byte arrives that decides it, then searched
 // again; or until the stream has been quiet for the settle time (WithSettle;
 // DefaultSettle, 1 s, when ctx sets none); or until ctx's deadline passes;
 // or until the Buffer's error is set. Whichever comes first commits the

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"regexp/syntax"
 	"slices"
 	"testing"
 )
@@ -11,7 +12,8 @@ import (
 // a committed match is the one the whole text gives (no match that the
 // whole text would not give, and no group that is a strict prefix of the
 // whole text's). A match not yet committed is held, which is always
-// allowed: the settle time ends the hold.
+// allowed: the settle time ends the hold. Patterns with $ or \z are left
+// out: those match at the end of what has arrived by design.
 func FuzzExpectChunks(f *testing.F) {
 	seeds := []struct {
 		re, text string
@@ -43,7 +45,7 @@ func FuzzExpectChunks(f *testing.F) {
 			return
 		}
 		p, err := Regexp(expr)
-		if err != nil {
+		if err != nil || endAnchored(expr) {
 			return
 		}
 		const delim = "\x00"
@@ -60,4 +62,21 @@ func FuzzExpectChunks(f *testing.F) {
 			t.Fatalf("%s: chunks %q committed %q, the whole text gives %q", expr, chunks, got, want)
 		}
 	})
+}
+
+// endAnchored reports whether expr has a $ or \z, which match at the end
+// of what has arrived rather than wait for the next byte.
+func endAnchored(expr string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(re *syntax.Regexp) bool {
+		if re.Op == syntax.OpEndText || re.Op == syntax.OpEndLine {
+			return true
+		}
+		return slices.ContainsFunc(re.Sub, walk)
+	}
+	return walk(re)
 }

@@ -20,7 +20,7 @@ import (
 // alive after the last byte: a thread that outranks the match found (it
 // started earlier, or it is preferred at the same start, as a greedy
 // repetition is) and could still consume a byte, or that waits on an
-// assertion about the next byte ($, \b, \B), can change the match.
+// assertion about the next byte (\b, \B), can change the match.
 
 // DefaultSettle is how long Expect holds a match that more bytes could
 // still change when no settle time is given (WithSettle): 1 s of silence on
@@ -210,9 +210,18 @@ func consumes(op syntax.InstOp) bool {
 // end of what arrived the next rune is unknown: sure holds the assertions
 // true whatever follows (the end of the text included), maybe those true
 // for some continuation.
+//
+// $ (with or without (?m)) and \z are the exception: at the end of what
+// arrived they hold, as they do for package regexp at the end of its
+// input, and they do not wait for the next byte. A prompt pattern such as
+// `> $` then commits at once; a value that more bytes could extend (`\d+$`)
+// is still held by its repetition.
 type cond struct {
 	sure, maybe syntax.EmptyOp
 }
+
+// endOps are the assertions taken as true at the end of what arrived.
+const endOps = syntax.EmptyEndText | syntax.EmptyEndLine
 
 func newCond(prev, next rune, atEnd bool) cond {
 	if !atEnd {
@@ -227,7 +236,7 @@ func newCond(prev, next rune, atEnd bool) cond {
 		sure &= op
 		maybe |= op
 	}
-	return cond{sure, maybe}
+	return cond{sure | endOps, maybe | endOps}
 }
 
 // entry is one thread of the VM: an instruction and where the thread

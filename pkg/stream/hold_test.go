@@ -75,8 +75,11 @@ func TestFinal(t *testing.T) {
 		{`(?P<v>on|off)`, "off", true},
 		{`(?s).*`, "abc", false},
 		{`.*`, "abc\n", true},
-		{`ok$`, "ok", false},
-		{`(?m)ok$`, "ok", false},
+		{`ok$`, "ok", true},
+		{`(?m)ok$`, "ok", true},
+		{`(nucleo|stm32)> $`, "nucleo> ", true},
+		{`\d+$`, "40", false},
+		{`ok\z`, "ok", true},
 		{`(?m)ok$`, "ok\n", true},
 		{`ok\b`, "ok", false},
 		{`ok\b`, "ok ", true},
@@ -149,8 +152,8 @@ func TestFinalAcrossPatterns(t *testing.T) {
 func TestFinalIsSound(t *testing.T) {
 	pats := []string{
 		`adc=(?P<adc>\d+)`, `\d+`, `\d{1,4}`, `a|ab`, `ab|a`, `x*`, `\d+?`, `(?s).*`, `.*`,
-		`ok$`, `(?m)ok$`, `ok\b`, `\bok\B`, `v(\d+)\.(\d+)\.(\d+)`, `size\s*=\s*(0x[0-9a-f]+)`,
-		`abcd|c`, `a(bc)?`, `(a+)(b*)`, `(?i)OK|ok\d`, `[a-c]+?d`, `(x|xy|xyz)$`, `é+`,
+		`ok\b`, `\bok\B`, `v(\d+)\.(\d+)\.(\d+)`, `size\s*=\s*(0x[0-9a-f]+)`,
+		`abcd|c`, `a(bc)?`, `(a+)(b*)`, `(?i)OK|ok\d`, `[a-c]+?d`, `(x|xy|xyz)\b`, `é+`,
 	}
 	samples := []string{
 		"adc=4095\r\n", "v1.2.3\n", "size = 0x08000000\r\n", "abcd ab a", "xxyxz", "ok okk ok1\n",

@@ -62,12 +62,13 @@ func Literal(s string) Pattern {
 //
 // Matching is against a stream that is still arriving, so the search window
 // begins at a cursor and ends at the last byte received so far: ^ and \b may
-// match where the window starts. A match that more bytes could change (`\d+`
-// matching "12" while "3" is on its way, or one that relies on $ or \b at the
-// last byte received) is held by Expect and Capture until a byte arrives
-// that decides it or the stream settles (see WithSettle); Find, Watch and
-// Pattern.Find see only the bytes they are given. A pattern whose match a
-// delimiter ends (`\d+\r?\n`) is never held.
+// match where the window starts, and $ matches at the end of what has
+// arrived (a prompt pattern `> $` is taken at once). A match that more bytes
+// could change (`\d+` matching "12" while "3" is on its way, or one that
+// relies on \b at the last byte received) is held by Expect, Capture and
+// Watch until a byte arrives that decides it or the stream settles (see
+// WithSettle); Find and Pattern.Find see only the bytes they are given. A
+// pattern whose match a delimiter ends (`\d+\r?\n`) is never held.
 func Regexp(expr string) (Pattern, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
