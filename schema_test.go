@@ -89,6 +89,9 @@ var badFiles = map[string]string{
 	"repeat-zero.yaml":                 "repeat must be a whole number from 1 to 100000000",
 	"root-scalar.yaml":                 "a sequence file must be a mapping with steps, or a list of steps",
 	"save-bad-name.yaml":               `save: "fw-version" is not a variable name`,
+	"settle-bare-number.yaml":          "settle must be a duration with a unit, like 100ms or 100s, found the bare number 100",
+	"settle-on-delay.yaml":             `unknown key "settle" in a delay step`,
+	"settle-text.bench.yaml":           `settle: "soon" is not a duration`,
 	"save-group-range.yaml":            "save group must be a whole number from 0 to 99",
 	"save-without-expect.yaml":         "save needs an expect on the same step",
 	"send-and-send-hex.yaml":           "has both send and send_hex",
@@ -270,6 +273,10 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 	"undefined-variable-in-expression.yaml": {
 		"the same for the names an expression reads",
 		`variable "retries" is not defined here`,
+	},
+	"settle-too-long.yaml": {
+		"a settle time is at most 1m; the schema only knows it is a duration",
+		"settle must be at most 1m0s, found 2m0s",
 	},
 	"bad-regex.yaml": {
 		"regular expressions must compile as RE2; the schema only knows they are text",

@@ -63,9 +63,11 @@ var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle}
 
 // Side names.
 const (
-	sideRunner  = "hilrun run"
-	sideConsole = "hilrun serialx"
-	sidePexpect = "pexpect"
+	sideRunner = "hilrun run"
+	// sideRunnerRegex is (a)'s runner expecting a regexp a delimiter ends.
+	sideRunnerRegex = "hilrun run, regex"
+	sideConsole     = "hilrun serialx"
+	sidePexpect     = "pexpect"
 )
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
@@ -561,7 +563,7 @@ func nanos(ns []int64) []time.Duration {
 func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	o := b.opts
 	rep := &RTTReport{N: o.N, Rounds: o.Rounds, Warmup: o.Warmup}
-	names := []string{sideRunner, sideConsole}
+	names := []string{sideRunner, sideRunnerRegex, sideConsole}
 	if o.Python != "" {
 		names = append(names, sidePexpect)
 	}
@@ -572,6 +574,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 		rep.Sides = append(rep.Sides, s)
 	}
 	series[sideRunner].Command = "HILBENCH_CHILD=1 hilbench rtt-runner -serial PATH -n N -warmup W"
+	series[sideRunnerRegex].Command = "HILBENCH_CHILD=1 hilbench rtt-runner-regex -serial PATH -n N -warmup W"
 	series[sideConsole].Command = "HILBENCH_CHILD=1 hilbench rtt-console -serial PATH -n N -warmup W"
 	if s := series[sidePexpect]; s != nil {
 		s.Command = "python3 bench/pexpect_rtt.py PATH N W"
@@ -588,6 +591,8 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				switch name {
 				case sideRunner:
 					args = []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
+				case sideRunnerRegex:
+					args = []string{"rtt-runner-regex", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sideConsole:
 					args = []string{"rtt-console", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sidePexpect:

@@ -67,7 +67,7 @@ type childOutput struct {
 }
 
 // childModes are the modes ChildMain takes.
-const childModes = "rtt-runner, rtt-console, delay-runner, delay-console, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
+const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
 
 // ChildMain runs one side of a benchmark against the serial port given
 // with -serial, the OpenOCD telnet server given with -openocd or the JTAG
@@ -133,7 +133,9 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch mode {
 	case "rtt-runner":
-		out, err = rttRunner(ctx, *port, *n, *warmup)
+		out, err = rttRunner(ctx, *port, *n, *warmup, false)
+	case "rtt-runner-regex":
+		out, err = rttRunner(ctx, *port, *n, *warmup, true)
 	case "rtt-console":
 		out, err = rttConsole(ctx, *port, *n, *warmup)
 	case "delay-runner":
@@ -256,8 +258,13 @@ func stepsOf(res *runner.SequenceResult, kind steps.Kind) []runner.StepResult {
 // rttRunner times warmup+n send/expect steps run by the runner, as a user
 // writes them: a repeat whose step sends "echo ping-${i}" and expects the
 // reply and the prompt. Each sample is the step's duration as the runner
-// measured it.
-func rttRunner(ctx context.Context, port string, n, warmup int) (childOutput, error) {
+// measured it. With regex, the step expects `ping-(\d+)\r\n` and saves the
+// number instead: a regexp whose match a delimiter ends.
+func rttRunner(ctx context.Context, port string, n, warmup int, regex bool) (childOutput, error) {
+	expect := quoteYAML("ping-${i}\r\n" + prompt)
+	if regex {
+		expect = `{regex: 'ping-(\d+)\r\n'}` + "\n        save: n"
+	}
 	src := fmt.Sprintf(`name: rtt
 expect_timeout: 10s
 steps:
@@ -265,7 +272,7 @@ steps:
     steps:
       - send: echo ping-${i}
         expect: %s
-`, syncSteps, warmup+n, quoteYAML("ping-${i}\r\n"+prompt))
+`, syncSteps, warmup+n, expect)
 	res, err := runSequence(ctx, src, port, "")
 	if err != nil {
 		return childOutput{}, err

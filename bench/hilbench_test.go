@@ -99,8 +99,8 @@ func TestScenariosWithPexpect(t *testing.T) {
 		t.Error("the pexpect version was not recorded")
 	}
 
-	if rep.RTT == nil || len(rep.RTT.Sides) != 3 {
-		t.Fatalf("round trips: %+v, want three sides", rep.RTT)
+	if rep.RTT == nil || len(rep.RTT.Sides) != 4 {
+		t.Fatalf("round trips: %+v, want four sides (runner, runner with a regexp, serialx, pexpect)", rep.RTT)
 	}
 	for _, s := range rep.RTT.Sides {
 		if s.Summary.N != opts.N || s.Summary.Median <= 0 {

@@ -631,10 +631,15 @@ type expectArgs struct {
 	Pattern       string `json:"pattern"`
 	Regex         bool   `json:"regex"`
 	TimeoutMS     int64  `json:"timeout_ms"`
+	SettleMS      *int64 `json:"settle_ms"`
 	Cursor        *int64 `json:"cursor"`
 	Encoding      string `json:"encoding"`
 	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
 }
+
+// maxSettleMS bounds serial_expect's settle_ms, as steps.MaxSettle bounds
+// a sequence's settle.
+const maxSettleMS = int64(steps.MaxSettle / time.Millisecond)
 
 type expectResult struct {
 	ConnectionID string            `json:"connection_id"`
@@ -668,6 +673,13 @@ func (s *Server) serialExpect(ctx context.Context, req mcp.CallToolRequest, a *e
 	if _, err := encodeBytes(nil, enc); err != nil {
 		return nil, "", err
 	}
+	settle := stream.DefaultSettle
+	if a.SettleMS != nil {
+		if *a.SettleMS < 0 || *a.SettleMS > maxSettleMS {
+			return nil, "", fmt.Errorf("settle_ms must be from 0 to %d, found %d", maxSettleMS, *a.SettleMS)
+		}
+		settle = time.Duration(*a.SettleMS) * time.Millisecond
+	}
 	wait := time.Duration(a.TimeoutMS) * time.Millisecond
 	if wait <= 0 {
 		wait = steps.DefaultExpectTimeout
@@ -686,7 +698,7 @@ func (s *Server) serialExpect(ctx context.Context, req mcp.CallToolRequest, a *e
 	}
 	ectx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	m, err := c.console.Expect(ectx, from, []stream.Pattern{pat}, nil)
+	m, err := c.console.Expect(stream.WithSettle(ectx, settle), from, []stream.Pattern{pat}, nil)
 	if err != nil {
 		if ctx.Err() != nil || ectx.Err() == nil {
 			return nil, "", fmt.Errorf("expect on %s: %w", c.port, err)

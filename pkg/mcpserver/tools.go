@@ -189,11 +189,12 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 
 	s.addTool(mcp.NewTool("serial_expect",
 		mcp.WithTitleAnnotation("Wait for output on a serial connection"),
-		mcp.WithDescription(`Wait until the output of a connection contains pattern (a literal, or an RE2 regular expression with regex: true), matching the raw byte stream so prompts without a line end are found. Without cursor it waits for new output only; pass the cursor serial_write returned to match its reply. Returns matched, timed_out, data (from cursor up to the end of the match), cursor (just past the match; on a timeout the cursor given, so calling again rescans), match and groups. One call waits at most 120 s.`),
+		mcp.WithDescription(`Wait until the output of a connection contains pattern (a literal, or an RE2 regular expression with regex: true), matching the raw byte stream so prompts without a line end are found. Without cursor it waits for new output only; pass the cursor serial_write returned to match its reply. Returns matched, timed_out, data (from cursor up to the end of the match), cursor (just past the match; on a timeout the cursor given, so calling again rescans), match and groups. One call waits at most 120 s. A regex match that more output could still change (adc=(\d+) on "adc=40" while "95" is on its way, or one that relies on \b at the last byte received) is returned once a byte decides it, the line has been quiet for settle_ms, or timeout_ms passes; a match a delimiter ends, and a literal, return at once.`),
 		connectionArg(), connectionIDArg(),
 		mcp.WithString("pattern", mcp.Required(), mcp.Description("What to wait for.")),
 		mcp.WithBoolean("regex", mcp.Description("Read pattern as an RE2 regular expression; default false (literal).")),
 		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("How long to wait; default 5000, at most 120000.")),
+		mcp.WithInteger("settle_ms", mcp.Min(0), mcp.Max(60000), mcp.Description("How long a regex match that more output could still change waits for the line to go quiet; default 1000, 0 returns it at once.")),
 		mcp.WithInteger("cursor", mcp.Min(0), mcp.Description("Match only output from this cursor on.")),
 		mcp.WithString("encoding", mcp.Enum("utf8", "hex", "base64"), mcp.Description("How data is returned; default utf8.")),
 		lockTimeout(),

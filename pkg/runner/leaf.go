@@ -165,7 +165,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
 	began := time.Now()
-	m, err := c.Expect(ectx, from, want, failOn)
+	m, err := c.Expect(r.settle(ectx, s), from, want, failOn)
 	waited := time.Since(began)
 	if res.Data == nil {
 		res.Data = map[string]any{}
@@ -200,6 +200,19 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	}
 	res.Message = "matched " + quoted([]byte(m.Groups[0]))
 	return r.saveMatch(s, res, m, want[m.Index])
+}
+
+// settle gives ctx the settle time of step s: its own, else its device's,
+// else stream's default. It is how long a regexp match that bytes still
+// arriving could change waits for the line to go quiet.
+func (r *run) settle(ctx context.Context, s *steps.Step) context.Context {
+	if s.Settle != nil {
+		return stream.WithSettle(ctx, *s.Settle)
+	}
+	if dev := r.seq.Device(s.To); dev != nil && dev.Settle != nil {
+		return stream.WithSettle(ctx, *dev.Settle)
+	}
+	return ctx
 }
 
 func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream.Pattern) error {
@@ -290,7 +303,7 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 		defer cancel()
 	}
 	from := r.cursor[s.To]
-	cp, err := c.Capture(cctx, from, opt)
+	cp, err := c.Capture(r.settle(cctx, s), from, opt)
 	if err != nil {
 		var fe *stream.FailOnError
 		switch {

@@ -57,6 +57,10 @@ func TestCommands(t *testing.T) {
 		{name: "echo", input: "echo hello world\r", want: "hello world\r\n"},
 		{name: "echo keeps inner spaces", input: "echo  a   b\r", want: "a   b\r\n"},
 		{name: "echo without text", input: "echo\r", want: "\r\n"},
+		{name: "echo -n", input: "echo -n adc=40\r", want: "adc=40"},
+		{name: "echo -n alone", input: "echo -n\r", want: ""},
+		{name: "echo -nx is text", input: "echo -nx\r", want: "-nx\r\n"},
+		{name: "commands in turn", input: "echo -n adc=; echo -n 40;sleep 1; echo 95\r", want: "adc=4095\r\n"},
 		{name: "empty line", input: "\r", want: ""},
 		{name: "blank line", input: "   \r", want: ""},
 		{name: "leading spaces", input: "  version\r", want: "hilrun-sim 1.0.0\r\n"},
@@ -586,5 +590,19 @@ func TestCloseEndsEverything(t *testing.T) {
 			t.Fatalf("%d goroutines after Close, %d before Start", runtime.NumGoroutine(), before)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sleep sends what the line printed before it at once, so a reply can
+// arrive in parts with a pause between, as from a real board.
+func TestSleepSendsWhatCameBefore(t *testing.T) {
+	_, c := boot(t, Options{})
+	c.send("echo -n adc=40; sleep 600000; echo 95\r")
+	if got := c.until("adc=40"); got != "adc=40" {
+		t.Fatalf("before the pause: %q, want adc=40", got)
+	}
+	c.send("\x03") // the sleep would last 10 minutes
+	if got := c.until("sim> "); got != "^C\r\nsim> " {
+		t.Fatalf("after Ctrl-C: %q, want the rest of the line skipped", got)
 	}
 }

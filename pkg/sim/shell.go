@@ -28,7 +28,7 @@ const (
 var commandHelp = []string{
 	"help                     list commands",
 	"version                  print the firmware version",
-	"echo TEXT                print TEXT",
+	"echo [-n] TEXT           print TEXT (-n: without a line ending)",
 	"led on|off               switch the LED",
 	"status                   print LED, counter, blink flag and uptime",
 	"reboot                   restart the firmware",
@@ -36,7 +36,8 @@ var commandHelp = []string{
 	"stream N                 print N bytes of test data",
 	"peek ADDR [WIDTH]        read memory (WIDTH 8, 16 or 32 bits, default 32)",
 	"poke ADDR VALUE [WIDTH]  write memory",
-	"sleep MS                 wait MS milliseconds",
+	"sleep MS                 wait MS milliseconds, after sending what came before",
+	"CMD; CMD                 run commands in turn",
 }
 
 // session is one plug-in of the board: a pty pair, the goroutine reading
@@ -305,9 +306,19 @@ func (s *session) shellLoop() {
 }
 
 // run executes one command line, leaving its reply in out (every line ended)
-// or, for stream data, writing it directly. When Ctrl-C cancels ctx the
-// command stops early; finish reports that.
+// or, for stream data, writing it directly. Commands separated by ';' run
+// in turn. When Ctrl-C cancels ctx the command stops early; finish reports
+// that.
 func (s *session) run(ctx context.Context, line string, out *bytes.Buffer) {
+	for cmd := range strings.SplitSeq(line, ";") {
+		if ctx.Err() != nil {
+			return
+		}
+		s.runOne(ctx, cmd, out)
+	}
+}
+
+func (s *session) runOne(ctx context.Context, line string, out *bytes.Buffer) {
 	line = strings.TrimLeft(line, " \t")
 	if line == "" {
 		return
@@ -329,6 +340,10 @@ func (s *session) run(ctx context.Context, line string, out *bytes.Buffer) {
 	case "version":
 		s.println(out, s.b.opts.Version)
 	case "echo":
+		if text, ok := strings.CutPrefix(rest, "-n"); ok && (text == "" || text[0] == ' ' || text[0] == '\t') {
+			out.WriteString(strings.TrimLeft(text, " \t"))
+			break
+		}
 		s.println(out, rest)
 	case "led":
 		s.led(args, out)
@@ -499,6 +514,14 @@ func (s *session) sleepCmd(ctx context.Context, args []string, out *bytes.Buffer
 	if err != nil {
 		s.println(out, "invalid duration: "+args[0])
 		return
+	}
+	// What came before the pause leaves now, as a board's UART would send
+	// it: `echo -n adc=40; sleep 300; echo 95` prints a number in two parts.
+	if out.Len() > 0 {
+		if s.write(ctx, out.Bytes()) != nil {
+			return
+		}
+		out.Reset()
 	}
 	_ = sleep(ctx, time.Duration(ms)*time.Millisecond) // finish reports a Ctrl-C
 }

@@ -166,6 +166,9 @@ func overlay(d, b *Device) {
 	if b.Reconnect {
 		d.Reconnect = true
 	}
+	if b.Settle != nil {
+		d.Settle = b.Settle
+	}
 }
 
 // ParseAssignments splits NAME=VALUE flags (--var, --port) into a map.

@@ -271,6 +271,22 @@ func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
 	return v, true
 }
 
+// MaxSettle bounds a settle time.
+const MaxSettle = time.Minute
+
+// settle reads a settle time: a duration from 0 to MaxSettle.
+func (d *decoder) settle(n *yaml.Node) *time.Duration {
+	v, ok := d.duration(n, "settle")
+	if !ok {
+		return nil
+	}
+	if v > MaxSettle {
+		d.add(d.pos(n), "settle must be at most %s, found %s", MaxSettle, v)
+		return nil
+	}
+	return &v
+}
+
 func (d *decoder) template(n *yaml.Node, what string) (*Template, bool) {
 	s, ok := d.text(n, what)
 	if !ok {
@@ -369,7 +385,7 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	return Stop
 }
 
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect"}
+var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle"}
 
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
@@ -437,6 +453,8 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 			}
 		case "reconnect":
 			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
+		case "settle":
+			dev.Settle = d.settle(p.val)
 		default:
 			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
 		}

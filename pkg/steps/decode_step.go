@@ -152,6 +152,8 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		s.Timeout, _ = d.numberIn(v, "read_timeout (seconds)", time.Second, timeoutRange)
 	case "fail_on":
 		s.FailOn = d.patternList(v, "fail_on", false)
+	case "settle":
+		s.Settle = d.settle(v)
 	case "send":
 		s.Text, _ = d.template(v, "send")
 	case "send_hex":

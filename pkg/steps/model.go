@@ -216,6 +216,10 @@ type Device struct {
 	LineEnding  string
 	DTR, RTS    *bool
 	Reconnect   bool
+	// Settle is how long a regexp match that bytes still arriving could
+	// change is held for silence on this device (see stream.WithSettle);
+	// nil means the default, stream.DefaultSettle.
+	Settle *time.Duration
 	// Implicit is true for a device made from a step's `to: /dev/...`.
 	Implicit bool
 	Pos      Pos
@@ -469,6 +473,9 @@ type Step struct {
 	// Timeout bounds the step; for expects 0 means the sequence's default.
 	Timeout time.Duration
 	FailOn  []*PatternSpec
+	// Settle overrides the device's settle time for this step's expect or
+	// capture; nil keeps the device's.
+	Settle *time.Duration
 
 	// send: Text (interpolated) or Bytes (send_hex, send_ctrl), then the
 	// device's line ending unless LineEnding overrides it.

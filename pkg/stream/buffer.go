@@ -21,6 +21,7 @@ const DefaultCapacity = 1 << 20
 type Buffer struct {
 	capacity int
 	window   atomic.Int64 // regexp overlap bound in bytes
+	clock    clock        // for settle times; tests replace it
 
 	mu sync.RWMutex
 	// data[lo:hi] holds the bytes at offsets [start, end). The backing array
@@ -48,9 +49,33 @@ func NewBuffer(capacity int) *Buffer {
 	if capacity <= 0 {
 		capacity = DefaultCapacity
 	}
-	b := &Buffer{capacity: capacity}
+	b := &Buffer{capacity: capacity, clock: realClock{}}
 	b.window.Store(DefaultMatchWindow)
 	return b
+}
+
+// clock is the time source of Expect's and Capture's timers.
+type clock interface {
+	Now() time.Time
+	// Timer returns a channel that receives once d has passed, and a
+	// function that stops it.
+	Timer(d time.Duration) (<-chan time.Time, func() bool)
+	// AfterFunc calls f in its own goroutine once d has passed; the
+	// function returned stops it.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+func (realClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	return time.AfterFunc(d, f).Stop
 }
 
 // SetMatchWindow sets how far back, in bytes, a regexp search re-examines
@@ -83,7 +108,7 @@ func (b *Buffer) Append(at time.Time, p []byte) {
 	b.last = at
 	var hits []pendingHit
 	for _, w := range b.watchers {
-		hits = w.scanLocked(b, at, hits)
+		hits = w.scanLocked(b, at, hits, false)
 	}
 	// Watchers run before the lock is released so that no reader can see
 	// these bytes before the watchers have heard of them.

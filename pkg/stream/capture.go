@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -68,7 +69,8 @@ type Capture struct {
 // *FailOnError, an error wrapping the Buffer's error, or one wrapping
 // ctx.Err() and context.Cause(ctx).
 func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (Capture, error) {
-	now := time.Now()
+	settle := settleOf(ctx)
+	now := b.clock.Now()
 	b.mu.RLock()
 	from = max(from, b.start)
 	b.mu.RUnlock()
@@ -88,8 +90,9 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		lastSeen    = now // when the capture last saw End move
 		seenEnd     = from
 		gotByte     bool
-		timer       *time.Timer
+		stopTimer   func() bool
 		timerC      <-chan time.Time
+		held        *found // a match held back, see Expect
 		description = "capture output"
 	)
 	if opt.Duration > 0 && !opt.StartOnFirstByte {
@@ -99,8 +102,8 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		initialEnd = now.Add(opt.InitialTimeout)
 	}
 	defer func() {
-		if timer != nil {
-			timer.Stop()
+		if stopTimer != nil {
+			stopTimer()
 		}
 	}()
 
@@ -111,6 +114,26 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		return Capture{Data: bytes.Clone(b.slice(start, end)), Start: start, End: end, Reason: reason}
 	}
 
+	// matched builds the result of a fail_on or until match; the caller
+	// holds mu.
+	matched := func(f found) (Capture, error) {
+		if f.k < len(opt.FailOn) {
+			return result(f.loc[1], ""), b.failOnLocked(opt.FailOn[f.k], f)
+		}
+		i := f.k - len(opt.FailOn)
+		c := result(f.loc[1], ReasonUntil)
+		c.Until = &Match{
+			Index:  i,
+			Start:  f.loc[0],
+			End:    f.loc[1],
+			From:   from,
+			Data:   c.Data,
+			Groups: b.groupsLocked(f),
+			Names:  opt.Until[i].SubexpNames(),
+		}
+		return c, nil
+	}
+
 	for {
 		ch := b.waitChan()
 		b.mu.RLock()
@@ -118,33 +141,27 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		if limit >= 0 {
 			end = min(end, limit)
 		}
+		var holdUntil time.Time
+		held = nil
 		if s != nil {
 			f, ok := s.scanLocked(b, end)
-			if ok && ctx.Err() != nil {
+			ctxErr := ctx.Err()
+			if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
 				c := result(end, "")
 				b.mu.RUnlock()
 				return c, ctxError(description, ctx) // see Expect
 			}
+			if ok && end == b.end {
+				// Held as in Expect; bytes cut off by MaxBytes decide
+				// nothing.
+				if d := s.holdLocked(b, f, ok, ctxErr, settle); d > 0 {
+					holdUntil, held, ok = b.clock.Now().Add(d), &f, false
+				}
+			}
 			if ok {
-				if f.k < len(opt.FailOn) {
-					c := result(f.loc[1], "")
-					err := b.failOnLocked(opt.FailOn[f.k], f)
-					b.mu.RUnlock()
-					return c, err
-				}
-				i := f.k - len(opt.FailOn)
-				c := result(f.loc[1], ReasonUntil)
-				c.Until = &Match{
-					Index:  i,
-					Start:  f.loc[0],
-					End:    f.loc[1],
-					From:   from,
-					Data:   c.Data,
-					Groups: b.groupsLocked(f),
-					Names:  opt.Until[i].SubexpNames(),
-				}
+				c, err := matched(f)
 				b.mu.RUnlock()
-				return c, nil
+				return c, err
 			}
 		}
 		if limit >= 0 && end >= limit {
@@ -155,7 +172,7 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		bufErr := b.err
 		b.mu.RUnlock()
 
-		now = time.Now()
+		now = b.clock.Now()
 		if end > seenEnd {
 			seenEnd, lastSeen = end, now
 			if !gotByte {
@@ -173,6 +190,13 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 			reason = ReasonIdle
 		case !gotByte && !initialEnd.IsZero() && !now.Before(initialEnd):
 			reason = ReasonNoData
+		}
+		if reason != "" && held != nil {
+			// The capture ends for another reason: commit the match held.
+			b.mu.RLock()
+			c, err := matched(*held)
+			b.mu.RUnlock()
+			return c, err
 		}
 		if reason != "" || bufErr != nil {
 			b.mu.RLock()
@@ -198,20 +222,21 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		if !gotByte {
 			consider(initialEnd)
 		}
+		consider(holdUntil)
 		timerC = nil
 		if !next.IsZero() {
-			d := next.Sub(now)
-			if timer == nil {
-				timer = time.NewTimer(d)
-			} else {
-				timer.Reset(d)
+			if stopTimer != nil {
+				stopTimer()
 			}
-			timerC = timer.C
+			timerC, stopTimer = b.clock.Timer(next.Sub(now))
 		}
 		select {
 		case <-ch:
 		case <-timerC:
 		case <-ctx.Done():
+			if held != nil {
+				continue // a deadline commits the match held, see Expect
+			}
 			b.mu.RLock()
 			end := b.end
 			if limit >= 0 {

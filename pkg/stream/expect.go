@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Match is a successful Expect.
@@ -167,6 +168,15 @@ func (b *Buffer) groupsLocked(f found) []string {
 // bytes for a literal, at most the match window (SetMatchWindow) for a
 // regexp.
 //
+// A literal match is returned at once. A regexp match that bytes still to
+// come could change (it could grow, as `\d+` could, or a match that starts
+// earlier could still complete, or it relies on \b or \B at the last byte
+// received; $ is taken to hold there) is held until a byte arrives that decides it, then searched
+// again; or until the stream has been quiet for the settle time (WithSettle;
+// DefaultSettle, 1 s, when ctx sets none); or until ctx's deadline passes;
+// or until the Buffer's error is set. Whichever comes first commits the
+// match as it stands. A match that a delimiter ends is never held.
+//
 // If a failOn pattern matches at or before the earliest want match, Expect
 // returns a *FailOnError. With no want patterns Expect returns only on a
 // failOn match or an error. If the Buffer's error is set (SetErr), Expect
@@ -174,22 +184,31 @@ func (b *Buffer) groupsLocked(f found) []string {
 // match. When ctx is done it returns an error wrapping ctx.Err() and, if
 // different, context.Cause(ctx).
 func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn []Pattern) (Match, error) {
+	settle := settleOf(ctx)
 	b.mu.RLock()
 	from = max(from, b.start)
 	b.mu.RUnlock()
 	s := newSearch(from, b.matchWindow(), failOn, want)
+	var stopTimer func() bool
+	defer func() {
+		if stopTimer != nil {
+			stopTimer()
+		}
+	}()
 	for {
 		ch := b.waitChan()
 		b.mu.RLock()
 		f, ok := s.scanLocked(b, b.end)
-		if ok && ctx.Err() != nil {
+		ctxErr := ctx.Err()
+		if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
 			// A watcher may have cancelled ctx on seeing these very bytes
 			// (Watch runs before the bytes become visible here): the
 			// cancellation wins over a match in them.
 			b.mu.RUnlock()
 			return Match{}, ctxError("wait for "+describeAll(want), ctx)
 		}
-		if ok {
+		hold := s.holdLocked(b, f, ok, ctxErr, settle)
+		if ok && hold <= 0 {
 			defer b.mu.RUnlock()
 			if f.k < len(failOn) {
 				return Match{}, b.failOnLocked(failOn[f.k], f)
@@ -210,18 +229,42 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 		if err != nil {
 			return Match{}, fmt.Errorf("wait for %s: %w", describeAll(want), err)
 		}
+		var timerC <-chan time.Time
+		if hold > 0 {
+			if stopTimer != nil {
+				stopTimer()
+			}
+			timerC, stopTimer = b.clock.Timer(hold)
+		}
 		select {
 		case <-ch:
+		case <-timerC:
 		case <-ctx.Done():
-			return Match{}, ctxError("wait for "+describeAll(want), ctx)
+			if !ok {
+				return Match{}, ctxError("wait for "+describeAll(want), ctx)
+			}
+			// Search again: a deadline commits the match held, a
+			// cancellation wins over it.
 		}
 	}
 }
 
+// holdLocked returns how much longer the match f (ok false: none) must be
+// held before it is committed: 0 when it is final, the settle time is 0,
+// ctx is done or the Buffer's error is set, else what is left of the settle
+// time counted from the last byte appended. The caller holds mu.
+func (s *search) holdLocked(b *Buffer, f found, ok bool, ctxErr error, settle time.Duration) time.Duration {
+	if !ok || settle <= 0 || ctxErr != nil || b.err != nil || s.finalLocked(b, f, b.end) {
+		return 0
+	}
+	return max(b.last.Add(settle).Sub(b.clock.Now()), 0)
+}
+
 // Find returns the earliest match of any of want in data, the lowest index
 // winning a tie, as Expect finds it in a stream that holds data from
-// offset 0; Start and End are offsets into data. ok is false when none
-// matches.
+// offset 0 and then ends; Start and End are offsets into data. ok is false
+// when none matches. data is the whole text: for a part of a longer text,
+// see FindCut.
 func Find(data []byte, want []Pattern) (m Match, ok bool) {
 	var best []int
 	for i, p := range want {

@@ -138,7 +138,7 @@ func TestSearchResumePoint(t *testing.T) {
 		want   int64 // resume offset after 10 lines (1000 bytes) + "yy"
 	}{
 		{name: "literal overlaps its length minus one", pat: Literal("abcd"), want: 1002 - 3},
-		{name: "line regexp resumes after the last newline", pat: MustRegexp(`a\d+b`), window: 64, want: 1000},
+		{name: "line regexp resumes at the last newline", pat: MustRegexp(`a\d+b`), window: 64, want: 999},
 		{name: "multi-line regexp keeps the window", pat: MustRegexp(`a\s+b`), window: 64, want: 1002 - 64},
 		{name: "line regexp bounded by the window", pat: MustRegexp(`a\d+b`), window: 1, want: 1001},
 	}

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 )
 
 // DefaultMatchWindow is the default bound, in bytes, on how far back a
@@ -41,6 +42,10 @@ type pattern struct {
 	src string
 	lit []byte         // literal bytes; nil for a regexp
 	re  *regexp.Regexp // nil for a literal
+	// prog is the regexp's program as package regexp runs it, for
+	// finalLocked; nil for a literal.
+	prog *syntax.Prog
+	vms  sync.Pool // of *vm for prog, reused by pending
 	// noNewline is set for a regexp that cannot match a '\n'. Its matches
 	// never span lines, so an incremental search need not look back past the
 	// last newline it already searched.
@@ -57,10 +62,13 @@ func Literal(s string) Pattern {
 //
 // Matching is against a stream that is still arriving, so the search window
 // begins at a cursor and ends at the last byte received so far: ^ and \b may
-// match where the window starts, $ matches at the end of what arrived so far,
-// and a trailing greedy quantifier may match a prefix of something still
-// arriving (`\d+` can match "12" of "123"). End a pattern with a delimiter
-// (`\d+\r?\n`) when it matters.
+// match where the window starts, and $ matches at the end of what has
+// arrived (a prompt pattern `> $` is taken at once). A match that more bytes
+// could change (`\d+` matching "12" while "3" is on its way, or one that
+// relies on \b at the last byte received) is held by Expect, Capture and
+// Watch until a byte arrives that decides it or the stream settles (see
+// WithSettle); Find and Pattern.Find see only the bytes they are given. A
+// pattern whose match a delimiter ends (`\d+\r?\n`) is never held.
 func Regexp(expr string) (Pattern, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -68,7 +76,9 @@ func Regexp(expr string) (Pattern, error) {
 	}
 	p := &pattern{src: expr, re: re}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		p.noNewline = !canMatchNewline(tree.Simplify())
+		tree = tree.Simplify()
+		p.noNewline = !canMatchNewline(tree)
+		p.prog, _ = syntax.Compile(tree)
 	}
 	return Pattern{p}, nil
 }
@@ -207,8 +217,11 @@ func (p *pattern) resume(data []byte, from, end int64, window int) int64 {
 		next = w
 	}
 	if p.noNewline {
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && from+int64(i)+1 > next {
-			next = from + int64(i) + 1
+		// Resume at the newline itself rather than after it, so that the
+		// next search sees the line start as a line start, not as the
+		// start of the text (where ^ and \b would match).
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && from+int64(i) > next {
+			next = from + int64(i)
 		}
 	}
 	return next

@@ -24,8 +24,14 @@ type watcher struct {
 	pats      []Pattern
 	next      []int64 // per pattern, as in search; guarded by Buffer.mu
 	window    int
+	settle    time.Duration
 	fn        func(Hit)
 	cancelled atomic.Bool
+	// held is set while an occurrence that more bytes could change waits
+	// (see Expect), and stopHeld stops the timer that commits it once the
+	// stream has been quiet for settle; both guarded by Buffer.mu.
+	held     bool
+	stopHeld func() bool
 }
 
 type pendingHit struct {
@@ -37,6 +43,12 @@ type pendingHit struct {
 // appended from now on, each occurrence once, in the order of their
 // offsets. Occurrences of one pattern do not overlap. The search overlaps
 // chunks like Expect's, so an occurrence split across two Appends is found.
+//
+// A regexp occurrence that more bytes could still change (`\bfail\b` on
+// "fail" may become "failed", `panic: .*` grows to the end of its line) is
+// reported once a byte decides it, or when the stream has been quiet for
+// DefaultSettle; its Line then holds the whole occurrence. fn then runs on
+// a timer's goroutine, still with the Buffer locked.
 //
 // fn runs inside Append, on the appending goroutine, with the Buffer
 // locked, before any waiter or reader can see the bytes: a sequence-wide
@@ -50,6 +62,7 @@ func (b *Buffer) Watch(patterns []Pattern, fn func(Hit)) (cancel func()) {
 	w := &watcher{
 		pats:   slices.Clone(patterns),
 		window: b.matchWindow(),
+		settle: DefaultSettle,
 		fn:     fn,
 	}
 	b.mu.Lock()
@@ -73,17 +86,42 @@ func (b *Buffer) Watch(patterns []Pattern, fn func(Hit)) (cancel func()) {
 func (b *Buffer) removeWatcher(w *watcher) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if w.stopHeld != nil {
+		w.stopHeld()
+	}
 	b.watchers = slices.DeleteFunc(slices.Clone(b.watchers), func(x *watcher) bool { return x == w })
 }
 
+// settleWatch runs when a watcher's held occurrence may have settled: it
+// reports it if the stream has been quiet for the settle time since, else
+// waits for the rest of it.
+func (b *Buffer) settleWatch(w *watcher) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !w.held || w.cancelled.Load() {
+		return
+	}
+	if left := b.last.Add(w.settle).Sub(b.clock.Now()); left > 0 {
+		w.stopHeld = b.clock.AfterFunc(left, func() { b.settleWatch(w) })
+		return
+	}
+	for _, h := range w.scanLocked(b, b.last, nil, true) {
+		if !w.cancelled.Load() {
+			w.fn(h.hit)
+		}
+	}
+}
+
 // scanLocked appends to hits the occurrences completed by the bytes just
-// appended. The caller holds mu for writing.
-func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit) []pendingHit {
+// appended; with settled, also those that more bytes could still change.
+// The caller holds mu for writing.
+func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit, settled bool) []pendingHit {
 	if w.cancelled.Load() {
 		return hits
 	}
 	first := len(hits)
 	end := b.end
+	held := false
 	for k, pat := range w.pats {
 		p := pat.p
 		if p == nil {
@@ -101,6 +139,13 @@ func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit) []pendi
 				break
 			}
 			s, e := from+int64(loc[0]), from+int64(loc[1])
+			if !settled && p.prog != nil && w.settle > 0 {
+				one := &search{pats: []*pattern{p}, next: []int64{from}, window: w.window}
+				if !one.finalLocked(b, found{k: 0, loc: []int64{s, e}}, end) {
+					held = true
+					break // searched again when bytes arrive or settle
+				}
+			}
 			hits = append(hits, pendingHit{w: w, hit: Hit{
 				Pattern: pat,
 				Index:   k,
@@ -113,6 +158,14 @@ func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit) []pendi
 			}
 			w.next[k] = e
 		}
+	}
+	if held && !w.held && w.stopHeld == nil {
+		w.stopHeld = b.clock.AfterFunc(w.settle, func() { b.settleWatch(w) })
+	}
+	w.held = held
+	if !held && w.stopHeld != nil {
+		w.stopHeld()
+		w.stopHeld = nil
 	}
 	slices.SortStableFunc(hits[first:], func(x, y pendingHit) int {
 		switch {
