@@ -1,0 +1,274 @@
+package mcpserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// DefaultMaxBody is the largest HTTP request body, in bytes, that the
+// streamable HTTP endpoint reads unless WithMaxBody says otherwise: 4 MiB.
+// A larger body gets 413 without being read.
+const DefaultMaxBody = 4 << 20
+
+// MinTokenLength is the fewest characters a bearer token may have: a
+// shorter one can be guessed.
+const MinTokenLength = 16
+
+// defaultBodyTimeout bounds reading one request body, so that a client
+// that stops sending in the middle of a body does not hold the request
+// forever.
+const defaultBodyTimeout = time.Minute
+
+// CheckToken refuses a bearer token that cannot be a secret: blank, with
+// blanks or control characters in it (it would not survive an HTTP
+// header), or shorter than MinTokenLength characters.
+func CheckToken(token string) error {
+	const hint = "use a random secret of at least 16 characters, such as the output of: openssl rand -hex 16"
+	if strings.TrimSpace(token) == "" {
+		return refused("the bearer token is blank: %s", hint)
+	}
+	if strings.IndexFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return refused("the bearer token has blanks or control characters in it: %s", hint)
+	}
+	if n := utf8.RuneCountInString(token); n < MinTokenLength {
+		return refused("the bearer token has %d characters, a secret needs at least %d: %s", n, MinTokenLength, hint)
+	}
+	return nil
+}
+
+// ParseOrigin checks a browser origin such as https://lab.example.com or
+// http://localhost:5173 and returns it in the form browsers send:
+// scheme and host in lower case, without a default port or trailing slash.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("%q is not an origin: want SCHEME://HOST[:PORT] with scheme http or https, like https://lab.example.com", s)
+	}
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+// guard is what every request to the streamable HTTP endpoint passes
+// before the MCP transport sees it: DNS rebinding and Origin checks, the
+// bearer token, the body size limit and the session rules of the MCP
+// specification.
+type guard struct {
+	next http.Handler
+	// token is the SHA-256 of the bearer token, nil when none is needed.
+	// Comparing digests takes the same time whatever the length of what a
+	// client sent.
+	token []byte
+	// loopbackOrigins lets browser origins on this machine in: the server
+	// only listens on loopback.
+	loopbackOrigins bool
+	// origins are the origins allowed by --allow-origin, as ParseOrigin
+	// returns them.
+	origins     map[string]bool
+	maxBody     int64
+	bodyTimeout time.Duration
+	sessions    *sessionTable
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := g.checkHost(r); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	if msg := g.checkOrigin(r); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	if !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hilrun"`)
+		http.Error(w, "401 unauthorized: this hilrun MCP endpoint needs Authorization: Bearer <token>", http.StatusUnauthorized)
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = g.readBody(w, r); !ok {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	if status, msg := g.checkSession(r, body); status != 0 {
+		http.Error(w, msg, status)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// checkHost refuses, on a connection to a loopback address, a Host header
+// that names something else. That is DNS rebinding: a web page whose own
+// name was made to resolve to 127.0.0.1 talking to this server from the
+// browser, with its own name as Host and, on a GET, no Origin at all.
+func (g *guard) checkHost(r *http.Request) string {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return ""
+	}
+	lhost, _, err := net.SplitHostPort(local.String())
+	if err != nil || !isLoopback(lhost) {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	if isLoopback(host) {
+		return ""
+	}
+	return fmt.Sprintf("403 forbidden: Host %q is not a name of this machine; a hilrun MCP server on loopback only answers requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection)", clip(r.Host))
+}
+
+// checkOrigin refuses requests that a browser sent for a page of an origin
+// that is not allowed. Requests without Origin, from programs rather than
+// browsers, pass.
+func (g *guard) checkOrigin(r *http.Request) string {
+	vals := r.Header.Values("Origin")
+	if len(vals) == 0 {
+		return ""
+	}
+	if len(vals) == 1 {
+		o, err := ParseOrigin(vals[0])
+		if err == nil && g.origins[o] {
+			return ""
+		}
+		if err == nil && g.loopbackOrigins {
+			u, _ := url.Parse(o)
+			if isLoopback(u.Hostname()) {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("403 forbidden: Origin %q is not allowed by this hilrun MCP server; start it with --allow-origin ORIGIN to let pages of that origin in", clip(strings.Join(vals, ", ")))
+}
+
+// authorized reports whether r carries the bearer token, when one is
+// needed. The scheme name is case-insensitive (RFC 9110, section 11.1).
+func (g *guard) authorized(r *http.Request) bool {
+	if g.token == nil {
+		return true
+	}
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
+	return subtle.ConstantTimeCompare(got[:], g.token) == 1
+}
+
+// readBody reads r's body, at most maxBody bytes of it. Past the limit it
+// answers 413 and returns false, without reading the rest: a body that
+// announces its length is refused before any of it is read.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > g.maxBody {
+		g.tooLarge(w, r.ContentLength)
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	// A client that stops sending mid-body must not hold the request.
+	// net/http lifts the deadline once the body has been read, so that
+	// long tool calls are not cut; lifting it here too keeps that true.
+	rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			g.tooLarge(w, -1)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("408 request timeout: the request body did not arrive within %s", g.bodyTimeout), http.StatusRequestTimeout)
+		default:
+			http.Error(w, fmt.Sprintf("400 bad request: read the request body: %v", err), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// tooLarge answers 413 for a body of size bytes (-1: unknown) and closes
+// the connection rather than reading the rest.
+func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
+	w.Header().Set("Connection", "close")
+	got := "a larger one"
+	if size >= 0 {
+		got = fmt.Sprintf("%d bytes", size)
+	}
+	http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d bytes (--max-body), got %s", g.maxBody, got), http.StatusRequestEntityTooLarge)
+}
+
+// checkSession applies the session rules of the streamable HTTP transport:
+// after initialize, every request carries the session id the server handed
+// out (400 without one), and an id that is unknown or was deleted gets 404.
+// It returns the status and message of a refusal, or 0.
+//
+// Protocol versions from 2026-07-28 on have no sessions; their requests
+// are left to the transport, which ignores session ids for them.
+func (g *guard) checkSession(r *http.Request, body []byte) (int, string) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return 0, ""
+	}
+	switch r.Method {
+	case http.MethodPost:
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta *mcp.Meta `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			return 0, "" // the transport answers with a JSON-RPC parse error
+		}
+		if msg.Method == string(mcp.MethodInitialize) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion()) {
+			return 0, ""
+		}
+	case http.MethodGet, http.MethodDelete:
+	default:
+		return 0, ""
+	}
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		return http.StatusBadRequest, fmt.Sprintf("400 bad request: %s needs the %s header that initialize returned; send initialize first to start a session", r.Method, server.HeaderKeySessionID)
+	}
+	if !g.sessions.known(id) {
+		return http.StatusNotFound, fmt.Sprintf("404 not found: session %q is unknown or has ended; send initialize to start a new one", clip(id))
+	}
+	return 0, ""
+}
+
+// clip shortens what a client sent to quote it in an answer.
+func clip(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
