@@ -39,15 +39,15 @@ const defaultBodyTimeout = time.Minute
 // blanks or control characters in it (it would not survive an HTTP
 // header), or shorter than MinTokenLength characters.
 func CheckToken(token string) error {
-	const hint = "use a random secret of at least 16 characters, such as the output of: openssl rand -hex 16"
+	const hint = "make one with: openssl rand -hex 16"
 	if strings.TrimSpace(token) == "" {
-		return refused("the bearer token is blank: %s", hint)
+		return fmt.Errorf("the bearer token is blank; %s", hint)
 	}
 	if strings.IndexFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return refused("the bearer token has blanks or control characters in it: %s", hint)
+		return fmt.Errorf("the bearer token has blanks or control characters in it; %s", hint)
 	}
 	if n := utf8.RuneCountInString(token); n < MinTokenLength {
-		return refused("the bearer token has %d characters, a secret needs at least %d: %s", n, MinTokenLength, hint)
+		return fmt.Errorf("the bearer token has %d characters, a secret needs at least %d; %s", n, MinTokenLength, hint)
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 	}
 	if token != "" {
 		if err := CheckToken(token); err != nil {
-			return nil, err
+			return nil, refused("%v", err)
 		}
 		sum := sha256.Sum256([]byte(token))
 		g.token = sum[:]

@@ -366,7 +366,7 @@ func TestHTTPWeakToken(t *testing.T) {
 	for _, tc := range []struct{ name, token, want string }{
 		{"blank", "   ", "blank"},
 		{"tab and newline", "\t\n", "blank"},
-		{"short", "s3cret", "at least 16 characters"},
+		{"short", "s3cret", "has 6 characters, a secret needs at least 16"},
 		{"short with blanks around", "   s3cret        ", "blank"},
 		{"inner blank", "0123456789 abcdef", "blank"},
 	} {
