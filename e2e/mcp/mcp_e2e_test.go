@@ -227,7 +227,8 @@ func TestStdio(t *testing.T) {
 
 // TestHTTP starts `hilrun mcp --sim --http 127.0.0.1:PORT --token T` and
 // connects to it with the SDK's StreamableHTTPClientTransport; the client
-// also checks that requests without the token get HTTP 401.
+// also checks that requests without the token get HTTP 401, that a foreign
+// Origin gets 403 and that a session ended with DELETE gets 404.
 func TestHTTP(t *testing.T) {
 	bin := prerequisites(t)
 	mark := randomHex(t, 8)
