@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -112,9 +113,17 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	if status, msg := g.checkSession(r, body); status != 0 {
+	status, msg, sess := g.checkSession(r, body)
+	if status != 0 {
 		http.Error(w, msg, status)
 		return
+	}
+	if sess != nil && r.Method != http.MethodDelete {
+		// Deleting the session ends this request too.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(sess, cancel)()
+		r = r.WithContext(ctx)
 	}
 	g.next.ServeHTTP(w, r)
 }
@@ -228,40 +237,42 @@ func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
 // checkSession applies the session rules of the streamable HTTP transport:
 // after initialize, every request carries the session id the server handed
 // out (400 without one), and an id that is unknown or was deleted gets 404.
-// It returns the status and message of a refusal, or 0.
+// It returns the status and message of a refusal, or 0 and the context
+// of the request's session (nil when it has none).
 //
 // Protocol versions from 2026-07-28 on have no sessions; their requests
 // are left to the transport, which ignores session ids for them.
-func (g *guard) checkSession(r *http.Request, body []byte) (int, string) {
+func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg string, sess context.Context) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		return 0, ""
+		return 0, "", nil
 	}
 	switch r.Method {
 	case http.MethodPost:
-		var msg struct {
+		var m struct {
 			Method string `json:"method"`
 			Params struct {
 				Meta *mcp.Meta `json:"_meta"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(body, &msg) != nil {
-			return 0, "" // the transport answers with a JSON-RPC parse error
+		if json.Unmarshal(body, &m) != nil {
+			return 0, "", nil // the transport answers with a JSON-RPC parse error
 		}
-		if msg.Method == string(mcp.MethodInitialize) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion()) {
-			return 0, ""
+		if m.Method == string(mcp.MethodInitialize) || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+			return 0, "", nil
 		}
 	case http.MethodGet, http.MethodDelete:
 	default:
-		return 0, ""
+		return 0, "", nil
 	}
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
-		return http.StatusBadRequest, fmt.Sprintf("400 bad request: %s needs the %s header that initialize returned; send initialize first to start a session", r.Method, server.HeaderKeySessionID)
+		return http.StatusBadRequest, fmt.Sprintf("400 bad request: %s needs the %s header that initialize returned; send initialize first to start a session", r.Method, server.HeaderKeySessionID), nil
 	}
-	if !g.sessions.known(id) {
-		return http.StatusNotFound, fmt.Sprintf("404 not found: session %q is unknown or has ended; send initialize to start a new one", clip(id))
+	sess = g.sessions.lookup(id)
+	if sess == nil {
+		return http.StatusNotFound, fmt.Sprintf("404 not found: session %q is unknown or has ended; send initialize to start a new one", clip(id)), nil
 	}
-	return 0, ""
+	return 0, "", sess
 }
 
 // clip shortens what a client sent to quote it in an answer.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"container/list"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -30,7 +31,16 @@ type sessionTable struct {
 
 	mu  sync.Mutex
 	ids map[string]*list.Element
-	lru list.List // of string, most recently used first
+	lru list.List // of *session, most recently used first
+}
+
+// session is one entry of a sessionTable. Its ctx ends when the client
+// deletes the session, which ends the session's requests still in flight
+// (a GET stream, a long tool call) too.
+type session struct {
+	id     string
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newSessionTable(max int) *sessionTable {
@@ -45,26 +55,35 @@ func newSessionTable(max int) *sessionTable {
 func (t *sessionTable) Generate() string {
 	var b [16]byte
 	rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24)
-	id := sessionIDPrefix + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	se := &session{id: sessionIDPrefix + hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ids[id] = t.lru.PushFront(id)
+	t.ids[se.id] = t.lru.PushFront(se)
 	for t.lru.Len() > t.max {
-		delete(t.ids, t.lru.Remove(t.lru.Back()).(string))
+		// Forgotten, not ended: a request of it still in flight goes on,
+		// the next one gets 404.
+		old := t.lru.Remove(t.lru.Back()).(*session)
+		delete(t.ids, old.id)
 	}
-	return id
+	return se.id
 }
 
-// known reports whether id is a live session, and marks it used.
-func (t *sessionTable) known(id string) bool {
+// lookup returns the context of live session id, which ends when the
+// session is deleted, and marks it used; nil when id is not a live session.
+func (t *sessionTable) lookup(id string) context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.ids[id]
-	if ok {
-		t.lru.MoveToFront(e)
+	if !ok {
+		return nil
 	}
-	return ok
+	t.lru.MoveToFront(e)
+	return e.Value.(*session).ctx
 }
+
+// known reports whether id is a live session, and marks it used.
+func (t *sessionTable) known(id string) bool { return t.lookup(id) != nil }
 
 // Validate refuses ids that are not live sessions.
 func (t *sessionTable) Validate(id string) (isTerminated bool, err error) {
@@ -74,13 +93,15 @@ func (t *sessionTable) Validate(id string) (isTerminated bool, err error) {
 	return false, nil
 }
 
-// Terminate ends session id; later requests with it get 404.
+// Terminate ends session id and its requests in flight; later requests
+// with it get 404.
 func (t *sessionTable) Terminate(id string) (isNotAllowed bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e, ok := t.ids[id]; ok {
-		t.lru.Remove(e)
+		se := t.lru.Remove(e).(*session)
 		delete(t.ids, id)
+		se.cancel()
 	}
 	return false, nil
 }

@@ -313,6 +313,21 @@ func TestHTTPSessions(t *testing.T) {
 	}
 
 	t.Run("DELETE ends the session", func(t *testing.T) {
+		// A GET stream of the session is open: it ends with the session.
+		req, _ := http.NewRequest("GET", h.URL(), nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: status %d", resp.StatusCode)
+		}
+		streamEnded := make(chan error, 1)
+		go func() { _, err := io.Copy(io.Discard, resp.Body); streamEnded <- err }()
+
 		if r := c.do(t, "DELETE", nil, withSession(session)); r.status != http.StatusOK {
 			t.Fatalf("DELETE: status %d: %s", r.status, r.body)
 		}
@@ -324,6 +339,11 @@ func TestHTTPSessions(t *testing.T) {
 			if r := c.do(t, m, body, withSession(session)); r.status != http.StatusNotFound {
 				t.Errorf("%s after DELETE: status %d, want 404: %.300s", m, r.status, r.body)
 			}
+		}
+		select {
+		case <-streamEnded:
+		case <-time.After(httpResponseTimeout):
+			t.Errorf("the session's GET stream is still open %s after DELETE", httpResponseTimeout)
 		}
 		// Other sessions go on.
 		c.toolsList(t, other)
