@@ -58,7 +58,8 @@ any port) are allowed, others only with --allow-origin. On loopback, a Host head
 or [::1] gets 403 too (DNS rebinding). A request other than initialize
 without an Mcp-Session-Id gets 400; an unknown or deleted session, 404.
 HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
-gets 413 and is not read; a body that stops arriving gets 408 after 1
+gets 413 and is not read; so does a body with more than 100000 JSON items
+(objects, arrays and commas); a body that stops arriving gets 408 after 1
 minute; at most 1000 sessions are kept, and past that the least recently
 used one is forgotten (its client gets 404 and starts a new session).
 

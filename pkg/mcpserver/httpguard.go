@@ -27,6 +27,12 @@ import (
 // A larger body gets 413 without being read.
 const DefaultMaxBody = 4 << 20
 
+// MaxJSONItems is the most JSON items, objects, arrays and commas outside
+// strings, that a request body may hold: between one and two per value.
+// Decoded, a value costs far more memory than its few bytes of text (4 MiB
+// of "{}," takes hundreds of MB), so a body with more gets 413.
+const MaxJSONItems = 100_000
+
 // MinTokenLength is the fewest characters a bearer token may have: a
 // shorter one can be guessed.
 const MinTokenLength = 16
@@ -108,6 +114,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		var ok bool
 		if body, ok = g.readBody(w, r); !ok {
+			return
+		}
+		if _, over := countJSONItems(body, MaxJSONItems); over {
+			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -282,4 +292,34 @@ func clip(s string) string {
 		return s
 	}
 	return s[:max] + "..."
+}
+
+// countJSONItems counts the JSON items in data: one, plus one per '{', '['
+// and ',' outside strings. It stops at the first count above max and
+// reports whether it got there. data need not be valid JSON: the decoder
+// says what is wrong with it.
+func countJSONItems(data []byte, max int) (n int, over bool) {
+	n = 1
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[' || c == ',':
+			n++
+			if n > max {
+				return n, true
+			}
+		}
+	}
+	return n, false
 }

@@ -259,6 +259,50 @@ func TestHTTPBodyLimit(t *testing.T) {
 	})
 }
 
+func TestHTTPJSONItems(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	h := serveHTTP(t, e, "127.0.0.1:0", "")
+	c := newRawHTTP(h.URL(), "")
+	session := c.initialize(t)
+	call := func(steps string) rawResponse {
+		return c.post(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"validate_sequence","arguments":{"content":"[]","x":[`+steps+`]}}}`,
+			map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"})
+	}
+	// Well under --max-body, but each {} decodes into a map.
+	r := call(strings.Repeat("{},", MaxJSONItems) + "{}")
+	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, fmt.Sprintf("at most %d JSON items", MaxJSONItems)) {
+		t.Fatalf("status %d: %.300s", r.status, r.body)
+	}
+	c.toolsList(t, session)
+	// Below the limit the call reaches the tool, which refuses the
+	// argument it does not know.
+	if r := call(strings.Repeat("{},", 1000) + "{}"); r.status != http.StatusOK || !strings.Contains(r.body, `unknown field \"x\"`) {
+		t.Fatalf("status %d: %.300s", r.status, r.body)
+	}
+}
+
+func TestCountJSONItems(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want int
+	}{
+		{`1`, 1},
+		{`{}`, 2},
+		{`[{},{},{}]`, 7},
+		{`{"a":1,"b":[1,2]}`, 5},
+		{`"{[,,,]}"`, 1},
+		{`["\"{[,", {}]`, 4},
+		{`["\\", {}]`, 4},
+	} {
+		if got, over := countJSONItems([]byte(tc.json), 100); got != tc.want || over {
+			t.Errorf("%s: %d %v, want %d", tc.json, got, over, tc.want)
+		}
+	}
+	if n, over := countJSONItems([]byte(strings.Repeat("[", 50)), 10); !over || n != 11 {
+		t.Errorf("over the limit: %d %v", n, over)
+	}
+}
+
 func checkTooLarge(t *testing.T, r rawResponse) {
 	t.Helper()
 	if r.status != http.StatusRequestEntityTooLarge {
