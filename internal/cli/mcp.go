@@ -59,9 +59,11 @@ or [::1] gets 403 too (DNS rebinding). A request other than initialize
 without an Mcp-Session-Id gets 400; an unknown or deleted session, 404.
 HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
 gets 413 and is not read; so does a body with more than 100000 JSON items
-(objects, arrays and commas); a body that stops arriving gets 408 after 1
-minute; at most 1000 sessions are kept, and past that the least recently
-used one is forgotten (its client gets 404 and starts a new session).
+(objects, arrays and commas). The requests in flight hold at most 8 times
+--max-body of bodies together; past that a request gets 503. A body that
+stops arriving gets 408 after 1 minute. At most 1000 sessions are kept;
+past that the least recently used one is forgotten (its client gets 404
+and starts a new session).
 
 --read-only refuses memory writes (mem_write, memory-writing steps, debugger
 commands that could write), uploads, modem line steps (lines, break,

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -32,6 +33,11 @@ const DefaultMaxBody = 4 << 20
 // Decoded, a value costs far more memory than its few bytes of text (4 MiB
 // of "{}," takes hundreds of MB), so a body with more gets 413.
 const MaxJSONItems = 100_000
+
+// heldBodiesFactor times the body limit is the most bytes of request
+// bodies that the requests in flight may hold together: past it, a request
+// gets 503 rather than memory growing with the number of clients.
+const heldBodiesFactor = 8
 
 // MinTokenLength is the fewest characters a bearer token may have: a
 // shorter one can be guessed.
@@ -94,6 +100,11 @@ type guard struct {
 	maxBody     int64
 	bodyTimeout time.Duration
 	sessions    *sessionTable
+
+	mu sync.Mutex
+	// held is the bytes of request bodies that requests in flight hold;
+	// a long tool call holds its body until it answers.
+	held int64
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,10 +123,26 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Method == http.MethodPost {
+		if r.ContentLength > g.maxBody {
+			g.tooLarge(w, r.ContentLength)
+			return
+		}
+		held := r.ContentLength
+		if held < 0 {
+			held = g.maxBody
+		}
+		if !g.hold(held) {
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("503 busy: the requests in flight already hold %d bytes of request bodies, at most %d (%d times --max-body); try again when some calls have ended", g.heldBytes(), g.maxHeld(), heldBodiesFactor), http.StatusServiceUnavailable)
+			return
+		}
+		defer func() { g.hold(-held) }()
 		var ok bool
 		if body, ok = g.readBody(w, r); !ok {
 			return
 		}
+		g.hold(int64(len(body)) - held) // a chunked body may be shorter than reserved
+		held = int64(len(body))
 		if _, over := countJSONItems(body, MaxJSONItems); over {
 			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
 			return
@@ -198,14 +225,32 @@ func (g *guard) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(got[:], g.token) == 1
 }
 
-// readBody reads r's body, at most maxBody bytes of it. Past the limit it
-// answers 413 and returns false, without reading the rest: a body that
-// announces its length is refused before any of it is read.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.ContentLength > g.maxBody {
-		g.tooLarge(w, r.ContentLength)
-		return nil, false
+// hold adds n bytes (negative: gives them back) to the request bodies
+// that requests in flight hold, and reports whether that stays within
+// maxHeld; when it would not, nothing is added.
+func (g *guard) hold(n int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n > 0 && g.held+n > g.maxHeld() {
+		return false
 	}
+	g.held += n
+	return true
+}
+
+func (g *guard) heldBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// maxHeld is the most bytes of request bodies that requests in flight may
+// hold together.
+func (g *guard) maxHeld() int64 { return heldBodiesFactor * g.maxBody }
+
+// readBody reads r's body, at most maxBody bytes of it. Past the limit it
+// answers 413 and returns false, without reading the rest.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	rc := http.NewResponseController(w)
 	// A client that stops sending mid-body must not hold the request.
 	// net/http lifts the deadline once the body has been read, so that

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -587,5 +588,66 @@ func TestSessionTableBound(t *testing.T) {
 	}
 	if tab.len() != 2 {
 		t.Errorf("%d sessions, want 2", tab.len())
+	}
+}
+
+// TestHTTPHeldBodies checks that the bodies that requests in flight hold
+// are bounded: past heldBodiesFactor times the body limit, a request gets
+// 503, and once calls have ended requests get through again.
+func TestHTTPHeldBodies(t *testing.T) {
+	const maxBody = 1000
+	release := make(chan struct{})
+	entered := make(chan struct{}, heldBodiesFactor)
+	g := &guard{
+		origins: map[string]bool{}, maxBody: maxBody, bodyTimeout: time.Minute, sessions: newSessionTable(0),
+		// A long tool call: it holds its request until released.
+		next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-release
+		}),
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	c := newRawHTTP(srv.URL, "")
+	body := paddedInitialize(maxBody)
+	done := make(chan int, heldBodiesFactor)
+	for range heldBodiesFactor {
+		go func() {
+			resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	for range heldBodiesFactor {
+		<-entered
+	}
+	for _, tc := range []struct {
+		name string
+		body io.Reader
+	}{
+		{"Content-Length", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)},
+		{"chunked", onlyReader{strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)}},
+	} {
+		r := c.do(t, "POST", tc.body, nil)
+		if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, fmt.Sprintf("at most %d (%d times --max-body)", heldBodiesFactor*maxBody, heldBodiesFactor)) {
+			t.Errorf("%s: a request past the held bodies: status %d: %s", tc.name, r.status, r.body)
+		}
+	}
+	close(release)
+	for range heldBodiesFactor {
+		if status := <-done; status != http.StatusOK {
+			t.Errorf("a held request: status %d", status)
+		}
+	}
+	waitFor(t, "the held bodies to be given back", func() bool { return g.heldBytes() == 0 })
+	if r := c.post(t, body, nil); r.status != http.StatusOK {
+		t.Errorf("after the calls ended: status %d: %s", r.status, r.body)
+	}
+	if r := c.do(t, "POST", onlyReader{strings.NewReader(body)}, nil); r.status != http.StatusOK || g.heldBytes() != 0 {
+		t.Errorf("a chunked body after the calls ended: status %d, %d bytes held: %s", r.status, g.heldBytes(), r.body)
 	}
 }
