@@ -123,30 +123,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Method == http.MethodPost {
-		if r.ContentLength > g.maxBody {
-			g.tooLarge(w, r.ContentLength)
+		var release func()
+		if body, release = g.admitBody(w, r); release == nil {
 			return
 		}
-		held := r.ContentLength
-		if held < 0 {
-			held = g.maxBody
-		}
-		if !g.hold(held) {
-			w.Header().Set("Retry-After", "10")
-			http.Error(w, fmt.Sprintf("503 busy: the requests in flight already hold %d bytes of request bodies, at most %d (%d times --max-body); try again when some calls have ended", g.heldBytes(), g.maxHeld(), heldBodiesFactor), http.StatusServiceUnavailable)
-			return
-		}
-		defer func() { g.hold(-held) }()
-		var ok bool
-		if body, ok = g.readBody(w, r); !ok {
-			return
-		}
-		g.hold(int64(len(body)) - held) // a chunked body may be shorter than reserved
-		held = int64(len(body))
-		if _, over := countJSONItems(body, MaxJSONItems); over {
-			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
-			return
-		}
+		defer release()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
@@ -185,7 +166,7 @@ func (g *guard) checkHost(r *http.Request) string {
 	if isLoopback(host) {
 		return ""
 	}
-	return fmt.Sprintf("403 forbidden: Host %q is not a name of this machine; a hilrun MCP server on loopback only answers requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection)", clip(r.Host))
+	return fmt.Sprintf("403 forbidden: Host %q is not a name of this machine, on a connection over loopback (DNS rebinding protection): use localhost, 127.0.0.1 or [::1]", clip(r.Host))
 }
 
 // checkOrigin refuses requests that a browser sent for a page of an origin
@@ -223,6 +204,39 @@ func (g *guard) authorized(r *http.Request) bool {
 	}
 	got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
 	return subtle.ConstantTimeCompare(got[:], g.token) == 1
+}
+
+// admitBody reads r's body within the limits: the body limit, the bytes
+// that requests in flight may hold together and MaxJSONItems. It returns
+// the body and a func that gives its bytes back when the request ends, or
+// answers the client and returns a nil func.
+func (g *guard) admitBody(w http.ResponseWriter, r *http.Request) ([]byte, func()) {
+	if r.ContentLength > g.maxBody {
+		g.tooLarge(w, r.ContentLength)
+		return nil, nil
+	}
+	held := r.ContentLength
+	if held < 0 {
+		held = g.maxBody // chunked: the length is known once read
+	}
+	if !g.hold(held) {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("503 busy: the requests in flight already hold %d bytes of request bodies, at most %d (%d times --max-body); try again when some calls have ended", g.heldBytes(), g.maxHeld(), heldBodiesFactor), http.StatusServiceUnavailable)
+		return nil, nil
+	}
+	body, ok := g.readBody(w, r)
+	if ok {
+		if _, over := countJSONItems(body, MaxJSONItems); over {
+			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
+			ok = false
+		}
+	}
+	if !ok {
+		g.hold(-held)
+		return nil, nil
+	}
+	g.hold(int64(len(body)) - held)
+	return body, func() { g.hold(-int64(len(body))) }
 }
 
 // hold adds n bytes (negative: gives them back) to the request bodies

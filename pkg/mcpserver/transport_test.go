@@ -230,6 +230,9 @@ func TestHTTPBodyLimit(t *testing.T) {
 	t.Run("chunked body above the limit", func(t *testing.T) {
 		r := c.do(t, "POST", onlyReader{strings.NewReader(big)}, map[string]string{"Mcp-Session-Id": session})
 		checkTooLarge(t, r)
+		if n := h.guard.heldBytes(); n != 0 {
+			t.Errorf("a refused body still holds %d bytes", n)
+		}
 		c.toolsList(t, session)
 	})
 	t.Run("at the limit", func(t *testing.T) {
@@ -273,6 +276,9 @@ func TestHTTPJSONItems(t *testing.T) {
 	r := call(strings.Repeat("{},", MaxJSONItems) + "{}")
 	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, fmt.Sprintf("at most %d JSON items", MaxJSONItems)) {
 		t.Fatalf("status %d: %.300s", r.status, r.body)
+	}
+	if n := h.guard.heldBytes(); n != 0 {
+		t.Errorf("a refused body still holds %d bytes", n)
 	}
 	c.toolsList(t, session)
 	// Below the limit the call reaches the tool, which refuses the
