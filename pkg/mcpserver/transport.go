@@ -87,8 +87,11 @@ func WithMaxBody(n int64) HTTPOption {
 // Every request also passes the checks of the MCP specification: an Origin
 // header that is not allowed gets 403, and so does, on loopback, a Host
 // header that is not a loopback name (DNS rebinding); a body over the
-// limit gets 413; a request other than initialize without a session id
-// gets 400, and one with an unknown or deleted session id 404.
+// limit or with more than MaxJSONItems gets 413, and one past what the
+// requests in flight may hold together 503; a request other than
+// initialize without a session id gets 400, and one with an unknown or
+// deleted session id 404. DELETE ends a session and its requests in
+// flight.
 func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
