@@ -54,9 +54,10 @@ HILRUN_MCP_TOKEN); when a token is set every request must carry it.
 Over HTTP: a token has at least 16 characters and no blanks, else hilrun
 mcp exits 2. A request from a browser page whose Origin is not allowed gets
 403; on loopback, pages on this machine (localhost, 127.0.0.1 or [::1],
-any port) are allowed, others only with --allow-origin. On loopback, a Host header other than localhost, 127.0.0.1
-or [::1] gets 403 too (DNS rebinding). A request other than initialize
-without an Mcp-Session-Id gets 400; an unknown or deleted session, 404.
+any port) are allowed, others only with --allow-origin. On loopback, a Host
+header other than localhost, 127.0.0.1 or [::1] gets 403 too (DNS
+rebinding). A request other than initialize without an Mcp-Session-Id gets
+400; an unknown or deleted session, 404.
 HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
 gets 413 and is not read; so does a body with more than 100000 JSON items
 (objects, arrays and commas). The requests in flight hold at most 8 times
