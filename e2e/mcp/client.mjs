@@ -173,6 +173,41 @@ async function checkUnauthorized(url, token) {
   pass("http: wrong token -> 401");
 }
 
+// checkHTTPRules checks the rules of the streamable HTTP transport that the
+// SDK itself does not exercise: a foreign Origin is refused, the bearer
+// scheme name is case-insensitive, and a session ended with DELETE (the
+// SDK's terminateSession) is gone.
+async function checkHTTPRules(transport, url, token) {
+  const sid = transport.sessionId;
+  check(typeof sid === "string" && sid !== "", `the SDK transport has no session id: ${short(sid)}`);
+  const listTools = (headers) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "Mcp-Protocol-Version": transport.protocolVersion || "2025-06-18",
+        "Mcp-Session-Id": sid,
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 900, method: "tools/list" }),
+    }).then(async (r) => ({ status: r.status, text: await r.text().catch(() => "") }));
+
+  const lower = await listTools({ Authorization: `bearer ${token}` });
+  check(lower.status === 200, `tools/list with "Authorization: bearer TOKEN": want HTTP 200, got ${lower.status}: ${lower.text}`);
+  pass("http: lower-case bearer -> 200");
+
+  const foreign = await listTools({ Authorization: `Bearer ${token}`, Origin: "https://evil.example" });
+  check(foreign.status === 403, `tools/list with Origin https://evil.example: want HTTP 403, got ${foreign.status}: ${foreign.text}`);
+  pass("http: foreign Origin -> 403");
+
+  await transport.terminateSession();
+  check(transport.sessionId === undefined, `the SDK kept session ${transport.sessionId} after terminateSession`);
+  const gone = await listTools({ Authorization: `Bearer ${token}` });
+  check(gone.status === 404, `tools/list in session ${sid} after DELETE: want HTTP 404, got ${gone.status}: ${gone.text}`);
+  pass("http: DELETE ends the session -> 404");
+}
+
 async function run(argv) {
   mode = argv[0];
   let transport;
@@ -365,6 +400,7 @@ async function run(argv) {
     pass("serial_sequence failing step", `${fsc.status}: ${fsc.steps[0].message || ""}`);
 
     await primitives(client, summary);
+    if (mode === "http") await checkHTTPRules(transport, argv[1], argv[2]);
 
     finish(true, summary);
   } finally {

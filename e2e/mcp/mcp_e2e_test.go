@@ -5,7 +5,8 @@
 // board, over stdio and over streamable HTTP with a bearer token.
 //
 // It needs node and this folder's node_modules (npm ci --prefix e2e/mcp).
-// Without them the tests skip, except under CI=true where they fail. The
+// Without them the tests skip, except under CI=true where they fail;
+// TestHTTPRules, a plain HTTP client, runs without them. The
 // tests build hilrun themselves; HILRUN_E2E_BIN=PATH tests that binary
 // instead.
 package mcpe2e
@@ -65,8 +66,7 @@ func needTool(t *testing.T, msg string) {
 	testenv.Missing(t, "%s", msg)
 }
 
-// prerequisites checks node and the SDK, then builds hilrun once for the
-// package (or takes HILRUN_E2E_BIN) and returns its path.
+// prerequisites checks node and the SDK, then returns hilrunBinary.
 func prerequisites(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -234,15 +234,31 @@ func TestStdio(t *testing.T) {
 
 // TestHTTP starts `hilrun mcp --sim --http 127.0.0.1:PORT --token T` and
 // connects to it with the SDK's StreamableHTTPClientTransport; the client
-// also checks that requests without the token get HTTP 401.
+// also checks that requests without the token get HTTP 401, that a foreign
+// Origin gets 403 and that a session ended with DELETE gets 404.
 func TestHTTP(t *testing.T) {
 	bin := prerequisites(t)
 	mark := randomHex(t, 8)
 	token := randomHex(t, 16)
-	addr := freeAddr(t)
+	addr, exited := startHTTP(t, bin, mark, "--sim", "--token", token)
+	runClient(t, mark, "http", "http://"+addr+"/mcp", token)
 
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("hilrun mcp --http exited during the test: %v", err)
+	default:
+	}
+}
+
+// startHTTP starts `hilrun mcp --http 127.0.0.1:PORT ARGS...`, waits until
+// it listens and returns its address and a channel that receives its exit.
+// The server and everything it started are stopped when the test ends.
+func startHTTP(t *testing.T, bin, mark string, args ...string) (string, chan error) {
+	t.Helper()
+	addr := freeAddr(t)
 	var serverOut testenv.Buffer
-	cmd := exec.Command(bin, "mcp", "--sim", "--http", addr, "--token", token)
+	cmd := exec.Command(bin, append([]string{"mcp", "--http", addr}, args...)...)
 	cmd.Env = markedEnv(mark)
 	cmd.Stdout = &serverOut
 	cmd.Stderr = &serverOut
@@ -258,18 +274,10 @@ func TestHTTP(t *testing.T) {
 		t.Logf("hilrun mcp --http output:\n%s", serverOut.String())
 		checkNoOrphans(t, mark)
 	})
-
 	if err := waitListening(addr, exited); err != nil {
-		t.Fatalf("hilrun mcp --sim --http %s: %v\noutput:\n%s", addr, err, serverOut.String())
+		t.Fatalf("hilrun mcp --http %s %s: %v\noutput:\n%s", addr, strings.Join(args, " "), err, serverOut.String())
 	}
-	runClient(t, mark, "http", "http://"+addr+"/mcp", token)
-
-	select {
-	case err := <-exited:
-		exited <- err
-		t.Fatalf("hilrun mcp --http exited during the test: %v", err)
-	default:
-	}
+	return addr, exited
 }
 
 // stopGroup stops the process group led by pid: SIGTERM, then SIGKILL if

@@ -20,6 +20,9 @@ import (
 type MCPOptions struct {
 	HTTP          string
 	Token         string
+	TokenFrom     string // where Token came from, for errors: --token or HILRUN_MCP_TOKEN
+	AllowOrigins  []string
+	MaxBody       int64
 	AllowPorts    []string
 	DenyPorts     []string
 	ReadOnly      bool
@@ -57,6 +60,21 @@ serves streamable HTTP at /mcp on exactly that address, and fails when it is
 taken. An address beyond loopback needs a bearer token (--token or
 HILRUN_MCP_TOKEN); when a token is set every request must carry it.
 
+Over HTTP: a token has at least 16 characters and no blanks, else hilrun
+mcp exits 2. A request from a browser page whose Origin is not allowed gets
+403; on loopback, pages on this machine (localhost, 127.0.0.1 or [::1],
+any port) are allowed, others only with --allow-origin. On loopback, a Host
+header other than localhost, 127.0.0.1 or [::1] gets 403 too (DNS
+rebinding). A request other than initialize without an Mcp-Session-Id gets
+400; an unknown or deleted session, 404.
+HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
+gets 413 and is not read; so does a body with more than 100000 JSON items
+(objects, arrays and commas). The requests in flight hold at most 8 times
+--max-body of bodies together; past that a request gets 503. A body that
+stops arriving gets 408 after 1 minute. At most 1000 sessions are kept;
+past that the least recently used one is forgotten (its client gets 404
+and starts a new session).
+
 --read-only refuses memory writes (mem_write, memory-writing steps, debugger
 commands that could write), uploads, modem line steps (lines, break,
 reset_sequence), power and exec; serial writes stay allowed.
@@ -74,8 +92,9 @@ Power commands and cameras come from the --bench file (cameras also from
   claude mcp add hilrun -- hilrun mcp --sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Token == "" {
-				opts.Token = os.Getenv("HILRUN_MCP_TOKEN")
+			opts.TokenFrom = "--token"
+			if !cmd.Flags().Changed("token") {
+				opts.Token, opts.TokenFrom = os.Getenv("HILRUN_MCP_TOKEN"), "HILRUN_MCP_TOKEN"
 			}
 			return MCP(cmd.Context(), ios, opts)
 		},
@@ -83,6 +102,8 @@ Power commands and cameras come from the --bench file (cameras also from
 	f := cmd.Flags()
 	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP at `HOST:PORT`/mcp instead of standard input and output")
 	f.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` on HTTP requests (default $HILRUN_MCP_TOKEN)")
+	f.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "let browser pages of `ORIGIN` (like https://lab.example.com) use --http (repeatable; on loopback, pages on this machine are allowed anyway)")
+	f.Int64Var(&opts.MaxBody, "max-body", mcpserver.DefaultMaxBody, "refuse HTTP request bodies above `BYTES` with 413")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
@@ -104,6 +125,10 @@ Power commands and cameras come from the --bench file (cameras also from
 // MCP serves hilrun's MCP server until the client goes away or a signal
 // arrives.
 func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
+	httpOpts, err := checkHTTPOptions(opts)
+	if err != nil {
+		return invalid(err)
+	}
 	cfg := mcpserver.Config{
 		Version: Version(),
 		Policy: mcpserver.Policy{
@@ -167,7 +192,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		}
 		return nil
 	}
-	h, err := srv.ListenHTTP(opts.HTTP, opts.Token)
+	h, err := srv.ListenHTTP(opts.HTTP, opts.Token, httpOpts...)
 	if err != nil {
 		if errors.Is(err, mcpserver.ErrRefused) {
 			return invalid(err)
@@ -178,4 +203,27 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		return infra(err)
 	}
 	return nil
+}
+
+// checkHTTPOptions refuses a weak token, origins that are not origins and
+// a body limit below one byte before anything starts, and returns the
+// options of ListenHTTP.
+func checkHTTPOptions(opts *MCPOptions) ([]mcpserver.HTTPOption, error) {
+	if opts.HTTP == "" {
+		return nil, nil
+	}
+	if opts.Token != "" || opts.TokenFrom == "--token" {
+		if err := mcpserver.CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.TokenFrom, err)
+		}
+	}
+	for _, o := range opts.AllowOrigins {
+		if _, err := mcpserver.ParseOrigin(o); err != nil {
+			return nil, fmt.Errorf("--allow-origin: %w", err)
+		}
+	}
+	if opts.MaxBody <= 0 {
+		return nil, fmt.Errorf("--max-body %d: want a number of bytes above 0", opts.MaxBody)
+	}
+	return []mcpserver.HTTPOption{mcpserver.WithAllowOrigins(opts.AllowOrigins...), mcpserver.WithMaxBody(opts.MaxBody)}, nil
 }

@@ -389,7 +389,7 @@ func TestRoots(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
-	h, err := e.srv.ListenHTTP("127.0.0.1:0", "s3cret")
+	h, err := e.srv.ListenHTTP("127.0.0.1:0", testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestHTTP(t *testing.T) {
 	}{
 		{"no token", "", http.StatusUnauthorized},
 		{"wrong token", "Bearer nope", http.StatusUnauthorized},
-		{"token", "Bearer s3cret", http.StatusOK},
+		{"token", "Bearer " + testToken, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest("POST", h.URL(), strings.NewReader(body))
@@ -431,7 +431,7 @@ func TestHTTP(t *testing.T) {
 		})
 	}
 
-	c, err := client.NewStreamableHttpClient(h.URL(), transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
+	c, err := client.NewStreamableHttpClient(h.URL(), transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestHTTP(t *testing.T) {
 				t.Errorf("%s: %v", addr, err)
 			}
 		}
-		h2, err := e.srv.ListenHTTP("0.0.0.0:0", "tok")
+		h2, err := e.srv.ListenHTTP("0.0.0.0:0", testToken)
 		if err != nil {
 			t.Fatalf("with a token: %v", err)
 		}

@@ -2,7 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/subtle"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +33,7 @@ type HTTPServer struct {
 	ln     net.Listener
 	srv    *http.Server
 	stream *server.StreamableHTTPServer
+	guard  *guard
 	s      *Server
 }
 
@@ -46,11 +47,52 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// HTTPOption configures ListenHTTP.
+type HTTPOption func(*guard) error
+
+// WithAllowOrigins lets browser pages of these origins (as --allow-origin
+// takes them, see ParseOrigin) use the endpoint. Requests with any other
+// Origin header get 403, except origins on this machine when the server
+// listens on loopback only.
+func WithAllowOrigins(origins ...string) HTTPOption {
+	return func(g *guard) error {
+		for _, o := range origins {
+			norm, err := ParseOrigin(o)
+			if err != nil {
+				return fmt.Errorf("--allow-origin: %w", err)
+			}
+			g.origins[norm] = true
+		}
+		return nil
+	}
+}
+
+// WithMaxBody sets the largest request body in bytes (default
+// DefaultMaxBody); larger ones get 413.
+func WithMaxBody(n int64) HTTPOption {
+	return func(g *guard) error {
+		if n <= 0 {
+			return fmt.Errorf("--max-body %d: want a number of bytes above 0", n)
+		}
+		g.maxBody = n
+		return nil
+	}
+}
+
 // ListenHTTP binds addr exactly (no hunting for a free port: a bind that
 // fails is an error) for streamable HTTP at /mcp. A non-loopback address
-// requires token; when token is set every request must carry
-// "Authorization: Bearer TOKEN", else it gets 401.
-func (s *Server) ListenHTTP(addr, token string) (*HTTPServer, error) {
+// requires token, and a token must pass CheckToken; when token is set every
+// request must carry "Authorization: Bearer TOKEN", else it gets 401.
+//
+// Every request also passes the checks of the MCP specification: an Origin
+// header that is not allowed gets 403, and so does, on loopback, a Host
+// header that is not a loopback name (DNS rebinding); a body over the
+// limit or with more than MaxJSONItems gets 413, and one past what the
+// requests in flight may hold together 503; a request other than
+// initialize without a session id gets 400, and one with an unknown or
+// deleted session id 404. DELETE ends a session and its requests in
+// flight.
+func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: want HOST:PORT, like 127.0.0.1:4123: %w", addr, err)
@@ -58,17 +100,41 @@ func (s *Server) ListenHTTP(addr, token string) (*HTTPServer, error) {
 	if !isLoopback(host) && token == "" {
 		return nil, refused("--http %s: serving beyond this machine needs a bearer token: pass --token or set HILRUN_MCP_TOKEN (or bind 127.0.0.1)", addr)
 	}
+	g := &guard{
+		loopbackOrigins: isLoopback(host),
+		origins:         make(map[string]bool),
+		maxBody:         DefaultMaxBody,
+		bodyTimeout:     defaultBodyTimeout,
+		sessions:        newSessionTable(DefaultMaxSessions),
+	}
+	if token != "" {
+		if err := CheckToken(token); err != nil {
+			return nil, refused("%v", err)
+		}
+		sum := sha256.Sum256([]byte(token))
+		g.token = sum[:]
+	}
+	for _, o := range opts {
+		if err := o(g); err != nil {
+			return nil, refused("%v", err)
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	h := &HTTPServer{ln: ln, s: s}
-	h.stream = server.NewStreamableHTTPServer(s.mcp, server.WithEndpointPath(EndpointPath))
+	h := &HTTPServer{ln: ln, s: s, guard: g}
+	h.stream = server.NewStreamableHTTPServer(s.mcp,
+		server.WithEndpointPath(EndpointPath),
+		server.WithSessionIdManager(g.sessions),
+	)
+	g.next = h.stream
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, requireToken(token, h.stream))
+	mux.Handle(EndpointPath, g)
 	h.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(s.cfg.Log, "hilrun mcp: http: ", log.LstdFlags),
 	}
 	return h, nil
@@ -106,21 +172,3 @@ func (h *HTTPServer) Serve(ctx context.Context) error {
 
 // Close stops serving at once.
 func (h *HTTPServer) Close() error { return h.srv.Close() }
-
-// requireToken answers 401 to requests without the bearer token; an empty
-// token lets everything through.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hilrun"`)
-			http.Error(w, "401 unauthorized: this hilrun MCP endpoint needs Authorization: Bearer <token>", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}

@@ -1,0 +1,384 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// DefaultMaxBody is the largest HTTP request body, in bytes, that the
+// streamable HTTP endpoint reads unless WithMaxBody says otherwise: 4 MiB.
+// A larger body gets 413 without being read.
+const DefaultMaxBody = 4 << 20
+
+// MaxJSONItems is the most JSON items, objects, arrays and commas outside
+// strings, that a request body may hold: between one and two per value.
+// Decoded, a value costs far more memory than its few bytes of text (4 MiB
+// of "{}," takes hundreds of MB), so a body with more gets 413.
+const MaxJSONItems = 100_000
+
+// heldBodiesFactor times the body limit is the most bytes of request
+// bodies that the requests in flight may hold together: past it, a request
+// gets 503 rather than memory growing with the number of clients.
+const heldBodiesFactor = 8
+
+// MinTokenLength is the fewest characters a bearer token may have: a
+// shorter one can be guessed.
+const MinTokenLength = 16
+
+// defaultBodyTimeout bounds reading one request body, so that a client
+// that stops sending in the middle of a body does not hold the request
+// forever.
+const defaultBodyTimeout = time.Minute
+
+// CheckToken refuses a bearer token that cannot be a secret: blank, with
+// blanks or control characters in it (it would not survive an HTTP
+// header), or shorter than MinTokenLength characters.
+func CheckToken(token string) error {
+	const hint = "make one with: openssl rand -hex 16"
+	if strings.TrimSpace(token) == "" {
+		return fmt.Errorf("the bearer token is blank; %s", hint)
+	}
+	if strings.IndexFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return fmt.Errorf("the bearer token has blanks or control characters in it; %s", hint)
+	}
+	if n := utf8.RuneCountInString(token); n < MinTokenLength {
+		return fmt.Errorf("the bearer token has %d characters, a secret needs at least %d; %s", n, MinTokenLength, hint)
+	}
+	return nil
+}
+
+// ParseOrigin checks a browser origin such as https://lab.example.com or
+// http://localhost:5173 and returns it in the form browsers send:
+// scheme and host in lower case, without a default port or trailing slash.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("%q is not an origin: want SCHEME://HOST[:PORT] with scheme http or https, like https://lab.example.com", s)
+	}
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+// guard is what every request to the streamable HTTP endpoint passes
+// before the MCP transport sees it: DNS rebinding and Origin checks, the
+// bearer token, the body size limit and the session rules of the MCP
+// specification.
+type guard struct {
+	next http.Handler
+	// token is the SHA-256 of the bearer token, nil when none is needed.
+	// Comparing digests takes the same time whatever the length of what a
+	// client sent.
+	token []byte
+	// loopbackOrigins lets browser origins on this machine in: the server
+	// only listens on loopback.
+	loopbackOrigins bool
+	// origins are the origins allowed by --allow-origin, as ParseOrigin
+	// returns them.
+	origins     map[string]bool
+	maxBody     int64
+	bodyTimeout time.Duration
+	sessions    *sessionTable
+
+	mu sync.Mutex
+	// held is the bytes of request bodies that requests in flight hold;
+	// a long tool call holds its body until it answers.
+	held int64
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := g.checkHost(r); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	if msg := g.checkOrigin(r); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	if !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hilrun"`)
+		http.Error(w, "401 unauthorized: this hilrun MCP endpoint needs Authorization: Bearer <token>", http.StatusUnauthorized)
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var release func()
+		if body, release = g.admitBody(w, r); release == nil {
+			return
+		}
+		defer release()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	status, msg, sess := g.checkSession(r, body)
+	if status != 0 {
+		http.Error(w, msg, status)
+		return
+	}
+	if sess != nil && r.Method != http.MethodDelete {
+		// Deleting the session ends this request too.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(sess, cancel)()
+		r = r.WithContext(ctx)
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// checkHost refuses, on a connection to a loopback address, a Host header
+// that names something else. That is DNS rebinding: a web page whose own
+// name was made to resolve to 127.0.0.1 talking to this server from the
+// browser, with its own name as Host and, on a GET, no Origin at all.
+func (g *guard) checkHost(r *http.Request) string {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return ""
+	}
+	lhost, _, err := net.SplitHostPort(local.String())
+	if err != nil || !isLoopback(lhost) {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	if isLoopback(host) {
+		return ""
+	}
+	return fmt.Sprintf("403 forbidden: Host %q is not a name of this machine, on a connection over loopback (DNS rebinding protection): use localhost, 127.0.0.1 or [::1]", clip(r.Host))
+}
+
+// checkOrigin refuses requests that a browser sent for a page of an origin
+// that is not allowed. Requests without Origin, from programs rather than
+// browsers, pass.
+func (g *guard) checkOrigin(r *http.Request) string {
+	vals := r.Header.Values("Origin")
+	if len(vals) == 0 {
+		return ""
+	}
+	if len(vals) == 1 {
+		o, err := ParseOrigin(vals[0])
+		if err == nil && g.origins[o] {
+			return ""
+		}
+		if err == nil && g.loopbackOrigins {
+			u, _ := url.Parse(o)
+			if isLoopback(u.Hostname()) {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("403 forbidden: Origin %q is not allowed by this hilrun MCP server; start it with --allow-origin ORIGIN to let pages of that origin in", clip(strings.Join(vals, ", ")))
+}
+
+// authorized reports whether r carries the bearer token, when one is
+// needed. The scheme name is case-insensitive (RFC 9110, section 11.1).
+func (g *guard) authorized(r *http.Request) bool {
+	if g.token == nil {
+		return true
+	}
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
+	return subtle.ConstantTimeCompare(got[:], g.token) == 1
+}
+
+// admitBody reads r's body within the limits: the body limit, the bytes
+// that requests in flight may hold together and MaxJSONItems. It returns
+// the body and a func that gives its bytes back when the request ends, or
+// answers the client and returns a nil func.
+func (g *guard) admitBody(w http.ResponseWriter, r *http.Request) ([]byte, func()) {
+	if r.ContentLength > g.maxBody {
+		g.tooLarge(w, r.ContentLength)
+		return nil, nil
+	}
+	held := r.ContentLength
+	if held < 0 {
+		held = g.maxBody // chunked: the length is known once read
+	}
+	if !g.hold(held) {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("503 busy: the requests in flight already hold %d bytes of request bodies, at most %d (%d times --max-body); try again when some calls have ended", g.heldBytes(), g.maxHeld(), heldBodiesFactor), http.StatusServiceUnavailable)
+		return nil, nil
+	}
+	body, ok := g.readBody(w, r)
+	if ok {
+		if _, over := countJSONItems(body, MaxJSONItems); over {
+			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
+			ok = false
+		}
+	}
+	if !ok {
+		g.hold(-held)
+		return nil, nil
+	}
+	g.hold(int64(len(body)) - held)
+	return body, func() { g.hold(-int64(len(body))) }
+}
+
+// hold adds n bytes (negative: gives them back) to the request bodies
+// that requests in flight hold, and reports whether that stays within
+// maxHeld; when it would not, nothing is added.
+func (g *guard) hold(n int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n > 0 && g.held+n > g.maxHeld() {
+		return false
+	}
+	g.held += n
+	return true
+}
+
+func (g *guard) heldBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// maxHeld is the most bytes of request bodies that requests in flight may
+// hold together.
+func (g *guard) maxHeld() int64 { return heldBodiesFactor * g.maxBody }
+
+// readBody reads r's body, at most maxBody bytes of it. Past the limit it
+// answers 413 and returns false, without reading the rest.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	// A client that stops sending mid-body must not hold the request.
+	// net/http lifts the deadline once the body has been read, so that
+	// long tool calls are not cut; lifting it here too keeps that true.
+	rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			g.tooLarge(w, -1)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("408 request timeout: the request body did not arrive within %s", g.bodyTimeout), http.StatusRequestTimeout)
+		default:
+			http.Error(w, fmt.Sprintf("400 bad request: read the request body: %v", err), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// tooLarge answers 413 for a body of size bytes (-1: unknown) and closes
+// the connection rather than reading the rest.
+func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
+	w.Header().Set("Connection", "close")
+	got := "a larger one"
+	if size >= 0 {
+		got = fmt.Sprintf("%d bytes", size)
+	}
+	http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d bytes (--max-body), got %s", g.maxBody, got), http.StatusRequestEntityTooLarge)
+}
+
+// checkSession applies the session rules of the streamable HTTP transport:
+// after initialize, every request carries the session id the server handed
+// out (400 without one), and an id that is unknown or was deleted gets 404.
+// It returns the status and message of a refusal, or 0 and the context
+// of the request's session (nil when it has none).
+//
+// Protocol versions from 2026-07-28 on have no sessions; their requests
+// are left to the transport, which ignores session ids for them.
+func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg string, sess context.Context) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return 0, "", nil
+	}
+	switch r.Method {
+	case http.MethodPost:
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta *mcp.Meta `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			return 0, "", nil // the transport answers with a JSON-RPC parse error
+		}
+		if m.Method == string(mcp.MethodInitialize) || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+			return 0, "", nil
+		}
+	case http.MethodGet, http.MethodDelete:
+	default:
+		return 0, "", nil
+	}
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		return http.StatusBadRequest, fmt.Sprintf("400 bad request: %s needs the %s header that initialize returned; send initialize first to start a session", r.Method, server.HeaderKeySessionID), nil
+	}
+	sess = g.sessions.lookup(id)
+	if sess == nil {
+		return http.StatusNotFound, fmt.Sprintf("404 not found: session %q is unknown or has ended; send initialize to start a new one", clip(id)), nil
+	}
+	return 0, "", sess
+}
+
+// clip shortens what a client sent to quote it in an answer.
+func clip(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
+
+// countJSONItems counts the JSON items in data: one, plus one per '{', '['
+// and ',' outside strings. It stops at the first count above max and
+// reports whether it got there. data need not be valid JSON: the decoder
+// says what is wrong with it.
+func countJSONItems(data []byte, max int) (n int, over bool) {
+	n = 1
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[' || c == ',':
+			n++
+			if n > max {
+				return n, true
+			}
+		}
+	}
+	return n, false
+}
