@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,8 +226,11 @@ func dialable(addr string) bool {
 // leaves nothing behind.
 func TestSignalStopsHostCommandAndCamera(t *testing.T) {
 	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
+	// The sleep's length is this test's own, so that pgrep finds no other
+	// sleep on a busy machine.
+	sleep := fmt.Sprintf("sleep 300.%06d", time.Now().UnixNano()%1000000)
 	for _, tc := range []struct{ name, step, started string }{
-		{"exec", "exec: [sh, -c, 'echo hilrun-test-child-$$; sleep 300']", "hilrun-test-child-"},
+		{"exec", "exec: [sh, -c, 'echo hilrun-test-child-$$; " + sleep + "']", "hilrun-test-child-"},
 		// A camera that never delivers a frame: ffmpeg waits on a pipe.
 		{"camera", "capture: {camera: slow}", "camera  "},
 	} {
@@ -257,7 +261,7 @@ finally:
 				if tc.name == "camera" {
 					child = pgrep(t, fifo)
 				} else if i := strings.Index(out.String(), tc.started); i >= 0 {
-					child = pgrep(t, "sleep 300")
+					child = pgrep(t, sleep)
 				}
 				return child != ""
 			})
