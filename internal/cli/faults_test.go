@@ -3,8 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
