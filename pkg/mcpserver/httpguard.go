@@ -116,6 +116,21 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// An allowed page: tell its browser so (CORS), and answer its
+		// preflight, which carries no token.
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
 	if !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hilrun"`)
 		http.Error(w, "401 unauthorized: this hilrun MCP endpoint needs Authorization: Bearer <token>", http.StatusUnauthorized)

@@ -657,3 +657,51 @@ func TestHTTPHeldBodies(t *testing.T) {
 		t.Errorf("a chunked body after the calls ended: status %d, %d bytes held: %s", r.status, g.heldBytes(), r.body)
 	}
 }
+
+// A page of an allowed origin can use the server from a browser: its
+// preflight is answered without the token, and answers name the origin.
+func TestHTTPCORS(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	h := serveHTTP(t, e, "0.0.0.0:0", testToken, WithAllowOrigins("https://lab.example.com"))
+	url := "http://127.0.0.1:" + portOf(t, h.Addr()) + EndpointPath
+	do := func(method, origin, token string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(initializeBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-session-id")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	pre := do(http.MethodOptions, "https://lab.example.com", "")
+	if pre.StatusCode != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "https://lab.example.com" ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight of an allowed origin: %d %v", pre.StatusCode, pre.Header)
+	}
+	if r := do(http.MethodOptions, "https://evil.example", ""); r.StatusCode != http.StatusForbidden || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight of a foreign origin: %d %v", r.StatusCode, r.Header)
+	}
+	post := do(http.MethodPost, "https://lab.example.com", testToken)
+	if post.StatusCode != http.StatusOK || post.Header.Get("Access-Control-Allow-Origin") != "https://lab.example.com" ||
+		!strings.Contains(post.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") {
+		t.Errorf("request of an allowed origin: %d %v", post.StatusCode, post.Header)
+	}
+	if r := do(http.MethodPost, "https://lab.example.com", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("request of an allowed origin without the token: %d, want 401", r.StatusCode)
+	}
+}
