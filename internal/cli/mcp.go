@@ -22,7 +22,7 @@ type MCPOptions struct {
 	Token         string
 	TokenFrom     string // where Token came from, for errors: --token or HILRUN_MCP_TOKEN
 	AllowOrigins  []string
-	MaxBody       int64
+	MaxBody       int
 	AllowPorts    []string
 	DenyPorts     []string
 	ReadOnly      bool
@@ -75,17 +75,34 @@ stops arriving gets 408 after 1 minute. At most 1000 sessions are kept;
 past that the least recently used one is forgotten (its client gets 404
 and starts a new session).
 
---read-only refuses memory writes (mem_write, memory-writing steps, debugger
-commands that could write), uploads, modem line steps (lines, break,
-reset_sequence), power and exec; serial writes stay allowed.
-Builds and uploads run only with --root: their folders, images and ELF
-files must be under a root. exec steps run host commands only with
---allow-exec and --root, inside a root, without a shell and with a minimal
-environment (PATH, HOME, USER, LANG, LC_ALL, TZ, TMPDIR). --root is a gate
-on where they run, not a sandbox: the command itself may be any program.
-Power commands and cameras come from the --bench file (cameras also from
---sim); a client may name them, or a camera device by number or
-/dev/videoN, but not bring its own.`,
+Deny by default. With no flags a client may talk to serial consoles, read
+target memory, halt, resume and reset the target, write memory through typed
+steps and take pictures with the bench's cameras; it may not read files, run
+host programs or send OpenOCD raw Tcl. Each step kind and tool says what it
+can do, and a kind or tool the table does not describe is refused:
+  --root DIR          read files under DIR (sequences, ELF files, images)
+  --allow-exec        with --root: exec steps, build and upload commands and
+                      PlatformIO run host programs inside a root, never
+                      through a shell; --root limits where, not what
+  --allow-debug-tcl   openocd: steps send raw Tcl, and probe launch configs
+                      in a client's files name files under a root (Tcl's
+                      exec makes this a shell); without it OpenOCD gets only
+                      halt, resume, reset, wait_halt, md*, mw*, read_memory,
+                      reg, targets, version and poll, written again from
+                      the parsed numbers
+  --read-only         refuses memory writes, flashing, modem lines, power,
+                      host programs and raw Tcl, whatever else is on
+Programs started for a client (exec, builds, uploads, launched OpenOCDs,
+the virtual board's too) get only PATH, HOME, USER, LANG, LC_ALL, TZ,
+TMPDIR and the --pass-env variables: never the token. Power commands and
+cameras come from the --bench file (cameras also from --sim).
+
+Limits (each ends that call with an error naming it; the server goes on):
+  sequence files and inline steps: 4 MiB, YAML aliases adding at most
+  100000 nodes, numbers and durations in range, at most 100000000 steps
+  with nested repeats multiplied; a value (variable, saved text) at most
+  --max-value (1 MiB); a call at most --max-steps steps (1000000); runs
+  kept as resources: --max-runs (50) for --max-run-age (24h).`,
 		Example: `  hilrun mcp --sim                                  # try it against the virtual board
   hilrun mcp --http 127.0.0.1:4123 --root ./sequences --bench hilrun.bench.yaml
   hilrun mcp --allow-port '/dev/serial/by-id/*' --deny-port '/dev/ttyS*' --read-only
@@ -103,7 +120,8 @@ Power commands and cameras come from the --bench file (cameras also from
 	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP at `HOST:PORT`/mcp instead of standard input and output")
 	f.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` on HTTP requests (default $HILRUN_MCP_TOKEN)")
 	f.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "let browser pages of `ORIGIN` (like https://lab.example.com) use --http (repeatable; on loopback, pages on this machine are allowed anyway)")
-	f.Int64Var(&opts.MaxBody, "max-body", mcpserver.DefaultMaxBody, "refuse HTTP request bodies above `BYTES` with 413")
+	opts.MaxBody = int(mcpserver.DefaultMaxBody)
+	f.Var(bytesFlag{&opts.MaxBody}, "max-body", "refuse HTTP request bodies above `BYTES` with 413 (like 16MiB; default 4MiB)")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
@@ -222,8 +240,5 @@ func checkHTTPOptions(opts *MCPOptions) ([]mcpserver.HTTPOption, error) {
 			return nil, fmt.Errorf("--allow-origin: %w", err)
 		}
 	}
-	if opts.MaxBody <= 0 {
-		return nil, fmt.Errorf("--max-body %d: want a number of bytes above 0", opts.MaxBody)
-	}
-	return []mcpserver.HTTPOption{mcpserver.WithAllowOrigins(opts.AllowOrigins...), mcpserver.WithMaxBody(opts.MaxBody)}, nil
+	return []mcpserver.HTTPOption{mcpserver.WithAllowOrigins(opts.AllowOrigins...), mcpserver.WithMaxBody(int64(opts.MaxBody))}, nil
 }

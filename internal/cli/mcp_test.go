@@ -30,8 +30,8 @@ func TestMCPHTTPFlags(t *testing.T) {
 		{"short --token wins over a good HILRUN_MCP_TOKEN", good, []string{"--token", "short"}, "--token: the bearer token has 5 characters"},
 		{"--allow-origin that is not an origin", "", []string{"--allow-origin", "*"}, `--allow-origin: "*" is not an origin`},
 		{"--allow-origin with a path", "", []string{"--allow-origin", "https://lab.example.com/mcp"}, "is not an origin"},
-		{"--max-body 0", "", []string{"--max-body", "0"}, "--max-body 0: want a number of bytes above 0"},
-		{"--max-body that is not a number", "", []string{"--max-body", "4MiB"}, "invalid argument"},
+		{"--max-body 0", "", []string{"--max-body", "0"}, `"0" is not a size`},
+		{"--max-body that is not a number", "", []string{"--max-body", "lots"}, `"lots" is not a size`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,5 +52,22 @@ func TestMCPHTTPFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := cli.Main([]string{"mcp", "--bench", "/nonexistent/hilrun.bench.yaml"}, strings.NewReader(""), &out, &errOut); strings.Contains(errOut.String(), "token") {
 		t.Errorf("exit %d, stderr:\n%s", code, errOut.String())
+	}
+}
+
+// hilrun mcp --help names every limit the server holds a client to, and
+// the flag that raises it.
+func TestMCPHelpNamesLimits(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := cli.Main([]string{"mcp", "--help"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{
+		"4 MiB", "100000 nodes", "100000000 steps", "--max-value", "--max-steps", "--max-runs", "--max-run-age",
+		"--max-body", "100000 JSON items", "1000 sessions", "--allow-exec", "--allow-debug-tcl", "--read-only", "--pass-env",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("hilrun mcp --help does not name %q", want)
+		}
 	}
 }
