@@ -140,7 +140,7 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	p.out = &outputRing{max: outputLines, onLine: p.sawLine}
 	var w io.Writer = p.out
 	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 		if err != nil {
 			return nil, fmt.Errorf("launch openocd: open log file: %w", err)
 		}

@@ -74,7 +74,7 @@ func (r *run) artifactDir() (string, error) {
 	if dir == "" {
 		return "", errors.New("no folder for pictures and command output was given")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", fmt.Errorf("make the folder for pictures and command output: %w", err)
 	}
 	return dir, nil
@@ -347,7 +347,7 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		return -1, nil, "", err
 	}
 	logPath = filepath.Join(adir, logName+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
 	}

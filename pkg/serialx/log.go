@@ -46,7 +46,7 @@ func LogName(name string) string {
 }
 
 func openLog(dir, name string, opened time.Time) (*consoleLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
 	l := &consoleLog{

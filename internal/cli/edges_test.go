@@ -1,0 +1,221 @@
+package cli_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/internal/testenv"
+)
+
+// waitExit waits for cmd, at most 60 s (an upper bound for a hang), and
+// returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd, out, errOut *testenv.Buffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("hilrun did not exit\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind in the temporary folder: %s", e.Name())
+	}
+}
+
+// TestClosedStdout closes hilrun's standard output early, as `| head -2`
+// does: the run goes on to its end, finally runs, the report is written,
+// nothing is left in the temporary folder, and the exit code is the run's.
+func TestClosedStdout(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	gate := filepath.Join(dir, "go")
+	seq := writeFile(t, dir, "seq.yaml", `
+name: piped
+steps:
+  - send: echo one
+    expect: one
+  - exec: [sh, -c, 'while [ ! -e `+gate+` ]; do sleep 0.05; done']
+    timeout: 60s
+  - send: echo two
+    expect: two
+  - send: echo three
+    expect: three
+finally:
+  - exec: [sh, -c, "echo cleaned > `+filepath.Join(dir, "finally")+`"]
+`)
+	cmd := exec.Command(hilrunBinary(t), "run", "--sim", "--log-dir", filepath.Join(dir, "logs"), "--json", filepath.Join(dir, "r.json"), seq)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var errOut testenv.Buffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read two lines, as head -2 does, then close the pipe.
+	sc := bufio.NewScanner(stdout)
+	for range 2 {
+		if !sc.Scan() {
+			t.Fatalf("hilrun printed less than two lines: %v\n%s", sc.Err(), errOut.String())
+		}
+	}
+	stdout.Close()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var none testenv.Buffer
+	if code := waitExit(t, cmd, &none, &errOut); code != cli.ExitPassed {
+		t.Fatalf("exit code %d, want 0\nstderr:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "the progress report stopped") {
+		t.Errorf("hilrun did not say its progress report stopped:\n%s", errOut.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "finally")); err != nil || string(b) != "cleaned\n" {
+		t.Errorf("finally did not run: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || !strings.Contains(string(b), `"passed": true`) {
+		t.Errorf("no passing JSON report: %v\n%s", err, b)
+	}
+	emptyDir(t, tmp)
+}
+
+// TestSignalWhileStarting interrupts hilrun while the virtual board's
+// OpenOCD starts (a stand-in that never becomes ready, so the moment is
+// certain): hilrun stops at once with 130, and leaves no temporary folder
+// or process behind.
+func TestSignalWhileStarting(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(tmp, 0o700)
+	os.Mkdir(bin, 0o755)
+	started := filepath.Join(dir, "started")
+	marker := fmt.Sprintf("1000.%d", os.Getpid())
+	writeFile(t, bin, "openocd", "#!/bin/sh\necho started > "+started+"\nexec sleep "+marker+"\n")
+	os.Chmod(filepath.Join(bin, "openocd"), 0o755)
+	seq := writeFile(t, dir, "seq.yaml", `
+probes:
+  board: {}
+steps:
+  - mem_read: 0x20000000
+`)
+	cmd := exec.Command(hilrunBinary(t), "run", "--sim", seq)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errOut testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the stand-in openocd to start", func() bool { return pgrep(t, "sleep "+marker) != "" })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInterrupted {
+		t.Fatalf("exit code %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "interrupted while starting the virtual board") {
+		t.Errorf("hilrun did not say what it was interrupted doing:\n%s", errOut.String())
+	}
+	emptyDir(t, tmp)
+	waitFor(t, "the stand-in openocd to be gone", func() bool { return pgrep(t, "sleep "+marker) == "" })
+}
+
+// TestSignalWhileWritingReports interrupts hilrun twice while it writes a
+// JSON report to a pipe nobody reads: the second signal abandons the
+// report and hilrun exits 130.
+func TestSignalWhileWritingReports(t *testing.T) {
+	dir := t.TempDir()
+	// A report far larger than a pipe's buffer.
+	seq := writeFile(t, dir, "seq.yaml", `
+name: big
+steps:
+  - repeat: {count: 3000}
+    steps:
+      - set: {x: "a value long enough to make the report grow quickly"}
+`)
+	cmd := exec.Command(hilrunBinary(t), "run", "--json", "-", seq)
+	var errOut testenv.Buffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe() // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to end", func() bool { return strings.Contains(errOut.String(), "PASSED big") })
+	cmd.Process.Signal(syscall.SIGINT)
+	waitFor(t, "hilrun to acknowledge the signal", func() bool { return strings.Contains(errOut.String(), "signal again") })
+	cmd.Process.Signal(syscall.SIGINT)
+	var none testenv.Buffer
+	if code := waitExit(t, cmd, &none, &errOut); code != cli.ExitInterrupted {
+		t.Fatalf("exit code %d, want 130\nstderr:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "reports abandoned") {
+		t.Errorf("hilrun did not say it abandoned the reports:\n%s", errOut.String())
+	}
+}
+
+// TestReportModes runs hilrun under umask 027: its reports, logs and log
+// folders get the modes the umask allows, not 0600.
+func TestReportModes(t *testing.T) {
+	dir := t.TempDir()
+	seq := writeFile(t, dir, "seq.yaml", "name: modes\nsteps:\n  - send: echo hi\n    expect: hi\n")
+	logs := filepath.Join(dir, "logs")
+	cmd := exec.Command("sh", "-c", `umask 027; exec "$0" "$@"`, hilrunBinary(t), "run", "--sim",
+		"--log-dir", logs, "--json", filepath.Join(dir, "out", "r.json"), "--junit", filepath.Join(dir, "j.xml"), seq)
+	var out, errOut testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	runDirs, _ := filepath.Glob(filepath.Join(logs, "*-modes"))
+	if len(runDirs) != 1 {
+		t.Fatalf("log folders: %v", runDirs)
+	}
+	for _, tc := range []struct {
+		path string
+		want os.FileMode
+	}{
+		{filepath.Join(dir, "out", "r.json"), 0o640},
+		{filepath.Join(dir, "j.xml"), 0o640},
+		{filepath.Join(dir, "out"), 0o750 | os.ModeDir},
+		{logs, 0o750 | os.ModeDir},
+		{runDirs[0], 0o750 | os.ModeDir},
+		{filepath.Join(runDirs[0], "console.log"), 0o640},
+		{filepath.Join(runDirs[0], "console.timeline.jsonl"), 0o640},
+	} {
+		fi, err := os.Stat(tc.path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if fi.Mode() != tc.want {
+			t.Errorf("%s: mode %v, want %v", tc.path, fi.Mode(), tc.want)
+		}
+	}
+}
