@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,5 +218,54 @@ func TestReportModes(t *testing.T) {
 		if fi.Mode() != tc.want {
 			t.Errorf("%s: mode %v, want %v", tc.path, fi.Mode(), tc.want)
 		}
+	}
+}
+
+// TestFullLogDisk runs with --log-dir on a 64 KiB tmpfs and has the board
+// print 200 KB: the run goes on to its end (finally runs), hilrun warns as
+// it happens, and the run ends as a bench error (exit 3) that names the
+// file and counts the bytes lost. It needs to mount a tmpfs (root).
+func TestFullLogDisk(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	os.Mkdir(logs, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", logs).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", logs).Run() })
+	seq := writeFile(t, dir, "seq.yaml", `
+name: full
+steps:
+  - send: stream 200000
+    expect: "sim> "
+    timeout: 30s
+  - send: echo after
+    expect: after
+finally:
+  - exec: [sh, -c, "echo cleaned > `+filepath.Join(dir, "finally")+`"]
+`)
+	var out, errOut testenv.Buffer
+	cmd := exec.Command(hilrunBinary(t), "run", "--sim", "--log-dir", logs, "--json", filepath.Join(dir, "r.json"), seq)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInfra {
+		t.Fatalf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "finally")); err != nil || string(b) != "cleaned\n" {
+		t.Errorf("finally did not run: %q %v", b, err)
+	}
+	warned := regexp.MustCompile(`hilrun: console log \S+/console\.log: no space left on device: what follows is lost`)
+	want := regexp.MustCompile(`console log \S+/console\.log: \d+ of \d+ bytes lost: no space left on device`)
+	if !warned.MatchString(errOut.String()) {
+		t.Errorf("no warning naming the log file and the bytes lost:\n%s", errOut.String())
+	}
+	if !want.MatchString(out.String()) || !strings.Contains(out.String(), "ERROR full") {
+		t.Errorf("the summary does not say the log is incomplete:\n%s", out.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil || !want.Match(b) {
+		t.Errorf("the JSON report does not say the log is incomplete: %v\n%s", err, b)
 	}
 }

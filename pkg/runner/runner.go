@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,6 +108,8 @@ type run struct {
 	stepRes map[string]any
 	trans   map[string]*transcript
 	cleanup []func()
+	// logLoss holds what the consoles' logs lost, found as they close.
+	logLoss []error
 }
 
 type transcript struct {
@@ -199,6 +202,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	}
 	r.res.Duration = time.Since(r.start)
 	r.closeConsoles()
+	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
 	r.emit(Event{Type: SequenceFinished, Result: r.res})
 	return r.res
@@ -292,13 +296,57 @@ func (r *run) closeConsoles() {
 		f()
 	}
 	r.cleanup = nil
-	for name, c := range r.consol {
+	names := make([]string, 0, len(r.consol))
+	for name := range r.consol {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := r.consol[name]
 		c.Close()
+		if err := logErr(c); err != nil {
+			r.logLoss = append(r.logLoss, fmt.Errorf("console %s: %w", name, err))
+		}
 		delete(r.consol, name)
 	}
 	for name, d := range r.probes {
 		d.Close()
 		delete(r.probes, name)
+	}
+}
+
+// logErr asks a console (or the one it wraps) what its log files lost;
+// serialx.Console says, through LogErr.
+func logErr(c Console) error {
+	for {
+		if l, ok := c.(interface{ LogErr() error }); ok {
+			return l.LogErr()
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return nil
+		}
+		c = u.Unwrap()
+	}
+}
+
+// reportLogLoss makes a run whose console logs are incomplete a bench
+// error, whatever its steps did: the record of the run is not whole. The
+// run itself went on, so as not to leave the device half way through.
+func (r *run) reportLogLoss() {
+	if len(r.logLoss) == 0 {
+		return
+	}
+	var msgs []string
+	for _, err := range r.logLoss {
+		msgs = append(msgs, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	msg := strings.Join(msgs, "; ") + "; the run went on regardless, but its record is incomplete"
+	r.res.Status = worst(r.res.Status, Errored)
+	if r.res.Error == "" {
+		r.res.Error = msg
+	} else {
+		r.res.Error += "; " + msg
 	}
 }
 

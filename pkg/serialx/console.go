@@ -75,7 +75,9 @@ type Config struct {
 	// rts=1"); "pulse" ("dtr=0 for 100ms"), "break" ("250ms") and
 	// "reset_sequence" ("esp32") when one starts; "modem_error" when one
 	// fails. "us" counts microseconds since the console opened and "off"
-	// is the stream offset.
+	// is the stream offset. A log file that cannot be written (a full
+	// disk) does not stop the console: Warn is told at once, and LogErr
+	// says what was lost.
 	LogDir string
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.
@@ -302,6 +304,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 			lock.release()
 			return nil, fmt.Errorf("open console %q: %w", name, err)
 		}
+		c.log.warn = c.warn
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.Lock()
@@ -727,8 +730,15 @@ func (c *Console) LogPaths() (raw, timeline string) {
 	if c.log == nil {
 		return "", ""
 	}
-	return c.log.rawPath, c.log.tlPath
+	return c.log.raw.path, c.log.tl.path
 }
+
+// LogErr returns nil when the raw log and the timeline hold everything, or
+// else an error wrapping ErrLogWrite (a *LogWriteError per file) that says
+// which file lost how many bytes, as after a full disk. Call it after Close
+// for the final word: closing can fail too. A console without LogDir
+// returns nil.
+func (c *Console) LogErr() error { return c.log.writeErr() }
 
 // Close stops the reader, closes the port, removes its lock file and
 // closes the logs. Expect and Capture calls waiting on the console return an
