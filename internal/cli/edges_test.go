@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,7 +131,7 @@ steps:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the stand-in openocd to start", func() bool { return pgrep(t, "sleep "+marker) != "" })
+	waitFor(t, "the stand-in openocd to start", func() bool { return pgrep(t, "^sleep "+marker) != "" })
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ steps:
 		t.Errorf("hilrun did not say what it was interrupted doing:\n%s", errOut.String())
 	}
 	emptyDir(t, tmp)
-	waitFor(t, "the stand-in openocd to be gone", func() bool { return pgrep(t, "sleep "+marker) == "" })
+	waitFor(t, "the stand-in openocd to be gone", func() bool { return pgrep(t, "^sleep "+marker) == "" })
 }
 
 // TestSignalWhileWritingReports interrupts hilrun twice while it writes a
@@ -268,4 +269,57 @@ finally:
 	if err != nil || !want.Match(b) {
 		t.Errorf("the JSON report does not say the log is incomplete: %v\n%s", err, b)
 	}
+}
+
+// running reports whether process pid exists and is not a zombie (one
+// whose parent died is reaped by PID 1, which in a container may never
+// happen).
+func running(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestKilledHilrunLeavesNoGrandchildren kills hilrun with SIGKILL while an
+// exec step's shell waits on a background sleep: the sleep, a grandchild
+// that the parent-death signal of its group leader would not reach, is
+// gone too.
+func TestKilledHilrunLeavesNoGrandchildren(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	marker := fmt.Sprintf("1000.%d", os.Getpid())
+	seq := writeFile(t, dir, "seq.yaml", `
+steps:
+  - exec: [sh, -c, 'sleep `+marker+` & echo started; wait']
+    timeout: 600s
+`)
+	var out, errOut testenv.Buffer
+	cmd := exec.Command(hilrunBinary(t), "run", "-v", seq)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var sleep string
+	waitFor(t, "the background sleep to start", func() bool {
+		if strings.Contains(out.String(), "started") {
+			sleep = pgrep(t, "^sleep "+marker)
+		}
+		return sleep != ""
+	})
+	t.Cleanup(func() {
+		if n, err := strconv.Atoi(sleep); err == nil && running(sleep) {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitFor(t, "the background sleep to be gone", func() bool { return !running(sleep) })
 }
