@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrun/hilrun/internal/cli"
 	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/sim"
 )
 
 // waitExit waits for cmd, at most 60 s (an upper bound for a hang), and
@@ -322,4 +323,40 @@ steps:
 	}
 	cmd.Wait()
 	waitFor(t, "the background sleep to be gone", func() bool { return !running(sleep) })
+}
+
+// TestReconnectNeverReturns unplugs a board with reconnect: true for good
+// while a step waits: the step ends at its timeout as a disconnection, a
+// bench error (exit 3), not as the board's failure to answer.
+func TestReconnectNeverReturns(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "ttyBOARD")
+	b := sim.New(sim.Options{Link: link})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	seq := writeFile(t, dir, "seq.yaml", `
+devices:
+  board: {port: `+link+`, reconnect: true}
+steps:
+  - send: echo before
+    expect: before
+  - expect: never printed
+    timeout: 2s
+`)
+	var out, errOut testenv.Buffer
+	cmd := exec.Command(hilrunBinary(t), "run", seq)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first step to pass", func() bool { return strings.Contains(out.String(), "echo before") })
+	b.Unplug()
+	if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInfra {
+		t.Fatalf("exit code %d, want 3\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "device disconnected") || !strings.Contains(out.String(), "has not come back") {
+		t.Errorf("the step does not say the device disconnected:\n%s", out.String())
+	}
 }

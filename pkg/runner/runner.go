@@ -315,6 +315,23 @@ func (r *run) closeConsoles() {
 	}
 }
 
+// awayErr asks a console (or the one it wraps) whether its device is
+// away, disconnected and awaited with reconnect: true; serialx.Console
+// says, through Disconnected. An expect that times out then is a bench
+// error, not the device's answer.
+func awayErr(c Console) error {
+	for {
+		if d, ok := c.(interface{ Disconnected() error }); ok {
+			return d.Disconnected()
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return nil
+		}
+		c = u.Unwrap()
+	}
+}
+
 // logErr asks a console (or the one it wraps) what its log files lost;
 // serialx.Console says, through LogErr.
 func logErr(c Console) error {

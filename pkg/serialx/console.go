@@ -225,6 +225,9 @@ type Console struct {
 	rx, tx     atomic.Int64
 	connected  atomic.Bool
 	reconnects atomic.Int64
+	// away is the last disconnection that Reconnect has not yet made
+	// good: its time and error; nil while connected.
+	away atomic.Pointer[awayFrom]
 
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
@@ -463,6 +466,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	derr := fmt.Errorf("%s: %w: %w", path, ErrDisconnected, err)
 	if !c.closing.Load() {
 		c.connected.Store(false)
+		c.away.Store(&awayFrom{at: time.Now(), err: derr})
 		// Without Reconnect a waiting expect fails at once. With it the
 		// disconnection is expected (a board that resets its USB), so
 		// waiters keep waiting, bounded by their own timeouts, and see
@@ -510,12 +514,32 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		}
 		c.port, c.lock, c.path, c.levels = np, nl, path, c.openLevels()
 		c.connected.Store(true)
+		c.away.Store(nil)
 		c.reconnects.Add(1)
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
 		return np
 	}
+}
+
+type awayFrom struct {
+	at  time.Time
+	err error
+}
+
+// Disconnected returns nil while the device is connected, or, while a
+// console with Reconnect waits for its device to come back, an error
+// wrapping ErrDisconnected that says since when: an expect that times out
+// then timed out on a device that is not there, which is a bench error,
+// not the device's answer. Without Reconnect, Expect and Capture already
+// fail at once with ErrDisconnected.
+func (c *Console) Disconnected() error {
+	a := c.away.Load()
+	if a == nil || c.closing.Load() || c.released.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w; it has not come back in the %s since (reconnect: true)", a.err, time.Since(a.at).Round(time.Millisecond))
 }
 
 // Name returns the console's name.

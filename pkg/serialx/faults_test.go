@@ -1,11 +1,13 @@
 package serialx
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,5 +87,35 @@ func TestLogErrNil(t *testing.T) {
 		if err := c.LogErr(); err != nil {
 			t.Errorf("LogDir %q: LogErr = %v", cfg.LogDir, err)
 		}
+	}
+}
+
+// TestDisconnectedWhileAway: a console with Reconnect whose device went
+// away says so, with since when, until it is back; a connected or closed
+// one says nothing.
+func TestDisconnectedWhileAway(t *testing.T) {
+	first, second := newDevice(t), newDevice(t)
+	var current atomic.Pointer[string]
+	current.Store(&first.path)
+	c := first.open(Config{NoLock: true, Reconnect: true, Resolve: func(ctx context.Context) (string, error) {
+		if p := current.Load(); p != nil {
+			return *p, nil
+		}
+		return "", errors.New("device not enumerated")
+	}})
+	if err := c.Disconnected(); err != nil {
+		t.Fatalf("connected console: Disconnected = %v", err)
+	}
+	current.Store(nil)
+	first.unplug()
+	eventually(t, "the console to notice", func() bool { return c.Disconnected() != nil })
+	if err := c.Disconnected(); !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), "has not come back in the") {
+		t.Errorf("Disconnected = %v", err)
+	}
+	current.Store(&second.path)
+	eventually(t, "the console to reconnect", func() bool { return c.Disconnected() == nil })
+	c.Close()
+	if err := c.Disconnected(); err != nil {
+		t.Errorf("closed console: Disconnected = %v", err)
 	}
 }

@@ -49,3 +49,37 @@ func TestLogLossIsBenchError(t *testing.T) {
 		})
 	}
 }
+
+// awayConsole is a device that went away and is awaited (reconnect: true).
+type awayConsole struct {
+	*device
+	away error
+}
+
+func (c *awayConsole) Disconnected() error { return c.away }
+
+// TestExpectOnAwayDevice: an expect that times out while its device is
+// away is a bench error that says so; while the device is there it is the
+// device's failure.
+func TestExpectOnAwayDevice(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		away   error
+		status runner.Status
+		msg    string
+	}{
+		{"device there", nil, runner.Failed, "timed out after 50ms waiting for"},
+		{"device away", errors.New("/dev/ttyACM0: device disconnected: hang-up; it has not come back"), runner.Errored, "timed out after 50ms: /dev/ttyACM0: device disconnected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := &awayConsole{device: newDevice(func(string) string { return "" }), away: tc.away}
+			seq := load(t, "steps:\n  - expect: never\n    timeout: 50ms\n")
+			res := runner.Run(context.Background(), seq, runner.Options{
+				Open: func(ctx context.Context, _ *steps.Device) (runner.Console, error) { return wrapped{dev}, nil },
+			})
+			if res.Status != tc.status || len(res.Steps) != 1 || !strings.Contains(res.Steps[0].Message, tc.msg) {
+				t.Errorf("status %s, steps %+v; want %s with %q", res.Status, res.Steps, tc.status, tc.msg)
+			}
+		})
+	}
+}
