@@ -105,45 +105,52 @@ finally:
 	emptyDir(t, tmp)
 }
 
-// TestSignalWhileStarting interrupts hilrun while the virtual board's
-// OpenOCD starts (a stand-in that never becomes ready, so the moment is
-// certain): hilrun stops at once with 130, and leaves no temporary folder
-// or process behind.
+// TestSignalWhileStarting interrupts hilrun run --sim and hilrun sim while
+// the virtual board's OpenOCD starts (a stand-in that never becomes ready,
+// so the moment is certain): hilrun stops at once with 130, and leaves no
+// temporary folder or process behind.
 func TestSignalWhileStarting(t *testing.T) {
-	dir := t.TempDir()
-	tmp := filepath.Join(dir, "tmp")
-	bin := filepath.Join(dir, "bin")
-	os.Mkdir(tmp, 0o700)
-	os.Mkdir(bin, 0o755)
-	started := filepath.Join(dir, "started")
-	marker := fmt.Sprintf("1000.%d", os.Getpid())
-	writeFile(t, bin, "openocd", "#!/bin/sh\necho started > "+started+"\nexec sleep "+marker+"\n")
-	os.Chmod(filepath.Join(bin, "openocd"), 0o755)
-	seq := writeFile(t, dir, "seq.yaml", `
+	for _, command := range []string{"run", "sim"} {
+		t.Run(command, func(t *testing.T) {
+			dir := t.TempDir()
+			tmp := filepath.Join(dir, "tmp")
+			bin := filepath.Join(dir, "bin")
+			os.Mkdir(tmp, 0o700)
+			os.Mkdir(bin, 0o755)
+			marker := fmt.Sprintf("1000.%d", os.Getpid())
+			writeFile(t, bin, "openocd", "#!/bin/sh\nexec sleep "+marker+"\n")
+			os.Chmod(filepath.Join(bin, "openocd"), 0o755)
+			seq := writeFile(t, dir, "seq.yaml", `
 probes:
   board: {}
 steps:
   - mem_read: 0x20000000
 `)
-	cmd := exec.Command(hilrunBinary(t), "run", "--sim", seq)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var out, errOut testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+			args := []string{"run", "--sim", seq}
+			if command == "sim" {
+				args = []string{"sim"}
+			}
+			cmd := exec.Command(hilrunBinary(t), args...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var out, errOut testenv.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the stand-in openocd to start", func() bool { return pgrep(t, "^sleep "+marker) != "" })
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInterrupted {
+				t.Fatalf("exit code %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+			}
+			if !strings.Contains(errOut.String(), "interrupted while starting the virtual board") {
+				t.Errorf("hilrun did not say what it was interrupted doing:\n%s", errOut.String())
+			}
+			emptyDir(t, tmp)
+			waitFor(t, "the stand-in openocd to be gone", func() bool { return pgrep(t, "^sleep "+marker) == "" })
+		})
 	}
-	waitFor(t, "the stand-in openocd to start", func() bool { return pgrep(t, "^sleep "+marker) != "" })
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInterrupted {
-		t.Fatalf("exit code %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
-	}
-	if !strings.Contains(errOut.String(), "interrupted while starting the virtual board") {
-		t.Errorf("hilrun did not say what it was interrupted doing:\n%s", errOut.String())
-	}
-	emptyDir(t, tmp)
-	waitFor(t, "the stand-in openocd to be gone", func() bool { return pgrep(t, "^sleep "+marker) == "" })
 }
 
 // TestSignalWhileWritingReports interrupts hilrun twice while it writes a
