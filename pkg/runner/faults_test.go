@@ -3,9 +3,12 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -81,5 +84,30 @@ func TestExpectOnAwayDevice(t *testing.T) {
 				t.Errorf("status %s, steps %+v; want %s with %q", res.Status, res.Steps, tc.status, tc.msg)
 			}
 		})
+	}
+}
+
+// TestExecLogLoss writes an exec step's log to a full disk (/dev/full):
+// the command's output still reaches the step, which passes, and the run
+// ends as a bench error naming the log and the bytes lost.
+func TestExecLogLoss(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(dir, "exec-big.log")); err != nil {
+		t.Fatal(err)
+	}
+	seq := load(t, `steps:
+  - id: big
+    exec: [sh, -c, 'i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done']
+    expect: line 1999
+`)
+	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	if got := statuses(res); got != "0:passed" {
+		t.Fatalf("steps %s, want 0:passed (%+v)", got, res.Steps)
+	}
+	if res.Status != runner.Errored || !strings.Contains(res.Error, "exec log "+filepath.Join(dir, "exec-big.log")+": ") || !strings.Contains(res.Error, "bytes lost: no space left on device") {
+		t.Errorf("status %s, error %q; want a bench error naming the log", res.Status, res.Error)
 	}
 }
