@@ -392,6 +392,40 @@ func TestE2EComesBack(t *testing.T) {
 	}
 }
 
+// TestE2ELogFileFull runs OpenOCD with its log file on a full disk
+// (/dev/full) and has it log as it works: it keeps answering, and LogErr
+// says what the log lost.
+func TestE2ELogFileFull(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	b := startBoard(t)
+	b.proc.Stop() // the board's JTAG port takes one OpenOCD at a time
+	cfg := b.cfg
+	cfg.LogFile = filepath.Join(t.TempDir(), "openocd.log")
+	if err := os.Symlink("/dev/full", cfg.LogFile); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	t.Cleanup(func() { p.Stop() })
+	s, err := p.Dial(testCtx(t))
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	for i := range 20 {
+		// echo logs a line, on the telnet session and on stderr.
+		if _, err := s.Command(testCtx(t), fmt.Sprintf("echo {logged line %d}", i)); err != nil {
+			t.Fatalf("OpenOCD stopped answering once its log failed: %v", err)
+		}
+	}
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	p.Stop()
+	if err := p.LogErr(); err == nil || !strings.Contains(err.Error(), "bytes lost: no space left on device") {
+		t.Errorf("LogErr = %v", err)
+	}
+}
+
 // TestE2ERestarted replaces OpenOCD on the same port between commands: the
 // session reconnects transparently.
 func TestE2ERestarted(t *testing.T) {

@@ -311,6 +311,11 @@ func (r *run) closeConsoles() {
 	}
 	for name, d := range r.probes {
 		d.Close()
+		if l, ok := d.(interface{ LogErr() error }); ok {
+			if err := l.LogErr(); err != nil {
+				r.logLoss = append(r.logLoss, fmt.Errorf("probe %s: %w", name, err))
+			}
+		}
 		delete(r.probes, name)
 	}
 }
