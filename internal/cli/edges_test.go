@@ -155,7 +155,8 @@ steps:
 
 // TestSignalWhileWritingReports interrupts hilrun twice while it writes a
 // JSON report to a pipe nobody reads: the second signal abandons the
-// report and hilrun exits 130.
+// report and hilrun exits 130. (TestTwoSignalsKeepReports: after two
+// signals during the run, the reports are still written.)
 func TestSignalWhileWritingReports(t *testing.T) {
 	dir := t.TempDir()
 	// A report far larger than a pipe's buffer.
@@ -180,7 +181,21 @@ steps:
 	waitFor(t, "the run to end", func() bool { return strings.Contains(errOut.String(), "PASSED big") })
 	cmd.Process.Signal(syscall.SIGINT)
 	waitFor(t, "hilrun to acknowledge the signal", func() bool { return strings.Contains(errOut.String(), "signal again") })
-	cmd.Process.Signal(syscall.SIGINT)
+	// Should the first signal have come before the reports were begun,
+	// the second cuts finally steps short instead: signal until hilrun
+	// abandons the reports.
+	exited := make(chan struct{})
+	defer close(exited)
+	go func() {
+		for !strings.Contains(errOut.String(), "abandoning the reports") {
+			cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-exited:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
 	var none testenv.Buffer
 	if code := waitExit(t, cmd, &none, &errOut); code != cli.ExitInterrupted {
 		t.Fatalf("exit code %d, want 130\nstderr:\n%s", code, errOut.String())
@@ -365,5 +380,38 @@ steps:
 	}
 	if !strings.Contains(out.String(), "device disconnected") || !strings.Contains(out.String(), "has not come back") {
 		t.Errorf("the step does not say the device disconnected:\n%s", out.String())
+	}
+}
+
+// TestTwoSignalsKeepReports interrupts a run, then cuts its finally steps
+// short: the reports are still written.
+func TestTwoSignalsKeepReports(t *testing.T) {
+	dir := t.TempDir()
+	seq := writeFile(t, dir, "seq.yaml", `
+name: twice
+steps:
+  - send: echo started
+    expect: started
+  - expect: never printed
+    timeout: 60s
+finally:
+  - expect: never printed either
+    timeout: 60s
+`)
+	var out, errOut testenv.Buffer
+	cmd := exec.Command(hilrunBinary(t), "run", "--sim", "--json", filepath.Join(dir, "r.json"), seq)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first step to pass", func() bool { return strings.Contains(out.String(), "echo started") })
+	cmd.Process.Signal(syscall.SIGINT)
+	waitFor(t, "the finally step to start", func() bool { return strings.Contains(errOut.String(), "finally steps run") })
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, &out, &errOut); code != cli.ExitInterrupted {
+		t.Fatalf("exit code %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || !strings.Contains(string(b), `"finally.0"`) {
+		t.Errorf("no JSON report with the finally step: %v\n%s", err, b)
 	}
 }

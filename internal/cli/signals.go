@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // ignoreBrokenPipes makes a write to a closed standard output or error
@@ -34,29 +35,33 @@ const (
 // interrupts handles SIGINT and SIGTERM for hilrun run from its first
 // moment to its exit. The first signal cancels Run: the current step stops
 // and finally steps run under Fin. The second cancels Fin: finally steps
-// are cut short, and reports still being written are abandoned.
+// are cut short. The reports are written even so; a signal while they are
+// written, other than the first of all, abandons them.
 type interrupts struct {
 	Run, Fin context.Context
+	rep      context.Context // bounds the writing of the reports
 
-	errOut    io.Writer
-	cancelRun context.CancelFunc
-	cancelFin context.CancelFunc
-	sigs      chan os.Signal
-	done      chan struct{}
+	errOut        io.Writer
+	cancelRun     context.CancelFunc
+	cancelFin     context.CancelFunc
+	cancelReports context.CancelFunc
+	sigs          chan os.Signal
+	done          chan struct{}
 
 	mu    sync.Mutex
 	phase phase
 	seen  int
 }
 
-// errAbandoned is returned by interrupts.reports when a second signal
-// abandoned the reports.
+// errAbandoned is returned by interrupts.reports when a signal abandoned
+// the reports.
 var errAbandoned = errors.New("reports abandoned after a second signal")
 
 func catchInterrupts(parent context.Context, errOut io.Writer) *interrupts {
 	in := &interrupts{errOut: errOut, sigs: make(chan os.Signal, 2), done: make(chan struct{})}
 	in.Run, in.cancelRun = context.WithCancel(parent)
 	in.Fin, in.cancelFin = context.WithCancel(context.WithoutCancel(parent))
+	in.rep, in.cancelReports = context.WithCancel(context.WithoutCancel(parent))
 	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
 	go in.loop()
 	return in
@@ -83,10 +88,11 @@ func (in *interrupts) loop() {
 			case n == 1:
 				fmt.Fprintf(in.errOut, "\nhilrun: %s: the run is over; finishing its reports (signal again to abandon them)\n", name)
 				in.cancelRun()
+			case ph == phaseReports:
+				fmt.Fprintf(in.errOut, "hilrun: %s again: abandoning the reports\n", name)
+				in.cancelReports()
 			default:
-				if ph != phaseReports {
-					fmt.Fprintf(in.errOut, "hilrun: %s again: cutting finally steps short\n", name)
-				}
+				fmt.Fprintf(in.errOut, "hilrun: %s again: cutting finally steps short; the reports are still written (signal again while they are to abandon them)\n", name)
 				in.cancelRun()
 				in.cancelFin()
 			}
@@ -100,20 +106,31 @@ func (in *interrupts) enter(ph phase) {
 	in.mu.Unlock()
 }
 
-// reports runs write, the writing of the reports, unless a second signal
-// comes first: then it returns errAbandoned at once, leaving write to be
-// ended by the process exit (a write to a pipe nobody reads cannot be
-// interrupted).
+// abandonGrace is how long abandoned reports get to stop writing and
+// remove their temporary files.
+const abandonGrace = time.Second
+
+// reports runs write, the writing of the reports, unless a signal (not
+// the first of all) comes first: then write's context ends, so that a report being written
+// to a file stops at its next write and removes its temporary file, and
+// reports returns errAbandoned once it did, or after abandonGrace (a write
+// to a pipe nobody reads cannot be interrupted: the process exit ends it).
 func (in *interrupts) reports(write func(ctx context.Context) error) error {
 	in.enter(phaseReports)
 	done := make(chan error, 1)
-	go func() { done <- write(in.Fin) }()
+	go func() { done <- write(in.rep) }()
 	select {
 	case err := <-done:
 		return err
-	case <-in.Fin.Done():
-		return errAbandoned
+	case <-in.rep.Done():
 	}
+	t := time.NewTimer(abandonGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return errAbandoned
 }
 
 // stop stops catching signals; later ones act as if hilrun caught none.
@@ -122,6 +139,7 @@ func (in *interrupts) stop() {
 	close(in.done)
 	in.cancelRun()
 	in.cancelFin()
+	in.cancelReports()
 }
 
 // ctxWriter fails every write once ctx is done, so that a report being
