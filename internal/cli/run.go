@@ -43,7 +43,9 @@ func newRunCmd(ios *IO) *cobra.Command {
 		Short: "Run sequence files against the bench and report the results",
 		Long: `Run each sequence file in turn. Everything is validated before any port is
 opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
-3 infrastructure error (a port or tool could not be reached), 130 interrupted.`,
+3 infrastructure error (a port or tool could not be reached or vanished, or a
+log could not be written in full: the run goes on, and says what was lost),
+130 interrupted (a second signal cuts finally steps short).`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml`,
