@@ -161,8 +161,15 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	default:
 		return invalid(fmt.Errorf("--line-ending must be crlf, lf or cr, not %q", opts.LineEnding))
 	}
-	b, err := startSimBench(cmd.Context(), sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, nil)
+	// From before the board starts: a signal while OpenOCD starts must
+	// still remove what was started.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := startSimBench(ctx, sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, nil)
 	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
+		}
 		return infra(err)
 	}
 	defer b.Close()
@@ -187,13 +194,7 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	if f, ok := ios.Out.(interface{ Sync() error }); ok {
 		f.Sync()
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	select {
-	case <-sigs:
-	case <-cmd.Context().Done():
-	}
+	<-ctx.Done()
 	if err := b.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return infra(err)
 	}

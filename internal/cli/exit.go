@@ -83,3 +83,6 @@ func resultCode(results []runner.SequenceResult) int {
 	}
 	return code
 }
+
+// interrupted marks err as an interruption (exit 130).
+func interrupted(err error) error { return &exitError{code: ExitInterrupted, err: err} }

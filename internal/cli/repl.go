@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,8 +117,16 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return invalid(err)
 	}
 	if opts.Sim {
-		sb, err := startSimBench(ctx, sim.Options{}, len(seq.Probes) > 0, nil)
+		// A signal while the board or OpenOCD starts stops hilrun through
+		// its cleanup; once the console runs, Ctrl-C is its own.
+		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		sb, err := startSimBench(sctx, sim.Options{}, len(seq.Probes) > 0, nil)
+		stopped := sctx.Err() != nil
+		stop()
 		if err != nil {
+			if stopped {
+				return silent(ExitInterrupted)
+			}
 			return infra(err)
 		}
 		defer sb.Close()

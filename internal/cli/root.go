@@ -38,6 +38,7 @@ type IO struct {
 
 // Main runs hilrun with args and returns the process exit code.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	ignoreBrokenPipes()
 	ios := &IO{In: in, Out: out, ErrOut: errOut}
 	root := NewRoot(ios)
 	root.SetArgs(args)

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +46,9 @@ func newRunCmd(ios *IO) *cobra.Command {
 		Short: "Run sequence files against the bench and report the results",
 		Long: `Run each sequence file in turn. Everything is validated before any port is
 opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
-3 infrastructure error (a port or tool could not be reached), 130 interrupted.`,
+3 infrastructure error (a port or tool could not be reached or vanished, or a
+log could not be written in full: the run goes on, and says what was lost),
+130 interrupted (a second signal cuts finally steps short).`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml`,
@@ -75,6 +74,10 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 
 // Run loads, binds and runs the sequence files of opts.
 func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
+	// From the first moment: a signal while the virtual board or OpenOCD
+	// starts must still stop hilrun through its cleanup.
+	in := catchInterrupts(ctx, ios.ErrOut)
+	defer in.stop()
 	vars, ports, openocds, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD)
 	if err != nil {
 		return err
@@ -107,8 +110,11 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 
 	if opts.Sim {
-		bench, err := startSimBench(ctx, sim.Options{}, needProbe, nil)
+		bench, err := startSimBench(in.Run, sim.Options{}, needProbe, nil)
 		if err != nil {
+			if in.Run.Err() != nil {
+				return interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
+			}
 			return infra(err)
 		}
 		defer bench.Close()
@@ -120,8 +126,11 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 	}
 
-	runCtx, finCtx, stop := withSignals(ctx, ios.ErrOut)
-	defer stop()
+	if in.Run.Err() != nil {
+		return interrupted(errors.New("interrupted before the run started"))
+	}
+	in.enter(phaseRun)
+	runCtx, finCtx := in.Run, in.Fin
 
 	progress := ios.Out
 	if opts.JSON == "-" {
@@ -139,7 +148,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		logDir := ""
 		if opts.LogDir != "" {
 			logDir = filepath.Join(opts.LogDir, stamp+"-"+safeName(seq.Name))
-			if err := os.MkdirAll(logDir, 0o755); err != nil {
+			if err := os.MkdirAll(logDir, 0o777); err != nil {
 				return infra(fmt.Errorf("create the log folder: %w", err))
 			}
 		}
@@ -179,7 +188,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if len(results) > 1 {
 		console.Summary(results)
 	}
-	if err := writeReports(ios, opts, results); err != nil {
+	if err := console.Err(); err != nil {
+		fmt.Fprintf(ios.ErrOut, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
+	}
+	err = in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, results) })
+	if errors.Is(err, errAbandoned) {
+		return interrupted(err)
+	}
+	if err != nil {
 		return infra(err)
 	}
 	if code := resultCode(results); code != ExitPassed {
@@ -323,19 +339,19 @@ func openConsole(logDir string, warn io.Writer) runner.Opener {
 	}
 }
 
-func writeReports(ios *IO, opts *RunOptions, results []runner.SequenceResult) error {
+func writeReports(ctx context.Context, ios *IO, opts *RunOptions, results []runner.SequenceResult) error {
 	if opts.JUnit != "" {
-		if err := writeFile(opts.JUnit, func(w io.Writer) error {
+		if err := writeFile(ctx, opts.JUnit, func(w io.Writer) error {
 			return report.WriteJUnit(w, results, report.JUnitOptions{})
 		}); err != nil {
 			return fmt.Errorf("write JUnit report: %w", err)
 		}
 	}
 	if opts.JSON == "-" {
-		return report.WriteJSON(ios.Out, results)
+		return report.WriteJSON(ctxWriter{ctx, ios.Out}, results)
 	}
 	if opts.JSON != "" {
-		if err := writeFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, results) }); err != nil {
+		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, results) }); err != nil {
 			return fmt.Errorf("write JSON report: %w", err)
 		}
 	}
@@ -343,19 +359,20 @@ func writeReports(ios *IO, opts *RunOptions, results []runner.SequenceResult) er
 }
 
 // writeFile writes through a temporary file so a report is never half
-// written.
-func writeFile(path string, write func(io.Writer) error) error {
+// written; writing stops when ctx is done. The report's mode is 0666 less
+// the umask, as for any file a program creates.
+func writeFile(ctx context.Context, path string, write func(io.Writer) error) error {
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
+	if err := write(ctxWriter{ctx, tmp}); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -363,37 +380,4 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// withSignals returns a context cancelled by the first SIGINT or SIGTERM,
-// and one for finally steps that a second signal cancels.
-func withSignals(parent context.Context, errOut io.Writer) (run, fin context.Context, stop func()) {
-	runCtx, cancelRun := context.WithCancel(parent)
-	finCtx, cancelFin := context.WithCancel(context.WithoutCancel(parent))
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case s := <-sigs:
-				n++
-				if n == 1 {
-					fmt.Fprintf(errOut, "\nhilrun: %s: stopping; finally steps run (signal again to skip them)\n", strings.ToLower(s.String()))
-					cancelRun()
-				} else {
-					cancelFin()
-				}
-			}
-		}
-	}()
-	return runCtx, finCtx, func() {
-		signal.Stop(sigs)
-		close(done)
-		cancelRun()
-		cancelFin()
-	}
 }

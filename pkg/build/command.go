@@ -146,7 +146,7 @@ func run(ctx context.Context, argv []string, dir string, env []string, opts Opti
 	}
 	out := newSink(opts)
 	if opts.LogFile != "" {
-		if err := os.MkdirAll(filepath.Dir(opts.LogFile), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(opts.LogFile), 0o777); err != nil {
 			return nil, nil, fmt.Errorf("create build log: %w", err)
 		}
 		f, err := os.Create(opts.LogFile)

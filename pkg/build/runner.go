@@ -76,7 +76,9 @@ func (r ExecRunner) Run(ctx context.Context, argv []string, dir string, env []st
 	// Never nil: a nil Env would give the command hilrun's environment.
 	cmd.Env = append(append(make([]string, 0, len(base)+len(env)), base...), env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = procgroup.SysProcAttr()
+	// Watched, so that what the command starts dies with hilrun even when
+	// hilrun is killed.
+	procgroup.Prepare(cmd)
 	// A grandchild holding the output pipe must not keep Wait waiting
 	// once the process itself has exited.
 	cmd.WaitDelay = grace

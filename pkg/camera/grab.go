@@ -68,7 +68,7 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 	if err != nil {
 		return nil, &Error{Kind: NoFFmpeg, Err: noFFmpeg(bin, err)}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &Error{Kind: Failed, Err: fmt.Errorf("capture from %s: %w", in.describe(), err)}
 	}
 	tmp, err := os.MkdirTemp(dir, "."+base+".capture-*")
@@ -265,7 +265,7 @@ func reserve(dir, base string, n int, frames []int) ([]string, error) {
 		taken := false
 		for _, i := range frames {
 			p := filepath.Join(dir, frameName(base, n, k, i))
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 			if err != nil {
 				for _, m := range made {
 					os.Remove(m)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,8 +308,9 @@ func TestE2EControl(t *testing.T) {
 	}
 }
 
-// TestE2EKilled kills OpenOCD under a session: the next command tries to
-// reconnect once, quickly, and fails with ErrUnavailable.
+// TestE2EKilled kills OpenOCD under a session: the next read retries with
+// back-off until its deadline and fails with ErrUnavailable, and so does a
+// raw command, none of which could be sent.
 func TestE2EKilled(t *testing.T) {
 	t.Parallel()
 	b := startBoard(t)
@@ -317,24 +319,110 @@ func TestE2EKilled(t *testing.T) {
 	must(t, b.proc.cmd.Process.Kill())
 	<-b.proc.Done()
 
+	// The deadline bounds the retries; the outcome is the same however
+	// many fit in.
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
 	var err error
-	within(t, 3*time.Second, "a command after OpenOCD died", func() {
-		_, err = s.ReadMemory(testCtx(t), memBase, 32, 1)
+	within(t, 10*time.Second, "a command after OpenOCD died", func() {
+		_, err = s.ReadMemory(short(), memBase, 32, 1)
 	})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("got %v, want ErrUnavailable", err)
 	}
-	want := "reconnect to openocd at " + b.proc.TelnetAddr() + ": dial tcp " + b.proc.TelnetAddr() + ": connect: connection refused"
-	if err.Error() != want {
-		t.Errorf("got %q, want %q", err, want)
+	want := "reconnect to openocd at " + b.proc.TelnetAddr() + ": dial tcp " + b.proc.TelnetAddr() + ": connect: connection refused (tried "
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %q, want it to start %q", err, want)
 	}
 	var ce *CommandError
 	if errors.As(err, &ce) {
 		t.Error("ErrUnavailable must not be a CommandError")
 	}
-	within(t, 3*time.Second, "another command", func() { _, err = s.Command(testCtx(t), "version") })
+	within(t, 10*time.Second, "another command", func() { _, err = s.Command(short(), "version") })
 	if !errors.Is(err, ErrUnavailable) {
 		t.Errorf("again: got %v, want ErrUnavailable", err)
+	}
+}
+
+// TestE2EComesBack kills OpenOCD under a session, and starts another on
+// the same port while a read retries: the read returns the value.
+func TestE2EComesBack(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	var dials atomic.Int32
+	var d net.Dialer
+	s := b.dial(t, WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}))
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	addr := b.proc.TelnetAddr()
+	must(t, b.proc.cmd.Process.Kill())
+	<-b.proc.Done()
+
+	type result struct {
+		vals []uint64
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := s.ReadMemory(testCtx(t), uint64(sim.FlashBase), 32, 1)
+		done <- result{v, err}
+	}()
+	// Retrying: it has dialled the dead port twice more.
+	deadline := time.Now().Add(10 * time.Second)
+	for dials.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the read did not retry")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	cfg := b.cfg
+	cfg.Args = []string{"-c", "telnet_port " + port}
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	t.Cleanup(func() { p.Stop() })
+	r := <-done
+	if r.err != nil || len(r.vals) != 1 || r.vals[0] != uint64(sim.RAMBase+sim.RAMSize) {
+		t.Fatalf("got %v, %v, want the value once OpenOCD was back", r.vals, r.err)
+	}
+}
+
+// TestE2ELogFileFull runs OpenOCD with its log file on a full disk
+// (/dev/full) and has it log as it works: it keeps answering, and LogErr
+// says what the log lost.
+func TestE2ELogFileFull(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	b := startBoard(t)
+	b.proc.Stop() // the board's JTAG port takes one OpenOCD at a time
+	cfg := b.cfg
+	cfg.LogFile = filepath.Join(t.TempDir(), "openocd.log")
+	if err := os.Symlink("/dev/full", cfg.LogFile); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	t.Cleanup(func() { p.Stop() })
+	s, err := p.Dial(testCtx(t))
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	for i := range 20 {
+		// echo logs a line, on the telnet session and on stderr.
+		if _, err := s.Command(testCtx(t), fmt.Sprintf("echo {logged line %d}", i)); err != nil {
+			t.Fatalf("OpenOCD stopped answering once its log failed: %v", err)
+		}
+	}
+	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
+	p.Stop()
+	if err := p.LogErr(); err == nil || !strings.Contains(err.Error(), "bytes lost: no space left on device") {
+		t.Errorf("LogErr = %v", err)
 	}
 }
 
@@ -375,14 +463,16 @@ func TestE2EStopped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var err error
-	took := within(t, 3*time.Second, "a command to a stopped OpenOCD", func() {
+	took := within(t, 10*time.Second, "a command to a stopped OpenOCD", func() {
 		_, err = s.ReadMemory(ctx, memBase, 32, 1)
 	})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want a timeout", err)
 	}
-	if took < 290*time.Millisecond || took > 1500*time.Millisecond {
-		t.Errorf("timed out after %v, want about 300ms", took)
+	// How much later than the deadline depends on the machine's load:
+	// only an early end is wrong.
+	if took < 300*time.Millisecond {
+		t.Errorf("timed out after %v, before its 300ms deadline", took)
 	}
 	t.Logf("timeout: %v", err)
 

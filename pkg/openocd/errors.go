@@ -94,6 +94,10 @@ func (e *unavailableError) Error() string {
 	return e.msg + ": " + e.err.Error()
 }
 
+// BenchFault reports that the bench broke, not the target: a step that
+// meets it ends as a bench error even when its timeout passed meanwhile.
+func (e *unavailableError) BenchFault() bool { return true }
+
 func (e *unavailableError) Unwrap() []error {
 	if e.err == nil {
 		return []error{ErrUnavailable}

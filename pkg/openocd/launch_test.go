@@ -279,3 +279,27 @@ func TestOutputRing(t *testing.T) {
 		t.Errorf("lines() = %q, want two, %q", got, want)
 	}
 }
+
+// TestLaunchLogFileFull gives OpenOCD a log file on a full disk
+// (/dev/full): it still starts, and LogErr says what the log lost. (The
+// end-to-end TestE2ELogFileFull reads memory through it.)
+func TestLaunchLogFileFull(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	log := filepath.Join(t.TempDir(), "openocd.log")
+	if err := os.Symlink("/dev/full", log); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fakeConfig(t, "serve")
+	cfg.LogFile = log
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	p.Stop()
+	if err := p.LogErr(); err == nil || !strings.Contains(err.Error(), "openocd log "+log+": ") || !strings.Contains(err.Error(), "bytes lost: no space left on device") {
+		t.Errorf("LogErr = %v", err)
+	}
+	if !strings.Contains(p.Output(), "Listening on port") {
+		t.Errorf("Output() = %q", p.Output())
+	}
+}

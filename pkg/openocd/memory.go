@@ -46,7 +46,7 @@ func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int)
 func (s *Session) readChunk(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
 	if !s.noReadMemory {
 		cmd := fmt.Sprintf("read_memory 0x%x %d %d", addr, width, count)
-		r, err := s.run(ctx, cmd)
+		r, err := s.runSafe(ctx, cmd)
 		if err == nil {
 			vals, err := parseList(r.Result, count)
 			if err != nil {
@@ -60,7 +60,7 @@ func (s *Session) readChunk(ctx context.Context, addr uint64, width, count int) 
 		s.noReadMemory = true
 	}
 	cmd := fmt.Sprintf("%s 0x%x %d", mdName(width), addr, count)
-	r, err := s.run(ctx, cmd)
+	r, err := s.runSafe(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}

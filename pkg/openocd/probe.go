@@ -39,6 +39,15 @@ func Open(ctx context.Context, addr string, launch *LaunchConfig) (*Probe, error
 // Process is the OpenOCD hilrun launched for the probe, or nil.
 func (p *Probe) Process() *Process { return p.proc }
 
+// LogErr says what the log file of the OpenOCD the probe launched lost,
+// as Process.LogErr; nil for a probe that launched none.
+func (p *Probe) LogErr() error {
+	if p.proc == nil {
+		return nil
+	}
+	return p.proc.LogErr()
+}
+
 // Close ends the session and stops a launched OpenOCD; it is idempotent.
 func (p *Probe) Close() error {
 	err := p.Session.Close()

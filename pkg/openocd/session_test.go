@@ -260,6 +260,8 @@ func TestReconnect(t *testing.T) {
 			wantSent: 1, wantDials: 1, wantNextDial: true,
 		},
 		{
+			// Sent on the dead connection, so not retried: a raw
+			// command may have effects.
 			name: "server gone: one reconnect, then unavailable", dropIdle: true, stop: true,
 			wantErr:  "reconnect to openocd at ADDR: dial tcp ADDR: connect: connection refused",
 			wantSent: 0, wantDials: 1,
@@ -290,15 +292,23 @@ func TestReconnect(t *testing.T) {
 			}
 			var out string
 			var err error
-			within(t, 5*time.Second, "the command", func() { out, err = s.Command(testCtx(t), "cmd") })
+			ctx := testCtx(t)
+			if tt.stop {
+				// Bounds the retries; the outcome is the same however
+				// many fit in.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			within(t, 10*time.Second, "the command", func() { out, err = s.Command(ctx, "cmd") })
 			if tt.wantErr == "" {
 				if err != nil || out != "cmd" {
 					t.Fatalf("got %q, %v, want the answer", out, err)
 				}
 			} else {
 				want := strings.ReplaceAll(tt.wantErr, "ADDR", f.addr())
-				if !errors.Is(err, ErrUnavailable) || !strings.HasSuffix(err.Error(), want) {
-					t.Fatalf("got %v, want ErrUnavailable ending %q", err, want)
+				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), want) {
+					t.Fatalf("got %v, want ErrUnavailable saying %q", err, want)
 				}
 			}
 			if got := len(f.received()); got != tt.wantSent {
@@ -324,12 +334,21 @@ func TestUnavailableEveryTime(t *testing.T) {
 	f := newFakeOpenOCD(t, echoHandler)
 	s := dialFake(t, f)
 	f.stop()
-	// Each command tries one reconnect, quickly, and fails.
-	for i := range 3 {
+	// Each read retries until its deadline, and fails; so does a raw
+	// command once the connection is gone, as none of it is sent.
+	for i := range 4 {
+		ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
 		var err error
-		within(t, 2*time.Second, "a command without a server", func() { _, err = s.ReadMemory(testCtx(t), 0x20000000, 32, 1) })
-		if !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("command %d: got %v, want ErrUnavailable", i+1, err)
+		within(t, 10*time.Second, "a command without a server", func() {
+			if i%2 == 0 {
+				_, err = s.ReadMemory(ctx, 0x20000000, 32, 1)
+			} else {
+				_, err = s.Command(ctx, "version")
+			}
+		})
+		cancel()
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "(tried ") {
+			t.Fatalf("command %d: got %v, want ErrUnavailable after retries", i+1, err)
 		}
 	}
 }
@@ -413,5 +432,83 @@ func TestLogHook(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"first a", "second a"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the hook got %q, want %q (and not the banner)", got, want)
+	}
+}
+
+// TestReadRetriedAfterDrop drops the connection while a memory read runs,
+// after OpenOCD echoed it: a read is safe to repeat, so it is sent again on
+// a new connection and returns the value; a raw command in the same spot is
+// not repeated (see TestReconnect).
+func TestReadRetriedAfterDrop(t *testing.T) {
+	t.Parallel()
+	for _, drop := range []fakeAnswer{{closeAfterEcho: true}, {closeBeforeEcho: true}, {hang: true}} {
+		var mu sync.Mutex
+		reads := 0
+		f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+			if !strings.HasPrefix(cmd, "read_memory") {
+				return echoHandler(cmd)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reads++
+			if reads == 1 {
+				return drop
+			}
+			return fakeAnswer{out: "0x2a"}
+		})
+		s := dialFake(t, f)
+		if drop.hang {
+			// A hang is cut by the connection dropping, from outside.
+			go func() {
+				for {
+					mu.Lock()
+					n := reads
+					mu.Unlock()
+					if n > 0 {
+						f.dropAll()
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+		}
+		var vals []uint64
+		var err error
+		within(t, 10*time.Second, "a read on a dropped connection", func() { vals, err = s.ReadMemory(testCtx(t), 0x20000000, 32, 1) })
+		if err != nil || len(vals) != 1 || vals[0] != 0x2a {
+			t.Errorf("%+v: got %v, %v, want [0x2a]", drop, vals, err)
+		}
+		if reads != 2 || f.dialCount() != 2 {
+			t.Errorf("%+v: read sent %d times on %d connections, want 2 and 2", drop, reads, f.dialCount())
+		}
+	}
+}
+
+// TestWriteNotRetriedOnceSent drops the connection after OpenOCD echoed a
+// memory write: the write may have happened, so it is not sent again and
+// the error says its effect is unknown.
+func TestWriteNotRetriedOnceSent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	writes := 0
+	f := newFakeOpenOCD(t, func(cmd string) fakeAnswer {
+		if !strings.HasPrefix(cmd, "write_memory") {
+			return echoHandler(cmd)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		writes++
+		return fakeAnswer{closeAfterEcho: true}
+	})
+	s := dialFake(t, f)
+	var err error
+	within(t, 10*time.Second, "a write on a dropped connection", func() { err = s.WriteMemory(testCtx(t), 0x20000000, 32, []uint64{1}) })
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "its effect is unknown") {
+		t.Errorf("got %v, want ErrUnavailable saying the effect is unknown", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if writes != 1 {
+		t.Errorf("the write was sent %d times, want 1", writes)
 	}
 }

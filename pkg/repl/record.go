@@ -74,7 +74,7 @@ func (s *Session) record(path string, expects bool) error {
 		return err
 	}
 	enc.Close()
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return os.WriteFile(path, b.Bytes(), 0o666)
 }
 
 // reply is the first line a device printed after a send that is neither

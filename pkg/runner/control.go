@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,7 +75,7 @@ func (r *run) artifactDir() (string, error) {
 	if dir == "" {
 		return "", errors.New("no folder for pictures and command output was given")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", fmt.Errorf("make the folder for pictures and command output: %w", err)
 	}
 	return dir, nil
@@ -347,11 +348,24 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		return -1, nil, "", err
 	}
 	logPath = filepath.Join(adir, logName+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	file, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
 	}
-	defer f.Close()
+	f := &lossyFile{f: file}
+	defer func() {
+		if cerr := file.Close(); cerr != nil && f.err == nil {
+			f.err = cerr
+		}
+		if f.err != nil {
+			cause := f.err
+			var pe *fs.PathError
+			if errors.As(cause, &pe) {
+				cause = pe.Err // the path is said already
+			}
+			r.logLoss = append(r.logLoss, fmt.Errorf("%s log %s: %d of %d bytes lost: %w", console, logPath, f.lost, f.total, cause))
+		}
+	}()
 	fmt.Fprintf(f, "$ %s\n", shellLine(argv))
 	out = &keepWriter{}
 	lw := &lineWriter{fn: func(l string) {
@@ -363,6 +377,30 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		fmt.Fprintf(f, "[exit %d]\n", code)
 	}
 	return code, out, logPath, err
+}
+
+// lossyFile writes a log file without ever failing its writer: a
+// command's output must keep flowing to the step when the disk is full. It
+// counts what it could not write, for the run to report.
+type lossyFile struct {
+	mu          sync.Mutex
+	f           *os.File
+	total, lost int64
+	err         error // the first write error
+}
+
+func (l *lossyFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.f.Write(p)
+	l.total += int64(len(p))
+	if err != nil {
+		l.lost += int64(len(p) - n)
+		if l.err == nil {
+			l.err = err
+		}
+	}
+	return len(p), nil
 }
 
 // shellLine renders argv as a shell would read it, quoting what needs it.

@@ -178,6 +178,9 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		case errors.As(err, &fe):
 			return &stepError{msg: fe.Error(), expected: describe(want), received: stream.Printable(tail)}
 		case errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
+			if derr := awayErr(c); derr != nil {
+				return fmt.Errorf("expect %s on %s: timed out after %s: %w", describe(want), s.To, timeout, derr)
+			}
 			msg := fmt.Sprintf("timed out after %s waiting for %s", timeout, describe(want))
 			if l := lastLine(tail); l != "" {
 				msg += "; last received: " + quoted([]byte(l))
@@ -310,6 +313,9 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 		case errors.As(err, &fe):
 			return &stepError{msg: fe.Error(), received: stream.Printable(c.Tail(10, 2048))}
 		case errors.Is(context.Cause(cctx), errStepTimeout) && ctx.Err() == nil:
+			if derr := awayErr(c); derr != nil && untilOnly {
+				return fmt.Errorf("capture on %s: timed out after %s: %w", s.To, timeout, derr)
+			}
 			if untilOnly {
 				return &stepError{
 					msg:      fmt.Sprintf("capture timed out after %s waiting for %s", timeout, describe(until)),

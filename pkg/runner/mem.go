@@ -157,11 +157,25 @@ func (r *run) probeCtx(ctx context.Context, s *steps.Step) (context.Context, con
 	return context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 }
 
+// benchFault is implemented by errors that mean the bench broke (the
+// debugger cannot be reached, even after retries), whatever the step's
+// timeout did meanwhile: such a step errors rather than fails.
+type benchFault interface {
+	BenchFault() bool
+}
+
+func isBenchFault(err error) bool {
+	var bf benchFault
+	return errors.As(err, &bf) && bf.BenchFault()
+}
+
 // probeErr words a debugger error for the step's result.
 func probeErr(ctx, pctx context.Context, what string, err error) error {
 	switch {
 	case isTestFailure(err):
 		return &stepError{msg: fmt.Sprintf("%s: %v", what, err)}
+	case isBenchFault(err) && ctx.Err() == nil:
+		return fmt.Errorf("%s: %w", what, err)
 	case errors.Is(context.Cause(pctx), errStepTimeout) && ctx.Err() == nil:
 		return &stepError{msg: fmt.Sprintf("%s: the debugger did not answer in time: %v", what, err)}
 	case ctx.Err() != nil:

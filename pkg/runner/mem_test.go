@@ -23,7 +23,16 @@ type memProbe struct {
 	commands []string
 	closed   bool
 	down     bool
+	// retrying makes reads retry a lost connection until their context
+	// ends, as openocd.Session does.
+	retrying bool
 }
+
+// lostError is a debugger that could not be reached, even after retries.
+type lostError struct{ msg string }
+
+func (e *lostError) Error() string    { return e.msg }
+func (e *lostError) BenchFault() bool { return true }
 
 var _ runner.Debugger = (*memProbe)(nil)
 
@@ -35,6 +44,10 @@ func (e *busError) TestFailure() bool { return true }
 func (p *memProbe) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
 	if p.down {
 		return nil, errors.New("openocd 127.0.0.1:4444: connection refused")
+	}
+	if p.retrying {
+		<-ctx.Done()
+		return nil, &lostError{"reconnect to openocd at 127.0.0.1:4444: connection refused (tried 5 times over 100ms)"}
 	}
 	var out []uint64
 	for i := 0; i < count; i++ {
@@ -240,6 +253,17 @@ steps:
 			setup:   func(m *sim.Memory, p *memProbe) { p.down = true },
 			steps:   "0:error 1:skipped",
 			message: "connection refused",
+		},
+		{
+			name: "a debugger lost until the step's timeout is a bench error",
+			src: `
+steps:
+  - mem_read: 0x20000000
+    timeout: 100ms
+  - mem_read: 0x20000000`,
+			setup:   func(m *sim.Memory, p *memProbe) { p.retrying = true },
+			steps:   "0:error 1:skipped",
+			message: "connection refused (tried 5 times",
 		},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,8 @@ type run struct {
 	cleanup []func()
 	// executed counts the steps run, for Options.MaxSteps.
 	executed uint64
+	// logLoss holds what the consoles' logs lost, found as they close.
+	logLoss []error
 }
 
 type transcript struct {
@@ -212,6 +215,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	}
 	r.res.Duration = time.Since(r.start)
 	r.closeConsoles()
+	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
 	r.emit(Event{Type: SequenceFinished, Result: r.res})
 	return r.res
@@ -306,13 +310,79 @@ func (r *run) closeConsoles() {
 		f()
 	}
 	r.cleanup = nil
-	for name, c := range r.consol {
+	names := make([]string, 0, len(r.consol))
+	for name := range r.consol {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := r.consol[name]
 		c.Close()
+		if err := logErr(c); err != nil {
+			r.logLoss = append(r.logLoss, fmt.Errorf("console %s: %w", name, err))
+		}
 		delete(r.consol, name)
 	}
 	for name, d := range r.probes {
 		d.Close()
+		if l, ok := d.(interface{ LogErr() error }); ok {
+			if err := l.LogErr(); err != nil {
+				r.logLoss = append(r.logLoss, fmt.Errorf("probe %s: %w", name, err))
+			}
+		}
 		delete(r.probes, name)
+	}
+}
+
+// awayErr asks a console (or the one it wraps) whether its device is
+// away, disconnected and awaited with reconnect: true; serialx.Console
+// says, through Disconnected. An expect that times out then is a bench
+// error, not the device's answer.
+func awayErr(c Console) error {
+	for {
+		if d, ok := c.(interface{ Disconnected() error }); ok {
+			return d.Disconnected()
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return nil
+		}
+		c = u.Unwrap()
+	}
+}
+
+// logErr asks a console (or the one it wraps) what its log files lost;
+// serialx.Console says, through LogErr.
+func logErr(c Console) error {
+	for {
+		if l, ok := c.(interface{ LogErr() error }); ok {
+			return l.LogErr()
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return nil
+		}
+		c = u.Unwrap()
+	}
+}
+
+// reportLogLoss makes a run whose console logs are incomplete a bench
+// error, whatever its steps did: the record of the run is not whole. The
+// run itself went on, so as not to leave the device half way through.
+func (r *run) reportLogLoss() {
+	if len(r.logLoss) == 0 {
+		return
+	}
+	var msgs []string
+	for _, err := range r.logLoss {
+		msgs = append(msgs, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	msg := strings.Join(msgs, "; ") + "; the run went on regardless, but its record is incomplete"
+	r.res.Status = worst(r.res.Status, Errored)
+	if r.res.Error == "" {
+		r.res.Error = msg
+	} else {
+		r.res.Error += "; " + msg
 	}
 }
 

@@ -75,7 +75,9 @@ type Config struct {
 	// rts=1"); "pulse" ("dtr=0 for 100ms"), "break" ("250ms") and
 	// "reset_sequence" ("esp32") when one starts; "modem_error" when one
 	// fails. "us" counts microseconds since the console opened and "off"
-	// is the stream offset.
+	// is the stream offset. A log file that cannot be written (a full
+	// disk) does not stop the console: Warn is told at once, and LogErr
+	// says what was lost.
 	LogDir string
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.
@@ -223,6 +225,9 @@ type Console struct {
 	rx, tx     atomic.Int64
 	connected  atomic.Bool
 	reconnects atomic.Int64
+	// away is the last disconnection that Reconnect has not yet made
+	// good: its time and error; nil while connected.
+	away atomic.Pointer[awayFrom]
 
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
@@ -302,6 +307,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 			lock.release()
 			return nil, fmt.Errorf("open console %q: %w", name, err)
 		}
+		c.log.warn = c.warn
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.Lock()
@@ -460,6 +466,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	derr := fmt.Errorf("%s: %w: %w", path, ErrDisconnected, err)
 	if !c.closing.Load() {
 		c.connected.Store(false)
+		c.away.Store(&awayFrom{at: time.Now(), err: derr})
 		// Without Reconnect a waiting expect fails at once. With it the
 		// disconnection is expected (a board that resets its USB), so
 		// waiters keep waiting, bounded by their own timeouts, and see
@@ -507,12 +514,32 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		}
 		c.port, c.lock, c.path, c.levels = np, nl, path, c.openLevels()
 		c.connected.Store(true)
+		c.away.Store(nil)
 		c.reconnects.Add(1)
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
 		return np
 	}
+}
+
+type awayFrom struct {
+	at  time.Time
+	err error
+}
+
+// Disconnected returns nil while the device is connected, or, while a
+// console with Reconnect waits for its device to come back, an error
+// wrapping ErrDisconnected that says since when: an expect that times out
+// then timed out on a device that is not there, which is a bench error,
+// not the device's answer. Without Reconnect, Expect and Capture already
+// fail at once with ErrDisconnected.
+func (c *Console) Disconnected() error {
+	a := c.away.Load()
+	if a == nil || c.closing.Load() || c.released.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w; it has not come back in the %s since (reconnect: true)", a.err, time.Since(a.at).Round(time.Millisecond))
 }
 
 // Name returns the console's name.
@@ -727,8 +754,15 @@ func (c *Console) LogPaths() (raw, timeline string) {
 	if c.log == nil {
 		return "", ""
 	}
-	return c.log.rawPath, c.log.tlPath
+	return c.log.raw.path, c.log.tl.path
 }
+
+// LogErr returns nil when the raw log and the timeline hold everything, or
+// else an error wrapping ErrLogWrite (a *LogWriteError per file) that says
+// which file lost how many bytes, as after a full disk. Call it after Close
+// for the final word: closing can fail too. A console without LogDir
+// returns nil.
+func (c *Console) LogErr() error { return c.log.writeErr() }
 
 // Close stops the reader, closes the port, removes its lock file and
 // closes the logs. Expect and Capture calls waiting on the console return an

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,16 +16,86 @@ import (
 
 // consoleLog writes a console's raw log and timeline. Writes go straight to
 // the files, without user-space buffering, so a crash or os.Exit loses
-// nothing that was received.
+// nothing that was received. A write that fails (a full disk) does not stop
+// the console: the bytes it could not write are counted, later writes are
+// still tried, and LogErr says what was lost.
 type consoleLog struct {
-	rawPath, tlPath string
-	opened          time.Time
+	opened time.Time
+	// warn, if set, is told of the first write error as it happens.
+	warn func(msg string)
 
-	mu      sync.Mutex
-	raw, tl *os.File
-	line    []byte
-	err     error // the first write error, reported by Stats
+	mu       sync.Mutex
+	raw, tl  logFile
+	line     []byte
+	closeErr error
 }
+
+// logFile is one of a console's log files and what it lost.
+type logFile struct {
+	path  string
+	f     *os.File
+	total int64 // bytes hilrun meant to write
+	lost  int64 // bytes it could not write
+	err   error // the first write error
+}
+
+// write writes p, counting what could not be written. It reports whether
+// this was the file's first error.
+func (lf *logFile) write(p []byte) (first bool) {
+	if lf.f == nil { // closed
+		return false
+	}
+	n, err := lf.f.Write(p)
+	lf.total += int64(len(p))
+	if err == nil {
+		return false
+	}
+	lf.lost += int64(len(p) - n)
+	if lf.err != nil {
+		return false
+	}
+	lf.err = err
+	return true
+}
+
+// cause is err without the file name that the messages already give.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// loss describes what the file lost, or is nil.
+func (lf *logFile) loss(what string) error {
+	if lf.err == nil {
+		return nil
+	}
+	return &LogWriteError{File: lf.path, What: what, Lost: lf.lost, Total: lf.total, Err: lf.err}
+}
+
+// ErrLogWrite is wrapped by the error of a console whose raw log or
+// timeline could not be written in full: a bench error, as the record of
+// the run is incomplete.
+var ErrLogWrite = errors.New("console log incomplete")
+
+// LogWriteError says which log file lost bytes and how many.
+type LogWriteError struct {
+	File string // path of the log file
+	What string // "console log" or "console timeline"
+	// Lost counts the bytes that could not be written, of Total meant
+	// for the file.
+	Lost, Total int64
+	Err         error // the first write error
+}
+
+func (e *LogWriteError) Error() string {
+	return fmt.Sprintf("%s %s: %d of %d bytes lost: %v", e.What, e.File, e.Lost, e.Total, cause(e.Err))
+}
+
+// Unwrap returns ErrLogWrite and the write error.
+func (e *LogWriteError) Unwrap() []error { return []error{ErrLogWrite, e.Err} }
 
 // LogName turns a console name into the base of its log files' names
 // (NAME.log, NAME.timeline.jsonl): path separators and unusual characters
@@ -46,20 +117,20 @@ func LogName(name string) string {
 }
 
 func openLog(dir, name string, opened time.Time) (*consoleLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
 	l := &consoleLog{
-		rawPath: filepath.Join(dir, LogName(name)+".log"),
-		tlPath:  filepath.Join(dir, LogName(name)+".timeline.jsonl"),
-		opened:  opened,
+		raw:    logFile{path: filepath.Join(dir, LogName(name)+".log")},
+		tl:     logFile{path: filepath.Join(dir, LogName(name)+".timeline.jsonl")},
+		opened: opened,
 	}
 	var err error
-	if l.raw, err = os.Create(l.rawPath); err != nil {
+	if l.raw.f, err = os.Create(l.raw.path); err != nil {
 		return nil, fmt.Errorf("create console log: %w", err)
 	}
-	if l.tl, err = os.Create(l.tlPath); err != nil {
-		l.raw.Close()
+	if l.tl.f, err = os.Create(l.tl.path); err != nil {
+		l.raw.f.Close()
 		return nil, fmt.Errorf("create console timeline: %w", err)
 	}
 	return l, nil
@@ -84,8 +155,15 @@ func (l *consoleLog) start(at time.Time, dir string, off int64, n int) []byte {
 func (l *consoleLog) finish(b []byte) {
 	b = append(b, "}\n"...)
 	l.line = b
-	if _, err := l.tl.Write(b); err != nil && l.err == nil {
-		l.err = fmt.Errorf("write %s: %w", l.tlPath, err)
+	if l.tl.write(b) {
+		l.warnLoss("console timeline", &l.tl)
+	}
+}
+
+// warnLoss tells of a log file's first write error as it happens.
+func (l *consoleLog) warnLoss(what string, lf *logFile) {
+	if l.warn != nil {
+		l.warn(fmt.Sprintf("%s %s: %v: what follows is lost; the run goes on, and will end with a bench error", what, lf.path, cause(lf.err)))
 	}
 }
 
@@ -96,8 +174,8 @@ func (l *consoleLog) rx(at time.Time, off int64, p []byte) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, err := l.raw.Write(p); err != nil && l.err == nil {
-		l.err = fmt.Errorf("write %s: %w", l.rawPath, err)
+	if l.raw.write(p) {
+		l.warnLoss("console log", &l.raw)
 	}
 	l.finish(l.start(at, "rx", off, len(p)))
 }
@@ -138,13 +216,14 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
+// writeErr says what the log files lost, or is nil.
 func (l *consoleLog) writeErr() error {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.err
+	return errors.Join(l.raw.loss("console log"), l.tl.loss("console timeline"), l.closeErr)
 }
 
 func (l *consoleLog) close() error {
@@ -153,5 +232,17 @@ func (l *consoleLog) close() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Join(l.raw.Close(), l.tl.Close())
+	if l.raw.f == nil {
+		return nil
+	}
+	var errs []error
+	for _, lf := range []*logFile{&l.raw, &l.tl} {
+		// Some file systems (NFS) report a failed write only here.
+		if err := lf.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w: %w", lf.path, ErrLogWrite, err))
+		}
+		lf.f = nil
+	}
+	l.closeErr = errors.Join(errs...)
+	return l.closeErr
 }

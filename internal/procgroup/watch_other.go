@@ -1,0 +1,8 @@
+//go:build !unix
+
+package procgroup
+
+import "os/exec"
+
+// Without process groups there is no group to watch.
+func watch(cmd *exec.Cmd) {}
