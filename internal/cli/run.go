@@ -19,6 +19,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -37,6 +38,9 @@ type RunOptions struct {
 	Bench   string
 	Sim     bool
 	Verbose bool
+	// MaxFailures caps the failing iterations each repeat lists in the
+	// reports; 0 means results.DefaultMaxFailures.
+	MaxFailures int
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -66,6 +70,7 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
 }
 
@@ -102,6 +107,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 	}
 
+	if opts.MaxFailures < 0 {
+		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
+	}
+	// A report that cannot be written is found now, before any step runs.
+	if err := checkReportPaths(opts); err != nil {
+		return invalid(err)
+	}
+
 	if opts.Sim {
 		bench, err := startSimBench(ctx, sim.Options{}, needProbe)
 		if err != nil {
@@ -130,7 +143,27 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose})
 
 	stamp := time.Now().UTC().Format("20060102T150405Z")
-	var results []runner.SequenceResult
+	// Every finished step goes to the event stream on disk, not to memory;
+	// the reports are written from it. Without --log-dir it lives in a
+	// private folder removed at exit.
+	eventsPath := ""
+	if opts.LogDir != "" {
+		eventsPath = filepath.Join(opts.LogDir, stamp+"-"+results.EventFile)
+	} else {
+		tmp, err := os.MkdirTemp("", "hilrun-events-")
+		if err != nil {
+			return infra(fmt.Errorf("make a folder for the event stream: %w", err))
+		}
+		defer os.RemoveAll(tmp)
+		eventsPath = filepath.Join(tmp, results.EventFile)
+	}
+	events, err := results.Create(eventsPath)
+	if err != nil {
+		return infra(err)
+	}
+	defer events.Close()
+
+	var seqResults []runner.SequenceResult
 	for _, seq := range seqs {
 		logDir := ""
 		if opts.LogDir != "" {
@@ -152,7 +185,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			ArtifactDir:    artifacts,
 			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
-			Sink:           console,
+			Sink:           runner.Tee(events, console),
 			FinallyContext: finCtx,
 			LogPaths: func(c runner.Console) string {
 				if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
@@ -162,7 +195,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				return ""
 			},
 		})
-		results = append(results, *res)
+		// The transcripts are in the event stream; the summary needs none.
+		res.Transcripts = nil
+		seqResults = append(seqResults, *res)
 		if artifacts != "" && logDir == "" {
 			// Only when no step wrote there: it removes empty folders only.
 			os.Remove(artifacts)
@@ -171,13 +206,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			break
 		}
 	}
-	if len(results) > 1 {
-		console.Summary(results)
+	if len(seqResults) > 1 {
+		console.Summary(seqResults)
 	}
-	if err := writeReports(ios, opts, results); err != nil {
+	streamErr := events.Close()
+	if err := writeReports(ios, opts, events.Path(), streamErr); err != nil {
 		return infra(err)
 	}
-	if code := resultCode(results); code != ExitPassed {
+	if code := resultCode(seqResults); code != ExitPassed {
 		return silent(code)
 	}
 	return nil
@@ -318,21 +354,60 @@ func openConsole(logDir string, warn io.Writer) runner.Opener {
 	}
 }
 
-func writeReports(ios *IO, opts *RunOptions, results []runner.SequenceResult) error {
+// checkReportPaths makes sure each report file given can be written, by
+// creating and removing a file beside it, so that a bad path is found before
+// the run rather than after it.
+func checkReportPaths(opts *RunOptions) error {
+	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}} {
+		if r.path == "" || r.path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s %s: is a folder, want a file", r.flag, r.path)
+		}
+		dir := filepath.Dir(r.path)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("%s %s: cannot write the report: %w", r.flag, r.path, err)
+		}
+		f, err := os.CreateTemp(dir, "."+filepath.Base(r.path)+".*")
+		if err != nil {
+			return fmt.Errorf("%s %s: cannot write the report: %w", r.flag, r.path, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
+}
+
+// writeReports writes each report from the event file on its own, so that
+// one that fails loses no other; the error names every report lost, and
+// says when the event stream itself lost steps (streamErr).
+func writeReports(ios *IO, opts *RunOptions, events string, streamErr error) error {
+	sum := results.Options{MaxFailures: opts.MaxFailures}
+	var lost []string
 	if opts.JUnit != "" {
 		if err := writeFile(opts.JUnit, func(w io.Writer) error {
-			return report.WriteJUnit(w, results, report.JUnitOptions{})
+			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum})
 		}); err != nil {
-			return fmt.Errorf("write JUnit report: %w", err)
+			lost = append(lost, fmt.Sprintf("JUnit report %s not written: %v", opts.JUnit, err))
 		}
 	}
-	if opts.JSON == "-" {
-		return report.WriteJSON(ios.Out, results)
-	}
-	if opts.JSON != "" {
-		if err := writeFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, results) }); err != nil {
-			return fmt.Errorf("write JSON report: %w", err)
+	switch opts.JSON {
+	case "":
+	case "-":
+		if err := report.WriteJSON(ios.Out, events, sum); err != nil {
+			lost = append(lost, fmt.Sprintf("JSON report to standard output not written: %v", err))
 		}
+	default:
+		if err := writeFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, events, sum) }); err != nil {
+			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
+		}
+	}
+	if streamErr != nil {
+		lost = append(lost, fmt.Sprintf("the event stream lost steps, so reports may lack them: %v", streamErr))
+	}
+	if len(lost) > 0 {
+		return errors.New(strings.Join(lost, "; "))
 	}
 	return nil
 }

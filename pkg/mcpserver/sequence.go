@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -497,6 +498,9 @@ type execOptions struct {
 	buildLog string
 	// buildLine, when set, receives each line build and upload tools print.
 	buildLine func(string)
+	// keepSteps keeps every step's result in the runner's result, for
+	// one-step runs that read it.
+	keepSteps bool
 }
 
 // devicePlan is how a device of a sequence is reached: an open connection
@@ -690,6 +694,30 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	run := s.runs.start(seq.Name)
 	prog := newProgress(ctx, req, seq)
 	defer prog.stop()
+	// Every finished step goes to the run's event stream on disk; the
+	// result and the report resource are made from it.
+	events, err := results.Create(filepath.Join(run.dir, results.EventFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer events.Close()
+	// A probe whose OpenOCD went away is reopened by the next user.
+	probeGone := false
+	// The pictures camera steps took, in order, up to the result's bound.
+	var pictures []string
+	watch := runner.SinkFunc(func(e runner.Event) {
+		if e.Type != runner.StepFinished || e.Step == nil {
+			return
+		}
+		if e.Step.Status == runner.Errored && strings.Contains(e.Step.Message, "openocd unavailable") {
+			probeGone = true
+		}
+		for _, p := range e.Step.Attachments {
+			if len(pictures) < maxResultSteps {
+				pictures = append(pictures, p)
+			}
+		}
+	})
 	logFile := func(st *steps.Step) string {
 		if o.buildLog != "" {
 			return o.buildLog
@@ -732,16 +760,13 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Host:        s.host(),
 		ArtifactDir: filepath.Join(run.dir, artifactDir),
 		Vars:        o.vars,
-		Sink:        prog,
+		Sink:        runner.Tee(events, prog, watch),
 		Getenv:      s.cfg.Getenv,
+		KeepSteps:   o.keepSteps,
 	})
-	// A probe whose OpenOCD went away is reopened by the next user.
-	for _, st := range res.Steps {
-		if st.Status == runner.Errored && strings.Contains(st.Message, "openocd unavailable") {
-			for _, p := range seq.Probes {
-				s.dropSession(p)
-			}
-			break
+	if probeGone {
+		for _, p := range seq.Probes {
+			s.dropSession(p)
 		}
 	}
 	// Borrowed connections keep their own log; the run keeps what they
@@ -751,48 +776,37 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			os.WriteFile(filepath.Join(run.dir, serialx.LogName(t.Console)+".log"), t.Data, 0o644)
 		}
 	}
-	out := s.runs.finish(run, res)
+	if err := events.Close(); err != nil {
+		s.logf("run %s: %v", run.id, err)
+	}
+	out := s.runs.finish(run, res, events.Path(), pictures)
 	return out, res, nil
 }
 
 // --- results ---
 
-type stepOut struct {
-	Index      int            `json:"index"`
-	Path       string         `json:"path"`
-	Kind       string         `json:"kind"`
-	Name       string         `json:"name"`
-	Group      string         `json:"group,omitempty"`
-	Status     string         `json:"status"`
-	StartedMS  float64        `json:"started_ms"`
-	DurationMS float64        `json:"duration_ms"`
-	Message    string         `json:"message,omitempty"`
-	Expected   string         `json:"expected,omitempty"`
-	Received   string         `json:"received,omitempty"`
-	Saved      map[string]any `json:"saved,omitempty"`
-	Data       map[string]any `json:"data,omitempty"`
-}
-
-type counts struct {
-	Total       int `json:"total"`
-	Passed      int `json:"passed"`
-	Failed      int `json:"failed"`
-	Errored     int `json:"error"`
-	Skipped     int `json:"skipped"`
-	Interrupted int `json:"interrupted"`
-}
+// maxResultSteps bounds the steps a sequence result lists: past it, the
+// result keeps the first and last maxResultSteps/2 steps and every step
+// that did not pass (up to results.DefaultMaxFailures), counts the rest,
+// and names the report resource, which has them all. Repeats count as one
+// step each: their iterations are summarised by the summary rule.
+const maxResultSteps = 1000
 
 type sequenceResult struct {
-	RunID          string    `json:"run_id"`
-	Name           string    `json:"name"`
-	Passed         bool      `json:"passed"`
-	Status         string    `json:"status"`
-	DurationMS     float64   `json:"duration_ms"`
-	Error          string    `json:"error,omitempty"`
-	Counts         counts    `json:"counts"`
-	Steps          []stepOut `json:"steps"`
-	LogResources   []string  `json:"log_resources"`
-	ReportResource string    `json:"report_resource"`
+	RunID      string         `json:"run_id"`
+	Name       string         `json:"name"`
+	Passed     bool           `json:"passed"`
+	Status     string         `json:"status"`
+	DurationMS float64        `json:"duration_ms"`
+	Error      string         `json:"error,omitempty"`
+	Counts     results.Counts `json:"counts"`
+	// Steps are the steps outside repeat iterations, as the JSON report
+	// has them, up to StepLimit; StepsLeftOut counts those left out.
+	Steps          []results.Step `json:"steps"`
+	StepLimit      int            `json:"step_limit"`
+	StepsLeftOut   int            `json:"steps_left_out,omitempty"`
+	LogResources   []string       `json:"log_resources"`
+	ReportResource string         `json:"report_resource"`
 	// Pictures are the resources of the pictures camera steps took; the
 	// tool result also carries them as image content.
 	Pictures     []string `json:"pictures,omitempty"`
@@ -805,46 +819,66 @@ func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
 }
 
-// stepsOut converts results, with saved values and data made fit for JSON
-// the way the JSON report does it.
-func stepsOut(res *runner.SequenceResult, reportJSON []byte) []stepOut {
-	var doc struct {
-		Sequences []struct {
-			Steps []struct {
-				Saved map[string]any `json:"saved"`
-				Data  map[string]any `json:"data"`
-			} `json:"steps"`
-		} `json:"sequences"`
+// stepsOut reads the run's event file into out's counts and steps, by the
+// summary rule and within maxResultSteps.
+func stepsOut(out *sequenceResult, events string) error {
+	half := maxResultSteps / 2
+	var head, mid, tail []results.Step
+	total := 0
+	z := &results.Summarizer{
+		OnStep: func(_ int, st *results.Step) {
+			total++
+			if len(head) < half {
+				head = append(head, *st)
+				return
+			}
+			tail = append(tail, *st)
+			if len(tail) > half {
+				old := tail[0]
+				tail = append(tail[:0], tail[1:]...)
+				if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
+					mid = append(mid, old)
+				}
+			}
+		},
+		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
 	}
-	json.Unmarshal(reportJSON, &doc)
-	out := make([]stepOut, 0, len(res.Steps))
-	for i, st := range res.Steps {
-		so := stepOut{
-			Index: st.Index, Path: st.Path, Kind: st.Kind, Name: st.Name, Group: st.Group, Status: string(st.Status),
-			StartedMS: ms(st.Started), DurationMS: ms(st.Duration), Message: st.Message, Expected: st.Expected, Received: st.Received,
-		}
-		if len(doc.Sequences) == 1 && i < len(doc.Sequences[0].Steps) {
-			so.Saved = doc.Sequences[0].Steps[i].Saved
-			so.Data = doc.Sequences[0].Steps[i].Data
-		}
-		out = append(out, so)
-	}
-	return out
+	err := results.Summarize(events, z)
+	out.Steps = append(append(append(make([]results.Step, 0, len(head)+len(mid)+len(tail)), head...), mid...), tail...)
+	out.StepLimit = maxResultSteps
+	out.StepsLeftOut = total - len(out.Steps)
+	return err
 }
 
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run %s: %s\n", out.RunID, out.Name)
-	for _, st := range res.Steps {
+	for i, st := range out.Steps {
+		if out.StepsLeftOut > 0 && i > 0 && st.Index != out.Steps[i-1].Index+1 && out.Steps[i-1].Index < st.Index {
+			fmt.Fprintf(&b, "…    (steps left out: the report has them all)\n")
+		}
 		idx := strconv.Itoa(st.Index)
 		if st.Path != idx {
 			idx += " (" + st.Path + ")"
 		}
-		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.Duration))
+		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.DurationMS.D()))
 		if st.Message != "" {
 			fmt.Fprintf(&b, "  %s", st.Message)
 		}
 		b.WriteByte('\n')
+		if r := st.Repeat; r != nil && r.Iterations > 0 {
+			fmt.Fprintf(&b, "     %d iterations: %d passed, %d failed, %d errors; min %s, median %s, p99 %s, max %s\n",
+				r.Iterations, r.Passed, r.Failed, r.Errored, fmtDur(r.MinMS.D()), fmtDur(r.MedianMS.D()), fmtDur(r.P99MS.D()), fmtDur(r.MaxMS.D()))
+			for _, it := range r.Failures {
+				if len(it.Detail) > 0 {
+					d := it.Detail[0]
+					fmt.Fprintf(&b, "     iteration %d: %s %s %s  %s\n", it.Index, d.Path, d.Status, d.Kind, d.Message)
+				}
+			}
+			if r.MoreFailures > 0 {
+				fmt.Fprintf(&b, "     … %d more failing iterations (see the report)\n", r.MoreFailures)
+			}
+		}
 		if st.Status == runner.Failed || st.Status == runner.Errored {
 			if st.Expected != "" {
 				fmt.Fprintf(&b, "     expected: %s\n", st.Expected)
@@ -853,6 +887,9 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 				fmt.Fprintf(&b, "     received: %s\n", clipText(st.Received, 400))
 			}
 		}
+	}
+	if out.StepsLeftOut > 0 {
+		fmt.Fprintf(&b, "%d steps left out past the result limit of %d steps: the report resource lists them all\n", out.StepsLeftOut, out.StepLimit)
 	}
 	c := out.Counts
 	total := fmtDur(res.Duration)
@@ -1048,9 +1085,15 @@ func (p *progress) stop() {
 	<-p.stopped
 }
 
-// reportBytes renders the JSON report of one run.
-func reportBytes(res *runner.SequenceResult) []byte {
-	var buf bytes.Buffer
-	report.WriteJSON(&buf, []runner.SequenceResult{*res})
-	return buf.Bytes()
+// writeReport writes the JSON report of a run from its event file.
+func writeReport(path, events string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteJSON(f, events, results.Options{}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

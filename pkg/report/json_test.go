@@ -3,17 +3,16 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"net"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
 func TestJSONGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteJSON(&out, fixture()); err != nil {
+	if err := WriteJSON(&out, eventFile(t, fixture()), results.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.golden.json", out.Bytes())
@@ -21,7 +20,7 @@ func TestJSONGolden(t *testing.T) {
 
 func TestJSONShape(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteJSON(&out, fixture()); err != nil {
+	if err := WriteJSON(&out, eventFile(t, fixture()), results.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !utf8.Valid(out.Bytes()) {
@@ -77,12 +76,12 @@ func TestJSONPassed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var results []runner.SequenceResult
+			var seqs []runner.SequenceResult
 			for _, st := range tt.statuses {
-				results = append(results, runner.SequenceResult{Name: "s", Status: st})
+				seqs = append(seqs, runner.SequenceResult{Name: "s", Status: st})
 			}
 			var out bytes.Buffer
-			if err := WriteJSON(&out, results); err != nil {
+			if err := WriteJSON(&out, eventFile(t, seqs), results.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -97,37 +96,6 @@ func TestJSONPassed(t *testing.T) {
 			}
 			if doc.Sequences == nil {
 				t.Error(`"sequences" is null, want []`)
-			}
-		})
-	}
-}
-
-func TestJSONValue(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want string
-	}{
-		{"bytes", []byte("a\x00\xff\\é\n"), `"a\\x00\\xff\\\\é\\n"`},
-		{"byte array", [3]byte{'o', 'k', 0x1b}, `"ok\\x1b"`},
-		{"named bytes", json.RawMessage(`{"a":1}`), `{"a":1}`},
-		{"text marshaler", net.IPv4(10, 0, 0, 1), `"10.0.0.1"`},
-		{"nested", map[string]any{"l": []any{[]byte("x\r"), 1}}, `{"l":["x\\r",1]}`},
-		{"typed map", map[string][]byte{"k": []byte("\x07")}, `{"k":"\\x07"}`},
-		{"slice of byte slices", [][]byte{[]byte("a"), []byte("\x01")}, `["a","\\x01"]`},
-		{"ints", []uint64{1, 2}, `[1,2]`},
-		{"nan", math.NaN(), `"NaN"`},
-		{"inf", []float64{math.Inf(1), 1.5}, `["+Inf",1.5]`},
-		{"string", "keep \x1b as JSON escapes it", `"keep \u001b as JSON escapes it"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(jsonValue(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -134,6 +135,16 @@ func fixture() []runner.SequenceResult {
 	}
 
 	return []runner.SequenceResult{boot, flash, network, power, setup}
+}
+
+// eventFile records seqs in an event file, as a run would have.
+func eventFile(t *testing.T, seqs []runner.SequenceResult) string {
+	t.Helper()
+	path, err := results.WriteResults(t.TempDir(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // golden compares got with testdata/name, or rewrites the file under -update.

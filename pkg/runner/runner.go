@@ -73,6 +73,11 @@ type Options struct {
 	// made when first needed. Required when the sequence has camera, exec
 	// or power steps.
 	ArtifactDir string
+	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
+	// off for runs of any length: memory then stays flat, and the steps
+	// reach reports only through the Sink (see package results). It suits
+	// short runs that read the results directly, such as the REPL's.
+	KeepSteps bool
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -107,6 +112,10 @@ type run struct {
 	stepRes map[string]any
 	trans   map[string]*transcript
 	cleanup []func()
+	// open holds, per group or repeat being run, the worst status of the
+	// steps finished inside it so far: a container's status comes from it,
+	// not from a list of its steps.
+	open []Status
 }
 
 type transcript struct {
@@ -372,9 +381,14 @@ func (r *run) finish(res *StepResult) {
 	res.Index = r.index
 	r.index++
 	r.mu.Unlock()
-	r.res.Steps = append(r.res.Steps, *res)
+	if r.opts.KeepSteps {
+		r.res.Steps = append(r.res.Steps, *res)
+	}
 	if res.Status != Skipped {
 		r.res.Status = worst(r.res.Status, res.Status)
+		if n := len(r.open); n > 0 {
+			r.open[n-1] = worst(r.open[n-1], res.Status)
+		}
 	}
 	cp := *res
 	r.emit(Event{Type: StepFinished, Step: &cp})
@@ -400,11 +414,13 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	var err error
 	switch s.Kind {
 	case steps.KindGroup:
-		before := len(r.res.Steps)
+		r.open = append(r.open, Passed)
 		r.steps(ctx, s.Steps, path+".", group)
-		res.Status = childStatus(r.res.Steps[before:])
+		res.Status = r.closeContainer()
 	case steps.KindRepeat:
+		r.open = append(r.open, Passed)
 		err = r.repeat(ctx, s, res, group)
+		res.Status = r.closeContainer()
 	default:
 		err = r.leaf(ctx, s, res)
 	}
@@ -419,13 +435,12 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	return res
 }
 
-func childStatus(rs []StepResult) Status {
-	st := Passed
-	for _, c := range rs {
-		if c.Status != Skipped {
-			st = worst(st, c.Status)
-		}
-	}
+// closeContainer ends the innermost group or repeat being run and returns
+// the worst status of the steps it held, Passed when none ran.
+func (r *run) closeContainer() Status {
+	n := len(r.open)
+	st := r.open[n-1]
+	r.open = r.open[:n-1]
 	return st
 }
 

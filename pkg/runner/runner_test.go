@@ -152,7 +152,7 @@ func (r *recorder) types() []runner.EventType {
 
 func run(t *testing.T, ctx context.Context, seq *steps.Sequence, dev *device, sink runner.Sink) *runner.SequenceResult {
 	t.Helper()
-	return runner.Run(ctx, seq, runner.Options{
+	return runner.Run(ctx, seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Sink: sink,
 	})
@@ -561,7 +561,7 @@ steps:
   - send: version
 finally:
   - delay: 1ms`)
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 			return nil, errors.New("open /dev/ttyUSB9: no such file or directory")
 		},
@@ -589,7 +589,7 @@ steps:
 		}
 		dev.print("the end\r\n")
 	}()
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open:            func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		TranscriptLimit: 100,
 	})
