@@ -140,7 +140,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if f, ok := progress.(*os.File); ok {
 		color = report.ColorFor(f)
 	}
-	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose})
+	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
 
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	// Every finished step goes to the event stream on disk, not to memory;

@@ -57,6 +57,8 @@ type ConsoleOptions struct {
 	// Now is the clock Summary measures the run's wall time with; nil means
 	// time.Now.
 	Now func() time.Time
+	// Summary bounds what a finished repeat lists (package results).
+	Summary results.Options
 }
 
 // ColorFor reports whether output to f should be coloured: f is a terminal,
@@ -241,7 +243,7 @@ func (c *Console) tally(s *runner.StepResult) {
 		c.why = why
 	}
 	if c.repeats == nil {
-		c.repeats = &results.Summarizer{OnStep: func(_ int, st *results.Step) { c.repeat = st }}
+		c.repeats = &results.Summarizer{Options: c.opts.Summary, OnStep: func(_ int, st *results.Step) { c.repeat = st }}
 	}
 	// The summarizer needs only paths, statuses and times: leave out the
 	// values, which it would copy.
