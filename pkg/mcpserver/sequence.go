@@ -785,12 +785,18 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 
 // --- results ---
 
-// maxResultSteps bounds the steps a sequence result lists: past it, the
-// result keeps the first and last maxResultSteps/2 steps and every step
-// that did not pass (up to results.DefaultMaxFailures), counts the rest,
-// and names the report resource, which has them all. Repeats count as one
-// step each: their iterations are summarised by the summary rule.
-const maxResultSteps = 1000
+// maxResultSteps and maxResultBytes bound the steps a sequence result
+// lists: past maxResultSteps, the result keeps the first and last
+// maxResultSteps/2 steps and the steps between that did not pass (up to
+// results.DefaultMaxFailures); past maxResultBytes of JSON, steps that did
+// not pass are kept first, then the others in order. The result counts the
+// steps left out and names the report resource, which has them all.
+// Repeats count as one step each: their iterations are summarised by the
+// summary rule.
+const (
+	maxResultSteps = 1000
+	maxResultBytes = 1 << 20
+)
 
 type sequenceResult struct {
 	RunID      string         `json:"run_id"`
@@ -804,6 +810,7 @@ type sequenceResult struct {
 	// has them, up to StepLimit; StepsLeftOut counts those left out.
 	Steps          []results.Step `json:"steps"`
 	StepLimit      int            `json:"step_limit"`
+	StepBytesLimit int            `json:"step_bytes_limit"`
 	StepsLeftOut   int            `json:"steps_left_out,omitempty"`
 	LogResources   []string       `json:"log_resources"`
 	ReportResource string         `json:"report_resource"`
@@ -844,19 +851,51 @@ func stepsOut(out *sequenceResult, events string) error {
 		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
 	}
 	err := results.Summarize(events, z)
-	out.Steps = append(append(append(make([]results.Step, 0, len(head)+len(mid)+len(tail)), head...), mid...), tail...)
-	out.StepLimit = maxResultSteps
+	listed := append(append(append(make([]results.Step, 0, len(head)+len(mid)+len(tail)), head...), mid...), tail...)
+	out.Steps = withinBytes(listed, maxResultBytes)
+	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
 	out.StepsLeftOut = total - len(out.Steps)
 	return err
+}
+
+// withinBytes keeps of list what fits in limit bytes of JSON: the steps
+// that did not pass first, then the others in order; the order of steps is
+// kept.
+func withinBytes(list []results.Step, limit int) []results.Step {
+	size := make([]int, len(list))
+	total := 0
+	for i := range list {
+		b, _ := json.Marshal(&list[i])
+		size[i] = len(b) + 1
+		total += size[i]
+	}
+	if total <= limit {
+		return list
+	}
+	keep := make([]bool, len(list))
+	used := 0
+	for _, problems := range []bool{true, false} {
+		for i := range list {
+			problem := list[i].Status != runner.Passed && list[i].Status != runner.Skipped
+			if problem == problems && used+size[i] <= limit {
+				keep[i] = true
+				used += size[i]
+			}
+		}
+	}
+	var out []results.Step
+	for i := range list {
+		if keep[i] {
+			out = append(out, list[i])
+		}
+	}
+	return out
 }
 
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run %s: %s\n", out.RunID, out.Name)
-	for i, st := range out.Steps {
-		if out.StepsLeftOut > 0 && i > 0 && st.Index != out.Steps[i-1].Index+1 && out.Steps[i-1].Index < st.Index {
-			fmt.Fprintf(&b, "…    (steps left out: the report has them all)\n")
-		}
+	for _, st := range out.Steps {
 		idx := strconv.Itoa(st.Index)
 		if st.Path != idx {
 			idx += " (" + st.Path + ")"
@@ -889,7 +928,7 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 		}
 	}
 	if out.StepsLeftOut > 0 {
-		fmt.Fprintf(&b, "%d steps left out past the result limit of %d steps: the report resource lists them all\n", out.StepsLeftOut, out.StepLimit)
+		fmt.Fprintf(&b, "%d steps left out past the result limit (%d steps, %d bytes): the report resource lists them all\n", out.StepsLeftOut, out.StepLimit, out.StepBytesLimit)
 	}
 	c := out.Counts
 	total := fmtDur(res.Duration)
