@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"testing"
 	"unicode/utf8"
 
@@ -111,4 +112,46 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestJSONCutShort reads an event file that ends before its sequence did,
+// as after a kill or a full disk: the report still parses, keeps the steps
+// recorded, and says the sequence did not end.
+func TestJSONCutShort(t *testing.T) {
+	path := eventFile(t, fixture()[:1])
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-1], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteJSON(&out, path, results.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Passed    bool
+		Sequences []struct {
+			Name, Status, Error string
+			Steps               []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out.Bytes())
+	}
+	s := doc.Sequences[0]
+	if doc.Passed || s.Name != "boot check" || s.Status != "error" || s.Error != results.CutShort || len(s.Steps) != 11 {
+		t.Errorf("passed %v, sequence %s %s %q with %d steps", doc.Passed, s.Name, s.Status, s.Error, len(s.Steps))
+	}
+	// The JUnit report too stays well-formed and says so.
+	var x bytes.Buffer
+	if err := WriteJUnit(&x, path, JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	suites := parseJUnit(t, x.Bytes())
+	if n := len(suites.Suites[0].Testcases); n != 8 || suites.Errors != 1 {
+		t.Errorf("%d testcases, %d errors:\n%s", n, suites.Errors, x.Bytes())
+	}
 }

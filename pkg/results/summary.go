@@ -128,16 +128,25 @@ type Summarizer struct {
 	OnEnd   func(seq int, s *Sequence, c Counts)
 
 	seq    int
+	open   *Sequence // the start record of the sequence not yet ended
 	counts Counts
 	stack  []*repeatAgg
 }
+
+// CutShort is the Error of a sequence whose end record never came, as when
+// hilrun was killed or the disk filled up.
+const CutShort = "the event stream ends before this sequence did"
 
 // Add takes the next record.
 func (z *Summarizer) Add(r *Record) {
 	switch r.Type {
 	case RecordStart:
-		z.seq, z.counts, z.stack = r.Seq, Counts{}, nil
-		if z.OnStart != nil && r.Sequence != nil {
+		z.Close()
+		if r.Sequence == nil {
+			r.Sequence = &Sequence{}
+		}
+		z.seq, z.counts, z.stack, z.open = r.Seq, Counts{}, nil, r.Sequence
+		if z.OnStart != nil {
 			z.OnStart(r.Seq, r.Sequence)
 		}
 	case RecordStep:
@@ -145,19 +154,36 @@ func (z *Summarizer) Add(r *Record) {
 			z.step(r.Step)
 		}
 	case RecordEnd:
-		z.stack = nil
+		if z.open == nil {
+			return
+		}
+		z.stack, z.open = nil, nil
 		if z.OnEnd != nil && r.Sequence != nil {
 			z.OnEnd(r.Seq, r.Sequence, z.counts)
 		}
 	}
 }
 
+// Close ends a sequence whose end record never came: OnEnd gets its start
+// record with status error and CutShort as its Error. Steps of repeats left
+// open are lost from the summary; the event file still has them.
+func (z *Summarizer) Close() {
+	if z.open == nil {
+		return
+	}
+	seq := *z.open
+	seq.Status, seq.Error = runner.Errored, CutShort
+	z.Add(&Record{Type: RecordEnd, Seq: z.seq, Sequence: &seq})
+}
+
 // Summarize reads the event file at path through z.
 func Summarize(path string, z *Summarizer) error {
-	return Read(path, func(r *Record) error {
+	err := Read(path, func(r *Record) error {
 		z.Add(r)
 		return nil
 	})
+	z.Close()
+	return err
 }
 
 func (z *Summarizer) step(st *Step) {
