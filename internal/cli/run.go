@@ -413,14 +413,15 @@ func writeReports(ios *IO, opts *RunOptions, events string, streamErr error) err
 }
 
 // writeFile writes through a temporary file so a report is never half
-// written.
+// written. The report's mode is 0666 less the umask, as for any file a
+// command makes.
 func writeFile(path string, write func(io.Writer) error) error {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := createBeside(path)
 	if err != nil {
 		return err
 	}
@@ -433,6 +434,20 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// createBeside creates a new hidden file next to path. Unlike
+// os.CreateTemp, which makes files 0600, it lets the umask decide the mode.
+func createBeside(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%d.%d", base, os.Getpid(), i))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, os.ErrExist) && i < 1000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // withSignals returns a context cancelled by the first SIGINT or SIGTERM,
