@@ -118,9 +118,39 @@ type run struct {
 	open []Status
 }
 
+// transcript keeps the last limit bytes a console printed, in a ring that
+// never holds more.
 type transcript struct {
-	data    []byte
+	limit   int
+	buf     []byte // the bytes in order until full, then a ring
+	start   int    // once full, where the oldest byte is
 	dropped int64
+}
+
+func (t *transcript) write(p []byte) {
+	if n := min(len(p), t.limit-len(t.buf)); n > 0 {
+		t.buf = append(t.buf, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	// Full: each new byte drops the oldest.
+	t.dropped += int64(len(p))
+	if len(p) >= t.limit {
+		copy(t.buf, p[len(p)-t.limit:])
+		t.start = 0
+		return
+	}
+	n := copy(t.buf[t.start:], p)
+	copy(t.buf, p[n:])
+	t.start = (t.start + len(p)) % t.limit
+}
+
+// bytes returns a copy of what the transcript holds, oldest first.
+func (t *transcript) bytes() []byte {
+	out := make([]byte, 0, len(t.buf))
+	return append(append(out, t.buf[t.start:]...), t.buf[:t.start]...)
 }
 
 func newRun(seq *steps.Sequence, opts Options) *run {
@@ -249,19 +279,11 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		r.consol[dev.Name] = c
 		r.cursor[dev.Name] = c.Cursor()
 		name := dev.Name
-		t := &transcript{}
+		t := &transcript{limit: r.opts.TranscriptLimit}
 		r.trans[name] = t
-		limit := r.opts.TranscriptLimit
 		remove := c.OnReceive(func(at time.Time, off int64, p []byte) {
 			r.mu.Lock()
-			t.data = append(t.data, p...)
-			// Trim only once twice the limit is held, so a long stream
-			// costs one copy per limit's worth of bytes, not one per chunk.
-			if len(t.data) > 2*limit {
-				over := len(t.data) - limit
-				t.dropped += int64(over)
-				t.data = append(t.data[:0], t.data[over:]...)
-			}
+			t.write(p)
 			r.mu.Unlock()
 			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
 		})
@@ -320,11 +342,7 @@ func (r *run) transcripts() []Transcript {
 		if t == nil {
 			continue
 		}
-		data, dropped := t.data, t.dropped
-		if over := len(data) - r.opts.TranscriptLimit; over > 0 {
-			data, dropped = data[over:], dropped+int64(over)
-		}
-		out = append(out, Transcript{Console: dev.Name, Data: append([]byte(nil), data...), Truncated: dropped})
+		out = append(out, Transcript{Console: dev.Name, Data: t.bytes(), Truncated: t.dropped})
 	}
 	return out
 }
