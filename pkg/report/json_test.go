@@ -49,7 +49,7 @@ func TestJSONShape(t *testing.T) {
 	for _, s := range doc.Sequences {
 		statuses = append(statuses, s.Status)
 	}
-	if got, want := statuses, []string{"passed", "failed", "error", "error", "error"}; !equal(got, want) {
+	if got, want := statuses, []string{"passed", "failed", "error", "error", "error", "failed"}; !equal(got, want) {
 		t.Errorf("statuses = %q, want %q", got, want)
 	}
 	if got := doc.Sequences[0].DurationMS; got != 1234.567 {

@@ -328,7 +328,13 @@ func (cb *caseBuilder) addRepeat(st *results.Step) {
 		cb.addProblem(st, "")
 		return
 	}
-	cb.note(st)
+	// The failure's message is that of the first failing step, which says
+	// more than the repeat's status.
+	if f := r.Failures[0]; len(f.Detail) > 0 && st.Message == "" {
+		cb.note(&results.Step{StepBase: f.Detail[0]})
+	} else {
+		cb.note(st)
+	}
 	if !cb.reserve() {
 		return
 	}

@@ -67,6 +67,7 @@ func TestJUnitCounts(t *testing.T) {
 		{2, 0, 1, 0, []string{"00 send ifconfig", "01 expect link up"}},
 		{2, 0, 1, 0, []string{"00 delay settle", "sequence"}},
 		{1, 0, 1, 0, []string{"setup"}},
+		{1, 1, 0, 0, []string{"00 repeat ping pong"}},
 	}
 	if len(suites.Suites) != len(want) {
 		t.Fatalf("got %d testsuites, want %d", len(suites.Suites), len(want))
