@@ -830,8 +830,10 @@ func ms(d time.Duration) float64 {
 // summary rule and within maxResultSteps.
 func stepsOut(out *sequenceResult, events string) error {
 	half := maxResultSteps / 2
-	var head, mid, tail []results.Step
-	total := 0
+	var head, mid []results.Step
+	// tail is a ring of the last half steps; next is where the next goes.
+	tail := make([]results.Step, 0, half)
+	next, total := 0, 0
 	z := &results.Summarizer{
 		OnStep: func(_ int, st *results.Step) {
 			total++
@@ -839,19 +841,22 @@ func stepsOut(out *sequenceResult, events string) error {
 				head = append(head, *st)
 				return
 			}
-			tail = append(tail, *st)
-			if len(tail) > half {
-				old := tail[0]
-				tail = append(tail[:0], tail[1:]...)
-				if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
-					mid = append(mid, old)
-				}
+			if len(tail) < half {
+				tail = append(tail, *st)
+				return
 			}
+			old := tail[next]
+			if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
+				mid = append(mid, old)
+			}
+			tail[next] = *st
+			next = (next + 1) % half
 		},
 		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
 	}
 	err := results.Summarize(events, z)
-	listed := append(append(append(make([]results.Step, 0, len(head)+len(mid)+len(tail)), head...), mid...), tail...)
+	listed := make([]results.Step, 0, len(head)+len(mid)+len(tail))
+	listed = append(append(append(append(listed, head...), mid...), tail[next:]...), tail[:next]...)
 	out.Steps = withinBytes(listed, maxResultBytes)
 	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
 	out.StepsLeftOut = total - len(out.Steps)
