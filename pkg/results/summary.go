@@ -89,8 +89,8 @@ type Repeat struct {
 	P99MS          Millis `json:"p99_ms"`
 	MaxMS          Millis `json:"max_ms"`
 	QuantilesExact bool   `json:"quantiles_exact"`
-	// Failures are the first failing iterations, up to the cap; More
-	// counts the failing iterations left out.
+	// Failures are the first failing iterations, up to the cap;
+	// MoreFailures counts the failing iterations left out.
 	Failures     []Iteration `json:"failures,omitempty"`
 	MoreFailures int         `json:"more_failures,omitempty"`
 	First        *Iteration  `json:"first,omitempty"`
