@@ -77,24 +77,31 @@ func (c *suiteCounts) add(tc *junit.Testcase) {
 }
 
 func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
-	seqs, err := scan(events, opts.Summary)
-	if err != nil {
-		return err
-	}
-	// First pass: the testcases, counted only.
-	counts := make([]suiteCounts, len(seqs))
+	// First pass: the sequences, and their testcases counted only.
+	var seqs []seqSummary
+	var counts []suiteCounts
 	var cb *caseBuilder
 	z := &results.Summarizer{
 		Options: opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) {
-			cb = newCaseBuilder(&seqs[i], opts.Summary, func(tc *junit.Testcase) { counts[i].add(tc) })
+			seqs = append(seqs, seqSummary{width: 2})
+			counts = append(counts, suiteCounts{})
+			n := len(seqs) - 1
+			cb = newCaseBuilder(&seqs[n], opts.Summary, func(tc *junit.Testcase) { counts[n].add(tc) })
 		},
-		OnStep: func(_ int, st *results.Step) { cb.add(st) },
-		OnEnd: func(i int, _ *results.Sequence, _ results.Counts) {
+		OnStep: func(_ int, st *results.Step) {
+			s := &seqs[len(seqs)-1]
+			s.steps = true
+			s.width = max(s.width, leadingDigits(st.Path))
+			cb.add(st)
+		},
+		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
+			n := len(seqs) - 1
+			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
-			if tc := sequenceCase(&seqs[i], cb.problem); tc != nil {
-				counts[i].add(tc)
-				counts[i].extra = tc
+			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
+				counts[n].add(tc)
+				counts[n].extra = tc
 			}
 		},
 	}
