@@ -278,7 +278,7 @@ func (cb *caseBuilder) add(st *results.Step) {
 		// A group's failure is news only when none of its steps failed,
 		// as when it timed out as a whole.
 		if isProblem(st.Status) && !cb.errored && !cb.failed {
-			cb.addProblem(st, "")
+			cb.addProblem(st)
 		}
 	default:
 		cb.addLeaf(st)
@@ -298,7 +298,7 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 		}
 	}
 	if isProblem(st.Status) {
-		cb.addProblem(st, "")
+		cb.addProblem(st)
 	}
 	// Values the steps read (memory words and the like) go to the case's
 	// output as "label: 0x... 0x...", as on the console.
@@ -332,7 +332,7 @@ func (cb *caseBuilder) addRepeat(st *results.Step) {
 		return
 	}
 	if len(r.Failures) == 0 {
-		cb.addProblem(st, "")
+		cb.addProblem(st)
 		return
 	}
 	// The failure's message is that of the first failing step, which says
@@ -403,7 +403,7 @@ func (cb *caseBuilder) reserve() bool {
 	return true
 }
 
-func (cb *caseBuilder) addProblem(st *results.Step, _ string) {
+func (cb *caseBuilder) addProblem(st *results.Step) {
 	cb.note(st)
 	if cb.reserve() {
 		cb.writeProblem(st)
