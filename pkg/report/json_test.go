@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"unicode/utf8"
@@ -118,13 +119,25 @@ func equal(a, b []string) bool {
 // as after a kill or a full disk: the report still parses, keeps the steps
 // recorded, and says the sequence did not end.
 func TestJSONCutShort(t *testing.T) {
+	for _, mid := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inside a record %v", mid), func(t *testing.T) { testCutShort(t, mid) })
+	}
+}
+
+func testCutShort(t *testing.T, midRecord bool) {
 	path := eventFile(t, fixture()[:1])
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	if err := os.WriteFile(path, bytes.Join(lines[:len(lines)-1], nil), 0o644); err != nil {
+	cut := bytes.Join(lines[:len(lines)-1], nil)
+	if midRecord {
+		// Half of the end record, as a full disk leaves it.
+		last := lines[len(lines)-1]
+		cut = append(cut, last[:len(last)/2]...)
+	}
+	if err := os.WriteFile(path, cut, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer

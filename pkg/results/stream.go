@@ -134,9 +134,14 @@ func (s *Stream) Close() error {
 	return s.err
 }
 
+// ErrTruncated means the event file ends inside a record, as when hilrun
+// was killed or the disk filled up while writing it.
+var ErrTruncated = errors.New("the event stream ends inside a record")
+
 // Read calls fn for each record of the event file at path, in order. Numbers
 // in Saved and Data come back as json.Number, so 64-bit values keep every
-// bit. It stops at fn's first error and returns it.
+// bit. It stops at fn's first error and returns it; a file that ends inside
+// a record gives ErrTruncated after the records before it.
 func Read(path string, fn func(*Record) error) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -150,6 +155,9 @@ func Read(path string, fn func(*Record) error) error {
 		err := dec.Decode(&r)
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("read %s: %w", path, ErrTruncated)
 		}
 		if err != nil {
 			return fmt.Errorf("read the event stream %s: %w", path, err)

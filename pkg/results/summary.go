@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -176,13 +177,18 @@ func (z *Summarizer) Close() {
 	z.Add(&Record{Type: RecordEnd, Seq: z.seq, Sequence: &seq})
 }
 
-// Summarize reads the event file at path through z.
+// Summarize reads the event file at path through z. A file cut short
+// inside a record is read up to there: its last sequence then reads as cut
+// short (see Close), and whoever wrote the file reports why it stopped.
 func Summarize(path string, z *Summarizer) error {
 	err := Read(path, func(r *Record) error {
 		z.Add(r)
 		return nil
 	})
 	z.Close()
+	if errors.Is(err, ErrTruncated) {
+		return nil
+	}
 	return err
 }
 
