@@ -625,3 +625,48 @@ steps:
 		t.Errorf("status %s, saved %v: the log line matched", res.Status, res.Steps[0].Saved)
 	}
 }
+
+// TestStepsNotKept runs nested groups and repeats without KeepSteps: the
+// result holds no steps, and containers still take the worst status of the
+// steps inside them, as the events show.
+func TestStepsNotKept(t *testing.T) {
+	seq := load(t, `on_failure: continue
+steps:
+  - group: outer
+    steps:
+      - repeat: {count: 3, as: i}
+        steps:
+          - group: inner
+            steps:
+              - assert: i != 1
+      - assert: "true"
+  - assert: "true"
+`)
+	rec := &recorder{}
+	res := runner.Run(context.Background(), seq, runner.Options{Sink: rec})
+	if res.Steps != nil {
+		t.Errorf("%d steps kept without KeepSteps", len(res.Steps))
+	}
+	got := map[string]runner.Status{}
+	for _, e := range rec.events {
+		if e.Type == runner.StepFinished {
+			got[e.Step.Path] = e.Step.Status
+		}
+	}
+	want := map[string]runner.Status{
+		"0.0#0.0.0": runner.Passed, "0.0#1.0.0": runner.Failed, "0.0#2.0.0": runner.Passed,
+		"0.0#0.0": runner.Passed, "0.0#1.0": runner.Failed, "0.0#2.0": runner.Passed,
+		"0.0": runner.Failed, "0.1": runner.Passed, "0": runner.Failed, "1": runner.Passed,
+	}
+	if len(got) != len(want) {
+		t.Errorf("steps %v", got)
+	}
+	for path, st := range want {
+		if got[path] != st {
+			t.Errorf("step %s: %s, want %s (all: %v)", path, got[path], st, got)
+		}
+	}
+	if res.Status != runner.Failed {
+		t.Errorf("sequence %s", res.Status)
+	}
+}
