@@ -220,7 +220,7 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 	if err := steps.Bind(seq, nil, ports, openocds); err != nil {
 		return nil, err
 	}
-	res := runner.Run(ctx, seq, runner.Options{
+	res := runner.Run(ctx, seq, runner.Options{KeepSteps: true,
 		Open:      openConsole(logDir),
 		OpenProbe: openProbe,
 		LogPaths: func(c runner.Console) string {

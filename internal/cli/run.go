@@ -8,14 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -37,6 +40,9 @@ type RunOptions struct {
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
+	// MaxFailures caps the failing iterations each repeat lists in the
+	// reports; 0 means results.DefaultMaxFailures.
+	MaxFailures int
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -69,6 +75,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
+	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
 }
 
@@ -109,6 +116,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 	}
 
+	if opts.MaxFailures < 0 {
+		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
+	}
+	// A report that cannot be written is found now, before any step runs.
+	if err := checkReportPaths(opts); err != nil {
+		return invalid(err)
+	}
+
 	if opts.Sim {
 		bench, err := startSimBench(in.Run, sim.Options{}, needProbe, nil)
 		if err != nil {
@@ -140,10 +155,43 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if f, ok := progress.(*os.File); ok {
 		color = report.ColorFor(f)
 	}
-	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose})
+	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
 
 	stamp := time.Now().UTC().Format("20060102T150405Z")
-	var results []runner.SequenceResult
+	// Every finished step goes to the event stream on disk, not to memory;
+	// the reports are written from it. Without --log-dir it lives in a
+	// private folder removed at exit.
+	eventsPath := ""
+	if opts.LogDir != "" {
+		eventsPath = filepath.Join(opts.LogDir, stamp+"-"+results.EventFile)
+	} else {
+		tmp, err := tmpdir.New("events")
+		if err != nil {
+			return infra(fmt.Errorf("make a folder for the event stream: %w", err))
+		}
+		defer tmp.Remove()
+		eventsPath = filepath.Join(tmp.Path, results.EventFile)
+	}
+	events, err := results.Create(eventsPath)
+	if err != nil {
+		return infra(err)
+	}
+	defer events.Close()
+	if opts.LogDir != "" {
+		// A full log disk must not cost the reports their steps: the
+		// stream goes on in a private folder, which is removed at exit.
+		var spare *tmpdir.Dir
+		defer func() { spare.Remove() }()
+		events.Spare = func() (string, error) {
+			var err error
+			if spare, err = tmpdir.New("events"); err != nil {
+				return "", err
+			}
+			return filepath.Join(spare.Path, results.EventFile), nil
+		}
+	}
+
+	var seqResults []runner.SequenceResult
 	for _, seq := range seqs {
 		logDir := ""
 		if opts.LogDir != "" {
@@ -165,7 +213,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			ArtifactDir:    artifacts,
 			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
-			Sink:           console,
+			Sink:           runner.Tee(events, console),
 			FinallyContext: finCtx,
 			MaxValueBytes:  opts.MaxValue,
 			LogPaths: func(c runner.Console) string {
@@ -176,7 +224,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				return ""
 			},
 		})
-		results = append(results, *res)
+		// The transcripts are in the event stream; the summary needs none.
+		res.Transcripts = nil
+		seqResults = append(seqResults, *res)
 		if artifacts != "" && logDir == "" {
 			// Only when no step wrote there: it removes empty folders only.
 			os.Remove(artifacts)
@@ -185,20 +235,24 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			break
 		}
 	}
-	if len(results) > 1 {
-		console.Summary(results)
+	if len(seqResults) > 1 {
+		console.Summary(seqResults)
 	}
 	if err := console.Err(); err != nil {
 		fmt.Fprintf(ios.ErrOut, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
 	}
-	err = in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, results) })
+	streamErr := events.Close()
+	err = in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, events.Path(), streamErr) })
 	if errors.Is(err, errAbandoned) {
 		return interrupted(err)
+	}
+	if inc := events.Incomplete(); inc != nil {
+		err = errors.Join(err, fmt.Errorf("the event stream in the log folder is incomplete (the reports were written from a whole copy): %w", inc))
 	}
 	if err != nil {
 		return infra(err)
 	}
-	if code := resultCode(results); code != ExitPassed {
+	if code := resultCode(seqResults); code != ExitPassed {
 		return silent(code)
 	}
 	return nil
@@ -339,21 +393,61 @@ func openConsole(logDir string, warn io.Writer) runner.Opener {
 	}
 }
 
-func writeReports(ctx context.Context, ios *IO, opts *RunOptions, results []runner.SequenceResult) error {
+// checkReportPaths makes sure each report file given can be written, by
+// creating and removing a file beside it, so that a bad path is found before
+// the run rather than after it.
+func checkReportPaths(opts *RunOptions) error {
+	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}} {
+		if r.path == "" || r.path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s %s: is a folder, want a file", r.flag, r.path)
+		}
+		dir := filepath.Dir(r.path)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("%s %s: cannot write the report: %w", r.flag, r.path, err)
+		}
+		f, err := os.CreateTemp(dir, "."+filepath.Base(r.path)+".*")
+		if err != nil {
+			return fmt.Errorf("%s %s: cannot write the report: %w", r.flag, r.path, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
+}
+
+// writeReports writes each report from the event file on its own, so that
+// one that fails loses no other; the error names every report lost, and
+// says when the event stream itself lost steps (streamErr). Writing stops
+// when ctx is done.
+func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string, streamErr error) error {
+	sum := results.Options{MaxFailures: opts.MaxFailures}
+	var lost []string
 	if opts.JUnit != "" {
 		if err := writeFile(ctx, opts.JUnit, func(w io.Writer) error {
-			return report.WriteJUnit(w, results, report.JUnitOptions{})
+			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum})
 		}); err != nil {
-			return fmt.Errorf("write JUnit report: %w", err)
+			lost = append(lost, fmt.Sprintf("JUnit report %s not written: %v", opts.JUnit, err))
 		}
 	}
-	if opts.JSON == "-" {
-		return report.WriteJSON(ctxWriter{ctx, ios.Out}, results)
-	}
-	if opts.JSON != "" {
-		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, results) }); err != nil {
-			return fmt.Errorf("write JSON report: %w", err)
+	switch opts.JSON {
+	case "":
+	case "-":
+		if err := report.WriteJSON(ctxWriter{ctx, ios.Out}, events, sum); err != nil {
+			lost = append(lost, fmt.Sprintf("JSON report to standard output not written: %v", err))
 		}
+	default:
+		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, events, sum) }); err != nil {
+			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
+		}
+	}
+	if streamErr != nil {
+		lost = append(lost, fmt.Sprintf("the event stream lost steps, so reports may lack them: %v", streamErr))
+	}
+	if len(lost) > 0 {
+		return errors.New(strings.Join(lost, "; "))
 	}
 	return nil
 }

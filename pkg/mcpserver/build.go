@@ -341,7 +341,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 	if err := s.checkSteps(seq, func(steps.Pos) string { return string(kind) }); err != nil {
 		return nil, "", err
 	}
-	o := execOptions{benchBound: true, lockWait: lockWait(a.LockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
+	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(a.LockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
 	if !a.Background {
 		t := s.tasks.add(string(kind))
 		out, err := s.runTask(ctx, req, t, seq, o)

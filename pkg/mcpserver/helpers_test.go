@@ -224,7 +224,7 @@ func (e *env) notifications(method string) []mcp.JSONRPCNotification {
 func statuses(r sequenceResult) string {
 	var s []string
 	for _, st := range r.Steps {
-		s = append(s, st.Path+":"+st.Status)
+		s = append(s, st.Path+":"+string(st.Status))
 	}
 	return strings.Join(s, " ")
 }

@@ -77,30 +77,17 @@ func (rs *runStore) start(name string) *runRecord {
 
 // finish writes the report, registers the run's resources and evicts the
 // oldest runs beyond the bound.
-func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceResult {
-	rep := reportBytes(res)
-	if err := os.WriteFile(filepath.Join(r.dir, "report.json"), rep, 0o644); err != nil {
+func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events string, pictures []string) *sequenceResult {
+	if err := writeReport(filepath.Join(r.dir, "report.json"), events); err != nil {
 		rs.s.logf("write the report of run %s: %v", r.id, err)
 	}
 	out := &sequenceResult{
 		RunID: r.id, Name: res.Name, Passed: res.Status == runner.Passed, Status: string(res.Status),
-		DurationMS: ms(res.Duration), Error: res.Error, Steps: stepsOut(res, rep),
+		DurationMS: ms(res.Duration), Error: res.Error,
 		LogResources: []string{}, ReportResource: runReportURI(r.id),
 	}
-	for _, st := range res.Steps {
-		out.Counts.Total++
-		switch st.Status {
-		case runner.Passed:
-			out.Counts.Passed++
-		case runner.Failed:
-			out.Counts.Failed++
-		case runner.Errored:
-			out.Counts.Errored++
-		case runner.Skipped:
-			out.Counts.Skipped++
-		case runner.Interrupted:
-			out.Counts.Interrupted++
-		}
+	if err := stepsOut(out, events); err != nil {
+		rs.s.logf("read the events of run %s: %v", r.id, err)
 	}
 	srv := rs.s.mcp
 	var resources []server.ServerResource
@@ -141,16 +128,14 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult) *sequenceRe
 	// Pictures are resources too, so that a client over HTTP can read
 	// them; the result names them by URI.
 	filesDir := filepath.Join(r.dir, artifactDir)
-	for _, st := range res.Steps {
-		for _, p := range st.Attachments {
-			if filepath.Dir(p) != filesDir {
-				continue
-			}
-			u := runArtifactURI(r.id, filepath.Base(p))
-			out.Pictures = append(out.Pictures, u)
-			out.picturePaths = append(out.picturePaths, p)
-			add(u, "run "+r.id+" picture "+filepath.Base(p), "a picture a camera step took during run "+r.id, "image/png")
+	for _, p := range pictures {
+		if filepath.Dir(p) != filesDir {
+			continue
 		}
+		u := runArtifactURI(r.id, filepath.Base(p))
+		out.Pictures = append(out.Pictures, u)
+		out.picturePaths = append(out.picturePaths, p)
+		add(u, "run "+r.id+" picture "+filepath.Base(p), "a picture a camera step took during run "+r.id, "image/png")
 	}
 	srv.AddResources(resources...)
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -512,6 +513,9 @@ type execOptions struct {
 	buildLog string
 	// buildLine, when set, receives each line build and upload tools print.
 	buildLine func(string)
+	// keepSteps keeps every step's result in the runner's result, for
+	// one-step runs that read it.
+	keepSteps bool
 }
 
 // devicePlan is how a device of a sequence is reached: an open connection
@@ -737,6 +741,30 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	run := s.runs.start(seq.Name)
 	prog := newProgress(ctx, req, seq)
 	defer prog.stop()
+	// Every finished step goes to the run's event stream on disk; the
+	// result and the report resource are made from it.
+	events, err := results.Create(filepath.Join(run.dir, results.EventFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer events.Close()
+	// A probe whose OpenOCD went away is reopened by the next user.
+	probeGone := false
+	// The pictures camera steps took, in order, up to the result's bound.
+	var pictures []string
+	watch := runner.SinkFunc(func(e runner.Event) {
+		if e.Type != runner.StepFinished || e.Step == nil {
+			return
+		}
+		if e.Step.Status == runner.Errored && strings.Contains(e.Step.Message, "openocd unavailable") {
+			probeGone = true
+		}
+		for _, p := range e.Step.Attachments {
+			if len(pictures) < maxResultSteps {
+				pictures = append(pictures, p)
+			}
+		}
+	})
 	logFile := func(st *steps.Step) string {
 		if o.buildLog != "" {
 			return o.buildLog
@@ -779,18 +807,15 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Host:          s.host(),
 		ArtifactDir:   filepath.Join(run.dir, artifactDir),
 		Vars:          o.vars,
-		Sink:          prog,
+		Sink:          runner.Tee(events, prog, watch),
 		Getenv:        s.cfg.Getenv,
+		KeepSteps:     o.keepSteps,
 		MaxValueBytes: s.cfg.MaxValueBytes,
 		MaxSteps:      s.cfg.MaxSteps,
 	})
-	// A probe whose OpenOCD went away is reopened by the next user.
-	for _, st := range res.Steps {
-		if st.Status == runner.Errored && strings.Contains(st.Message, "openocd unavailable") {
-			for _, p := range seq.Probes {
-				s.dropSession(p)
-			}
-			break
+	if probeGone {
+		for _, p := range seq.Probes {
+			s.dropSession(p)
 		}
 	}
 	// Borrowed connections keep their own log; the run keeps what they
@@ -800,48 +825,44 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			os.WriteFile(filepath.Join(run.dir, serialx.LogName(t.Console)+".log"), t.Data, 0o644)
 		}
 	}
-	out := s.runs.finish(run, res)
+	if err := events.Close(); err != nil {
+		s.logf("run %s: %v", run.id, err)
+	}
+	out := s.runs.finish(run, res, events.Path(), pictures)
 	return out, res, nil
 }
 
 // --- results ---
 
-type stepOut struct {
-	Index      int            `json:"index"`
-	Path       string         `json:"path"`
-	Kind       string         `json:"kind"`
-	Name       string         `json:"name"`
-	Group      string         `json:"group,omitempty"`
-	Status     string         `json:"status"`
-	StartedMS  float64        `json:"started_ms"`
-	DurationMS float64        `json:"duration_ms"`
-	Message    string         `json:"message,omitempty"`
-	Expected   string         `json:"expected,omitempty"`
-	Received   string         `json:"received,omitempty"`
-	Saved      map[string]any `json:"saved,omitempty"`
-	Data       map[string]any `json:"data,omitempty"`
-}
-
-type counts struct {
-	Total       int `json:"total"`
-	Passed      int `json:"passed"`
-	Failed      int `json:"failed"`
-	Errored     int `json:"error"`
-	Skipped     int `json:"skipped"`
-	Interrupted int `json:"interrupted"`
-}
+// maxResultSteps and maxResultBytes bound the steps a sequence result
+// lists: past maxResultSteps, the result keeps the first and last
+// maxResultSteps/2 steps and the steps between that did not pass (up to
+// results.DefaultMaxFailures); past maxResultBytes of JSON, steps that did
+// not pass are kept first, then the others in order. The result counts the
+// steps left out and names the report resource, which has them all.
+// Repeats count as one step each: their iterations are summarised by the
+// summary rule.
+const (
+	maxResultSteps = 1000
+	maxResultBytes = 1 << 20
+)
 
 type sequenceResult struct {
-	RunID          string    `json:"run_id"`
-	Name           string    `json:"name"`
-	Passed         bool      `json:"passed"`
-	Status         string    `json:"status"`
-	DurationMS     float64   `json:"duration_ms"`
-	Error          string    `json:"error,omitempty"`
-	Counts         counts    `json:"counts"`
-	Steps          []stepOut `json:"steps"`
-	LogResources   []string  `json:"log_resources"`
-	ReportResource string    `json:"report_resource"`
+	RunID      string         `json:"run_id"`
+	Name       string         `json:"name"`
+	Passed     bool           `json:"passed"`
+	Status     string         `json:"status"`
+	DurationMS float64        `json:"duration_ms"`
+	Error      string         `json:"error,omitempty"`
+	Counts     results.Counts `json:"counts"`
+	// Steps are the steps outside repeat iterations, as the JSON report
+	// has them, up to StepLimit; StepsLeftOut counts those left out.
+	Steps          []results.Step `json:"steps"`
+	StepLimit      int            `json:"step_limit"`
+	StepBytesLimit int            `json:"step_bytes_limit"`
+	StepsLeftOut   int            `json:"steps_left_out,omitempty"`
+	LogResources   []string       `json:"log_resources"`
+	ReportResource string         `json:"report_resource"`
 	// Pictures are the resources of the pictures camera steps took; the
 	// tool result also carries them as image content.
 	Pictures     []string `json:"pictures,omitempty"`
@@ -854,29 +875,73 @@ func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
 }
 
-// stepsOut converts results, with saved values and data made fit for JSON
-// the way the JSON report does it.
-func stepsOut(res *runner.SequenceResult, reportJSON []byte) []stepOut {
-	var doc struct {
-		Sequences []struct {
-			Steps []struct {
-				Saved map[string]any `json:"saved"`
-				Data  map[string]any `json:"data"`
-			} `json:"steps"`
-		} `json:"sequences"`
+// stepsOut reads the run's event file into out's counts and steps, by the
+// summary rule and within maxResultSteps.
+func stepsOut(out *sequenceResult, events string) error {
+	half := maxResultSteps / 2
+	var head, mid []results.Step
+	// tail is a ring of the last half steps; next is where the next goes.
+	tail := make([]results.Step, 0, half)
+	next, total := 0, 0
+	z := &results.Summarizer{
+		OnStep: func(_ int, st *results.Step) {
+			total++
+			if len(head) < half {
+				head = append(head, *st)
+				return
+			}
+			if len(tail) < half {
+				tail = append(tail, *st)
+				return
+			}
+			old := tail[next]
+			if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
+				mid = append(mid, old)
+			}
+			tail[next] = *st
+			next = (next + 1) % half
+		},
+		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
 	}
-	json.Unmarshal(reportJSON, &doc)
-	out := make([]stepOut, 0, len(res.Steps))
-	for i, st := range res.Steps {
-		so := stepOut{
-			Index: st.Index, Path: st.Path, Kind: st.Kind, Name: st.Name, Group: st.Group, Status: string(st.Status),
-			StartedMS: ms(st.Started), DurationMS: ms(st.Duration), Message: st.Message, Expected: st.Expected, Received: st.Received,
+	err := results.Summarize(events, z)
+	listed := make([]results.Step, 0, len(head)+len(mid)+len(tail))
+	listed = append(append(append(append(listed, head...), mid...), tail[next:]...), tail[:next]...)
+	out.Steps = withinBytes(listed, maxResultBytes)
+	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
+	out.StepsLeftOut = total - len(out.Steps)
+	return err
+}
+
+// withinBytes keeps of list what fits in limit bytes of JSON: the steps
+// that did not pass first, then the others in order; the order of steps is
+// kept.
+func withinBytes(list []results.Step, limit int) []results.Step {
+	size := make([]int, len(list))
+	total := 0
+	for i := range list {
+		b, _ := json.Marshal(&list[i])
+		size[i] = len(b) + 1
+		total += size[i]
+	}
+	if total <= limit {
+		return list
+	}
+	keep := make([]bool, len(list))
+	used := 0
+	for _, problems := range []bool{true, false} {
+		for i := range list {
+			problem := list[i].Status != runner.Passed && list[i].Status != runner.Skipped
+			if problem == problems && used+size[i] <= limit {
+				keep[i] = true
+				used += size[i]
+			}
 		}
-		if len(doc.Sequences) == 1 && i < len(doc.Sequences[0].Steps) {
-			so.Saved = doc.Sequences[0].Steps[i].Saved
-			so.Data = doc.Sequences[0].Steps[i].Data
+	}
+	var out []results.Step
+	for i := range list {
+		if keep[i] {
+			out = append(out, list[i])
 		}
-		out = append(out, so)
 	}
 	return out
 }
@@ -884,16 +949,29 @@ func stepsOut(res *runner.SequenceResult, reportJSON []byte) []stepOut {
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run %s: %s\n", out.RunID, out.Name)
-	for _, st := range res.Steps {
+	for _, st := range out.Steps {
 		idx := strconv.Itoa(st.Index)
 		if st.Path != idx {
 			idx += " (" + st.Path + ")"
 		}
-		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.Duration))
+		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.DurationMS.D()))
 		if st.Message != "" {
 			fmt.Fprintf(&b, "  %s", st.Message)
 		}
 		b.WriteByte('\n')
+		if r := st.Repeat; r != nil && r.Iterations > 0 {
+			fmt.Fprintf(&b, "     %d iterations: %d passed, %d failed, %d errors; min %s, median %s, p99 %s, max %s\n",
+				r.Iterations, r.Passed, r.Failed, r.Errored, fmtDur(r.MinMS.D()), fmtDur(r.MedianMS.D()), fmtDur(r.P99MS.D()), fmtDur(r.MaxMS.D()))
+			for _, it := range r.Failures {
+				if len(it.Detail) > 0 {
+					d := it.Detail[0]
+					fmt.Fprintf(&b, "     iteration %d: %s %s %s  %s\n", it.Index, d.Path, d.Status, d.Kind, d.Message)
+				}
+			}
+			if r.MoreFailures > 0 {
+				fmt.Fprintf(&b, "     … %d more failing iterations (see the report)\n", r.MoreFailures)
+			}
+		}
 		if st.Status == runner.Failed || st.Status == runner.Errored {
 			if st.Expected != "" {
 				fmt.Fprintf(&b, "     expected: %s\n", st.Expected)
@@ -902,6 +980,9 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 				fmt.Fprintf(&b, "     received: %s\n", clipText(st.Received, 400))
 			}
 		}
+	}
+	if out.StepsLeftOut > 0 {
+		fmt.Fprintf(&b, "%d steps left out past the result limit (%d steps, %d bytes): the report resource lists them all\n", out.StepsLeftOut, out.StepLimit, out.StepBytesLimit)
 	}
 	c := out.Counts
 	total := fmtDur(res.Duration)
@@ -1097,9 +1178,15 @@ func (p *progress) stop() {
 	<-p.stopped
 }
 
-// reportBytes renders the JSON report of one run.
-func reportBytes(res *runner.SequenceResult) []byte {
-	var buf bytes.Buffer
-	report.WriteJSON(&buf, []runner.SequenceResult{*res})
-	return buf.Bytes()
+// writeReport writes the JSON report of a run from its event file.
+func writeReport(path, events string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteJSON(f, events, results.Options{}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

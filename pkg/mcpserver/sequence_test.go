@@ -412,3 +412,51 @@ func TestResources(t *testing.T) {
 		t.Errorf("run %s is still readable after 2 newer runs", out.RunID)
 	}
 }
+
+// TestResultBounded runs more top-level steps than a result lists, and a
+// repeat: the result names its limit, keeps the first and last steps and
+// every failure, summarises the repeat by its statistics, and the report
+// resource keeps every step.
+func TestResultBounded(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	n := maxResultSteps + 300
+	var list []any
+	for i := 0; i < n; i++ {
+		if i == 700 {
+			list = append(list, map[string]any{"assert": "1 == 2", "name": "the failure"})
+			continue
+		}
+		list = append(list, map[string]any{"set": map[string]any{"x": i}})
+	}
+	list = append(list, map[string]any{"repeat": map[string]any{"count": 3000, "as": "i"},
+		"steps": []any{map[string]any{"assert": "i != 1234"}}})
+	out := e.sequence(map[string]any{"steps": list, "on_failure": "continue"})
+	if out.StepLimit != maxResultSteps || out.StepBytesLimit != maxResultBytes {
+		t.Errorf("limits %d %d", out.StepLimit, out.StepBytesLimit)
+	}
+	if len(out.Steps) != maxResultSteps+1 || out.StepsLeftOut != n+1-len(out.Steps) {
+		t.Fatalf("%d steps listed, %d left out, of %d", len(out.Steps), out.StepsLeftOut, n+1)
+	}
+	first, last := out.Steps[0], out.Steps[len(out.Steps)-1]
+	if first.Path != "0" || last.Kind != "repeat" {
+		t.Errorf("first %s, last %s %s", first.Path, last.Path, last.Kind)
+	}
+	found := false
+	for _, st := range out.Steps {
+		found = found || (st.Path == "700" && st.Status == "failed")
+	}
+	if !found {
+		t.Error("the failing step in the middle was left out")
+	}
+	r := last.Repeat
+	if r == nil || r.Iterations != 3000 || r.Failed != 1 || len(r.Failures) != 1 || r.Failures[0].Index != 1234 {
+		t.Fatalf("repeat summary %+v", r)
+	}
+	if out.Counts.Total != n+3000 || out.Counts.Failed != 2 {
+		t.Errorf("counts %+v", out.Counts)
+	}
+	rep := readResource(t, e, out.ReportResource)
+	if c := strings.Count(rep, `"kind": "set"`); c != n-1 {
+		t.Errorf("the report lists %d set steps, want %d", c, n-1)
+	}
+}

@@ -506,7 +506,7 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		}
 		rep.Event(e)
 	})
-	res := runner.Run(rctx, seq, runner.Options{
+	res := runner.Run(rctx, seq, runner.Options{KeepSteps: true,
 		Open: func(_ context.Context, dev *steps.Device) (runner.Console, error) {
 			return &heldConsole{Console: s.consoles[dev.Name], s: s, name: dev.Name}, nil
 		},

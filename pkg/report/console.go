@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -54,6 +57,8 @@ type ConsoleOptions struct {
 	// Now is the clock Summary measures the run's wall time with; nil means
 	// time.Now.
 	Now func() time.Time
+	// Summary bounds what a finished repeat lists (package results).
+	Summary results.Options
 }
 
 // ColorFor reports whether output to f should be coloured: f is a terminal,
@@ -93,6 +98,16 @@ type Console struct {
 	group   string    // group whose header was printed last in this sequence
 	running string    // transient line on screen, "" when none
 	partial map[string][]byte
+	// counts and why are those of the current sequence: the counts of its
+	// steps that are not groups or repeats, and its first problem.
+	counts results.Counts
+	why    string
+	// whys holds the first problem of each finished sequence, for Summary.
+	whys []string
+	// repeats applies the summary rule to the current sequence's steps, so
+	// a finished repeat prints its statistics.
+	repeats *results.Summarizer
+	repeat  *results.Step
 }
 
 var _ runner.Sink = (*Console)(nil)
@@ -132,6 +147,7 @@ func (c *Console) Event(e runner.Event) {
 			c.flushPartial()
 			c.clearRunning()
 			c.step(e.Step)
+			c.tally(e.Step)
 		}
 	case runner.SequenceFinished:
 		c.flushPartial()
@@ -197,7 +213,11 @@ func (c *Console) Summary(results []runner.SequenceResult) {
 		r := &results[i]
 		mark, colour := statusMark(r.Status)
 		fmt.Fprintf(&c.buf, "  %s %s (%s) %s", c.paint(colour, mark), cleanLine(r.Name), cleanLine(r.File), c.paint(ansiDim, seconds(r.Duration)+"s"))
-		if why := firstProblem(r); why != "" {
+		why := cleanLine(r.Error)
+		if why == "" && i < len(c.whys) {
+			why = c.whys[i]
+		}
+		if why != "" {
 			fmt.Fprintf(&c.buf, "  %s", c.paint(colour, why))
 		}
 		c.buf.WriteByte('\n')
@@ -206,25 +226,59 @@ func (c *Console) Summary(results []runner.SequenceResult) {
 	c.flush()
 }
 
-// firstProblem says in one line why r did not pass, or "" when it did.
-func firstProblem(r *runner.SequenceResult) string {
-	if r.Error != "" {
-		return cleanLine(r.Error)
+// tally counts a finished step, remembers the sequence's first problem,
+// and prints the statistics of a finished repeat.
+func (c *Console) tally(s *runner.StepResult) {
+	if !isContainer(s) {
+		c.counts.Add(s.Status)
 	}
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if isProblem(s.Status) {
-			why := fmt.Sprintf("step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
-			if s.Name != "" {
-				why += " " + cleanLine(s.Name)
-			}
-			if s.Message != "" {
-				why += ": " + cleanLine(s.Message)
-			}
-			return why
+	if c.why == "" && isProblem(s.Status) {
+		why := fmt.Sprintf("step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
+		if s.Name != "" {
+			why += " " + cleanLine(s.Name)
 		}
+		if s.Message != "" {
+			why += ": " + cleanLine(s.Message)
+		}
+		c.why = why
 	}
-	return ""
+	if c.repeats == nil {
+		c.repeats = &results.Summarizer{Options: c.opts.Summary, OnStep: func(_ int, st *results.Step) { c.repeat = st }}
+	}
+	// The summarizer needs only paths, statuses and times: leave out the
+	// values, which it would copy.
+	st := results.Step{StepBase: results.StepBase{Path: s.Path, Kind: s.Kind, Name: s.Name, Status: s.Status,
+		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration)}}
+	c.repeat = nil
+	c.repeats.Add(&results.Record{Type: results.RecordStep, Step: &st})
+	if c.repeat == nil || c.repeat.Repeat == nil {
+		return
+	}
+	r := c.repeat.Repeat
+	depth := groupDepth(s.Group)
+	if s.Kind == "group" {
+		depth--
+	}
+	detail := strings.Repeat("  ", depth+1) + "    "
+	line := fmt.Sprintf("%d iterations: %d passed, %d failed", r.Iterations, r.Passed, r.Failed)
+	if r.Errored > 0 {
+		line += ", " + plural(r.Errored, "error")
+	}
+	if r.Iterations > 0 {
+		line += fmt.Sprintf("; min %s, median %s, p99 %s, max %s", fmtMS(r.MinMS), fmtMS(r.MedianMS), fmtMS(r.P99MS), fmtMS(r.MaxMS))
+	}
+	fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, line))
+	if len(r.Failures) > 0 {
+		idx := make([]string, len(r.Failures))
+		for i, it := range r.Failures {
+			idx[i] = strconv.Itoa(it.Index)
+		}
+		more := ""
+		if r.MoreFailures > 0 {
+			more = fmt.Sprintf(" and %d more", r.MoreFailures)
+		}
+		fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiRed, "failing iterations: "+strings.Join(idx, ", ")+more))
+	}
 }
 
 func (c *Console) sequenceStarted(e runner.Event) {
@@ -235,6 +289,7 @@ func (c *Console) sequenceStarted(e runner.Event) {
 	c.file = e.File
 	c.group = ""
 	c.partial = nil
+	c.counts, c.why, c.repeats = results.Counts{}, "", nil
 	if c.wrote {
 		c.buf.WriteByte('\n')
 	}
@@ -320,7 +375,7 @@ func (c *Console) step(s *runner.StepResult) {
 			fmt.Fprintf(&c.buf, "%s  %s%s\n", detail, c.paint(ansiDim, "│ "), cleanText(strings.TrimSuffix(l, "\r")))
 		}
 	}
-	if loc := location(s, c.file); loc != "" {
+	if loc := locationOf(s.File, s.Line, s.Column, c.file); loc != "" {
 		fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, "at "+loc))
 	}
 }
@@ -330,24 +385,14 @@ func (c *Console) sequenceFinished(e runner.Event) {
 	if r == nil {
 		return
 	}
-	var leaves, passed, failed, errored, skipped int
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if isContainer(s) {
-			continue
-		}
-		leaves++
-		switch s.Status {
-		case runner.Passed:
-			passed++
-		case runner.Failed:
-			failed++
-		case runner.Skipped:
-			skipped++
-		default:
-			errored++
-		}
+	n := c.counts
+	leaves, passed, failed, errored, skipped := n.Total, n.Passed, n.Failed, n.Errored+n.Interrupted, n.Skipped
+	why := c.why
+	if r.Error != "" {
+		why = cleanLine(r.Error)
 	}
+	c.whys = append(c.whys, why)
+	c.counts, c.why, c.repeats = results.Counts{}, "", nil
 	counts := fmt.Sprintf("%s, %d passed, %d failed", plural(leaves, "step"), passed, failed)
 	if errored > 0 {
 		counts += ", " + plural(errored, "error")
@@ -523,6 +568,15 @@ func labelledValues(data map[string]any) (label, values string, ok bool) {
 }
 
 func hexValue(x any, digits int) string {
+	if n, ok := x.(json.Number); ok {
+		// A number read back from the event file, exact to 64 bits.
+		if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
+			return fmt.Sprintf("0x%0*x", digits, u)
+		}
+		if f, err := n.Float64(); err == nil {
+			x = f
+		}
+	}
 	rv := reflect.ValueOf(x)
 	switch rv.Kind() {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
@@ -542,6 +596,10 @@ func hexValue(x any, digits int) string {
 }
 
 func toInt(x any) (int64, bool) {
+	if n, ok := x.(json.Number); ok {
+		i, err := n.Int64()
+		return i, err == nil
+	}
 	rv := reflect.ValueOf(x)
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:

@@ -266,3 +266,10 @@ func TestConsoleConcurrentSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// containsPath reports whether the step at path child lies inside the
+// container at path parent: "3" contains "3.1" and "3#2.0" but not "31".
+func containsPath(parent, child string) bool {
+	rest, ok := strings.CutPrefix(child, parent)
+	return ok && rest != "" && (rest[0] == '.' || rest[0] == '#')
+}

@@ -1,210 +1,211 @@
 package report
 
 import (
-	"encoding"
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"reflect"
-	"strconv"
-	"time"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
-// jsonReport is the document WriteJSON writes. Its field order is the order
-// of the output.
-type jsonReport struct {
-	Passed    bool           `json:"passed"`
-	Sequences []jsonSequence `json:"sequences"`
-}
-
+// jsonSequence is the head of a sequence in the JSON report. Its field
+// order is the order of the output; its steps follow it.
 type jsonSequence struct {
 	Name       string            `json:"name"`
 	File       string            `json:"file"`
 	Status     string            `json:"status"`
-	DurationMS millis            `json:"duration_ms"`
+	DurationMS results.Millis    `json:"duration_ms"`
 	Error      string            `json:"error,omitempty"`
 	Logs       map[string]string `json:"logs,omitempty"`
-	Steps      []jsonStep        `json:"steps"`
+	Counts     results.Counts    `json:"counts"`
 }
 
-type jsonStep struct {
-	Index      int            `json:"index"`
-	Path       string         `json:"path"`
-	Kind       string         `json:"kind"`
-	Name       string         `json:"name"`
-	Group      string         `json:"group,omitempty"`
-	Status     string         `json:"status"`
-	StartedMS  millis         `json:"started_ms"`
-	DurationMS millis         `json:"duration_ms"`
-	Message    string         `json:"message,omitempty"`
-	Expected   string         `json:"expected,omitempty"`
-	Received   string         `json:"received,omitempty"`
-	Saved      map[string]any `json:"saved,omitempty"`
-	Data       map[string]any `json:"data,omitempty"`
-	// Attachments are the pictures a step took.
-	Attachments []string `json:"attachments,omitempty"`
-	File        string   `json:"file,omitempty"`
-	Line        int      `json:"line,omitempty"`
-	Column      int      `json:"column,omitempty"`
+// seqSummary is what a first pass over the event file learns of a sequence.
+type seqSummary struct {
+	seq    results.Sequence
+	counts results.Counts
+	width  int // digits of the largest top-level step index, at least 2
+	steps  bool
 }
 
-// millis is a duration written to JSON as float milliseconds with three
-// decimals, that is to the microsecond.
-type millis time.Duration
-
-// MarshalJSON writes m as a number of milliseconds, such as 12.345.
-func (m millis) MarshalJSON() ([]byte, error) {
-	d := time.Duration(m).Round(time.Microsecond)
-	return strconv.AppendFloat(nil, float64(d)/float64(time.Millisecond), 'f', 3, 64), nil
+// scan reads the event file once for the outcome of each sequence.
+func scan(events string, opts results.Options) ([]seqSummary, error) {
+	var out []seqSummary
+	z := &results.Summarizer{
+		Options: opts,
+		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2}) },
+		OnStep: func(_ int, st *results.Step) {
+			s := &out[len(out)-1]
+			s.steps = true
+			s.width = max(s.width, leadingDigits(st.Path))
+		},
+		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
+			s := &out[len(out)-1]
+			s.seq, s.counts = *seq, c
+		},
+	}
+	if err := results.Summarize(events, z); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// WriteJSON writes results to w as one indented JSON document:
+// WriteJSON writes the run recorded in the event file events to w as one
+// indented JSON document:
 //
 //	{"passed": bool, "sequences": [{"name", "file", "status", "duration_ms",
-//	  "error"?, "logs"?, "steps": [{"index", "path", "kind", "name", "group"?,
-//	  "status", "started_ms", "duration_ms", "message"?, "expected"?,
-//	  "received"?, "saved"?, "data"?, "file"?, "line"?, "column"?}]}]}
+//	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
+//	  "group"?, "status", "started_ms", "duration_ms", "message"?,
+//	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
+//	  "line"?, "column"?, "repeat"?}]}]}
+//
+// The steps are those outside repeat iterations, in the order they
+// finished; a repeat step carries "repeat", the summary of its iterations
+// (package results: statistics, the first failing iterations up to
+// opts.MaxFailures, the first and last iterations). Every step, iterations
+// included, stays in the event file. "counts" counts the steps that are not
+// groups or repeats, iterations included.
 //
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence
 // reads "error". "passed" is true when there was at least one sequence and
-// every sequence passed. Byte slices in Saved and Data are written as strings
-// with non-printable bytes and backslashes escaped (\x1b, \r, \\), which can
-// be unescaped to the original bytes; floats that JSON cannot hold (NaN, ±Inf)
-// are written as strings. Transcripts are left out: they belong to the log
-// files listed under "logs".
-func WriteJSON(w io.Writer, results []runner.SequenceResult) error {
-	doc := jsonReport{Passed: len(results) > 0, Sequences: make([]jsonSequence, 0, len(results))}
-	for i := range results {
-		seq := &results[i]
-		if seq.Status != runner.Passed {
-			doc.Passed = false
-		}
-		js := jsonSequence{
-			Name:       seq.Name,
-			File:       seq.File,
-			Status:     reportStatus(seq.Status),
-			DurationMS: millis(seq.Duration),
-			Error:      seq.Error,
-			Logs:       seq.Logs,
-			Steps:      make([]jsonStep, 0, len(seq.Steps)),
-		}
-		for j := range seq.Steps {
-			s := &seq.Steps[j]
-			js.Steps = append(js.Steps, jsonStep{
-				Index:       s.Index,
-				Path:        s.Path,
-				Kind:        s.Kind,
-				Name:        s.Name,
-				Group:       s.Group,
-				Status:      reportStatus(s.Status),
-				StartedMS:   millis(s.Started),
-				DurationMS:  millis(s.Duration),
-				Message:     s.Message,
-				Expected:    s.Expected,
-				Received:    s.Received,
-				Saved:       jsonMap(s.Saved),
-				Data:        jsonMap(s.Data),
-				Attachments: s.Attachments,
-				File:        s.File,
-				Line:        s.Line,
-				Column:      s.Column,
-			})
-		}
-		doc.Sequences = append(doc.Sequences, js)
-	}
-
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// The report is read by people and tools, not embedded in HTML: keep
-	// "<" and "&" as they are.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
+// every sequence passed. Byte slices in saved and data are strings with
+// non-printable bytes and backslashes escaped (\x1b, \r, \\); floats that
+// JSON cannot hold (NaN, ±Inf) are strings. Transcripts are left out: they
+// belong to the log files listed under "logs".
+//
+// The document is written as the file is read, so memory stays bounded
+// however many steps ran.
+func WriteJSON(w io.Writer, events string, opts results.Options) error {
+	seqs, err := scan(events, opts)
+	if err != nil {
 		return fmt.Errorf("write json report: %w", err)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	jw := &jsonWriter{w: bw}
+	passed := len(seqs) > 0
+	for _, s := range seqs {
+		passed = passed && s.seq.Status == runner.Passed
+	}
+	jw.printf("{\n  \"passed\": %t,\n  \"sequences\": [", passed)
+	nsteps := 0
+	z := &results.Summarizer{
+		Options: opts,
+		OnStart: func(i int, _ *results.Sequence) {
+			if i >= len(seqs) {
+				return
+			}
+			s := &seqs[i]
+			if i > 0 {
+				jw.printf(",")
+			}
+			head := jsonSequence{
+				Name: s.seq.Name, File: s.seq.File, Status: reportStatus(s.seq.Status),
+				DurationMS: s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
+			}
+			b := jw.marshal(head, "    ")
+			// Open the object again to append its steps.
+			b = b[:bytes.LastIndexByte(b, '\n')]
+			jw.printf("\n    %s,\n      \"steps\": [", b)
+			nsteps = 0
+		},
+		OnStep: func(_ int, st *results.Step) {
+			if nsteps > 0 {
+				jw.printf(",")
+			}
+			nsteps++
+			jw.printf("\n        %s", jw.marshal(reportStep(*st), "        "))
+		},
+		OnEnd: func(int, *results.Sequence, results.Counts) {
+			if nsteps > 0 {
+				jw.printf("\n      ")
+			}
+			jw.printf("]\n    }")
+		},
+	}
+	if err := results.Summarize(events, z); err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	if len(seqs) > 0 {
+		jw.printf("\n  ")
+	}
+	jw.printf("]\n}\n")
+	if jw.err == nil {
+		jw.err = bw.Flush()
+	}
+	if jw.err != nil {
+		return fmt.Errorf("write json report: %w", jw.err)
 	}
 	return nil
 }
 
-// jsonMap returns m with its values made fit for JSON by jsonValue.
-func jsonMap(m map[string]any) map[string]any {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = jsonValue(v)
-	}
-	return out
+// jsonWriter keeps the first error of a run of writes.
+type jsonWriter struct {
+	w   io.Writer
+	err error
 }
 
-// jsonValue returns v, with byte slices anywhere inside it turned into
-// escaped strings and non-finite floats into strings. Values that marshal
-// themselves are left alone.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case nil, string, bool, int, int64, uint64, json.Marshaler, encoding.TextMarshaler:
-		return v
-	case []byte:
-		return quoteBytes(x)
-	case float64:
-		return jsonFloat(x)
-	case float32:
-		return jsonFloat(float64(x))
-	case map[string]any:
-		return jsonMap(x)
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = jsonValue(x[i])
-		}
-		return out
+func (j *jsonWriter) printf(format string, args ...any) {
+	if j.err == nil {
+		_, j.err = fmt.Fprintf(j.w, format, args...)
 	}
-
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Array:
-		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			b := make([]byte, rv.Len())
-			reflect.Copy(reflect.ValueOf(b), rv)
-			return quoteBytes(b)
-		}
-		if !needsRewrite(rv.Type().Elem()) {
-			return v
-		}
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = jsonValue(rv.Index(i).Interface())
-		}
-		return out
-	case reflect.Map:
-		if rv.Type().Key().Kind() != reflect.String || !needsRewrite(rv.Type().Elem()) {
-			return v
-		}
-		out := make(map[string]any, rv.Len())
-		for it := rv.MapRange(); it.Next(); {
-			out[it.Key().String()] = jsonValue(it.Value().Interface())
-		}
-		return out
-	}
-	return v
 }
 
-// needsRewrite reports whether values of type t may hold something jsonValue
-// changes.
-func needsRewrite(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Interface, reflect.Slice, reflect.Array, reflect.Map, reflect.Float32, reflect.Float64:
-		return true
+// marshal encodes v indented as if nested at prefix, without a final
+// newline; "<" and "&" stay as they are, since the report is not embedded
+// in HTML.
+func (j *jsonWriter) marshal(v any, prefix string) []byte {
+	var buf bytesBuffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil && j.err == nil {
+		j.err = err
 	}
-	return false
+	b := buf.b
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	return b
 }
 
-func jsonFloat(f float64) any {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+type bytesBuffer struct{ b []byte }
+
+func (w *bytesBuffer) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// reportStep is st with the statuses the reports show.
+func reportStep(st results.Step) results.Step {
+	st.Status = runner.Status(reportStatus(st.Status))
+	if st.Repeat != nil {
+		r := *st.Repeat
+		r.Failures = append([]results.Iteration(nil), r.Failures...)
+		for i := range r.Failures {
+			r.Failures[i] = reportIteration(r.Failures[i])
+		}
+		if r.First != nil {
+			f := reportIteration(*r.First)
+			r.First = &f
+		}
+		if r.Last != nil {
+			l := reportIteration(*r.Last)
+			r.Last = &l
+		}
+		st.Repeat = &r
 	}
-	return f
+	return st
+}
+
+func reportIteration(it results.Iteration) results.Iteration {
+	it.Status = runner.Status(reportStatus(it.Status))
+	it.Detail = append([]results.StepBase(nil), it.Detail...)
+	for i := range it.Detail {
+		it.Detail[i].Status = runner.Status(reportStatus(it.Detail[i].Status))
+	}
+	return it
 }

@@ -3,17 +3,18 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"net"
+	"fmt"
+	"os"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
 func TestJSONGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteJSON(&out, fixture()); err != nil {
+	if err := WriteJSON(&out, eventFile(t, fixture()), results.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.golden.json", out.Bytes())
@@ -21,7 +22,7 @@ func TestJSONGolden(t *testing.T) {
 
 func TestJSONShape(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteJSON(&out, fixture()); err != nil {
+	if err := WriteJSON(&out, eventFile(t, fixture()), results.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !utf8.Valid(out.Bytes()) {
@@ -49,7 +50,7 @@ func TestJSONShape(t *testing.T) {
 	for _, s := range doc.Sequences {
 		statuses = append(statuses, s.Status)
 	}
-	if got, want := statuses, []string{"passed", "failed", "error", "error", "error"}; !equal(got, want) {
+	if got, want := statuses, []string{"passed", "failed", "error", "error", "error", "failed"}; !equal(got, want) {
 		t.Errorf("statuses = %q, want %q", got, want)
 	}
 	if got := doc.Sequences[0].DurationMS; got != 1234.567 {
@@ -77,12 +78,12 @@ func TestJSONPassed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var results []runner.SequenceResult
+			var seqs []runner.SequenceResult
 			for _, st := range tt.statuses {
-				results = append(results, runner.SequenceResult{Name: "s", Status: st})
+				seqs = append(seqs, runner.SequenceResult{Name: "s", Status: st})
 			}
 			var out bytes.Buffer
-			if err := WriteJSON(&out, results); err != nil {
+			if err := WriteJSON(&out, eventFile(t, seqs), results.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -102,37 +103,6 @@ func TestJSONPassed(t *testing.T) {
 	}
 }
 
-func TestJSONValue(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want string
-	}{
-		{"bytes", []byte("a\x00\xff\\é\n"), `"a\\x00\\xff\\\\é\\n"`},
-		{"byte array", [3]byte{'o', 'k', 0x1b}, `"ok\\x1b"`},
-		{"named bytes", json.RawMessage(`{"a":1}`), `{"a":1}`},
-		{"text marshaler", net.IPv4(10, 0, 0, 1), `"10.0.0.1"`},
-		{"nested", map[string]any{"l": []any{[]byte("x\r"), 1}}, `{"l":["x\\r",1]}`},
-		{"typed map", map[string][]byte{"k": []byte("\x07")}, `{"k":"\\x07"}`},
-		{"slice of byte slices", [][]byte{[]byte("a"), []byte("\x01")}, `["a","\\x01"]`},
-		{"ints", []uint64{1, 2}, `[1,2]`},
-		{"nan", math.NaN(), `"NaN"`},
-		{"inf", []float64{math.Inf(1), 1.5}, `["+Inf",1.5]`},
-		{"string", "keep \x1b as JSON escapes it", `"keep \u001b as JSON escapes it"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(jsonValue(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-		})
-	}
-}
-
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -143,4 +113,58 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestJSONCutShort reads an event file that ends before its sequence did,
+// as after a kill or a full disk: the report still parses, keeps the steps
+// recorded, and says the sequence did not end.
+func TestJSONCutShort(t *testing.T) {
+	for _, mid := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inside a record %v", mid), func(t *testing.T) { testCutShort(t, mid) })
+	}
+}
+
+func testCutShort(t *testing.T, midRecord bool) {
+	path := eventFile(t, fixture()[:1])
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	cut := bytes.Join(lines[:len(lines)-1], nil)
+	if midRecord {
+		// Half of the end record, as a full disk leaves it.
+		last := lines[len(lines)-1]
+		cut = append(cut, last[:len(last)/2]...)
+	}
+	if err := os.WriteFile(path, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteJSON(&out, path, results.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Passed    bool
+		Sequences []struct {
+			Name, Status, Error string
+			Steps               []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out.Bytes())
+	}
+	s := doc.Sequences[0]
+	if doc.Passed || s.Name != "boot check" || s.Status != "error" || s.Error != results.CutShort || len(s.Steps) != 11 {
+		t.Errorf("passed %v, sequence %s %s %q with %d steps", doc.Passed, s.Name, s.Status, s.Error, len(s.Steps))
+	}
+	// The JUnit report too stays well-formed and says so.
+	var x bytes.Buffer
+	if err := WriteJUnit(&x, path, JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	suites := parseJUnit(t, x.Bytes())
+	if n := len(suites.Suites[0].Testcases); n != 8 || suites.Errors != 1 {
+		t.Errorf("%d testcases, %d errors:\n%s", n, suites.Errors, x.Bytes())
+	}
 }

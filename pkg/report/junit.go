@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -21,249 +23,402 @@ type JUnitOptions struct {
 	// Now stands in for a sequence's StartedAt when that is zero, as for a
 	// sequence that never started; nil means time.Now.
 	Now func() time.Time
+	// Summary bounds what a test case lists (package results).
+	Summary results.Options
 }
 
-// WriteJUnit writes results to w as a JUnit XML report, one testsuite per
-// sequence file.
+// valueLinesLimit bounds the lines of values a test case's system-out lists.
+const valueLinesLimit = 100
+
+// WriteJUnit writes the run recorded in the event file events to w as a
+// JUnit XML report, one testsuite per sequence file.
 //
-// The testcases of a suite are its named groups, one per distinct
-// StepResult.Group in the order first seen, and the steps outside any named
-// group, each on its own. Group and repeat steps are not testcases of their
-// own, since the steps they contain are; one that failed while none of its
-// steps did counts towards the group its steps are in. A testcase is an error
-// when one of its steps errored or was interrupted, else a failure when one
-// failed, else skipped when all its steps were; an interrupted run therefore
-// reads as an error. A sequence that did not pass although none of its steps
-// failed, such as one whose setup failed, gets an extra testcase named
-// "setup" (no step ran) or "sequence" carrying its Error.
+// A testcase is a top-level entry of a sequence: a group, with every step
+// inside it (nested groups and repeats included), or a step outside any
+// group; never an iteration of a repeat. A testcase is an error when one of
+// its steps errored or was interrupted, else a failure when one failed, else
+// skipped when all its steps were; an interrupted run therefore reads as an
+// error. Its failure lists the steps that did not pass, up to
+// opts.Summary.MaxFailures; a repeat lists its failing iterations under the
+// same cap, with its iteration statistics. A sequence that did not pass
+// although none of its steps failed, such as one whose setup failed, gets
+// an extra testcase named "setup" (no step ran) or "sequence" carrying its
+// Error.
 //
-// The consoles' transcripts go to the testsuite's system-out. Every text that
-// came from a device or the user is escaped so the file is well-formed XML
-// 1.0 whatever bytes it held.
-func WriteJUnit(w io.Writer, results []runner.SequenceResult, opts JUnitOptions) error {
-	suites := junit.Testsuites{Name: "hilrun"}
-	var total time.Duration
-	for i := range results {
-		suites.AddSuite(junitSuite(i, &results[i], opts))
-		total += results[i].Duration
-	}
-	suites.Time = seconds(total)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write junit report: %w", err)
-	}
-	if err := suites.WriteXML(w); err != nil {
+// The consoles' transcripts go to the testsuite's system-out. Every text
+// that came from a device or the user is escaped so the file is well-formed
+// XML 1.0 whatever bytes it held. The file is written as the event file is
+// read (twice: once for the counts the testsuite elements carry), and
+// go-junit-report only ever holds one bounded testcase, so memory stays
+// bounded however many steps ran.
+func WriteJUnit(w io.Writer, events string, opts JUnitOptions) error {
+	if err := writeJUnit(w, events, opts); err != nil {
 		return fmt.Errorf("write junit report: %w", err)
 	}
 	return nil
 }
 
-func junitSuite(id int, seq *runner.SequenceResult, opts JUnitOptions) junit.Testsuite {
-	suite := junit.Testsuite{
-		Name:     cleanLine(seq.Name),
-		ID:       id,
-		Hostname: cleanLine(opts.Hostname),
-		File:     cleanLine(seq.File),
-		Time:     seconds(seq.Duration),
-	}
-	started := seq.StartedAt
-	if started.IsZero() {
-		if opts.Now != nil {
-			started = opts.Now()
-		} else {
-			started = time.Now()
-		}
-	}
-	suite.SetTimestamp(started)
-	suite.AddProperty("file", cleanLine(seq.File))
+// suiteCounts are the counts of a testsuite's testcases.
+type suiteCounts struct {
+	tests, failures, errors, skipped int
+	extra                            *junit.Testcase
+}
 
-	problem := false
-	for _, tc := range junitCases(seq) {
-		problem = problem || tc.Failure != nil || tc.Error != nil
-		suite.AddTestcase(tc)
-	}
-
+func (c *suiteCounts) add(tc *junit.Testcase) {
+	c.tests++
 	switch {
-	case !problem && (seq.Error != "" || isProblem(seq.Status)):
-		// Nothing above tells CI that this sequence did not pass.
-		suite.AddTestcase(sequenceCase(seq))
-	case seq.Error != "":
-		suite.SystemErr = &junit.Output{Data: cleanText(seq.Error) + "\n"}
+	case tc.Error != nil:
+		c.errors++
+	case tc.Failure != nil:
+		c.failures++
+	case tc.Skipped != nil:
+		c.skipped++
 	}
-
-	if out := transcripts(seq.Transcripts); out != "" {
-		suite.SystemOut = &junit.Output{Data: out}
-	}
-	return suite
 }
 
-// caseSteps is one testcase under construction: a named group or a lone step.
-type caseSteps struct {
-	name  string
-	steps []*runner.StepResult
-}
-
-// junitCases groups the steps of seq into testcases, as WriteJUnit describes.
-func junitCases(seq *runner.SequenceResult) []junit.Testcase {
-	width := pathWidth(seq.Steps)
-	var order []*caseSteps
-	groups := make(map[string]*caseSteps)
-	add := func(group string, s *runner.StepResult) {
-		if group == "" {
-			order = append(order, &caseSteps{name: stepCaseName(s, width), steps: []*runner.StepResult{s}})
-			return
-		}
-		cs, ok := groups[group]
-		if !ok {
-			cs = &caseSteps{name: cleanLine(group)}
-			groups[group] = cs
-			order = append(order, cs)
-		}
-		cs.steps = append(cs.steps, s)
+func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
+	// First pass: the sequences, and their testcases counted only.
+	var seqs []seqSummary
+	var counts []suiteCounts
+	var cb *caseBuilder
+	z := &results.Summarizer{
+		Options: opts.Summary,
+		OnStart: func(i int, _ *results.Sequence) {
+			seqs = append(seqs, seqSummary{width: 2})
+			counts = append(counts, suiteCounts{})
+			n := len(seqs) - 1
+			cb = newCaseBuilder(&seqs[n], opts.Summary, func(tc *junit.Testcase) { counts[n].add(tc) })
+		},
+		OnStep: func(_ int, st *results.Step) {
+			s := &seqs[len(seqs)-1]
+			s.steps = true
+			s.width = max(s.width, leadingDigits(st.Path))
+			cb.add(st)
+		},
+		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
+			n := len(seqs) - 1
+			seqs[n].seq, seqs[n].counts = *seq, c
+			cb.flush()
+			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
+				counts[n].add(tc)
+				counts[n].extra = tc
+			}
+		},
+	}
+	if err := results.Summarize(events, z); err != nil {
+		return err
 	}
 
-	for i := range seq.Steps {
-		s := &seq.Steps[i]
-		if !isContainer(s) {
-			add(s.Group, s)
+	var all suiteCounts
+	var total time.Duration
+	for i := range seqs {
+		all.tests += counts[i].tests
+		all.failures += counts[i].failures
+		all.errors += counts[i].errors
+		all.skipped += counts[i].skipped
+		total += seqs[i].seq.DurationMS.D()
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := io.WriteString(bw, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(bw)
+	enc.Indent("", "\t")
+	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
+	root.Attr = appendAttrs(root.Attr, "name", "hilrun", "time", seconds(total))
+	root.Attr = appendCounts(root.Attr, true, "tests", all.tests, "errors", all.errors, "failures", all.failures, "skipped", all.skipped)
+	if err := enc.EncodeToken(root); err != nil {
+		return err
+	}
+
+	// Second pass: the document.
+	var encErr error
+	encode := func(v any, name string) {
+		if encErr == nil {
+			encErr = enc.EncodeElement(v, xml.StartElement{Name: xml.Name{Local: name}})
+		}
+	}
+	token := func(t xml.Token) {
+		if encErr == nil {
+			encErr = enc.EncodeToken(t)
+		}
+	}
+	z = &results.Summarizer{
+		Options: opts.Summary,
+		OnStart: func(i int, _ *results.Sequence) {
+			s := &seqs[i]
+			c := &counts[i]
+			started := s.seq.StartedAt
+			if started.IsZero() {
+				started = opts.now()
+			}
+			suite := xml.StartElement{Name: xml.Name{Local: "testsuite"}}
+			suite.Attr = appendAttrs(suite.Attr, "name", cleanLine(s.seq.Name))
+			suite.Attr = appendCounts(suite.Attr, false, "tests", c.tests, "failures", c.failures, "errors", c.errors, "id", i)
+			if h := cleanLine(opts.Hostname); h != "" {
+				suite.Attr = appendAttrs(suite.Attr, "hostname", h)
+			}
+			suite.Attr = appendCounts(suite.Attr, true, "skipped", c.skipped)
+			suite.Attr = appendAttrs(suite.Attr, "time", seconds(s.seq.DurationMS.D()), "timestamp", started.Format(time.RFC3339))
+			if f := cleanLine(s.seq.File); f != "" {
+				suite.Attr = appendAttrs(suite.Attr, "file", f)
+			}
+			token(suite)
+			token(xml.StartElement{Name: xml.Name{Local: "properties"}})
+			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
+			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
+			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
+		},
+		OnStep: func(_ int, st *results.Step) { cb.add(st) },
+		OnEnd: func(i int, _ *results.Sequence, _ results.Counts) {
+			cb.flush()
+			s := &seqs[i]
+			extra := counts[i].extra
+			if extra != nil {
+				encode(extra, "testcase")
+			}
+			if out := transcripts(s.seq.Transcripts); out != "" {
+				encode(junit.Output{Data: out}, "system-out")
+			}
+			if extra == nil && s.seq.Error != "" {
+				encode(junit.Output{Data: cleanText(s.seq.Error) + "\n"}, "system-err")
+			}
+			token(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
+		},
+	}
+	if err := results.Summarize(events, z); err != nil {
+		return err
+	}
+	token(xml.EndElement{Name: root.Name})
+	if encErr != nil {
+		return encErr
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(bw, "\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (o JUnitOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func appendAttrs(attrs []xml.Attr, kv ...string) []xml.Attr {
+	for i := 0; i+1 < len(kv); i += 2 {
+		attrs = append(attrs, xml.Attr{Name: xml.Name{Local: kv[i]}, Value: kv[i+1]})
+	}
+	return attrs
+}
+
+// appendCounts appends name, number pairs; with omitZero, zeros are left
+// out.
+func appendCounts(attrs []xml.Attr, omitZero bool, kv ...any) []xml.Attr {
+	for i := 0; i+1 < len(kv); i += 2 {
+		n := kv[i+1].(int)
+		if omitZero && n == 0 {
 			continue
 		}
-		if !isProblem(s.Status) {
-			continue
-		}
-		// A container reports after its steps. Its failure is news only when
-		// none of them failed, as when a group timed out as a whole; it
-		// belongs with the steps it contains, which carry the group it names.
-		group, inner, innerProblem := s.Group, false, false
-		for j := range seq.Steps {
-			t := &seq.Steps[j]
-			if !containsPath(s.Path, t.Path) {
-				continue
-			}
-			if !inner {
-				group, inner = t.Group, true
-			}
-			innerProblem = innerProblem || isProblem(t.Status)
-		}
-		if !innerProblem {
-			add(group, s)
-		}
+		attrs = append(attrs, xml.Attr{Name: xml.Name{Local: kv[i].(string)}, Value: strconv.Itoa(n)})
 	}
-
-	cases := make([]junit.Testcase, 0, len(order))
-	for _, cs := range order {
-		cases = append(cases, junitCase(seq, cs))
-	}
-	return cases
+	return attrs
 }
 
-func junitCase(seq *runner.SequenceResult, cs *caseSteps) junit.Testcase {
-	tc := junit.Testcase{
-		Name:      cs.name,
-		Classname: cleanLine(seq.Name),
-		Time:      seconds(span(cs.steps)),
+// caseBuilder gathers the steps of one top-level entry into a testcase, in
+// memory bounded by the summary rule's caps.
+type caseBuilder struct {
+	seq  *seqSummary
+	opts results.Options
+	emit func(*junit.Testcase)
+	// problem is set once any testcase of the sequence failed or errored.
+	problem bool
+
+	// key is the top-level entry being gathered, "" when none; opened is
+	// its first step and span the time from its start to its end, for an
+	// entry whose own step never came.
+	key                   string
+	opened                *results.Step
+	start, end            time.Duration
+	first                 *results.Step
+	errored, failed       bool
+	leaves, skipped       int
+	problems, more        int
+	body                  strings.Builder
+	values                strings.Builder
+	valueLines, moreValue int
+}
+
+func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Testcase)) *caseBuilder {
+	return &caseBuilder{seq: seq, opts: opts, emit: emit}
+}
+
+func (cb *caseBuilder) add(st *results.Step) {
+	key := results.TopKey(st.Path)
+	if cb.key != "" && key != cb.key {
+		cb.flush()
 	}
-	var first *runner.StepResult
-	errored, failed, skipped := false, false, 0
-	var body strings.Builder
-	for _, s := range cs.steps {
-		switch {
-		case isErrorLike(s.Status):
-			if !errored {
-				first = s
-			}
-			errored = true
-		case s.Status == runner.Failed:
-			if !errored && !failed {
-				first = s
-			}
-			failed = true
-		case s.Status == runner.Skipped:
-			skipped++
+	start, end := st.StartedMS.D(), st.StartedMS.D()+st.DurationMS.D()
+	if cb.key == "" {
+		cb.key = key
+		c := *st
+		c.Saved, c.Data, c.Repeat = nil, nil, nil
+		cb.opened, cb.start, cb.end = &c, start, end
+	}
+	cb.start, cb.end = min(cb.start, start), max(cb.end, end)
+	top := st.Path == key
+	switch {
+	case st.Kind == "repeat":
+		cb.addRepeat(st)
+	case st.Kind == "group":
+		// A group's failure is news only when none of its steps failed,
+		// as when it timed out as a whole.
+		if isProblem(st.Status) && !cb.errored && !cb.failed {
+			cb.addProblem(st)
 		}
-		if isProblem(s.Status) {
-			if body.Len() > 0 {
-				body.WriteByte('\n')
-			}
-			writeProblem(&body, seq, s)
+	default:
+		cb.addLeaf(st)
+	}
+	if top {
+		cb.finish(st)
+	}
+}
+
+func (cb *caseBuilder) addLeaf(st *results.Step) {
+	cb.leaves++
+	if st.Status == runner.Skipped {
+		cb.skipped++
+		if cb.first == nil {
+			c := *st
+			cb.first = &c
 		}
+	}
+	if isProblem(st.Status) {
+		cb.addProblem(st)
 	}
 	// Values the steps read (memory words and the like) go to the case's
 	// output as "label: 0x... 0x...", as on the console.
-	var values strings.Builder
-	for _, s := range cs.steps {
-		if label, vals, ok := labelledValues(s.Data); ok {
-			fmt.Fprintf(&values, "%s: %s\n", cleanLine(label), vals)
-		}
-		// What a build or an upload reported: sizes, or the isolated cause.
-		if (s.Kind == "build" || s.Kind == "upload") && s.Message != "" {
-			fmt.Fprintf(&values, "%s: %s\n", s.Kind, cleanLine(s.Message))
-		}
-		// Pictures, as the attachment lines that Jenkins and GitLab show
-		// beside the test case.
-		for _, a := range s.Attachments {
-			fmt.Fprintf(&values, "[[ATTACHMENT|%s]]\n", cleanLine(a))
-		}
+	var lines []string
+	if label, vals, ok := labelledValues(st.Data); ok {
+		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), vals))
 	}
-	if values.Len() > 0 {
-		tc.SystemOut = &junit.Output{Data: values.String()}
+	// What a build or an upload reported: sizes, or the isolated cause.
+	if (st.Kind == "build" || st.Kind == "upload") && st.Message != "" {
+		lines = append(lines, fmt.Sprintf("%s: %s", st.Kind, cleanLine(st.Message)))
 	}
-	switch {
-	case errored || failed:
-		res := &junit.Result{Message: problemMessage(first), Data: body.String()}
-		if first.Status == runner.Interrupted {
-			res.Type = string(runner.Interrupted)
-		}
-		if errored {
-			tc.Error = res
-		} else {
-			tc.Failure = res
-		}
-	case skipped == len(cs.steps):
-		msg := "skipped"
-		if cs.steps[0].Message != "" {
-			msg = cleanLine(cs.steps[0].Message)
-		}
-		tc.Skipped = &junit.Result{Message: msg}
+	// Pictures, as the attachment lines that Jenkins and GitLab show
+	// beside the test case.
+	for _, a := range st.Attachments {
+		lines = append(lines, fmt.Sprintf("[[ATTACHMENT|%s]]", cleanLine(a)))
 	}
-	return tc
+	for _, l := range lines {
+		if cb.valueLines >= valueLinesLimit {
+			cb.moreValue++
+			continue
+		}
+		cb.valueLines++
+		cb.values.WriteString(l + "\n")
+	}
 }
 
-// sequenceCase is the testcase standing for a sequence that did not pass
-// although none of its steps failed.
-func sequenceCase(seq *runner.SequenceResult) junit.Testcase {
-	name := "sequence"
-	if len(seq.Steps) == 0 {
-		name = "setup"
+// addRepeat lists a repeat's failing iterations, under the summary cap.
+func (cb *caseBuilder) addRepeat(st *results.Step) {
+	r := st.Repeat
+	if r == nil || !isProblem(st.Status) {
+		return
 	}
-	msg := seq.Error
-	if msg == "" {
-		msg = "sequence " + reportStatus(seq.Status)
+	if len(r.Failures) == 0 {
+		cb.addProblem(st)
+		return
 	}
-	res := &junit.Result{Message: cleanLine(msg), Data: cleanText(msg) + "\n"}
-	if seq.File != "" {
-		res.Data += "at " + cleanLine(seq.File) + "\n"
+	// The failure's message is that of the first failing step, which says
+	// more than the repeat's status.
+	if f := r.Failures[0]; len(f.Detail) > 0 && st.Message == "" {
+		cb.note(&results.Step{StepBase: f.Detail[0]})
+	} else {
+		cb.note(st)
 	}
-	tc := junit.Testcase{Name: name, Classname: cleanLine(seq.Name), Time: seconds(0)}
-	switch seq.Status {
-	case runner.Failed:
-		tc.Failure = res
-	case runner.Interrupted:
-		res.Type = string(runner.Interrupted)
-		tc.Error = res
-	default:
-		tc.Error = res
+	if !cb.reserve() {
+		return
 	}
-	return tc
+	fmt.Fprintf(&cb.body, "step %s repeat", cleanLine(st.Path))
+	if st.Name != "" {
+		fmt.Fprintf(&cb.body, " %s", cleanLine(st.Name))
+	}
+	fmt.Fprintf(&cb.body, ": %d of %d iterations did not pass (%d failed, %d errors); iteration time min %s, median %s, p99 %s, max %s\n",
+		r.Iterations-r.Passed, r.Iterations, r.Failed, r.Errored,
+		fmtMS(r.MinMS), fmtMS(r.MedianMS), fmtMS(r.P99MS), fmtMS(r.MaxMS))
+	for _, it := range r.Failures {
+		if len(it.Detail) == 0 {
+			fmt.Fprintf(&cb.body, "iteration %d: %s\n", it.Index, reportStatus(it.Status))
+			continue
+		}
+		fmt.Fprintf(&cb.body, "iteration %d: ", it.Index)
+		cb.writeProblem(&results.Step{StepBase: it.Detail[0]})
+		if n := len(it.Detail) - 1 + it.More; n > 0 {
+			fmt.Fprintf(&cb.body, "(and %d more steps of iteration %d did not pass)\n", n, it.Index)
+		}
+	}
+	if r.MoreFailures > 0 {
+		fmt.Fprintf(&cb.body, "… and %d more failing iterations: the event stream lists every one\n", r.MoreFailures)
+	}
+}
+
+func fmtMS(m results.Millis) string {
+	return strconv.FormatFloat(float64(m.D())/float64(time.Millisecond), 'f', 3, 64) + "ms"
+}
+
+// note records st as a problem of the case.
+func (cb *caseBuilder) note(st *results.Step) {
+	switch {
+	case isErrorLike(st.Status):
+		if !cb.errored {
+			c := *st
+			cb.first = &c
+		}
+		cb.errored = true
+	case st.Status == runner.Failed:
+		if !cb.errored && !cb.failed {
+			c := *st
+			cb.first = &c
+		}
+		cb.failed = true
+	}
+}
+
+// reserve makes room for one more problem in the body, false past the cap.
+func (cb *caseBuilder) reserve() bool {
+	if cb.problems >= cb.opts.FailureCap() {
+		cb.more++
+		return false
+	}
+	if cb.problems > 0 {
+		cb.body.WriteByte('\n')
+	}
+	cb.problems++
+	return true
+}
+
+func (cb *caseBuilder) addProblem(st *results.Step) {
+	cb.note(st)
+	if cb.reserve() {
+		cb.writeProblem(st)
+	}
 }
 
 // writeProblem describes a step that did not pass, for a failure's body.
-func writeProblem(b *strings.Builder, seq *runner.SequenceResult, s *runner.StepResult) {
+func (cb *caseBuilder) writeProblem(s *results.Step) {
+	b := &cb.body
 	fmt.Fprintf(b, "step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
 	if s.Name != "" {
 		fmt.Fprintf(b, " %s", cleanLine(s.Name))
 	}
 	fmt.Fprintf(b, ": %s\n", problemMessage(s))
-	if loc := location(s, seq.File); loc != "" {
+	if loc := location(s, cb.seq.seq.File); loc != "" {
 		fmt.Fprintf(b, "at %s\n", loc)
 	}
 	if s.Expected != "" {
@@ -277,7 +432,106 @@ func writeProblem(b *strings.Builder, seq *runner.SequenceResult, s *runner.Step
 	}
 }
 
-func problemMessage(s *runner.StepResult) string {
+// flush emits the testcase of an entry whose own step never came, as for a
+// sequence cut short; the entry is named after its first step.
+func (cb *caseBuilder) flush() {
+	if cb.key == "" {
+		return
+	}
+	top := *cb.opened
+	top.Path, top.StartedMS, top.DurationMS = cb.key, results.MS(cb.start), results.MS(cb.end-cb.start)
+	if g, _, _ := strings.Cut(top.Group, groupSeparator); g != "" {
+		top.Kind, top.Group = "group", g
+	}
+	cb.finish(&top)
+}
+
+// finish emits the testcase of the entry that ends with top, and starts
+// the next.
+func (cb *caseBuilder) finish(top *results.Step) {
+	name := stepCaseName(top, cb.seq.width)
+	if top.Kind == "group" {
+		switch {
+		case top.Group != "":
+			name = cleanLine(top.Group)
+		case top.Name != "":
+			name = cleanLine(top.Name)
+		}
+	}
+	tc := junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(top.DurationMS.D())}
+	if cb.values.Len() > 0 || cb.moreValue > 0 {
+		out := cb.values.String()
+		if cb.moreValue > 0 {
+			out += fmt.Sprintf("… and %d more lines\n", cb.moreValue)
+		}
+		tc.SystemOut = &junit.Output{Data: out}
+	}
+	if top.Status == runner.Skipped && cb.leaves == 0 {
+		cb.leaves, cb.skipped = 1, 1
+		c := *top
+		cb.first = &c
+	}
+	switch {
+	case cb.errored || cb.failed:
+		body := cb.body.String()
+		if cb.more > 0 {
+			body += fmt.Sprintf("\n… and %d more steps that did not pass: the event stream lists every one\n", cb.more)
+		}
+		res := &junit.Result{Message: problemMessage(cb.first), Data: body}
+		if cb.first.Status == runner.Interrupted {
+			res.Type = string(runner.Interrupted)
+		}
+		if cb.errored {
+			tc.Error = res
+		} else {
+			tc.Failure = res
+		}
+		cb.problem = true
+	case cb.leaves > 0 && cb.skipped == cb.leaves:
+		msg := "skipped"
+		if cb.first != nil && cb.first.Message != "" {
+			msg = cleanLine(cb.first.Message)
+		}
+		tc.Skipped = &junit.Result{Message: msg}
+	}
+	cb.emit(&tc)
+	problem := cb.problem
+	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: problem}
+}
+
+// sequenceCase is the testcase standing for a sequence that did not pass
+// although none of its steps failed, or nil.
+func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
+	seq := &s.seq
+	if problem || (seq.Error == "" && !isProblem(seq.Status)) {
+		return nil
+	}
+	name := "sequence"
+	if !s.steps {
+		name = "setup"
+	}
+	msg := seq.Error
+	if msg == "" {
+		msg = "sequence " + reportStatus(seq.Status)
+	}
+	res := &junit.Result{Message: cleanLine(msg), Data: cleanText(msg) + "\n"}
+	if seq.File != "" {
+		res.Data += "at " + cleanLine(seq.File) + "\n"
+	}
+	tc := &junit.Testcase{Name: name, Classname: cleanLine(seq.Name), Time: seconds(0)}
+	switch seq.Status {
+	case runner.Failed:
+		tc.Failure = res
+	case runner.Interrupted:
+		res.Type = string(runner.Interrupted)
+		tc.Error = res
+	default:
+		tc.Error = res
+	}
+	return tc
+}
+
+func problemMessage(s *results.Step) string {
 	if s.Message != "" {
 		return cleanLine(s.Message)
 	}
@@ -287,7 +541,7 @@ func problemMessage(s *runner.StepResult) string {
 // stepCaseName names the testcase of a step outside any named group: its path,
 // with the top-level index zero-padded so that names sort in run order, its
 // kind and its name, as in "03 send help".
-func stepCaseName(s *runner.StepResult, width int) string {
+func stepCaseName(s *results.Step, width int) string {
 	path := s.Path
 	n := leadingDigits(path)
 	if n > 0 && n < width {
@@ -300,16 +554,6 @@ func stepCaseName(s *runner.StepResult, width int) string {
 	return name
 }
 
-// pathWidth is how many digits the largest top-level step index has, at
-// least two.
-func pathWidth(steps []runner.StepResult) int {
-	width := 2
-	for i := range steps {
-		width = max(width, leadingDigits(steps[i].Path))
-	}
-	return width
-}
-
 func leadingDigits(s string) int {
 	n := 0
 	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
@@ -318,22 +562,8 @@ func leadingDigits(s string) int {
 	return n
 }
 
-// span is the time from the start of the first of steps to the end of the
-// last.
-func span(steps []*runner.StepResult) time.Duration {
-	if len(steps) == 0 {
-		return 0
-	}
-	start, end := steps[0].Started, steps[0].Started+steps[0].Duration
-	for _, s := range steps[1:] {
-		start = min(start, s.Started)
-		end = max(end, s.Started+s.Duration)
-	}
-	return end - start
-}
-
 // transcripts formats what the consoles printed for a testsuite's system-out.
-func transcripts(ts []runner.Transcript) string {
+func transcripts(ts []results.Transcript) string {
 	var b strings.Builder
 	for _, t := range ts {
 		b.WriteString("== console " + cleanLine(t.Console))

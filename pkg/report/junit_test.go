@@ -14,11 +14,11 @@ import (
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
-func writeJUnit(t *testing.T, results []runner.SequenceResult) []byte {
+func junitReport(t *testing.T, seqs []runner.SequenceResult) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	opts := JUnitOptions{Hostname: "bench-1", Now: func() time.Time { return base }}
-	if err := WriteJUnit(&out, results, opts); err != nil {
+	if err := WriteJUnit(&out, eventFile(t, seqs), opts); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
@@ -47,24 +47,27 @@ func parseJUnit(t *testing.T, data []byte) junit.Testsuites {
 }
 
 func TestJUnitGolden(t *testing.T) {
-	out := writeJUnit(t, fixture())
+	out := junitReport(t, fixture())
 	golden(t, "junit.golden.xml", out)
 }
 
 func TestJUnitCounts(t *testing.T) {
-	suites := parseJUnit(t, writeJUnit(t, fixture()))
+	suites := parseJUnit(t, junitReport(t, fixture()))
 
 	type counts struct {
 		tests, failures, errors, skipped int
 		cases                            []string
 	}
 	want := []counts{
-		{11, 0, 0, 0, []string{"00 send help", "login", "login / version", "02#0.0 send poke", "02#0.1 expect ack",
-			"02#1.0 send poke", "02#1.1 expect ack", "03 capture read id", "04 assert regs", "05 camera led on", "finally.0 set cleanup"}},
+		// A testcase is a top-level entry: a group with its nested groups,
+		// or a step; a repeat is one testcase, never one per iteration.
+		{7, 0, 0, 0, []string{"00 send help", "login", "02 repeat poll ack", "03 capture read id", "04 assert regs",
+			"05 camera led on", "finally.0 set cleanup"}},
 		{4, 1, 0, 1, []string{"00 send erase all", "01 expect erase done", "02 send reset", "finally.0 send power off"}},
 		{2, 0, 1, 0, []string{"00 send ifconfig", "01 expect link up"}},
 		{2, 0, 1, 0, []string{"00 delay settle", "sequence"}},
 		{1, 0, 1, 0, []string{"setup"}},
+		{1, 1, 0, 0, []string{"00 repeat ping pong"}},
 	}
 	if len(suites.Suites) != len(want) {
 		t.Fatalf("got %d testsuites, want %d", len(suites.Suites), len(want))
@@ -169,7 +172,7 @@ func TestJUnitGroupStatus(t *testing.T) {
 					seq.Status = runner.Failed
 				}
 			}
-			suites := parseJUnit(t, writeJUnit(t, []runner.SequenceResult{seq}))
+			suites := parseJUnit(t, junitReport(t, []runner.SequenceResult{seq}))
 			var got []string
 			for _, tc := range suites.Suites[0].Testcases {
 				st := "passed"
@@ -199,17 +202,19 @@ func TestJUnitHostileBytes(t *testing.T) {
 		all[i] = byte(i)
 	}
 	hostile := string(all) + "\uFFFE\uFFFF]]>]]]]><![CDATA[</testsuite>&amp;\xed\xa0\x80"
+	// A "#" in a path marks an iteration of a repeat, which a testcase
+	// summarises: the runner never makes one outside a repeat.
 	seq := runner.SequenceResult{
 		Name: hostile, File: hostile, Status: runner.Failed, StartedAt: base, Error: hostile,
 		Steps: []runner.StepResult{
-			{Path: hostile, Kind: hostile, Name: hostile, Status: runner.Failed, File: hostile, Line: 1, Column: 2,
+			{Path: strings.ReplaceAll(hostile, "#", ""), Kind: hostile, Name: hostile, Status: runner.Failed, File: hostile, Line: 1, Column: 2,
 				Message: hostile, Expected: hostile, Received: hostile},
 			{Path: "1", Kind: "send", Name: "x", Group: hostile, Status: runner.Errored, Message: hostile},
 			{Path: "2", Kind: "send", Name: hostile, Status: runner.Skipped, Message: hostile},
 		},
 		Transcripts: []runner.Transcript{{Console: hostile, Data: []byte(hostile)}, {Console: "raw", Data: all}},
 	}
-	out := writeJUnit(t, []runner.SequenceResult{seq})
+	out := junitReport(t, []runner.SequenceResult{seq})
 	suites := parseJUnit(t, out)
 	s := suites.Suites[0]
 	if s.Tests != 3 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 {
@@ -231,7 +236,7 @@ func TestJUnitHostileBytes(t *testing.T) {
 }
 
 func TestJUnitEmpty(t *testing.T) {
-	suites := parseJUnit(t, writeJUnit(t, nil))
+	suites := parseJUnit(t, junitReport(t, nil))
 	if len(suites.Suites) != 0 || suites.Tests != 0 {
 		t.Errorf("empty run gave %+v", suites)
 	}

@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -133,7 +135,42 @@ func fixture() []runner.SequenceResult {
 		Error:     "open /dev/ttyACM0: port busy (held by PID 4711, picocom)",
 	}
 
-	return []runner.SequenceResult{boot, flash, network, power, setup}
+	// A soak whose repeat failed in two of its five iterations: reports
+	// show its statistics and its failing iterations, never one testcase
+	// per iteration.
+	soak := runner.SequenceResult{
+		Name:      "soak",
+		File:      "seq/soak.yaml",
+		Status:    runner.Failed,
+		StartedAt: base.Add(8 * time.Second),
+		Duration:  60 * ms,
+	}
+	for i := 0; i < 5; i++ {
+		at := time.Duration(i) * 10 * ms
+		st, msg := runner.Passed, ""
+		if i == 1 || i == 3 {
+			st, msg = runner.Failed, fmt.Sprintf("timed out after 5ms waiting for %q", "pong")
+		}
+		soak.Steps = append(soak.Steps,
+			runner.StepResult{Index: 2 * i, Path: fmt.Sprintf("0#%d.0", i), Kind: "send", Name: "ping", Status: runner.Passed,
+				Started: at, Duration: 100 * us},
+			runner.StepResult{Index: 2*i + 1, Path: fmt.Sprintf("0#%d.1", i), Kind: "expect", Name: "pong", Status: st,
+				File: "seq/soak.yaml", Line: 7, Column: 9, Started: at + 100*us, Duration: time.Duration(1+i) * ms, Message: msg})
+	}
+	soak.Steps = append(soak.Steps, runner.StepResult{Index: 10, Path: "0", Kind: "repeat", Name: "ping pong",
+		Status: runner.Failed, Started: 0, Duration: 50 * ms, Data: map[string]any{"iterations": 5}})
+
+	return []runner.SequenceResult{boot, flash, network, power, setup, soak}
+}
+
+// eventFile records seqs in an event file, as a run would have.
+func eventFile(t *testing.T, seqs []runner.SequenceResult) string {
+	t.Helper()
+	path, err := results.WriteResults(t.TempDir(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // golden compares got with testdata/name, or rewrites the file under -update.

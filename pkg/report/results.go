@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -36,13 +36,6 @@ func isContainer(s *runner.StepResult) bool {
 	return s.Kind == "group" || s.Kind == "repeat"
 }
 
-// containsPath reports whether the step at path child lies inside the
-// container at path parent: "3" contains "3.1" and "3#2.0" but not "31".
-func containsPath(parent, child string) bool {
-	rest, ok := strings.CutPrefix(child, parent)
-	return ok && rest != "" && (rest[0] == '.' || rest[0] == '#')
-}
-
 // seconds formats d in seconds with millisecond precision.
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
@@ -50,16 +43,21 @@ func seconds(d time.Duration) string {
 
 // location formats where s is, as FILE:LINE:COL, falling back to file when
 // the step names none; "" when nothing is known.
-func location(s *runner.StepResult, file string) string {
-	if s.File != "" {
-		file = s.File
+func location(s *results.Step, file string) string {
+	return locationOf(s.File, s.Line, s.Column, file)
+}
+
+// locationOf formats FILE:LINE:COL, with fallback for an empty file.
+func locationOf(file string, line, col int, fallback string) string {
+	if file == "" {
+		file = fallback
 	}
-	if s.Line <= 0 {
+	if line <= 0 {
 		return cleanLine(file)
 	}
-	loc := fmt.Sprintf("%s:%d", file, s.Line)
-	if s.Column > 0 {
-		loc += fmt.Sprintf(":%d", s.Column)
+	loc := fmt.Sprintf("%s:%d", file, line)
+	if col > 0 {
+		loc += fmt.Sprintf(":%d", col)
 	}
 	return cleanLine(loc)
 }

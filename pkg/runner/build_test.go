@@ -65,7 +65,7 @@ steps:
 		}
 		return runner.BuildOutcome{OK: true, Summary: "flash 564 bytes", Data: map[string]any{"flash_bytes": 564}}, nil
 	}
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open:  func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: build,
 	})
@@ -92,7 +92,7 @@ steps:
   - build:
       command: [pio, run]
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			return runner.BuildOutcome{}, errors.New(`run pio: executable file not found in $PATH (install PlatformIO Core)`)
 		},
@@ -130,7 +130,7 @@ steps:
 `)
 	dev := &failingRelease{device: newDevice(shell)}
 	ran := false
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			ran = true
@@ -171,7 +171,7 @@ steps:
     timeout: 100ms
 `)
 	dev := &bannerDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			return runner.BuildOutcome{OK: true}, nil
@@ -202,7 +202,7 @@ steps:
     timeout: 50ms
 `)
 	dev := &lostDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			<-ctx.Done()

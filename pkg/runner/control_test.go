@@ -73,7 +73,7 @@ steps:
 `)
 	dir := t.TempDir()
 	cam.led = true
-	res := runner.Run(context.Background(), seq, runner.Options{Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
 		if req.Base == "led_off" {
 			cam.mu.Lock()
 			cam.led = false
@@ -106,7 +106,7 @@ steps:
 
 func TestCameraErrorIsTheBench(t *testing.T) {
 	seq := load(t, "steps:\n  - capture: true\n")
-	res := runner.Run(context.Background(), seq, runner.Options{Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
 		if req.Camera.Input != "0" {
 			t.Errorf("capture: true uses input %q, want the first camera", req.Camera.Input)
 		}
@@ -167,7 +167,7 @@ func TestLineSteps(t *testing.T) {
 `)
 	ld := &lineDevice{device: newDevice(shell)}
 	// Wrappers (the repl's, MCP's) offer the console they wrap.
-	res := runner.Run(context.Background(), seq, runner.Options{Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 		return wrapped{wrapped{ld}}, nil
 	}})
 	if res.Status != runner.Passed {
@@ -180,11 +180,11 @@ func TestLineSteps(t *testing.T) {
 
 	// A console without modem lines (a pty) is the bench's problem.
 	ld = &lineDevice{device: newDevice(shell), err: errors.New("/dev/pts/3 has no modem control lines")}
-	res = runner.Run(context.Background(), load(t, "steps:\n  - reset_sequence: esp32\n"), runner.Options{Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return ld, nil }})
+	res = runner.Run(context.Background(), load(t, "steps:\n  - reset_sequence: esp32\n"), runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return ld, nil }})
 	if res.Status != runner.Errored || res.Steps[0].Message != "reset_sequence on console: /dev/pts/3 has no modem control lines" {
 		t.Fatalf("%s: %s", res.Status, res.Steps[0].Message)
 	}
-	res = runner.Run(context.Background(), load(t, "steps:\n  - break: 1ms\n"), runner.Options{Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return newDevice(shell), nil }})
+	res = runner.Run(context.Background(), load(t, "steps:\n  - break: 1ms\n"), runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return newDevice(shell), nil }})
 	if res.Status != runner.Errored || !strings.Contains(res.Steps[0].Message, "has no modem control lines") {
 		t.Fatalf("%s: %s", res.Status, res.Steps[0].Message)
 	}
@@ -208,7 +208,7 @@ steps:
     expect: env=hi board
   - exec: [sh, -c, "echo oops; exit 4"]
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if got := statuses(res); got != "0:passed 1:passed 2:passed 3:passed 4:failed" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -224,17 +224,17 @@ steps:
 	// the bench's problem.
 	seq = load(t, "steps:\n  - exec: [sleep, \"30\"]\n    timeout: 100ms\n")
 	begin := time.Now()
-	res = runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{Grace: 100 * time.Millisecond}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{Grace: 100 * time.Millisecond}, ArtifactDir: dir})
 	if res.Status != runner.Failed || res.Steps[0].Message != "sleep timed out after 100ms" || time.Since(begin) > 10*time.Second {
 		t.Fatalf("timeout: %s %s", res.Status, res.Steps[0].Message)
 	}
 	seq = load(t, "steps:\n  - exec: [no-such-tool-hilrun]\n")
-	res = runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if res.Status != runner.Errored || !strings.Contains(res.Steps[0].Message, "no-such-tool-hilrun") {
 		t.Fatalf("missing tool: %s %s", res.Status, res.Steps[0].Message)
 	}
 	seq = load(t, "steps:\n  - exec: [sh, -c, 'echo nothing']\n    expect: something\n")
-	res = runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if res.Status != runner.Failed || res.Steps[0].Message != `the output of sh has no "something"` || !strings.Contains(res.Steps[0].Received, "nothing") {
 		t.Fatalf("expect: %s %q %q", res.Status, res.Steps[0].Message, res.Steps[0].Received)
 	}
@@ -256,7 +256,7 @@ steps:
   - power: {device: dut, action: "off"}
   - power: {device: hub, action: cycle}
 `, state))
-	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if got := statuses(res); got != "0:passed 1:passed 2:error" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -282,7 +282,7 @@ func TestExecLongOutput(t *testing.T) {
   - exec: [sh, -c, 'head -c 3000000 /dev/zero | tr "\0" x; echo; echo END']
     expect: MIDDLE
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if got := statuses(res); got != "0:passed 1:passed 2:failed" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -313,7 +313,7 @@ steps:
   - expect: app started
 `)
 	dev := &handoverDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Host: build.ExecRunner{}, ArtifactDir: t.TempDir(),
 	})

@@ -458,7 +458,6 @@ func (r *run) set(s *steps.Step, res *StepResult) error {
 }
 
 func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group string) error {
-	before := len(r.res.Steps)
 	t0 := time.Now()
 	var maxLate time.Duration
 	n := 0
@@ -474,7 +473,6 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 				break
 			}
 			if err := sleepUntil(ctx, deadline); err != nil {
-				res.Status = childStatus(r.res.Steps[before:])
 				return err
 			}
 			if late := time.Since(deadline); late > maxLate {
@@ -496,8 +494,7 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 	if s.Every > 0 {
 		res.Data["max_late_us"] = maxLate.Microseconds()
 	}
-	res.Status = childStatus(r.res.Steps[before:])
-	if ctx.Err() != nil && res.Status == Passed {
+	if ctx.Err() != nil && r.open[len(r.open)-1] == Passed {
 		return context.Cause(ctx)
 	}
 	return nil

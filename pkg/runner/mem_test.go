@@ -281,7 +281,7 @@ steps:
 			if tt.setup != nil {
 				tt.setup(mem, probe)
 			}
-			res := runner.Run(context.Background(), seq, runner.Options{
+			res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 				OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) { return probe, nil },
 				Symbols:   lookupSymbol,
 			})

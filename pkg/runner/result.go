@@ -77,7 +77,8 @@ type SequenceResult struct {
 	Duration  time.Duration `json:"-"`
 	// Error is set when the sequence ended on an infrastructure error or an
 	// interruption, in the words shown to the user.
-	Error       string       `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Steps holds every step's result only when Options.KeepSteps was set.
 	Steps       []StepResult `json:"steps"`
 	Transcripts []Transcript `json:"-"`
 	// Logs lists the raw console log files written for this run, by console.
@@ -126,3 +127,19 @@ type SinkFunc func(Event)
 
 // Event calls f(e).
 func (f SinkFunc) Event(e Event) { f(e) }
+
+// Tee returns a Sink that passes every event to each of sinks in turn; nil
+// sinks are left out.
+func Tee(sinks ...Sink) Sink {
+	var out []Sink
+	for _, s := range sinks {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return SinkFunc(func(e Event) {
+		for _, s := range out {
+			s.Event(e)
+		}
+	})
+}

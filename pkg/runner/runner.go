@@ -85,6 +85,11 @@ type Options struct {
 	// ErrStepLimit. Finally steps have a budget of their own, so they
 	// still run.
 	MaxSteps uint64
+	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
+	// off for runs of any length: memory then stays flat, and the steps
+	// reach reports only through the Sink (see package results). It suits
+	// short runs that read the results directly, such as the REPL's.
+	KeepSteps bool
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -123,11 +128,45 @@ type run struct {
 	executed uint64
 	// logLoss holds what the consoles' logs lost, found as they close.
 	logLoss []error
+	// open holds, per group or repeat being run, the worst status of the
+	// steps finished inside it so far: a container's status comes from it,
+	// not from a list of its steps.
+	open []Status
 }
 
+// transcript keeps the last limit bytes a console printed, in a ring that
+// never holds more.
 type transcript struct {
-	data    []byte
+	limit   int
+	buf     []byte // the bytes in order until full, then a ring
+	start   int    // once full, where the oldest byte is
 	dropped int64
+}
+
+func (t *transcript) write(p []byte) {
+	if n := min(len(p), t.limit-len(t.buf)); n > 0 {
+		t.buf = append(t.buf, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	// Full: each new byte drops the oldest.
+	t.dropped += int64(len(p))
+	if len(p) >= t.limit {
+		copy(t.buf, p[len(p)-t.limit:])
+		t.start = 0
+		return
+	}
+	n := copy(t.buf[t.start:], p)
+	copy(t.buf, p[n:])
+	t.start = (t.start + len(p)) % t.limit
+}
+
+// bytes returns a copy of what the transcript holds, oldest first.
+func (t *transcript) bytes() []byte {
+	out := make([]byte, 0, len(t.buf))
+	return append(append(out, t.buf[t.start:]...), t.buf[:t.start]...)
 }
 
 func newRun(seq *steps.Sequence, opts Options) *run {
@@ -258,19 +297,11 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		r.consol[dev.Name] = c
 		r.cursor[dev.Name] = c.Cursor()
 		name := dev.Name
-		t := &transcript{}
+		t := &transcript{limit: r.opts.TranscriptLimit}
 		r.trans[name] = t
-		limit := r.opts.TranscriptLimit
 		remove := c.OnReceive(func(at time.Time, off int64, p []byte) {
 			r.mu.Lock()
-			t.data = append(t.data, p...)
-			// Trim only once twice the limit is held, so a long stream
-			// costs one copy per limit's worth of bytes, not one per chunk.
-			if len(t.data) > 2*limit {
-				over := len(t.data) - limit
-				t.dropped += int64(over)
-				t.data = append(t.data[:0], t.data[over:]...)
-			}
+			t.write(p)
 			r.mu.Unlock()
 			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
 		})
@@ -395,11 +426,7 @@ func (r *run) transcripts() []Transcript {
 		if t == nil {
 			continue
 		}
-		data, dropped := t.data, t.dropped
-		if over := len(data) - r.opts.TranscriptLimit; over > 0 {
-			data, dropped = data[over:], dropped+int64(over)
-		}
-		out = append(out, Transcript{Console: dev.Name, Data: append([]byte(nil), data...), Truncated: dropped})
+		out = append(out, Transcript{Console: dev.Name, Data: t.bytes(), Truncated: t.dropped})
 	}
 	return out
 }
@@ -456,9 +483,14 @@ func (r *run) finish(res *StepResult) {
 	res.Index = r.index
 	r.index++
 	r.mu.Unlock()
-	r.res.Steps = append(r.res.Steps, *res)
+	if r.opts.KeepSteps {
+		r.res.Steps = append(r.res.Steps, *res)
+	}
 	if res.Status != Skipped {
 		r.res.Status = worst(r.res.Status, res.Status)
+		if n := len(r.open); n > 0 {
+			r.open[n-1] = worst(r.open[n-1], res.Status)
+		}
 	}
 	cp := *res
 	r.emit(Event{Type: StepFinished, Step: &cp})
@@ -484,11 +516,13 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	var err error
 	switch s.Kind {
 	case steps.KindGroup:
-		before := len(r.res.Steps)
+		r.open = append(r.open, Passed)
 		r.steps(ctx, s.Steps, path+".", group)
-		res.Status = childStatus(r.res.Steps[before:])
+		res.Status = r.closeContainer()
 	case steps.KindRepeat:
+		r.open = append(r.open, Passed)
 		err = r.repeat(ctx, s, res, group)
+		res.Status = r.closeContainer()
 	default:
 		if err = r.countStep(); err == nil {
 			err = r.leaf(ctx, s, res)
@@ -505,13 +539,12 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	return res
 }
 
-func childStatus(rs []StepResult) Status {
-	st := Passed
-	for _, c := range rs {
-		if c.Status != Skipped {
-			st = worst(st, c.Status)
-		}
-	}
+// closeContainer ends the innermost group or repeat being run and returns
+// the worst status of the steps it held, Passed when none ran.
+func (r *run) closeContainer() Status {
+	n := len(r.open)
+	st := r.open[n-1]
+	r.open = r.open[:n-1]
 	return st
 }
 

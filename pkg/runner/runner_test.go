@@ -152,7 +152,7 @@ func (r *recorder) types() []runner.EventType {
 
 func run(t *testing.T, ctx context.Context, seq *steps.Sequence, dev *device, sink runner.Sink) *runner.SequenceResult {
 	t.Helper()
-	return runner.Run(ctx, seq, runner.Options{
+	return runner.Run(ctx, seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Sink: sink,
 	})
@@ -561,7 +561,7 @@ steps:
   - send: version
 finally:
   - delay: 1ms`)
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 			return nil, errors.New("open /dev/ttyUSB9: no such file or directory")
 		},
@@ -589,7 +589,7 @@ steps:
 		}
 		dev.print("the end\r\n")
 	}()
-	res := runner.Run(context.Background(), seq, runner.Options{
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
 		Open:            func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		TranscriptLimit: 100,
 	})
@@ -640,5 +640,50 @@ func TestEveryKindRuns(t *testing.T) {
 		if _, ok := steps.LookupKind(k); !ok {
 			t.Errorf("runner.LeafRunners has %s, which steps.Kinds() does not describe", k)
 		}
+	}
+}
+
+// TestStepsNotKept runs nested groups and repeats without KeepSteps: the
+// result holds no steps, and containers still take the worst status of the
+// steps inside them, as the events show.
+func TestStepsNotKept(t *testing.T) {
+	seq := load(t, `on_failure: continue
+steps:
+  - group: outer
+    steps:
+      - repeat: {count: 3, as: i}
+        steps:
+          - group: inner
+            steps:
+              - assert: i != 1
+      - assert: "true"
+  - assert: "true"
+`)
+	rec := &recorder{}
+	res := runner.Run(context.Background(), seq, runner.Options{Sink: rec})
+	if res.Steps != nil {
+		t.Errorf("%d steps kept without KeepSteps", len(res.Steps))
+	}
+	got := map[string]runner.Status{}
+	for _, e := range rec.events {
+		if e.Type == runner.StepFinished {
+			got[e.Step.Path] = e.Step.Status
+		}
+	}
+	want := map[string]runner.Status{
+		"0.0#0.0.0": runner.Passed, "0.0#1.0.0": runner.Failed, "0.0#2.0.0": runner.Passed,
+		"0.0#0.0": runner.Passed, "0.0#1.0": runner.Failed, "0.0#2.0": runner.Passed,
+		"0.0": runner.Failed, "0.1": runner.Passed, "0": runner.Failed, "1": runner.Passed,
+	}
+	if len(got) != len(want) {
+		t.Errorf("steps %v", got)
+	}
+	for path, st := range want {
+		if got[path] != st {
+			t.Errorf("step %s: %s, want %s (all: %v)", path, got[path], st, got)
+		}
+	}
+	if res.Status != runner.Failed {
+		t.Errorf("sequence %s", res.Status)
 	}
 }

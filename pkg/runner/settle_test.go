@@ -112,7 +112,7 @@ func TestExecMatchCutAtTheHead(t *testing.T) {
     regex: true
     save: size
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
 	if got := statuses(res); got != "0:failed" || savedVar(res, "size") != nil {
 		t.Fatalf("statuses %s, size %v: %+v", got, savedVar(res, "size"), res.Steps)
 	}

@@ -1,12 +1,4 @@
-// Package report turns hilrun's results into something people and CI systems
-// read: a live console report fed by the runner's event stream, a JUnit XML
-// file and a JSON document, both written from the final results.
-//
-// Everything a device printed is untrusted: it may hold escape sequences,
-// NUL bytes or invalid UTF-8. Every reporter escapes such bytes as text
-// (\x1b, \xff) so that a terminal is never reprogrammed by a board and a
-// report file always parses.
-package report
+package results
 
 import (
 	"fmt"
@@ -104,13 +96,13 @@ func isClean(s string, mode escapeMode) bool {
 	return true
 }
 
-// cleanLine escapes s for printing on one line: names, messages, attributes.
-func cleanLine(s string) string { return escape(s, 0) }
+// CleanLine escapes s for printing on one line: names, messages, attributes.
+func CleanLine(s string) string { return escape(s, 0) }
 
-// cleanText escapes s for printing as multi-line text: transcripts, received
+// CleanText escapes s for printing as multi-line text: transcripts, received
 // output, failure details.
-func cleanText(s string) string { return escape(s, keepLayout) }
+func CleanText(s string) string { return escape(s, keepLayout) }
 
-// quoteBytes escapes b as one line from which the bytes can be recovered, as
+// QuoteBytes escapes b as one line from which the bytes can be recovered, as
 // strconv.Quote does but without the quotes and keeping printable UTF-8.
-func quoteBytes(b []byte) string { return escape(string(b), reversible) }
+func QuoteBytes(b []byte) string { return escape(string(b), reversible) }

@@ -1,0 +1,17 @@
+// Package report turns hilrun's results into something people and CI systems
+// read: a live console report fed by the runner's event stream, a JUnit XML
+// file and a JSON document, both written from the run's event stream (package results).
+//
+// Everything a device printed is untrusted: it may hold escape sequences,
+// NUL bytes or invalid UTF-8. Every reporter escapes such bytes as text
+// (\x1b, \xff) so that a terminal is never reprogrammed by a board and a
+// report file always parses.
+package report
+
+import "github.com/hilrun/hilrun/pkg/results"
+
+// Short names for the escapes every reporter uses.
+var (
+	cleanLine = results.CleanLine
+	cleanText = results.CleanText
+)

@@ -1,0 +1,261 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// EventFile is the name of the event file in a run's folder.
+const EventFile = "events.jsonl"
+
+// flushInterval bounds how long a finished step may wait in the Stream's
+// buffer before it reaches the file.
+const flushInterval = 200 * time.Millisecond
+
+// Stream is a runner.Sink that writes the run's events to an event file as
+// they happen: one JSON line (a Record) per sequence start, finished step and
+// sequence end. Console output is not recorded: the console logs hold it.
+//
+// Records reach the file whole: when a write fails (a full disk), the file
+// is cut back to its last whole record. With Spare set, the stream then goes
+// on in a spare file that starts with a copy of what the event file holds,
+// so the reports lack nothing; Incomplete says what the event file lost.
+// Without a spare, or when the spare fails too, the stream stops; Err
+// returns why, and the reports lack what came after. Its methods are safe
+// for concurrent use.
+type Stream struct {
+	// Spare, when set, returns the path of a file (on another disk, such
+	// as a private temporary folder) to go on in when the event file
+	// cannot be written. It is called at most once.
+	Spare func() (string, error)
+
+	path string // the file the reports read: the event file or its spare
+
+	mu   sync.Mutex
+	f    *os.File
+	buf  bytes.Buffer
+	ends []int // where each record in buf ends
+	off  int64 // the bytes of whole records in f
+	enc  *json.Encoder
+	seq  int
+	last time.Time
+	err  error
+	// lost says what the event file (not its spare) lacks.
+	lost error
+}
+
+var _ runner.Sink = (*Stream)(nil)
+
+// flushSize is how much the Stream buffers before it writes.
+const flushSize = 64 << 10
+
+// Create creates the event file at path, and its folder if needed,
+// replacing a file that is there.
+func Create(path string) (*Stream, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return nil, fmt.Errorf("create the event stream folder: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create the event stream: %w", err)
+	}
+	s := &Stream{path: path, f: f, seq: -1, last: time.Now()}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	return s, nil
+}
+
+// Path is the file the reports read: the event file, or after a failed
+// write the spare that holds the whole stream.
+func (s *Stream) Path() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path
+}
+
+// Event records e: a sequence start or end, or a finished step.
+func (s *Stream) Event(e runner.Event) {
+	switch e.Type {
+	case runner.SequenceStarted:
+		s.mu.Lock()
+		s.seq++
+		s.mu.Unlock()
+		s.write(Record{Type: RecordStart, Sequence: &Sequence{Name: e.Sequence, File: e.File, StartedAt: e.Time.Add(-e.Offset)}})
+	case runner.StepFinished:
+		if e.Step != nil {
+			st := StepFrom(e.Step)
+			s.write(Record{Type: RecordStep, Step: &st})
+		}
+	case runner.SequenceFinished:
+		if e.Result != nil {
+			seq := SequenceFrom(e.Result)
+			s.write(Record{Type: RecordEnd, Sequence: &seq})
+			s.mu.Lock()
+			s.flushLocked()
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *Stream) write(r Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil || s.f == nil {
+		return
+	}
+	r.Seq = max(s.seq, 0)
+	if err := s.enc.Encode(r); err != nil {
+		s.err = fmt.Errorf("encode an event of the stream %s: %w", s.path, err)
+		return
+	}
+	s.ends = append(s.ends, s.buf.Len())
+	if now := time.Now(); now.Sub(s.last) >= flushInterval || s.buf.Len() >= flushSize {
+		s.last = now
+		s.flushLocked()
+	}
+}
+
+// flushLocked writes the buffered records. On a failed write it keeps the
+// whole records that made it, cuts the file back to them, and goes on in
+// the spare.
+func (s *Stream) flushLocked() {
+	if s.err != nil || s.f == nil || s.buf.Len() == 0 {
+		return
+	}
+	data := s.buf.Bytes()
+	n, err := s.f.Write(data)
+	if err == nil {
+		s.off += int64(n)
+		s.buf.Reset()
+		s.ends = s.ends[:0]
+		return
+	}
+	// The records that ended within n bytes are in the file whole.
+	whole := 0
+	for _, end := range s.ends {
+		if end > n {
+			break
+		}
+		whole = end
+	}
+	s.off += int64(whole)
+	cause := fmt.Errorf("write the event stream %s: %w", s.path, err)
+	if terr := s.f.Truncate(s.off); terr != nil {
+		cause = fmt.Errorf("%w (and cutting it back to its last whole record: %v)", cause, terr)
+	}
+	rest := data[whole:]
+	if serr := s.toSpare(rest, cause); serr != nil {
+		s.err = serr
+		return
+	}
+	s.buf.Reset()
+	s.ends = s.ends[:0]
+}
+
+// toSpare goes on in the spare file: a copy of the event file's whole
+// records, then rest. It is called once, with the lock held.
+func (s *Stream) toSpare(rest []byte, cause error) error {
+	if s.Spare == nil || s.lost != nil {
+		return cause
+	}
+	s.lost = fmt.Errorf("%w: it holds the run's first %d bytes of events", cause, s.off)
+	spare, err := s.Spare()
+	if err != nil {
+		return fmt.Errorf("%w; no spare: %v", cause, err)
+	}
+	g, err := os.Create(spare)
+	if err != nil {
+		return fmt.Errorf("%w; spare: %v", cause, err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err == nil {
+		_, err = io.Copy(g, io.LimitReader(s.f, s.off))
+	}
+	if err == nil {
+		_, err = g.Write(rest)
+	}
+	if err != nil {
+		g.Close()
+		return fmt.Errorf("%w; spare %s: %v", cause, spare, err)
+	}
+	s.f.Close()
+	s.f, s.path = g, spare
+	s.off += int64(len(rest))
+	return nil
+}
+
+// Err returns the first error that cost the reports events, or nil.
+func (s *Stream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Incomplete says what the event file lacks when the stream went on in its
+// spare, or nil. The reports, written from Path, lack nothing then.
+func (s *Stream) Incomplete() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
+// Close flushes and closes the event file; it returns Err or the error
+// closing it. Close is idempotent.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return s.err
+	}
+	s.flushLocked()
+	if s.f != nil {
+		if err := s.f.Close(); err != nil && s.err == nil {
+			s.err = fmt.Errorf("close the event stream %s: %w", s.path, err)
+		}
+	}
+	s.f = nil
+	return s.err
+}
+
+// ErrTruncated means the event file ends inside a record, as when hilrun
+// was killed or the disk filled up while writing it.
+var ErrTruncated = errors.New("the event stream ends inside a record")
+
+// Read calls fn for each record of the event file at path, in order. Numbers
+// in Saved and Data come back as json.Number, so 64-bit values keep every
+// bit. It stops at fn's first error and returns it; a file that ends inside
+// a record gives ErrTruncated after the records before it.
+func Read(path string, fn func(*Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read the event stream: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 64<<10))
+	dec.UseNumber()
+	for {
+		var r Record
+		err := dec.Decode(&r)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("read %s: %w", path, ErrTruncated)
+		}
+		if err != nil {
+			return fmt.Errorf("read the event stream %s: %w", path, err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+}

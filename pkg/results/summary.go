@@ -1,0 +1,479 @@
+package results
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// Defaults of the summary rule.
+const (
+	// DefaultMaxFailures is how many failing iterations a repeat lists, and
+	// how many steps that did not pass a JUnit test case lists.
+	DefaultMaxFailures = 100
+	// DefaultIterationSteps is how many steps an iteration's detail lists.
+	DefaultIterationSteps = 20
+)
+
+// Options set the bounds of the summary rule.
+type Options struct {
+	// MaxFailures caps the failing iterations listed per repeat; the rest
+	// are counted. 0 means DefaultMaxFailures.
+	MaxFailures int
+	// IterationSteps caps the steps listed per iteration; the rest are
+	// counted. 0 means DefaultIterationSteps.
+	IterationSteps int
+}
+
+// FailureCap is MaxFailures, or its default.
+func (o Options) FailureCap() int {
+	if o.MaxFailures <= 0 {
+		return DefaultMaxFailures
+	}
+	return o.MaxFailures
+}
+
+// IterationCap is IterationSteps, or its default.
+func (o Options) IterationCap() int {
+	if o.IterationSteps <= 0 {
+		return DefaultIterationSteps
+	}
+	return o.IterationSteps
+}
+
+// Counts counts the steps of a sequence that are not groups or repeats,
+// iterations included, by status.
+type Counts struct {
+	Total       int `json:"total"`
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Errored     int `json:"error"`
+	Skipped     int `json:"skipped"`
+	Interrupted int `json:"interrupted"`
+}
+
+// Add counts one step with status st.
+func (c *Counts) Add(st runner.Status) {
+	c.Total++
+	switch st {
+	case runner.Passed:
+		c.Passed++
+	case runner.Failed:
+		c.Failed++
+	case runner.Skipped:
+		c.Skipped++
+	case runner.Interrupted:
+		c.Interrupted++
+	default:
+		c.Errored++
+	}
+}
+
+// Repeat is the summary of a repeat step's iterations.
+type Repeat struct {
+	Iterations int `json:"iterations"`
+	Passed     int `json:"passed"`
+	Failed     int `json:"failed"`
+	// Errored counts iterations that ended on a bench error or an
+	// interruption.
+	Errored int `json:"error"`
+	// Iteration durations, from the start of an iteration's first step to
+	// the end of its last. Median and P99 are exact when QuantilesExact,
+	// else estimated within 1% (see durations).
+	MinMS          Millis `json:"min_ms"`
+	MedianMS       Millis `json:"median_ms"`
+	P99MS          Millis `json:"p99_ms"`
+	MaxMS          Millis `json:"max_ms"`
+	QuantilesExact bool   `json:"quantiles_exact"`
+	// Failures are the first failing iterations, up to the cap;
+	// MoreFailures counts the failing iterations left out.
+	Failures     []Iteration `json:"failures,omitempty"`
+	MoreFailures int         `json:"more_failures,omitempty"`
+	First        *Iteration  `json:"first,omitempty"`
+	Last         *Iteration  `json:"last,omitempty"`
+}
+
+// Iteration is one iteration of a repeat.
+type Iteration struct {
+	Index      int           `json:"index"`
+	Status     runner.Status `json:"status"`
+	StartedMS  Millis        `json:"started_ms"`
+	DurationMS Millis        `json:"duration_ms"`
+	// Steps counts the step records of the iteration, steps of nested
+	// repeats excepted (their repeat step summarises them).
+	Steps int `json:"steps"`
+	// Detail lists steps of the iteration, up to the cap: the first ones,
+	// or for a failing iteration those that did not pass. More counts
+	// those left out.
+	Detail []StepBase `json:"detail,omitempty"`
+	More   int        `json:"more,omitempty"`
+}
+
+// Summarizer applies the summary rule to the records of an event file, fed
+// to Add in order. It calls OnStep for every step that is not inside a
+// repeat's iteration, in the order steps finished, with Step.Repeat set on
+// repeats; the steps inside iterations reach reports only through that
+// summary. Its memory is bounded by the caps of Options and the nesting
+// depth of repeats, whatever the number of steps.
+type Summarizer struct {
+	Options Options
+	// OnStart is called when a sequence starts, OnEnd when it ends, with
+	// the counts of its steps.
+	OnStart func(seq int, s *Sequence)
+	OnStep  func(seq int, st *Step)
+	OnEnd   func(seq int, s *Sequence, c Counts)
+
+	seq    int
+	open   *Sequence // the start record of the sequence not yet ended
+	counts Counts
+	stack  []*repeatAgg
+}
+
+// CutShort is the Error of a sequence whose end record never came, as when
+// hilrun was killed or the disk filled up.
+const CutShort = "the event stream ends before this sequence did"
+
+// Add takes the next record.
+func (z *Summarizer) Add(r *Record) {
+	switch r.Type {
+	case RecordStart:
+		z.Close()
+		if r.Sequence == nil {
+			r.Sequence = &Sequence{}
+		}
+		z.seq, z.counts, z.stack, z.open = r.Seq, Counts{}, nil, r.Sequence
+		if z.OnStart != nil {
+			z.OnStart(r.Seq, r.Sequence)
+		}
+	case RecordStep:
+		if r.Step != nil {
+			z.step(r.Step)
+		}
+	case RecordEnd:
+		if z.open == nil {
+			return
+		}
+		z.stack, z.open = nil, nil
+		if z.OnEnd != nil && r.Sequence != nil {
+			z.OnEnd(r.Seq, r.Sequence, z.counts)
+		}
+	}
+}
+
+// Close ends a sequence whose end record never came: OnEnd gets its start
+// record with status error and CutShort as its Error. Steps of repeats left
+// open are lost from the summary; the event file still has them.
+func (z *Summarizer) Close() {
+	if z.open == nil {
+		return
+	}
+	seq := *z.open
+	seq.Status, seq.Error = runner.Errored, CutShort
+	z.Add(&Record{Type: RecordEnd, Seq: z.seq, Sequence: &seq})
+}
+
+// Summarize reads the event file at path through z. A file cut short
+// inside a record is read up to there: its last sequence then reads as cut
+// short (see Close), and whoever wrote the file reports why it stopped.
+func Summarize(path string, z *Summarizer) error {
+	err := Read(path, func(r *Record) error {
+		z.Add(r)
+		return nil
+	})
+	z.Close()
+	if errors.Is(err, ErrTruncated) {
+		return nil
+	}
+	return err
+}
+
+func (z *Summarizer) step(st *Step) {
+	if !st.IsContainer() {
+		z.counts.Add(st.Status)
+	}
+	chain := repeatChain(st.Path)
+	c := 0
+	for c < len(chain) && c < len(z.stack) && z.stack[c].path == chain[c].path {
+		c++
+	}
+	// What is open beyond the common part has ended: normally the repeat
+	// this step is.
+	for len(z.stack) > c {
+		top := z.stack[len(z.stack)-1]
+		z.stack = z.stack[:len(z.stack)-1]
+		rep := top.finish()
+		if len(z.stack) == c && st.Kind == "repeat" && top.path == st.Path {
+			st.Repeat = rep
+		}
+	}
+	if st.Kind == "repeat" && st.Repeat == nil {
+		st.Repeat = (&repeatAgg{opts: z.Options}).finish()
+	}
+	for _, link := range chain[c:] {
+		z.stack = append(z.stack, &repeatAgg{path: link.path, opts: z.Options})
+	}
+	for i, agg := range z.stack {
+		agg.add(st, chain[i].iteration, i == len(z.stack)-1)
+	}
+	if len(z.stack) == 0 && z.OnStep != nil {
+		z.OnStep(z.seq, st)
+	}
+}
+
+type chainLink struct {
+	path      string
+	iteration int
+}
+
+// repeatChain lists the repeats a step at path is inside, outermost first,
+// with the iteration it is in: "4#2.1#3.0" is in iteration 2 of repeat "4"
+// and iteration 3 of repeat "4#2.1".
+func repeatChain(path string) []chainLink {
+	var out []chainLink
+	for i := 0; i < len(path); i++ {
+		if path[i] != '#' {
+			continue
+		}
+		j := i + 1
+		for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+			j++
+		}
+		n, _ := strconv.Atoi(path[i+1 : j])
+		out = append(out, chainLink{path: path[:i], iteration: n})
+	}
+	return out
+}
+
+// repeatAgg summarises an open repeat.
+type repeatAgg struct {
+	path string
+	opts Options
+	rep  Repeat
+	durs durations
+	cur  *iterAgg
+}
+
+type iterAgg struct {
+	it         Iteration
+	start, end time.Duration
+	started    bool
+	problems   []StepBase
+	moreProbs  int
+}
+
+func (a *repeatAgg) add(st *Step, iteration int, direct bool) {
+	if a.cur == nil || a.cur.it.Index != iteration {
+		a.closeIteration()
+		a.cur = &iterAgg{it: Iteration{Index: iteration, Status: runner.Skipped}}
+	}
+	it := a.cur
+	start, end := st.StartedMS.D(), st.StartedMS.D()+st.DurationMS.D()
+	if !it.started || start < it.start {
+		it.start = start
+	}
+	if !it.started || end > it.end {
+		it.end = end
+	}
+	it.started = true
+	if st.Status != runner.Skipped {
+		if it.it.Status == runner.Skipped {
+			it.it.Status = runner.Passed
+		}
+		it.it.Status = Worst(it.it.Status, st.Status)
+	}
+	if !direct {
+		return
+	}
+	it.it.Steps++
+	keep := a.opts.IterationCap()
+	if len(it.it.Detail) < keep {
+		it.it.Detail = append(it.it.Detail, st.StepBase)
+	} else {
+		it.it.More++
+	}
+	if isProblem(st.Status) {
+		if len(it.problems) < keep {
+			it.problems = append(it.problems, st.StepBase)
+		} else {
+			it.moreProbs++
+		}
+	}
+}
+
+// closeIteration folds the current iteration into the summary.
+func (a *repeatAgg) closeIteration() {
+	it := a.cur
+	if it == nil {
+		return
+	}
+	a.cur = nil
+	it.it.StartedMS, it.it.DurationMS = MS(it.start), MS(it.end-it.start)
+	r := &a.rep
+	r.Iterations++
+	switch it.it.Status {
+	case runner.Passed:
+		r.Passed++
+	case runner.Failed:
+		r.Failed++
+	case runner.Errored, runner.Interrupted:
+		r.Errored++
+	}
+	a.durs.add(it.end - it.start)
+	if r.First == nil {
+		first := it.it
+		r.First = &first
+	}
+	if isProblem(it.it.Status) {
+		if len(r.Failures) < a.opts.FailureCap() {
+			f := it.it
+			f.Detail, f.More = it.problems, it.moreProbs
+			r.Failures = append(r.Failures, f)
+		} else {
+			r.MoreFailures++
+		}
+	}
+	last := it.it
+	r.Last = &last
+}
+
+func (a *repeatAgg) finish() *Repeat {
+	a.closeIteration()
+	r := a.rep
+	if r.Iterations > 0 {
+		r.MinMS, r.MaxMS = MS(a.durs.min), MS(a.durs.max)
+		r.MedianMS, r.P99MS = MS(a.durs.quantile(0.5)), MS(a.durs.quantile(0.99))
+		r.QuantilesExact = !a.durs.spilled
+	}
+	if r.Last != nil && r.First != nil && r.Last.Index == r.First.Index && r.Iterations == 1 {
+		r.Last = nil
+	}
+	return &r
+}
+
+// isProblem reports whether st means a step did not pass and was not
+// skipped.
+func isProblem(st runner.Status) bool { return st != runner.Passed && st != runner.Skipped }
+
+// Worst orders outcomes as the runner does: interrupted outranks error,
+// error outranks failed, failed outranks passed and skipped.
+func Worst(a, b runner.Status) runner.Status {
+	rank := func(s runner.Status) int {
+		switch s {
+		case runner.Failed:
+			return 1
+		case runner.Errored:
+			return 2
+		case runner.Interrupted:
+			return 3
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// exactLimit is how many iteration durations are kept as they are: up to
+// it, the median and p99 are exact.
+const exactLimit = 1024
+
+// gamma is the ratio between the bounds of a histogram bucket. A bucket's
+// representative, its geometric middle, is within sqrt(gamma)-1 (under 1%)
+// of any duration in it.
+const gamma = 1.02
+
+var logGamma = math.Log(gamma)
+
+// durations estimates quantiles in bounded memory: the first exactLimit
+// durations as they are, then a histogram of logarithmic buckets (at most
+// about 1,500 between 1 ns and 1 hour, however many durations). Min and
+// max are always exact; a quantile is the nearest-rank value, exact below
+// exactLimit durations and within 1% relative error above.
+type durations struct {
+	n        int
+	min, max time.Duration
+	exact    []time.Duration
+	buckets  map[int]int
+	spilled  bool
+}
+
+func (d *durations) add(x time.Duration) {
+	if d.n == 0 || x < d.min {
+		d.min = x
+	}
+	if d.n == 0 || x > d.max {
+		d.max = x
+	}
+	d.n++
+	if !d.spilled {
+		d.exact = append(d.exact, x)
+		if len(d.exact) <= exactLimit {
+			return
+		}
+		d.spilled = true
+		d.buckets = map[int]int{}
+		for _, e := range d.exact {
+			d.buckets[bucket(e)]++
+		}
+		d.exact = nil
+		return
+	}
+	d.buckets[bucket(x)]++
+}
+
+func bucket(x time.Duration) int {
+	if x <= 1 {
+		return 0
+	}
+	return int(math.Log(float64(x)) / logGamma)
+}
+
+// quantile is the nearest-rank q-quantile.
+func (d *durations) quantile(q float64) time.Duration {
+	if d.n == 0 {
+		return 0
+	}
+	rank := max(int(math.Ceil(q*float64(d.n))), 1)
+	if !d.spilled {
+		s := slices.Clone(d.exact)
+		slices.Sort(s)
+		return s[rank-1]
+	}
+	keys := make([]int, 0, len(d.buckets))
+	for k := range d.buckets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	seen := 0
+	for _, k := range keys {
+		seen += d.buckets[k]
+		if seen >= rank {
+			v := time.Duration(math.Exp((float64(k) + 0.5) * logGamma))
+			if k == 0 {
+				v = 0
+			}
+			return min(max(v, d.min), d.max)
+		}
+	}
+	return d.max
+}
+
+// TopKey is the top-level entry a step belongs to: the first part of its
+// path ("3" for "3.1#2.0"), or "finally.N" for a finally step.
+func TopKey(path string) string {
+	rest, fin := strings.CutPrefix(path, "finally.")
+	end := strings.IndexAny(rest, ".#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if fin {
+		return "finally." + rest[:end]
+	}
+	return rest[:end]
+}
