@@ -101,8 +101,10 @@ Limits (each ends that call with an error naming it; the server goes on):
   sequence files and inline steps: 4 MiB, YAML aliases adding at most
   100000 nodes, numbers and durations in range, at most 100000000 steps
   with nested repeats multiplied; a value (variable, saved text) at most
-  --max-value (1 MiB); a call at most --max-steps steps (1000000); runs
-  kept as resources: --max-runs (50) for --max-run-age (24h).`,
+  --max-value (1 MiB); a call at most --max-steps steps (1000000); a
+  result lists at most 1000 steps and 1 MiB of them (the rest are counted,
+  the report resource has them all); runs kept as resources: --max-runs
+  (50) for --max-run-age (24h).`,
 		Example: `  hilrun mcp --sim                                  # try it against the virtual board
   hilrun mcp --http 127.0.0.1:4123 --root ./sequences --bench hilrun.bench.yaml
   hilrun mcp --allow-port '/dev/serial/by-id/*' --deny-port '/dev/ttyS*' --read-only
