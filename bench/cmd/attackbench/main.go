@@ -78,8 +78,10 @@ func attacks() []attack {
 			args: `{"vars": {"s": "x"}, "on_failure": "stop", "steps": [{"repeat": {"count": 64}, "steps": [{"set": {"s": "${s}${s}"}}]}]}`, want: "limit"},
 		{name: "string doubling with an expression", tool: "serial_sequence",
 			args: `{"vars": {"s": "x"}, "on_failure": "stop", "steps": [{"repeat": {"count": 64}, "steps": [{"set": {"s": {"expr": "s + s"}}}]}]}`, want: "limit"},
-		{name: "a repeat of 300,000 steps", tool: "serial_sequence",
-			args: `{"steps": [{"repeat": {"count": 300000}, "steps": [{"set": {"x": 1}}]}]}`, want: "steps"},
+		{name: "a repeat of 300,000 steps (runs; its result is summarised)", tool: "serial_sequence",
+			args: `{"steps": [{"repeat": {"count": 300000}, "steps": [{"set": {"x": 1}}]}]}`, want: "300000 iterations"},
+		{name: "a repeat of 50,000,000 steps", tool: "serial_sequence",
+			args: `{"steps": [{"repeat": {"count": 50000000}, "steps": [{"set": {"x": 1}}]}]}`, want: "step limit"},
 		{name: "nested repeats without bound", tool: "serial_sequence",
 			args: `{"steps": [{"repeat": {"count": 1000000}, "steps": [{"repeat": {"count": 1000000}, "steps": [{"set": {"x": 1}}]}]}]}`, want: "100000000"},
 		{name: "an 84 MB request body", body: 84 << 20, want: "413"},
@@ -219,18 +221,27 @@ func call(ctx context.Context, c *client.Client, tool, args string) (string, err
 	return text, nil
 }
 
+// firstLine is the line of s that names the limit, or of the outcome.
 func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, "limit") || strings.Contains(l, "413") || strings.Contains(l, "alias") || strings.Contains(l, "100000000") {
-			s = l
-			break
+	lines := strings.Split(s, "\n")
+	pick := ""
+	for _, words := range [][]string{{"limit", "413"}, {"iterations"}} {
+		for _, l := range lines {
+			for _, w := range words {
+				if pick == "" && strings.Contains(l, w) {
+					pick = l
+				}
+			}
 		}
 	}
-	s = strings.ReplaceAll(s, "|", "/")
-	if len(s) > 140 {
-		s = s[:139] + "…"
+	if pick == "" {
+		pick = lines[0]
 	}
-	return s
+	pick = strings.TrimSpace(strings.ReplaceAll(pick, "|", "/"))
+	if len(pick) > 140 {
+		pick = pick[:139] + "…"
+	}
+	return pick
 }
 
 // peakRSS is the peak resident set size of process pid (VmHWM).
