@@ -66,6 +66,7 @@ func run(n, rounds int, only string) error {
 
 // stepDurations runs seq and returns the duration of each step of kind.
 func stepDurations(seq *steps.Sequence, opts runner.Options, kind steps.Kind) ([]time.Duration, error) {
+	opts.KeepSteps = true
 	res := runner.Run(context.Background(), seq, opts)
 	if res.Status != runner.Passed {
 		return nil, fmt.Errorf("the sequence did not pass: %s %s", res.Status, res.Error)
@@ -75,6 +76,9 @@ func stepDurations(seq *steps.Sequence, opts runner.Options, kind steps.Kind) ([
 		if s.Kind == string(kind) {
 			out = append(out, s.Duration)
 		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the run kept no %s step to time", kind)
 	}
 	return out, nil
 }
