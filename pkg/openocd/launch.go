@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/logfile"
 	"github.com/hilrun/hilrun/internal/procgroup"
 )
 
@@ -72,7 +72,7 @@ type Process struct {
 	cmd   *exec.Cmd
 	addr  string
 	out   *outputRing
-	log   *logFile
+	log   *logfile.File
 	grace time.Duration
 
 	done    chan struct{} // closed when the process has exited
@@ -146,11 +146,14 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	p.out = &outputRing{max: outputLines, onLine: p.sawLine}
 	var w io.Writer = p.out
 	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+		// A write that fails does not fail the copy of OpenOCD's output
+		// (which would leave OpenOCD to die of SIGPIPE on its next
+		// message): it is counted, for LogErr.
+		f, err := logfile.Append("openocd log", cfg.LogFile)
 		if err != nil {
 			return nil, fmt.Errorf("launch openocd: open log file: %w", err)
 		}
-		p.log = &logFile{f: f, path: cfg.LogFile}
+		p.log = f
 		w = io.MultiWriter(p.out, p.log)
 	}
 	cmd := exec.Command(cfg.Binary, cfg.argv(port)...)
@@ -172,7 +175,7 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		if p.log != nil {
-			p.log.close()
+			p.log.Close()
 		}
 		return nil, fmt.Errorf("launch openocd: %w", err)
 	}
@@ -318,7 +321,7 @@ func (p *Process) Stop() error {
 		// Whatever OpenOCD left in its group goes with it.
 		procgroup.Kill(p.cmd.Process)
 		if p.log != nil {
-			p.log.close()
+			p.log.Close()
 		}
 	})
 	return nil
@@ -331,62 +334,10 @@ func (p *Process) LogErr() error {
 	if p.log == nil {
 		return nil
 	}
-	return p.log.loss()
-}
-
-// logFile is OpenOCD's log file. A write that fails does not fail the
-// copy of OpenOCD's output (which would leave OpenOCD to die of SIGPIPE on
-// its next message): it is counted, for LogErr.
-type logFile struct {
-	path string
-
-	mu          sync.Mutex
-	f           *os.File
-	total, lost int64
-	err         error
-}
-
-func (l *logFile) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return len(p), nil
+	if e := p.log.Loss(); e != nil {
+		return e
 	}
-	n, err := l.f.Write(p)
-	l.total += int64(len(p))
-	if err != nil {
-		l.lost += int64(len(p) - n)
-		if l.err == nil {
-			l.err = err
-		}
-	}
-	return len(p), nil
-}
-
-func (l *logFile) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return
-	}
-	if err := l.f.Close(); err != nil && l.err == nil {
-		l.err = err
-	}
-	l.f = nil
-}
-
-func (l *logFile) loss() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err == nil {
-		return nil
-	}
-	cause := l.err
-	var pe *fs.PathError
-	if errors.As(cause, &pe) {
-		cause = pe.Err // the path is said already
-	}
-	return fmt.Errorf("openocd log %s: %d of %d bytes lost: %w", l.path, l.lost, l.total, cause)
+	return nil
 }
 
 // exitedError describes an unexpected exit, with OpenOCD's last words.

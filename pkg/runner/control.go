@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/logfile"
 	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
@@ -348,22 +348,16 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		return -1, nil, "", err
 	}
 	logPath = filepath.Join(adir, logName+".log")
-	file, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
+	// A full disk must not stop the command's output reaching the step:
+	// the log counts what it could not write, for the run to report.
+	f, err := logfile.Append(console+" log", logPath)
 	if err != nil {
 		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
 	}
-	f := &lossyFile{f: file}
 	defer func() {
-		if cerr := file.Close(); cerr != nil && f.err == nil {
-			f.err = cerr
-		}
-		if f.err != nil {
-			cause := f.err
-			var pe *fs.PathError
-			if errors.As(cause, &pe) {
-				cause = pe.Err // the path is said already
-			}
-			r.logLoss = append(r.logLoss, fmt.Errorf("%s log %s: %d of %d bytes lost: %w", console, logPath, f.lost, f.total, cause))
+		f.Close()
+		if e := f.Loss(); e != nil {
+			r.logLoss = append(r.logLoss, e)
 		}
 	}()
 	fmt.Fprintf(f, "$ %s\n", shellLine(argv))
@@ -377,30 +371,6 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 		fmt.Fprintf(f, "[exit %d]\n", code)
 	}
 	return code, out, logPath, err
-}
-
-// lossyFile writes a log file without ever failing its writer: a
-// command's output must keep flowing to the step when the disk is full. It
-// counts what it could not write, for the run to report.
-type lossyFile struct {
-	mu          sync.Mutex
-	f           *os.File
-	total, lost int64
-	err         error // the first write error
-}
-
-func (l *lossyFile) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, err := l.f.Write(p)
-	l.total += int64(len(p))
-	if err != nil {
-		l.lost += int64(len(p) - n)
-		if l.err == nil {
-			l.err = err
-		}
-	}
-	return len(p), nil
 }
 
 // shellLine renders argv as a shell would read it, quoting what needs it.

@@ -754,7 +754,7 @@ func (c *Console) LogPaths() (raw, timeline string) {
 	if c.log == nil {
 		return "", ""
 	}
-	return c.log.raw.path, c.log.tl.path
+	return c.log.raw.Path, c.log.tl.Path
 }
 
 // LogErr returns nil when the raw log and the timeline hold everything, or
@@ -805,9 +805,7 @@ func (c *Console) Close() error {
 			<-rd.done
 		}
 		lock.release()
-		if err := c.log.close(); err != nil {
-			errs = append(errs, fmt.Errorf("close logs of console %q: %w", c.name, err))
-		}
+		c.log.close()
 		c.closeErr = errors.Join(errs...)
 	})
 	if !first {

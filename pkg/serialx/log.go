@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/logfile"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
@@ -24,55 +24,18 @@ type consoleLog struct {
 	// warn, if set, is told of the first write error as it happens.
 	warn func(msg string)
 
-	mu       sync.Mutex
-	raw, tl  logFile
-	line     []byte
-	closeErr error
+	mu      sync.Mutex
+	raw, tl *logfile.File
+	line    []byte
 }
 
-// logFile is one of a console's log files and what it lost.
-type logFile struct {
-	path  string
-	f     *os.File
-	total int64 // bytes hilrun meant to write
-	lost  int64 // bytes it could not write
-	err   error // the first write error
-}
-
-// write writes p, counting what could not be written. It reports whether
-// this was the file's first error.
-func (lf *logFile) write(p []byte) (first bool) {
-	if lf.f == nil { // closed
-		return false
-	}
-	n, err := lf.f.Write(p)
-	lf.total += int64(len(p))
-	if err == nil {
-		return false
-	}
-	lf.lost += int64(len(p) - n)
-	if lf.err != nil {
-		return false
-	}
-	lf.err = err
-	return true
-}
-
-// cause is err without the file name that the messages already give.
-func cause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// loss describes what the file lost, or is nil.
-func (lf *logFile) loss(what string) error {
-	if lf.err == nil {
+// loss says what a log file lacks, as a LogWriteError, or is nil.
+func loss(lf *logfile.File) error {
+	e := lf.Loss()
+	if e == nil {
 		return nil
 	}
-	return &LogWriteError{File: lf.path, What: what, Lost: lf.lost, Total: lf.total, Err: lf.err}
+	return &LogWriteError{File: e.File, What: e.What, Lost: e.Lost, Total: e.Total, Err: e.Err}
 }
 
 // ErrLogWrite is wrapped by the error of a console whose raw log or
@@ -91,7 +54,7 @@ type LogWriteError struct {
 }
 
 func (e *LogWriteError) Error() string {
-	return fmt.Sprintf("%s %s: %d of %d bytes lost: %v", e.What, e.File, e.Lost, e.Total, cause(e.Err))
+	return fmt.Sprintf("%s %s: %d of %d bytes lost: %v", e.What, e.File, e.Lost, e.Total, logfile.Cause(e.Err))
 }
 
 // Unwrap returns ErrLogWrite and the write error.
@@ -120,17 +83,13 @@ func openLog(dir, name string, opened time.Time) (*consoleLog, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
-	l := &consoleLog{
-		raw:    logFile{path: filepath.Join(dir, LogName(name)+".log")},
-		tl:     logFile{path: filepath.Join(dir, LogName(name)+".timeline.jsonl")},
-		opened: opened,
-	}
+	l := &consoleLog{opened: opened}
 	var err error
-	if l.raw.f, err = os.Create(l.raw.path); err != nil {
+	if l.raw, err = logfile.Create("console log", filepath.Join(dir, LogName(name)+".log")); err != nil {
 		return nil, fmt.Errorf("create console log: %w", err)
 	}
-	if l.tl.f, err = os.Create(l.tl.path); err != nil {
-		l.raw.f.Close()
+	if l.tl, err = logfile.Create("console timeline", filepath.Join(dir, LogName(name)+".timeline.jsonl")); err != nil {
+		l.raw.Close()
 		return nil, fmt.Errorf("create console timeline: %w", err)
 	}
 	return l, nil
@@ -155,15 +114,15 @@ func (l *consoleLog) start(at time.Time, dir string, off int64, n int) []byte {
 func (l *consoleLog) finish(b []byte) {
 	b = append(b, "}\n"...)
 	l.line = b
-	if l.tl.write(b) {
-		l.warnLoss("console timeline", &l.tl)
+	if l.tl.Put(b) {
+		l.warnLoss(l.tl)
 	}
 }
 
 // warnLoss tells of a log file's first write error as it happens.
-func (l *consoleLog) warnLoss(what string, lf *logFile) {
+func (l *consoleLog) warnLoss(lf *logfile.File) {
 	if l.warn != nil {
-		l.warn(fmt.Sprintf("%s %s: %v: what follows is lost; the run goes on, and will end with a bench error", what, lf.path, cause(lf.err)))
+		l.warn(fmt.Sprintf("%s %s: %v: what follows is lost; the run goes on, and will end with a bench error", lf.What, lf.Path, lf.Err()))
 	}
 }
 
@@ -174,8 +133,8 @@ func (l *consoleLog) rx(at time.Time, off int64, p []byte) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.raw.write(p) {
-		l.warnLoss("console log", &l.raw)
+	if l.raw.Put(p) {
+		l.warnLoss(l.raw)
 	}
 	l.finish(l.start(at, "rx", off, len(p)))
 }
@@ -223,26 +182,17 @@ func (l *consoleLog) writeErr() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Join(l.raw.loss("console log"), l.tl.loss("console timeline"), l.closeErr)
+	return errors.Join(loss(l.raw), loss(l.tl))
 }
 
-func (l *consoleLog) close() error {
+// close closes the log files. Some file systems (NFS) report a failed
+// write only then: it counts as a loss, which writeErr reports.
+func (l *consoleLog) close() {
 	if l == nil {
-		return nil
+		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.raw.f == nil {
-		return nil
-	}
-	var errs []error
-	for _, lf := range []*logFile{&l.raw, &l.tl} {
-		// Some file systems (NFS) report a failed write only here.
-		if err := lf.f.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w: %w", lf.path, ErrLogWrite, err))
-		}
-		lf.f = nil
-	}
-	l.closeErr = errors.Join(errs...)
-	return l.closeErr
+	l.raw.Close()
+	l.tl.Close()
 }
