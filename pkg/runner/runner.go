@@ -61,8 +61,9 @@ type Options struct {
 	FinallyContext context.Context
 	// Getenv reads the environment for ${env.NAME}; nil means os.Getenv.
 	Getenv func(string) string
-	// TranscriptLimit bounds each console transcript kept for reports, in
-	// bytes; 0 means 1 MiB.
+	// TranscriptLimit bounds each console transcript kept for reports (the
+	// last bytes a console printed, for JUnit's system-out), in bytes; 0
+	// means 256 KiB. The console logs keep everything.
 	TranscriptLimit int
 	// LogPaths, if set, reports the log file of each console once opened.
 	LogPaths func(c Console) string
@@ -174,7 +175,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 		opts.Getenv = os.Getenv
 	}
 	if opts.TranscriptLimit <= 0 {
-		opts.TranscriptLimit = 1 << 20
+		opts.TranscriptLimit = 256 << 10
 	}
 	sink := opts.Sink
 	if sink == nil {
