@@ -140,7 +140,7 @@ func TestSerialOpenWaitsThenFindsItOpen(t *testing.T) {
 	op := &slowOpener{delay: 300 * time.Millisecond}
 	e := newEnv(t, envOptions{config: func(c *Config) { c.OpenConsole = op.open }})
 	other := e.connect("second-client")
-	args := map[string]any{"port": e.board.SerialPath(), "lock_timeout_ms": 5000}
+	args := map[string]any{"port": e.board.SerialPath(), "lock_timeout_ms": 60000}
 	first := make(chan string, 1)
 	go func() {
 		res := callWith(t, context.Background(), e.c, "serial_open", args)
@@ -178,7 +178,7 @@ func TestSequenceReplansAfterWaiting(t *testing.T) {
 		return e.srv.locks.holderOf(portKey(realPort(port))) != ""
 	})
 	res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
-		"lock_timeout_ms": 5000,
+		"lock_timeout_ms": 60000,
 		"steps":           []any{map[string]any{"send": "echo borrowed", "to": port, "expect": "borrowed"}},
 	})
 	if res.IsError {
@@ -211,12 +211,12 @@ func TestSequenceAfterItsConnectionClosed(t *testing.T) {
 	seq := make(chan string, 1)
 	go func() {
 		res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
-			"lock_timeout_ms": 5000,
+			"lock_timeout_ms": 60000,
 			"steps":           []any{map[string]any{"send": "echo x", "to": conn, "expect": "x"}},
 		})
 		seq <- text(res)
 	}()
-	time.Sleep(200 * time.Millisecond) // the sequence plans, then waits
+	waitFor(t, "the sequence to plan, then wait for the port", func() bool { return e.srv.locks.waiters() > 0 })
 	// What serial_close does while it holds the port.
 	e.srv.mu.Lock()
 	c := e.srv.conns[conn]
@@ -270,7 +270,9 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned"}},
 		})
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the sequence to hold the port", func() bool {
+		return e.srv.locks.holderOf(portKey(realPort(e.board.SerialPath()))) != ""
+	})
 	closed := make(chan error, 1)
 	go func() { closed <- e.srv.Close() }()
 	var r sequenceResult
