@@ -308,10 +308,12 @@ func TestCancellation(t *testing.T) {
 func TestProgressNotifications(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
 	req := request("serial_sequence", map[string]any{"steps": []any{
-		map[string]any{"send": "echo a", "expect": "a"},
-		map[string]any{"delay_ms": 80},
-		map[string]any{"delay_ms": 80},
-		map[string]any{"send": "echo b", "expect": "b"},
+		map[string]any{"send": "echo a", "expect": "a", "read_timeout": 20},
+		// Notifications come at most every 50ms: the delays keep them
+		// apart, so that there are several, even on a loaded machine.
+		map[string]any{"delay_ms": 300},
+		map[string]any{"delay_ms": 300},
+		map[string]any{"send": "echo b", "expect": "b", "read_timeout": 20},
 	}})
 	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
 	res, err := e.c.CallTool(context.Background(), req)
