@@ -266,12 +266,17 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 	done := make(chan sequenceResult, 1)
 	go func() {
 		done <- e.sequence(map[string]any{
-			"steps":   []any{map[string]any{"send": "echo started", "expect": "started"}, map[string]any{"delay": "30s"}},
-			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned"}},
+			"steps":   []any{map[string]any{"send": "echo started", "expect": "started", "read_timeout": 20}, map[string]any{"delay": "120s"}},
+			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned", "read_timeout": 20}},
 		})
 	}()
-	waitFor(t, "the sequence to hold the port", func() bool {
-		return e.srv.locks.holderOf(portKey(realPort(e.board.SerialPath()))) != ""
+	waitFor(t, "the sequence to send", func() bool {
+		for _, l := range e.board.Received() {
+			if l.Line == "echo started" {
+				return true
+			}
+		}
+		return false
 	})
 	closed := make(chan error, 1)
 	go func() { closed <- e.srv.Close() }()

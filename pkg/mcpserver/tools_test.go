@@ -504,13 +504,19 @@ func TestHTTPCancelOnDisconnect(t *testing.T) {
 	go func() {
 		defer close(called)
 		c.CallTool(callCtx, request("serial_sequence", map[string]any{
-			"steps":   []any{map[string]any{"delay_ms": 20000}},
-			"finally": []any{map[string]any{"send": "echo cleaned-up", "expect": "cleaned-up"}},
+			"steps":   []any{map[string]any{"send": "echo started"}, map[string]any{"delay_ms": 120000}},
+			"finally": []any{map[string]any{"send": "echo cleaned-up", "expect": "cleaned-up", "read_timeout": 20}},
 		}))
 	}()
-	// The client goes away once the run holds the port, so is under way.
-	waitFor(t, "the run to hold the port", func() bool {
-		return e.srv.locks.holderOf(portKey(realPort(e.board.SerialPath()))) != ""
+	// The client goes away once the run talks to the board, so has its
+	// console open.
+	waitFor(t, "the run to send", func() bool {
+		for _, l := range e.board.Received() {
+			if l.Line == "echo started" {
+				return true
+			}
+		}
+		return false
 	})
 	stop()
 	<-called
