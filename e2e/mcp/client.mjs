@@ -267,13 +267,13 @@ async function run(argv) {
     const stepsSchema = seq.inputSchema.properties?.steps;
     check(stepsSchema, `serial_sequence's inputSchema has no steps property: ${short(seq.inputSchema)}`);
     const steps = [
-      { send: "", expect: "sim> ", read_timeout: 2.0, line_ending: "lf" },
+      { send: "", expect: "sim> ", read_timeout: 20.0, line_ending: "lf" },
       { mem_write: true, address: GPIO_BSRR, value: "0x20", probe: PROBE, width: 32 },
-      { send: "status", expect: "led: on", read_timeout: 2.0, line_ending: "lf" },
+      { send: "status", expect: "led: on", read_timeout: 20.0, line_ending: "lf" },
       { mem_read: true, address: GPIO_ODR, count: 1, probe: PROBE, width: 32, label: "gpio" },
       { delay_ms: 50 },
       { mem_write: true, address: GPIO_BSRR, value: "0x200000", probe: PROBE, width: 32 },
-      { send: "status", expect: "led: off", read_timeout: 2.0, line_ending: "lf" },
+      { send: "status", expect: "led: off", read_timeout: 20.0, line_ending: "lf" },
     ];
     const asArray = schemaAllows(stepsSchema, "array");
     const seqResult = await callTool(client, "serial_sequence", {
@@ -343,7 +343,7 @@ async function run(argv) {
     if (schemaAllows(stepsSchema, "string")) {
       const again = await callTool(client, "serial_sequence", {
         steps: JSON.stringify([
-          { send: "status", expect: "led: off", read_timeout: 2.0, line_ending: "lf" },
+          { send: "status", expect: "led: off", read_timeout: 20.0, line_ending: "lf" },
           { mem_read: true, address: GPIO_ODR, count: 1, probe: PROBE, width: 32, label: "gpio_after" },
         ]),
       });
@@ -428,7 +428,7 @@ async function primitives(client, summary) {
       const w = await callTool(client, "serial_write", { connection: id, data: command, encoding: "utf8", newline: true });
       const cursor = w.structuredContent?.cursor;
       check(Number.isInteger(cursor), `serial_write returned no cursor: ${short(w.structuredContent || w)}`);
-      const e = await callTool(client, "serial_expect", { connection: id, pattern: want, cursor, timeout_ms: 5000 });
+      const e = await callTool(client, "serial_expect", { connection: id, pattern: want, cursor, timeout_ms: 20000 });
       const esc = e.structuredContent;
       check(esc && esc.matched === true && esc.timed_out === false, `serial_expect ${JSON.stringify(want)} after ${JSON.stringify(command)}: ${short(esc || e)}`);
       check(typeof esc.cursor === "number" && esc.cursor > cursor, `serial_expect's cursor ${esc.cursor} is not past the write's ${cursor}`);

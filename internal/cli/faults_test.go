@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -145,10 +146,14 @@ steps:
 finally:
   - delay: 1ms
 `)
-	go func() {
-		time.Sleep(500 * time.Millisecond)
-		b.Unplug()
-	}()
+	// The board goes once hilrun talks to it, however long it takes to
+	// start.
+	var unplug sync.Once
+	b.OnReceive(func(l sim.RxLine) {
+		if strings.Contains(l.Line, "echo ready") {
+			unplug.Do(func() { go b.Unplug() })
+		}
+	})
 	var out, errOut bytes.Buffer
 	began := time.Now()
 	code := cli.Main([]string{"run", "--port", "console=" + b.SerialPath(), "--json", "-", seq}, strings.NewReader(""), &out, &errOut)
@@ -185,14 +190,23 @@ steps:
     expect: after
 `)
 	first := b.PtyPath()
+	var out, errOut testenv.Buffer
+	// The board replugs once the first step passed (hilrun printed it).
+	done := make(chan struct{})
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		for !strings.Contains(out.String(), "echo before") {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		b.Unplug()
 		time.Sleep(300 * time.Millisecond)
 		b.Replug()
 	}()
-	var out, errOut bytes.Buffer
 	code := cli.Main([]string{"run", seq}, strings.NewReader(""), &out, &errOut)
+	close(done)
 	if code != cli.ExitPassed {
 		t.Fatalf("exit code %d, want 0\n%s\n%s", code, out.String(), errOut.String())
 	}

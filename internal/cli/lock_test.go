@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
@@ -28,11 +27,15 @@ func TestPortLockRace(t *testing.T) {
 	}
 	defer b.Close()
 	bin := hilrunBinary(t)
+	// The winner holds the port until the test creates the gate file,
+	// which it does once the loser has given up.
+	gate := filepath.Join(t.TempDir(), "gate")
 	seq := writeFile(t, t.TempDir(), "seq.yaml", `
 steps:
   - send: echo mine
     expect: mine
-  - delay: 1500ms
+  - exec: [sh, -c, "until [ -e '`+gate+`' ]; do sleep 0.01; done"]
+    timeout: 120s
 `)
 	type outcome struct {
 		code int
@@ -43,13 +46,16 @@ steps:
 		out, _ := cmd.CombinedOutput()
 		return outcome{cmd.ProcessState.ExitCode(), string(out)}
 	}
-	var wg sync.WaitGroup
 	results := make([]outcome, 2)
+	finished := make(chan struct{}, len(results))
 	for i := range results {
-		wg.Add(1)
-		go func() { defer wg.Done(); results[i] = run() }()
+		go func() { results[i] = run(); finished <- struct{}{} }()
 	}
-	wg.Wait()
+	<-finished
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-finished
 	wins := 0
 	for _, r := range results {
 		switch r.code {

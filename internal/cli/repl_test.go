@@ -128,8 +128,19 @@ func TestReplCompletion(t *testing.T) {
 func TestReplCtrlCCancelsStep(t *testing.T) {
 	r := startRepl(t)
 	r.typ("expect never-printed 60s\r")
-	time.Sleep(500 * time.Millisecond)
-	r.typ("\x03")
+	// Ctrl-C before the step runs only clears the empty line: press it
+	// until the step is cancelled, however long the step takes to start.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.typ("\x03")
+		time.Sleep(100 * time.Millisecond)
+		r.mu.Lock()
+		cancelled := strings.Contains(r.out.String()[r.mark:], "step cancelled")
+		r.mu.Unlock()
+		if cancelled || time.Now().After(deadline) {
+			break
+		}
+	}
 	r.waitFor("step cancelled")
 	r.waitFor("hilrun> ")
 	r.typ("send echo still here\r")

@@ -183,10 +183,10 @@ func TestCancelKillsGroup(t *testing.T) {
 	var o outcome
 	select {
 	case o = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("command still running 5s after cancel")
+	case <-time.After(20 * time.Second):
+		t.Fatal("command still running 20s after cancel")
 	}
-	if took := time.Since(begin); took > 3*time.Second {
+	if took := time.Since(begin); took > 10*time.Second {
 		t.Errorf("cancel took %v", took)
 	}
 	if !errors.Is(o.err, context.Canceled) || o.res != nil {
@@ -210,7 +210,7 @@ func TestCancelKillsGroup(t *testing.T) {
 // alive reports whether pid is a process that has not exited; a zombie
 // waiting for its parent has exited.
 func alive(pid int) bool {
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if syscall.Kill(pid, 0) != nil {
 			return false

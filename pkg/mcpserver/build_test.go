@@ -141,8 +141,11 @@ func TestBuildFirmware(t *testing.T) {
 func TestBuildInBackground(t *testing.T) {
 	dir := ccProject(t)
 	e := rootEnv(t, envOptions{}, dir)
+	// The build runs until the test creates the gate file, then half a
+	// second more.
+	gate := filepath.Join(t.TempDir(), "gate")
 	var started buildResult
-	decode(t, e.call("build", map[string]any{"command": []any{"sleep", "0.5"}, "background": true}), &started)
+	decode(t, e.call("build", map[string]any{"command": []any{"sh", "-c", "until [ -e '" + gate + "' ]; do sleep 0.01; done; sleep 0.5"}, "background": true}), &started)
 	if started.State != taskRunning || started.TaskID == "" {
 		t.Fatalf("background: %+v", started)
 	}
@@ -150,6 +153,9 @@ func TestBuildInBackground(t *testing.T) {
 	decode(t, e.call("task_status", map[string]any{"task_id": started.TaskID}), &st)
 	if st.State != taskRunning || st.Result != nil {
 		t.Errorf("while running: %+v", st)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	waitFor(t, "the task", func() bool {
 		decode(t, e.call("task_status", map[string]any{"task_id": started.TaskID}), &st)
@@ -359,7 +365,7 @@ func TestUploadHandsOverThePort(t *testing.T) {
 		t.Errorf("the console is still released")
 	}
 	var ex expectResult
-	decode(t, e.call("serial_expect", map[string]any{"connection": c1, "pattern": "back", "cursor": w.Cursor, "timeout_ms": 5000}), &ex)
+	decode(t, e.call("serial_expect", map[string]any{"connection": c1, "pattern": "back", "cursor": w.Cursor, "timeout_ms": 20000}), &ex)
 	if !ex.Matched {
 		t.Errorf("after the upload: %+v", ex)
 	}

@@ -198,7 +198,7 @@ func (e *env) open(args map[string]any) string {
 	var out openResult
 	decode(e.t, e.call("serial_open", args), &out)
 	// Wait for the boot banner, so tests start from a quiet console.
-	e.call("serial_expect", map[string]any{"connection": out.ConnectionID, "pattern": "sim> ", "cursor": 0, "timeout_ms": 5000})
+	e.call("serial_expect", map[string]any{"connection": out.ConnectionID, "pattern": "sim> ", "cursor": 0, "timeout_ms": 20000})
 	return out.ConnectionID
 }
 
@@ -231,7 +231,7 @@ func statuses(r sequenceResult) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

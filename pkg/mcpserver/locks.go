@@ -44,6 +44,7 @@ type locker struct {
 	mu      sync.Mutex
 	held    map[string]holder
 	changed chan struct{} // closed and replaced on every release
+	waiting int           // callers waiting for a key, for tests
 }
 
 func newLocker() *locker {
@@ -80,19 +81,35 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 			return func() { once.Do(func() { l.release(keys) }) }, nil
 		}
 		changed := l.changed
-		l.mu.Unlock()
 		if wait <= 0 {
+			l.mu.Unlock()
 			return nil, busy
 		}
+		l.waiting++
+		l.mu.Unlock()
+		var err error
 		select {
 		case <-changed:
 		case <-timer:
 			busy.Waited = time.Since(start)
-			return nil, busy
+			err = busy
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s: %w", busy.Resource, ctx.Err())
+			err = fmt.Errorf("waiting for %s: %w", busy.Resource, ctx.Err())
+		}
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+		if err != nil {
+			return nil, err
 		}
 	}
+}
+
+// waiters returns how many callers are waiting for a key.
+func (l *locker) waiters() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
 }
 
 func (l *locker) release(keys []string) {

@@ -173,7 +173,7 @@ func TestSerialOpenWaitsThenFindsItOpen(t *testing.T) {
 	op := &slowOpener{delay: 300 * time.Millisecond}
 	e := newEnv(t, envOptions{config: func(c *Config) { c.OpenConsole = op.open }})
 	other := e.connect("second-client")
-	args := map[string]any{"port": e.board.SerialPath(), "lock_timeout_ms": 5000}
+	args := map[string]any{"port": e.board.SerialPath(), "lock_timeout_ms": 60000}
 	first := make(chan string, 1)
 	go func() {
 		res := callWith(t, context.Background(), e.c, "serial_open", args)
@@ -211,7 +211,7 @@ func TestSequenceReplansAfterWaiting(t *testing.T) {
 		return e.srv.locks.holderOf(portKey(realPort(port))) != ""
 	})
 	res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
-		"lock_timeout_ms": 5000,
+		"lock_timeout_ms": 60000,
 		"steps":           []any{map[string]any{"send": "echo borrowed", "to": port, "expect": "borrowed"}},
 	})
 	if res.IsError {
@@ -244,12 +244,12 @@ func TestSequenceAfterItsConnectionClosed(t *testing.T) {
 	seq := make(chan string, 1)
 	go func() {
 		res := callWith(t, context.Background(), other, "serial_sequence", map[string]any{
-			"lock_timeout_ms": 5000,
+			"lock_timeout_ms": 60000,
 			"steps":           []any{map[string]any{"send": "echo x", "to": conn, "expect": "x"}},
 		})
 		seq <- text(res)
 	}()
-	time.Sleep(200 * time.Millisecond) // the sequence plans, then waits
+	waitFor(t, "the sequence to plan, then wait for the port", func() bool { return e.srv.locks.waiters() > 0 })
 	// What serial_close does while it holds the port.
 	e.srv.mu.Lock()
 	c := e.srv.conns[conn]
@@ -299,11 +299,18 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 	done := make(chan sequenceResult, 1)
 	go func() {
 		done <- e.sequence(map[string]any{
-			"steps":   []any{map[string]any{"send": "echo started", "expect": "started"}, map[string]any{"delay": "30s"}},
-			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned"}},
+			"steps":   []any{map[string]any{"send": "echo started", "expect": "started", "read_timeout": 20}, map[string]any{"delay": "120s"}},
+			"finally": []any{map[string]any{"send": "echo cleaned", "expect": "cleaned", "read_timeout": 20}},
 		})
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the sequence to send", func() bool {
+		for _, l := range e.board.Received() {
+			if l.Line == "echo started" {
+				return true
+			}
+		}
+		return false
+	})
 	closed := make(chan error, 1)
 	go func() { closed <- e.srv.Close() }()
 	var r sequenceResult

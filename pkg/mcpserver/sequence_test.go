@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/sim"
 )
 
 // seedSteps is a step list in the exact form the serial_sequence tools of
 // existing MCP debug servers take.
 func seedSteps(conn string) []any {
 	return []any{
-		map[string]any{"send": "version", "to": conn, "expect": "hilrun-sim", "read_timeout": 2.0, "line_ending": "lf"},
+		map[string]any{"send": "version", "to": conn, "expect": "hilrun-sim", "read_timeout": 20.0, "line_ending": "lf"},
 		map[string]any{"delay_ms": 50},
 		map[string]any{"mem_write": true, "address": "0x48000018", "value": "0x20", "probe": "yellow", "width": 32},
 		map[string]any{"mem_read": true, "address": "0x48000014", "count": 2, "probe": "yellow", "width": 32, "label": "gpio_pre"},
-		map[string]any{"send": "status", "to": conn, "expect": "led: on", "read_timeout": 2.0},
+		map[string]any{"send": "status", "to": conn, "expect": "led: on", "read_timeout": 20.0},
 	}
 }
 
@@ -45,7 +47,7 @@ func TestSerialSequenceSeedForms(t *testing.T) {
 			if mr.Kind != "mem_read" || !strings.Contains(mr.Message, "gpio_pre: 0x00000020") {
 				t.Errorf("mem_read step: %+v", mr)
 			}
-			if d := out.Steps[1].DurationMS; d < 49 || d > 500 {
+			if d := out.Steps[1].DurationMS; d < 49 {
 				t.Errorf("delay_ms 50 took %.3f ms", d)
 			}
 			if out.ReportResource == "" || len(out.LogResources) != 1 {
@@ -164,14 +166,17 @@ func TestFilterResponses(t *testing.T) {
 		name   string
 		filter bool
 		want   string
+		// readTimeout is the first step's: long where it must pass, short
+		// where nothing can match.
+		readTimeout float64
 	}{
-		{"unfiltered: a log line matches", false, "0:passed 1:passed"},
-		{"filtered: only > lines match", true, "0:failed 1:passed"},
+		{"unfiltered: a log line matches", false, "0:passed 1:passed", 20},
+		{"filtered: only > lines match", true, "0:failed 1:passed", 0.3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := e.sequence(map[string]any{"filter_responses": tc.filter, "steps": []any{
-				map[string]any{"send": "echo log OK", "expect": "OK", "read_timeout": 0.3},
-				map[string]any{"send": "echo >OK", "expect": "OK", "read_timeout": 2},
+				map[string]any{"send": "echo log OK", "expect": "OK", "read_timeout": tc.readTimeout},
+				map[string]any{"send": "echo >OK", "expect": "OK", "read_timeout": 20},
 			}})
 			if got := statuses(out); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
@@ -185,11 +190,14 @@ func TestBusyAndLockTimeout(t *testing.T) {
 	conn := e.open(nil)
 	other := e.connect("second-client")
 
+	// The sequence holds the port until the test lets it go: it polls a
+	// word of the board's RAM the test writes.
+	const gate = sim.RAMBase + 0x100
 	done := make(chan sequenceResult)
 	go func() {
 		res := callWith(t, context.Background(), e.c, "serial_sequence", map[string]any{"steps": []any{
-			map[string]any{"send": "echo start", "to": conn, "expect": "start"},
-			map[string]any{"delay_ms": 600},
+			map[string]any{"send": "echo start", "to": conn, "expect": "start", "read_timeout": 20},
+			map[string]any{"mem_poll": gate, "until": "value == 1", "interval": "10ms", "timeout": "60s", "probe": "yellow"},
 		}})
 		var out sequenceResult
 		decode(t, res, &out)
@@ -221,7 +229,12 @@ func TestBusyAndLockTimeout(t *testing.T) {
 	}
 
 	start := time.Now()
-	res = callWith(t, context.Background(), other, "serial_write", map[string]any{"connection": conn, "data": "echo waited", "newline": true, "lock_timeout_ms": 5000})
+	time.AfterFunc(100*time.Millisecond, func() {
+		if err := e.board.Memory().Write(gate, 32, 1); err != nil {
+			t.Error(err)
+		}
+	})
+	res = callWith(t, context.Background(), other, "serial_write", map[string]any{"connection": conn, "data": "echo waited", "newline": true, "lock_timeout_ms": 60000})
 	if res.IsError {
 		t.Fatalf("write with lock_timeout_ms: %s", text(res))
 	}
@@ -234,27 +247,38 @@ func TestBusyAndLockTimeout(t *testing.T) {
 	}
 	var w writeResult
 	decode(t, res, &w)
-	e.call("serial_expect", map[string]any{"connection": conn, "pattern": "waited", "cursor": w.Cursor, "timeout_ms": 2000})
+	e.call("serial_expect", map[string]any{"connection": conn, "pattern": "waited", "cursor": w.Cursor, "timeout_ms": 20000})
 }
 
 func TestCancellation(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
 	conn := e.open(nil)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The client cancels once the first step passed (its progress
+	// notification says so), so while the delay runs.
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		cancel()
+		for ctx.Err() == nil {
+			for _, n := range e.notifications("notifications/progress") {
+				if msg, _ := n.Params.AdditionalFields["message"].(string); strings.HasPrefix(msg, "0 passed") {
+					cancel()
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
-	start := time.Now()
-	e.c.CallTool(ctx, request("serial_sequence", map[string]any{
+	req := request("serial_sequence", map[string]any{
 		"steps": []any{
-			map[string]any{"send": "echo begin", "expect": "begin"},
-			map[string]any{"delay_ms": 10000},
+			map[string]any{"send": "echo begin", "expect": "begin", "read_timeout": 20},
+			map[string]any{"delay_ms": 120000},
 			map[string]any{"send": "echo never"},
 		},
-		"finally": []any{map[string]any{"send": "led off", "expect": "LED off"}},
-	}))
-	if d := time.Since(start); d > 3*time.Second {
+		"finally": []any{map[string]any{"send": "led off", "expect": "LED off", "read_timeout": 20}},
+	})
+	req.Params.Meta = &mcp.Meta{ProgressToken: "cancel-1"}
+	start := time.Now()
+	e.c.CallTool(ctx, req)
+	if d := time.Since(start); d > 60*time.Second {
 		t.Fatalf("cancellation took %s", d)
 	}
 	// The run was recorded with partial results and its finally step.
@@ -284,10 +308,12 @@ func TestCancellation(t *testing.T) {
 func TestProgressNotifications(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
 	req := request("serial_sequence", map[string]any{"steps": []any{
-		map[string]any{"send": "echo a", "expect": "a"},
-		map[string]any{"delay_ms": 80},
-		map[string]any{"delay_ms": 80},
-		map[string]any{"send": "echo b", "expect": "b"},
+		map[string]any{"send": "echo a", "expect": "a", "read_timeout": 20},
+		// Notifications come at most every 50ms: the delays keep them
+		// apart, so that there are several, even on a loaded machine.
+		map[string]any{"delay_ms": 300},
+		map[string]any{"delay_ms": 300},
+		map[string]any{"send": "echo b", "expect": "b", "read_timeout": 20},
 	}})
 	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
 	res, err := e.c.CallTool(context.Background(), req)

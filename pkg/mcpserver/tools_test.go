@@ -110,11 +110,16 @@ func TestSerialPrimitives(t *testing.T) {
 	}
 	// A capture window: stream prints for a while; the window ends on idle.
 	decode(t, e.call("serial_write", map[string]any{"connection": "c1", "data": "stream 5", "newline": "lf"}), &w)
-	decode(t, e.call("serial_read", map[string]any{"connection": "c1", "cursor": w.Cursor, "duration_ms": 3000, "idle_timeout_ms": 300, "start_trigger": "first_byte", "encoding": "base64"}), &rd)
+	decode(t, e.call("serial_read", map[string]any{"connection": "c1", "cursor": w.Cursor, "duration_ms": 60000, "idle_timeout_ms": 300, "start_trigger": "first_byte", "encoding": "base64"}), &rd)
 	if rd.Reason != "idle" || rd.Bytes == 0 || rd.Encoding != "base64" {
 		t.Errorf("capture: %+v", rd)
 	}
-	// Nothing arrives: initial_timeout_ms ends the window with no_data.
+	// Nothing arrives once the prompt is back: initial_timeout_ms ends the
+	// window with no_data.
+	decode(t, e.call("serial_expect", map[string]any{"connection": "c1", "pattern": "sim> ", "cursor": w.Cursor, "timeout_ms": 20000}), &ex)
+	if !ex.Matched {
+		t.Fatalf("the prompt after stream: %+v", ex)
+	}
 	decode(t, e.call("serial_read", map[string]any{"connection": "c1", "duration_ms": 2000, "initial_timeout_ms": 100}), &rd)
 	if rd.Reason != "no_data" || rd.Bytes != 0 {
 		t.Errorf("quiet capture: %+v", rd)
@@ -493,12 +498,28 @@ func TestHTTPCancelOnDisconnect(t *testing.T) {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
-	callCtx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	callCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	c.CallTool(callCtx, request("serial_sequence", map[string]any{
-		"steps":   []any{map[string]any{"delay_ms": 20000}},
-		"finally": []any{map[string]any{"send": "echo cleaned-up", "expect": "cleaned-up"}},
-	}))
+	called := make(chan struct{})
+	go func() {
+		defer close(called)
+		c.CallTool(callCtx, request("serial_sequence", map[string]any{
+			"steps":   []any{map[string]any{"send": "echo started"}, map[string]any{"delay_ms": 120000}},
+			"finally": []any{map[string]any{"send": "echo cleaned-up", "expect": "cleaned-up", "read_timeout": 20}},
+		}))
+	}()
+	// The client goes away once the run talks to the board, so has its
+	// console open.
+	waitFor(t, "the run to send", func() bool {
+		for _, l := range e.board.Received() {
+			if l.Line == "echo started" {
+				return true
+			}
+		}
+		return false
+	})
+	stop()
+	<-called
 	// The client went away: the run stops, runs finally and frees the port.
 	waitFor(t, "the run to end", func() bool { return e.srv.runs.find("r1") != nil })
 	rep := readResource(t, e, runReportURI("r1"))
@@ -574,7 +595,7 @@ func TestLocker(t *testing.T) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	go func() { time.Sleep(30 * time.Millisecond); rel(); rel() }()
-	rel2, err := l.acquire(context.Background(), []string{"port a", "port a"}, "four", time.Second)
+	rel2, err := l.acquire(context.Background(), []string{"port a", "port a"}, "four", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

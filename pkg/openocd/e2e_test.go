@@ -513,10 +513,17 @@ func BenchmarkReadMemory32(b *testing.B) {
 func TestE2EKilledMidCommand(t *testing.T) {
 	t.Parallel()
 	b := startBoard(t)
-	s := b.dial(t)
-	time.AfterFunc(100*time.Millisecond, func() { b.proc.cmd.Process.Kill() })
+	// OpenOCD dies once it has echoed the command, so runs it, however
+	// long that takes on a loaded machine.
+	s := b.dial(t, WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := new(net.Dialer).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &killAfterEcho{Conn: c, marker: `"sleep 2000"`, kill: func() { b.proc.cmd.Process.Kill() }}, nil
+	}))
 	var err error
-	within(t, 3*time.Second, "a command OpenOCD died during", func() {
+	within(t, 10*time.Second, "a command OpenOCD died during", func() {
 		_, err = s.Command(testCtx(t), "sleep 2000")
 	})
 	if !errors.Is(err, ErrUnavailable) {
@@ -537,7 +544,7 @@ func TestE2ELaunchStop(t *testing.T) {
 	}
 	s := b.dial(t)
 	checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
-	took := within(t, 5*time.Second, "Stop", func() { must(t, b.proc.Stop()) })
+	took := within(t, 10*time.Second, "Stop", func() { must(t, b.proc.Stop()) })
 	t.Logf("Stop took %v", took)
 	if !gone(pid) {
 		t.Errorf("openocd (pid %d) is still running after Stop", pid)
@@ -585,4 +592,24 @@ func BenchmarkCommand(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// killAfterEcho is a connection that calls kill once it has read
+// OpenOCD's echo of a request holding marker, up to the echo's newline:
+// the command is then running.
+type killAfterEcho struct {
+	net.Conn
+	marker string
+	kill   func()
+	seen   []byte
+	once   sync.Once
+}
+
+func (c *killAfterEcho) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.seen = append(c.seen, p[:n]...)
+	if i := strings.Index(string(c.seen), c.marker); i >= 0 && strings.Contains(string(c.seen[i:]), "\n") {
+		c.once.Do(c.kill)
+	}
+	return n, err
 }

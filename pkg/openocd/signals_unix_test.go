@@ -37,7 +37,7 @@ func gone(pid int) bool {
 // waitGone fails the test unless the pid is gone within 3 seconds.
 func waitGone(t testing.TB, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !gone(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)

@@ -208,7 +208,7 @@ steps:
 steps:
   - mem_poll: 0x20000000
     until: value >= 20
-    timeout: 2s
+    timeout: 30s
     save: c
   - assert: c >= 20`,
 			steps: "0:passed 1:passed",

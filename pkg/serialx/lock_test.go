@@ -370,7 +370,7 @@ func TestLockDirUnavailable(t *testing.T) {
 			t.Errorf("warnings = %q", warnings)
 		}
 		d.print("hi")
-		if _, err := c.Expect(timeout(t, 5*time.Second), 0, lit("hi"), nil); err != nil {
+		if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("hi"), nil); err != nil {
 			t.Errorf("console without a lock does not work: %v", err)
 		}
 	})

@@ -107,10 +107,10 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// eventually polls cond for up to 5 s.
+// eventually polls cond for up to 20 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

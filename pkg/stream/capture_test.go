@@ -61,8 +61,8 @@ func TestCapture(t *testing.T) {
 		{
 			name: "until inclusive", from: 0,
 			feeds:    []feed{{5 * ms, "boot...\nrea"}, {5 * ms, "dy> tail"}},
-			opt:      CaptureOptions{Until: []Pattern{Literal("ready>")}, Duration: 5 * time.Second},
-			wantData: "boot...\nready>", wantReason: ReasonUntil, wantUntil: []string{"ready>"}, maxElapsed: 2 * time.Second,
+			opt:      CaptureOptions{Until: []Pattern{Literal("ready>")}, Duration: 20 * time.Second},
+			wantData: "boot...\nready>", wantReason: ReasonUntil, wantUntil: []string{"ready>"}, maxElapsed: 10 * time.Second,
 		},
 		{
 			name: "until regexp groups", before: "x", from: -1,
@@ -117,7 +117,7 @@ func TestCapture(t *testing.T) {
 				from = b.End()
 			}
 			go play(b, tt.feeds)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			start := time.Now()
 			c, err := b.Capture(ctx, from, tt.opt)
