@@ -177,7 +177,8 @@ func (s *Stream) toSpare(rest []byte, cause error) error {
 	if err != nil {
 		return fmt.Errorf("%w; spare: %v", cause, err)
 	}
-	if _, err := s.f.Seek(0, io.SeekStart); err == nil {
+	_, err = s.f.Seek(0, io.SeekStart)
+	if err == nil {
 		_, err = io.Copy(g, io.LimitReader(s.f, s.off))
 	}
 	if err == nil {
