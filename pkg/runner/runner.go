@@ -136,7 +136,8 @@ type run struct {
 }
 
 // transcript keeps the last limit bytes a console printed, in a ring that
-// never holds more.
+// never holds more, nor allocates more: its memory is bounded by limit
+// however long the console prints.
 type transcript struct {
 	limit   int
 	buf     []byte // the bytes in order until full, then a ring
@@ -146,6 +147,14 @@ type transcript struct {
 
 func (t *transcript) write(p []byte) {
 	if n := min(len(p), t.limit-len(t.buf)); n > 0 {
+		if len(t.buf)+n > cap(t.buf) {
+			// Grow by doubling, as append would, but never past the
+			// limit: append's own growth leaves capacity the ring never
+			// uses (a 1 MiB ring ended up with 1.2 MB).
+			grown := make([]byte, len(t.buf), min(max(2*cap(t.buf), len(t.buf)+n), t.limit))
+			copy(grown, t.buf)
+			t.buf = grown
+		}
 		t.buf = append(t.buf, p[:n]...)
 		p = p[n:]
 	}

@@ -25,11 +25,32 @@ func TestTranscriptRing(t *testing.T) {
 					if got := tr.bytes(); !bytes.Equal(got, want) {
 						t.Fatalf("after %d bytes: %q, want %q", len(all), got, want)
 					}
-					if tr.dropped != int64(len(all)-len(want)) || len(tr.buf) > limit {
-						t.Fatalf("dropped %d, held %d", tr.dropped, len(tr.buf))
+					if tr.dropped != int64(len(all)-len(want)) || len(tr.buf) > limit || cap(tr.buf) > limit {
+						t.Fatalf("dropped %d, held %d in a capacity of %d", tr.dropped, len(tr.buf), cap(tr.buf))
 					}
 				}
 			})
 		}
+	}
+}
+
+// TestTranscriptMemoryBounded feeds a transcript of the default limit
+// 40 times its size, in chunks of an odd size as a serial port delivers
+// them: its buffer never grows past the limit, so a console's transcript
+// costs the same memory after a million steps as after a few thousand.
+func TestTranscriptMemoryBounded(t *testing.T) {
+	const limit = 256 << 10
+	tr := &transcript{limit: limit}
+	chunk := bytes.Repeat([]byte("echo ok\r\nok\r\n$ "), 273) // 4,641 bytes
+	var fed int64
+	for fed < 40*limit {
+		tr.write(chunk)
+		fed += int64(len(chunk))
+		if cap(tr.buf) > limit {
+			t.Fatalf("after %d bytes the transcript holds a buffer of %d bytes, over its limit of %d", fed, cap(tr.buf), limit)
+		}
+	}
+	if len(tr.buf) != limit || tr.dropped != fed-limit {
+		t.Fatalf("held %d bytes and dropped %d of %d; want %d held", len(tr.buf), tr.dropped, fed, limit)
 	}
 }
