@@ -5,9 +5,12 @@
 // target memory (mem_read, mem_write), and firmware builds and uploads
 // (build, upload, task_status).
 //
-// Builds and uploads run programs: only inside the --root folders, never
-// through a shell (a step with shell: true is refused over MCP), and a
-// read-only server refuses uploads.
+// The server denies by default: every step kind and tool says what it can
+// do (steps.Kinds and toolTable), and Policy.Allow says which of those
+// capabilities the server's flags open. Host programs (exec, build and
+// upload commands) need AllowExec and a root, raw OpenOCD Tcl needs
+// AllowDebugTcl, and ReadOnly refuses everything that changes the target
+// or the host.
 //
 // Tool calls may arrive concurrently. A port or probe is held by one call at
 // a time; a sequence holds its ports and probes until it ends. Console logs
