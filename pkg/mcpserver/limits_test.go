@@ -49,3 +49,43 @@ func TestValueLimitOverMCP(t *testing.T) {
 		t.Errorf("the next call: %+v", got)
 	}
 }
+
+// Write, then read a capture window, the habit of agents written for the
+// serial MCP servers: the reply that arrived between the write and the
+// window is in the window, and no later read skips it.
+func TestReadWindowAfterWriteLosesNothing(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	conn := e.open(nil)
+	var r readResult
+	decode(t, e.call("serial_read", map[string]any{"connection": conn}), &r)
+	e.call("serial_write", map[string]any{"connection": conn, "data": "echo window-reply\n"})
+	// Wait until the board has answered, so the reply is buffered before
+	// the window opens (the old code started the window after it).
+	waitFor(t, "the reply to arrive", func() bool {
+		var st statusResult
+		decode(t, e.call("serial_status", map[string]any{"connection": conn}), &st)
+		return st.Connections[0].Cursor >= r.Cursor+int64(len("window-reply\r\nsim> "))
+	})
+	decode(t, e.call("serial_read", map[string]any{"connection": conn, "duration_ms": 300}), &r)
+	if !strings.Contains(r.Data, "window-reply\r\n") {
+		t.Fatalf("the capture window lacks the reply that arrived before it: %q (reason %s)", r.Data, r.Reason)
+	}
+	e.call("serial_write", map[string]any{"connection": conn, "data": "echo second\n"})
+	decode(t, e.call("serial_read", map[string]any{"connection": conn, "timeout_ms": 20000}), &r)
+	if strings.Contains(r.Data, "window-reply") {
+		t.Errorf("the next read returned the reply again: %q", r.Data)
+	}
+}
+
+// A capture window that waits for its first byte ends on a silent device,
+// with reason no_data, instead of waiting for ever.
+func TestReadWindowOnASilentDeviceEnds(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	conn := e.open(nil)
+	var r readResult
+	decode(t, e.call("serial_read", map[string]any{"connection": conn}), &r)
+	decode(t, e.call("serial_read", map[string]any{"connection": conn, "duration_ms": 200}), &r)
+	if r.Bytes != 0 || r.Reason != "no_data" {
+		t.Errorf("got %d bytes, reason %s; want none, no_data", r.Bytes, r.Reason)
+	}
+}

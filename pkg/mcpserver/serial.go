@@ -551,11 +551,11 @@ func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *rea
 	reason := ""
 	switch {
 	case a.DurationMS > 0 || a.IdleTimeoutMS > 0 || a.InitialTimeoutMS > 0:
-		// A capture window: from the cursor given, else from now.
-		from := c.console.Cursor()
-		if a.Cursor != nil {
-			from = *a.Cursor
-		}
+		// A capture window: from the cursor given, else from where the
+		// last read ended, so that what arrived between the two reads (a
+		// reply to a serial_write just before) is in it: a reader's cursor
+		// never passes bytes it was not given.
+		from := c.readFrom(a.Cursor)
 		opt := stream.CaptureOptions{
 			Duration:         time.Duration(a.DurationMS) * time.Millisecond,
 			IdleTimeout:      time.Duration(a.IdleTimeoutMS) * time.Millisecond,
@@ -565,6 +565,14 @@ func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *rea
 		}
 		if opt.Duration == 0 && opt.IdleTimeout == 0 {
 			opt.Duration = opt.InitialTimeout
+		}
+		if opt.StartOnFirstByte && opt.InitialTimeout == 0 {
+			// A window that waits for its first byte on a silent device
+			// would never end: it waits as long as the window lasts.
+			opt.InitialTimeout = opt.Duration
+			if opt.IdleTimeout > opt.InitialTimeout {
+				opt.InitialTimeout = opt.IdleTimeout
+			}
 		}
 		capt, err := c.console.Capture(ctx, from, opt)
 		if err != nil && len(capt.Data) == 0 && ctx.Err() == nil {
