@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // A call may run at most MaxSteps steps: a sequence whose count is known
@@ -88,4 +92,42 @@ func TestReadWindowOnASilentDeviceEnds(t *testing.T) {
 	if r.Bytes != 0 || r.Reason != "no_data" {
 		t.Errorf("got %d bytes, reason %s; want none, no_data", r.Bytes, r.Reason)
 	}
+}
+
+// The devices of the server's bench file work by name wherever a device
+// name is accepted: a step's to:, a step without to:, and serial_open.
+func TestBenchDevicesByName(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	path := filepath.Join(t.TempDir(), "hilrun.bench.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  dut: {port: "+e.board.SerialPath()+", line_ending: lf}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := steps.LoadBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.cfg.Bench = b
+	step := map[string]any{"send": "echo by-name", "expect": "by-name"}
+	if out := e.sequence(map[string]any{"steps": []any{withTo(step, "dut")}}); !out.Passed {
+		t.Errorf("to: dut: %s %s", statuses(out), out.Error)
+	}
+	if out := e.sequence(map[string]any{"steps": []any{step}}); !out.Passed {
+		t.Errorf("no to:, the bench's only device: %s %s", statuses(out), out.Error)
+	}
+	var opened openResult
+	decode(t, e.call("serial_open", map[string]any{"port": "dut"}), &opened)
+	if opened.Label != "dut" || opened.Port != e.board.SerialPath() || opened.LineEnding != "lf" {
+		t.Errorf("serial_open port=dut: %+v", opened)
+	}
+	if out := e.sequence(map[string]any{"steps": []any{withTo(step, "dut")}}); !out.Passed {
+		t.Errorf("to: dut with the connection open: %s %s", statuses(out), out.Error)
+	}
+}
+
+func withTo(step map[string]any, to string) map[string]any {
+	m := map[string]any{"to": to}
+	for k, v := range step {
+		m[k] = v
+	}
+	return m
 }

@@ -260,6 +260,12 @@ func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, e
 			continue
 		}
 		c := s.findConnLocked(to)
+		if c == nil && s.benchDevice(to) != nil && nameRE.MatchString(to) {
+			// A device of the server's bench file: binding gives it
+			// its port and settings.
+			devices[to] = map[string]any{}
+			continue
+		}
 		if c == nil || steps.IsPortPath(to) || !nameRE.MatchString(to) {
 			continue
 		}
@@ -270,6 +276,11 @@ func (s *Server) inlineSequence(a *sequenceArgs) (*steps.Sequence, *inlineDoc, e
 		case len(s.conns) == 1:
 			for _, c := range s.conns {
 				devices[c.id] = map[string]any{"port": c.port, "line_ending": c.lineEnding}
+			}
+		case len(s.conns) == 0 && s.cfg.Bench != nil && len(s.cfg.Bench.Devices) == 1:
+			// The bench's only device.
+			for name := range s.cfg.Bench.Devices {
+				devices[name] = map[string]any{}
 			}
 		case len(s.conns) > 1:
 			list := s.connListLocked()

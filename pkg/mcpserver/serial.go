@@ -152,9 +152,64 @@ type openResult struct {
 	LogResource  string `json:"log_resource"`
 }
 
+// benchDevice is the device of the server's bench file called name, or
+// nil when name is a port path or no bench device has it.
+func (s *Server) benchDevice(name string) *steps.Device {
+	if s.cfg.Bench == nil || steps.IsPortPath(name) {
+		return nil
+	}
+	return s.cfg.Bench.Devices[name]
+}
+
+// openBenchDevice fills in a serial_open of a bench device by name: its
+// port (found by USB identity when the bench says so) and the settings the
+// call leaves out; the device's name labels the connection, so steps reach
+// it with to: NAME.
+func (s *Server) openBenchDevice(a *openArgs, d *steps.Device) error {
+	port := d.Port
+	if port == "" && d.USB != nil {
+		p, err := serialx.FindUSB(d.USB.VID, d.USB.PID, d.USB.Serial)
+		if err != nil {
+			return fmt.Errorf("bench device %s: %w", d.Name, err)
+		}
+		port = p
+	}
+	if port == "" {
+		return fmt.Errorf("bench device %s has no port in the bench file", d.Name)
+	}
+	a.Port = port
+	if a.Baud == 0 && a.BaudRate == 0 {
+		a.Baud = d.Baud
+	}
+	if a.DataBits == 0 {
+		a.DataBits = d.DataBits
+	}
+	if a.Parity == "" {
+		a.Parity = d.Parity
+	}
+	if a.StopBits == nil && d.StopBits != "" {
+		a.StopBits = d.StopBits
+	}
+	if a.FlowControl == "" {
+		a.FlowControl = d.FlowControl
+	}
+	if a.LineEnding == "" {
+		a.LineEnding = d.LineEnding
+	}
+	if a.Label == "" {
+		a.Label = d.Name
+	}
+	return nil
+}
+
 func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *openArgs) (any, string, error) {
 	if a.Port == "" {
-		return nil, "", errors.New("port is required: a device path such as /dev/ttyACM0 (see list_ports)")
+		return nil, "", errors.New("port is required: a device path such as /dev/ttyACM0 (see list_ports), or the name of a device of the server's bench file")
+	}
+	if d := s.benchDevice(a.Port); d != nil {
+		if err := s.openBenchDevice(a, d); err != nil {
+			return nil, "", err
+		}
 	}
 	if err := s.checkPort(a.Port); err != nil {
 		return nil, "", err

@@ -114,7 +114,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 	s.addTool(mcp.NewTool("serial_open",
 		mcp.WithTitleAnnotation("Open a serial port"),
 		mcp.WithDescription("Open a serial port and keep it open as a connection (c1, c2, ...) until serial_close. Everything it receives is buffered (read it with serial_read or serial_expect by cursor) and logged to hilrun://connections/{id}/log."),
-		mcp.WithString("port", mcp.Required(), mcp.Description("The device path, such as /dev/ttyACM0 or /dev/serial/by-id/...; see list_ports.")),
+		mcp.WithString("port", mcp.Required(), mcp.Description("The device path, such as /dev/ttyACM0 or /dev/serial/by-id/... (see list_ports), or the name of a device of the server's bench file: its port and settings, and its name as the label.")),
 		mcp.WithInteger("baud", mcp.Description("Bit rate; default 115200. baud_rate is accepted too.")),
 		mcp.WithInteger("baud_rate", mcp.Description("Same as baud.")),
 		mcp.WithString("line_ending", mcp.Enum("lf", "crlf", "cr", "none"), mcp.Description("What serial_write's newline and sequence sends append; default lf.")),
