@@ -70,6 +70,11 @@ func lookupTool(name string) (toolSpec, bool) {
 // allow, is refused before h runs.
 func (s *Server) addTool(t mcp.Tool, h server.ToolHandlerFunc) {
 	spec, known := lookupTool(t.Name)
+	if ro := t.Annotations.ReadOnlyHint; ro != nil && *ro {
+		// mcp.NewTool starts every tool destructive; one that changes
+		// nothing is not (clients ask before destructive calls).
+		t.Annotations.DestructiveHint = mcp.ToBoolPtr(false)
+	}
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !known {
 			return mcp.NewToolResultError(refused("tool %s is not described in the server's capability table", t.Name).Error()), nil

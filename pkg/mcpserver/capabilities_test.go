@@ -27,6 +27,9 @@ func TestToolsAreInTheCapabilityTable(t *testing.T) {
 	served := map[string]bool{}
 	for _, tool := range res.Tools {
 		served[tool.Name] = true
+		if a := tool.Annotations; a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint) {
+			t.Errorf("tool %s is read-only but advertises destructiveHint true (or leaves it to default true)", tool.Name)
+		}
 		if _, ok := lookupTool(tool.Name); !ok {
 			t.Errorf("tool %s is served but not in the capability table", tool.Name)
 		}
