@@ -314,6 +314,15 @@ func parseFrame(b []byte) (r reply, n int, status int) {
 		if p == len(b) {
 			return 0, false, false
 		}
+		digits := b[start:p]
+		if len(digits) > 0 && digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) > 1 && digits[0] == '0' {
+			// _hilrun writes its numbers in canonical decimal: one with
+			// a leading zero is not a frame of ours.
+			return 0, false, true
+		}
 		v, err := strconv.ParseInt(string(b[start:p]), 10, 64)
 		return v, err == nil, true
 	}
