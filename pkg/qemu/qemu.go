@@ -100,6 +100,11 @@ type Instance struct {
 // If QEMU exits first, the error quotes its last output lines ("-machine
 // foo: unsupported machine type").
 func Start(ctx context.Context, spec Spec) (*Instance, error) {
+	return startWith(ctx, spec, freePort)
+}
+
+// startWith is Start choosing ports with ports.
+func startWith(ctx context.Context, spec Spec, ports func() (int, error)) (*Instance, error) {
 	if spec.Binary == "" {
 		spec.Binary = DefaultBinary
 	}
@@ -129,7 +134,7 @@ func Start(ctx context.Context, spec Spec) (*Instance, error) {
 	// saying so, and another port is tried.
 	const attempts = 3
 	for i := 1; ; i++ {
-		port, err := freePort()
+		port, err := ports()
 		if err != nil {
 			return nil, fmt.Errorf("start qemu: find a free port: %w", err)
 		}
@@ -142,7 +147,7 @@ func Start(ctx context.Context, spec Spec) (*Instance, error) {
 			return in, nil
 		}
 		in.Close(context.Background())
-		if i < attempts && in.out.contains("Failed to bind socket") {
+		if i < attempts && in.out.portTaken() {
 			continue
 		}
 		return nil, err
@@ -468,9 +473,13 @@ func (r *outputRing) lines() []string {
 	return l
 }
 
-func (r *outputRing) contains(s string) bool {
+// portTaken reports whether QEMU said it could not listen on the GDB port:
+// "-gdb tcp:127.0.0.1:37743: Failed to find an available port: Address
+// already in use" (QEMU 7.2), "Failed to bind socket" (older releases).
+func (r *outputRing) portTaken() bool {
 	for _, l := range r.lines() {
-		if strings.Contains(l, s) {
+		if strings.Contains(l, "-gdb tcp:") &&
+			(strings.Contains(l, "in use") || strings.Contains(l, "available port") || strings.Contains(l, "bind")) {
 			return true
 		}
 	}
