@@ -11,20 +11,32 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 )
 
-// firmware.yaml passes against the firmware, its console bound with
-// --port. (firmware-memory.yaml needs a probe on QEMU's GDB server.)
-func TestFirmwareSequence(t *testing.T) {
-	in := qemutest.StartFirmware(t)
-	var out, errOut bytes.Buffer
-	code := cli.Main([]string{"run", "--port", "console=" + in.ConsolePath(), "firmware.yaml"}, strings.NewReader(""), &out, &errOut)
-	if code != 0 {
-		t.Fatalf("hilrun run: exit %d\n%s\n%s", code, out.String(), errOut.String())
-	}
-	if !strings.Contains(out.String(), "PASSED qemu-firmware") {
-		t.Errorf("output lacks the verdict:\n%s", out.String())
+// The serial sequences pass, their console bound with --port: firmware.yaml
+// against the firmware, uboot.yaml against U-Boot. (The -memory sequences
+// need a probe on QEMU's GDB server.)
+func TestSerialSequences(t *testing.T) {
+	for _, tc := range []struct {
+		file, name string
+		start      func(testing.TB) *qemu.Instance
+	}{
+		{"firmware.yaml", "qemu-firmware", qemutest.StartFirmware},
+		{"uboot.yaml", "qemu-uboot", qemutest.StartUBoot},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			in := tc.start(t)
+			var out, errOut bytes.Buffer
+			code := cli.Main([]string{"run", "--port", "console=" + in.ConsolePath(), tc.file}, strings.NewReader(""), &out, &errOut)
+			if code != 0 {
+				t.Fatalf("hilrun run: exit %d\n%s\n%s", code, out.String(), errOut.String())
+			}
+			if !strings.Contains(out.String(), "PASSED "+tc.name+":") {
+				t.Errorf("output lacks the verdict:\n%s", out.String())
+			}
+		})
 	}
 }
 
