@@ -69,6 +69,31 @@ func TestFirmwareShell(t *testing.T) {
 	}
 }
 
+// The console can be closed and opened again: QEMU never sees it hang up,
+// and what the guest printed in between waits for the next reader.
+func TestConsoleReopened(t *testing.T) {
+	in := qemutest.StartFirmware(t)
+	c := qemutest.OpenConsole(t, in)
+	c.Prompt(qemutest.Prompt)
+	c.Close()
+
+	// A command typed with no console open: its echo and reply wait.
+	f, err := os.OpenFile(in.ConsolePath(), os.O_WRONLY|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("version\r")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	c = qemutest.OpenConsole(t, in)
+	c.Expect(0, `^version\r\nhilrun-qemu 1\.0\.0\r\nqemu> `)
+	if got := c.Command("count", qemutest.Prompt); !strings.HasPrefix(got, "counter: ") {
+		t.Errorf("count on the reopened console printed %q", got)
+	}
+}
+
 // Ctrl-C ends a long command and discards the line being typed, and the
 // firmware reboots on a crash.
 func TestFirmwareInterruptAndCrash(t *testing.T) {

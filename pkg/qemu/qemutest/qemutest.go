@@ -210,6 +210,7 @@ func StartUBoot(t testing.TB) *qemu.Instance {
 type Console struct {
 	t testing.TB
 	*serialx.Console
+	syncs int // markers Prompt sent
 }
 
 // OpenConsole opens in's console and closes it when t ends.
@@ -264,9 +265,13 @@ func (c *Console) Command(line, prompt string) string {
 	return m.Groups[1]
 }
 
-// Prompt makes sure the guest's shell is at its prompt: it sends empty
-// lines until a prompt follows one. Output from before the console was
-// opened may hold prompts already, so only one after a line sent counts.
+// Prompt makes sure the guest's shell is at its prompt and that nothing
+// older is still to come: it sends empty lines until a prompt follows one,
+// then echoes a marker and waits for it and the prompt after it. The
+// marker matters: a prompt printed before the console was opened may be
+// read only after the first empty line was sent, and would otherwise pass
+// for the reply to a later command. The guest's shell needs an echo
+// command, as the firmware and U-Boot have.
 func (c *Console) Prompt(prompt string) {
 	c.t.Helper()
 	// An empty line interrupts U-Boot's autoboot and gets a fresh prompt
@@ -280,12 +285,18 @@ func (c *Console) Prompt(prompt string) {
 		_, err := c.Console.Expect(ctx, from, []stream.Pattern{p}, nil)
 		cancel()
 		if err == nil {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("no prompt %q after %v: %v; the console's last output:\n%s", prompt, Timeout, err, c.Tail(20, 4096))
 		}
 	}
+	c.syncs++
+	marker := "hilrun-sync-" + strconv.Itoa(c.syncs)
+	from := c.Send("echo " + marker)
+	// The echoed command line holds the marker too, but not followed by a
+	// line end and the prompt.
+	c.Expect(from, regexp.QuoteMeta(marker)+`\r?\n`+regexp.QuoteMeta(prompt))
 }
 
 // Counter reads the firmware's millisecond counter with its count command.
