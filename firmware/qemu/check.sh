@@ -52,7 +52,6 @@ sym blink         20000004 00000004 B
 sym flag          20000008 00000004 B
 sym flag_at       2000000c 00000004 B
 sym status_word   ram      00000002 B
-sym rx_dropped    ram      00000004 B
 sym led_pattern   ram      00000008 D
 sym fw_version    flash    00000012 R
 sym vector_table  00000000 00000100 R

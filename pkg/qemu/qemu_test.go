@@ -94,6 +94,28 @@ func TestConsoleReopened(t *testing.T) {
 	}
 }
 
+// Input typed ahead while the firmware is busy is never dropped, even
+// beyond its 256-byte queue: the UART holds the next byte, QEMU the rest.
+func TestFirmwareTypeAhead(t *testing.T) {
+	in := qemutest.StartFirmware(t)
+	c := qemutest.OpenConsole(t, in)
+	c.Prompt(qemutest.Prompt)
+	from := c.Send("sleep 1000")
+	c.Expect(from, `sleep 1000\r\n`)
+	var ahead strings.Builder
+	const lines = 60 // about 1 KiB
+	for i := range lines {
+		fmt.Fprintf(&ahead, "echo ahead-%02d\r", i)
+	}
+	if _, err := c.Write(context.Background(), []byte(ahead.String())); err != nil {
+		t.Fatal(err)
+	}
+	for i := range lines {
+		m := c.Expect(from, fmt.Sprintf(`\r\nahead-%02d\r\n`, i))
+		from = m.End
+	}
+}
+
 // Ctrl-C ends a long command and discards the line being typed, and the
 // firmware reboots on a crash.
 func TestFirmwareInterruptAndCrash(t *testing.T) {

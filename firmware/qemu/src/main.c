@@ -26,9 +26,6 @@ volatile uint32_t flag_at FIXED_RAM(flag_at); /* 0x2000000c uptime_ms when flag 
 /* Firmware status, STATUS_* bits; written by SysTick. */
 volatile uint16_t status_word;
 
-/* Bytes received while the input queue was full, so dropped. */
-volatile uint32_t rx_dropped;
-
 /* Data for the host: tests read and write it by symbol to exercise typed
  * access to a byte array. The firmware's behaviour does not depend on it. */
 uint8_t led_pattern[8] = {1, 0, 1, 0, 1, 1, 0, 0};
@@ -48,8 +45,8 @@ static volatile uint32_t blink_ms;
 static volatile uint32_t flag_armed, flag_value, flag_due;
 
 /*
- * Input queue, filled by the receive interrupt. head is written by the
- * interrupt only, tail by the main loop only. Likewise ctrl_c_rx counts
+ * Input queue, filled by rx_drain. head is written by rx_drain only, tail
+ * by the main loop only. Likewise ctrl_c_rx counts
  * the Ctrl-C bytes received and ctrl_c_seen those the main loop handled,
  * so a long command can see a Ctrl-C still in the queue and stop early.
  */
@@ -95,23 +92,34 @@ void SysTick_Handler(void)
 	status_word = status;
 }
 
-void UART0_RX_Handler(void)
+/*
+ * rx_drain moves received bytes from the UART into the input queue while
+ * it has room. A byte that does not fit stays in the UART, which then
+ * takes no more (QEMU keeps them in the pty) until the main loop makes
+ * room and drains again: input is never dropped. Called by the receive
+ * interrupt and, with interrupts masked, by the main loop.
+ */
+static void rx_drain(void)
 {
-	/* Clear first: a byte that arrives after the loop raises it again. */
-	UART_INTSTATUS = UART_INT_RX;
 	while (UART_STATE & UART_STATE_RXFULL) {
-		uint8_t c = (uint8_t)UART_DATA;
 		uint32_t next = (rxq_head + 1u) % RXQ_SIZE;
+		uint8_t c;
 
-		if (next == rxq_tail) {
-			rx_dropped++;
-			continue;
-		}
+		if (next == rxq_tail)
+			return;
+		c = (uint8_t)UART_DATA;
 		rxq[rxq_head] = c;
 		rxq_head = next;
 		if (c == CTRL_C)
 			ctrl_c_rx++;
 	}
+}
+
+void UART0_RX_Handler(void)
+{
+	/* Clear first: a byte that arrives after the drain raises it again. */
+	UART_INTSTATUS = UART_INT_RX;
+	rx_drain();
 }
 
 /* Wait for a byte of input, asleep until an interrupt. */
@@ -120,6 +128,7 @@ static uint8_t getc_wait(void)
 	uint8_t c;
 
 	__asm__ volatile("cpsid i" ::: "memory");
+	rx_drain(); /* a byte left waiting while the queue was full */
 	while (rxq_tail == rxq_head) {
 		/* wfi wakes on a pending interrupt even with interrupts masked,
 		 * so none can slip in between the test and the sleep. */
