@@ -20,7 +20,7 @@ func Example() {
 		LogFile: "qemu.log",
 	})
 	if err != nil {
-		log.Fatal(err) // "start qemu: qemu is not installed: ... (Debian: apt-get install qemu-system-arm)"
+		log.Fatal(err) // "start qemu: qemu-system-arm is not installed (Debian: apt-get install qemu-system-arm): ..."
 	}
 	// Close after any outcome: QEMU and its process group end.
 	defer in.Close(context.Background())

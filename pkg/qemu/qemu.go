@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ const outputLines = 40
 
 // ErrNotInstalled is wrapped by Start's error when the QEMU binary is not
 // found.
-var ErrNotInstalled = errors.New("qemu is not installed")
+var ErrNotInstalled = errors.New("not installed")
 
 // Spec describes a QEMU to start.
 type Spec struct {
@@ -56,7 +57,8 @@ type Spec struct {
 	// Args are extra arguments, after all the others.
 	Args []string
 	// Dir is QEMU's working directory; "" means hilrun's. Relative paths
-	// in Args resolve against it; Kernel and BIOS are made absolute first.
+	// in Args resolve against it; Kernel and BIOS resolve against hilrun's
+	// working directory.
 	Dir string
 	// LogFile, if set, receives everything QEMU prints on stdout and
 	// stderr, appended.
@@ -114,9 +116,12 @@ func startWith(ctx context.Context, spec Spec, ports func() (int, error)) (*Inst
 	if spec.Machine == "" {
 		return nil, errors.New("start qemu: no machine given (such as mps2-an385 or virt)")
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start qemu: %w", err)
+	}
 	bin, err := exec.LookPath(spec.Binary)
 	if err != nil {
-		return nil, fmt.Errorf("start qemu: %w: %s not found (Debian: apt-get install %s): %w", ErrNotInstalled, spec.Binary, debianPackage(spec.Binary), err)
+		return nil, fmt.Errorf("start qemu: %s is %w (Debian: apt-get install %s): %w", spec.Binary, ErrNotInstalled, debianPackage(spec.Binary), err)
 	}
 	spec.Binary = bin
 	for _, f := range []struct {
@@ -177,7 +182,11 @@ func checkImage(what string, path *string) error {
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path comes first
+		}
+		return fmt.Errorf("%s %s: %w", what, abs, err)
 	}
 	if fi.IsDir() {
 		return fmt.Errorf("%s %s: is a directory", what, *path)

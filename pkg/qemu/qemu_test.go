@@ -331,7 +331,7 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{"no machine", qemu.Spec{}, false, nil, []string{"no machine given"}},
 		{"qemu missing", qemu.Spec{Binary: "qemu-system-arm-hilrun-missing", Machine: "virt"}, false, qemu.ErrNotInstalled,
-			[]string{"qemu-system-arm-hilrun-missing not found", "apt-get install qemu-system-arm"}},
+			[]string{"start qemu: qemu-system-arm-hilrun-missing is not installed (Debian: apt-get install qemu-system-arm)"}},
 		{"kernel missing", qemu.Spec{Machine: "virt", Kernel: missing}, true, fs.ErrNotExist, []string{"kernel", missing}},
 		{"bios missing", qemu.Spec{Machine: "virt", BIOS: missing}, true, fs.ErrNotExist, []string{"bios", missing}},
 		{"unknown machine", qemu.Spec{Machine: "hilrun-no-such-board"}, true, nil,
