@@ -75,8 +75,8 @@ type decoder struct {
 	kind    byte
 	raw     []byte
 	hi      byte
-	noise   []byte // the first bytes of noise, to say what the server sent
-	nNoise  int
+	noise   []byte // the first bytes outside packets, acks included, to say what a server sent
+	nNoise  int    // bytes outside packets that are not acks
 	pending []event
 }
 
@@ -98,6 +98,9 @@ func (d *decoder) feed(b []byte) {
 			switch c {
 			case '+', '-':
 				d.pending = append(d.pending, event{kind: c})
+				if len(d.noise) < maxNoiseKept {
+					d.noise = append(d.noise, c)
+				}
 			case '$', '%':
 				d.state, d.kind, d.raw = stData, c, d.raw[:0]
 			default:

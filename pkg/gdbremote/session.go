@@ -244,17 +244,22 @@ func (s *Session) readPacket(handshaking bool) ([]byte, error) {
 	retries := 0
 	for {
 		if handshaking && s.dec.nNoise > 0 {
-			// Checked before any packet: a telnet server echoes the
-			// request back as if it were a reply.
+			// A stub sends nothing but packets and acks. Bytes outside
+			// them are another server, which may echo the request back
+			// as if it were a reply: once enough of them came to say
+			// what the server is, or a packet follows them, give up.
 			if err := s.judgeNoise(); err != nil {
 				return nil, err
+			}
+			if _, ok := s.dec.next(); ok {
+				return nil, s.noiseError()
 			}
 		}
 		e, ok := s.dec.next()
 		if !ok {
 			if err := s.fill(); err != nil {
 				if handshaking && s.dec.nNoise > 0 && errors.Is(err, context.DeadlineExceeded) {
-					return nil, s.noiseError(true)
+					return nil, s.noiseError()
 				}
 				return nil, err
 			}
@@ -290,12 +295,12 @@ func (s *Session) readPacket(handshaking bool) ([]byte, error) {
 func (s *Session) judgeNoise() error {
 	n := s.dec.noise
 	if bytes.Contains(n, []byte("Open On-Chip Debugger")) || bytes.IndexByte(n, '\n') >= 0 || len(n) >= maxNoiseKept {
-		return s.noiseError(false)
+		return s.noiseError()
 	}
 	return nil
 }
 
-func (s *Session) noiseError(timedOut bool) error {
+func (s *Session) noiseError() error {
 	n := s.dec.noise
 	if LooksLikeOpenOCDTelnet(n) {
 		return unavailable(nil, "gdb %s: %s is an OpenOCD telnet port, not a GDB remote stub: use openocd: %s", s.addr, s.addr, s.addr)
