@@ -182,7 +182,7 @@ func (s *Session) pc(t *testing.T) string {
 	if err := s.begin(testCtx(t), "read pc"); err != nil {
 		t.Fatal(err)
 	}
-	defer s.t.end()
+	defer s.end()
 	p, err := s.exchange([]byte("pf"), false)
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,8 @@ type Session struct {
 	wbuf []byte
 
 	noAck        bool
+	ackOwed      bool // a reply's '+' waits for the next write
+	ackTimer     *time.Timer
 	pktSize      int
 	multiprocess bool
 	xState       int // 0 unknown, 1 X works, -1 use M
@@ -131,13 +133,16 @@ func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 		t.Close()
 		return nil, err
 	}
+	s.ackTimer = time.AfterFunc(time.Hour, s.flushAck)
+	s.ackTimer.Stop()
+	s.end()
 	return s, nil
 }
 
 // handshake learns what the stub supports and how the target stands.
 func (s *Session) handshake(ctx, hctx context.Context) error {
 	s.t.begin(hctx, time.Time{})
-	defer s.t.end()
+	defer s.end()
 	fail := func(err error, what string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("gdb %s: %s: %w", s.addr, what, context.Cause(ctx))
@@ -220,9 +225,23 @@ func (s *Session) Addr() string { return s.addr }
 // send writes one packet; in ack mode the stub's '+' is consumed with the
 // reply.
 func (s *Session) send(data []byte) error {
-	s.wbuf = frame(s.wbuf[:0], data)
+	s.wbuf = s.wbuf[:0]
+	if s.ackOwed {
+		s.wbuf = append(s.wbuf, '+')
+		s.ackOwed = false
+	}
+	s.wbuf = frame(s.wbuf, data)
 	_, err := s.t.Write(s.wbuf)
 	return err
+}
+
+// withAck returns c, after the acknowledgement owed if one is.
+func (s *Session) withAck(c byte) []byte {
+	if s.ackOwed {
+		s.ackOwed = false
+		return []byte{'+', c}
+	}
+	return []byte{c}
 }
 
 // fill reads what the stub sent into the decoder.
@@ -276,15 +295,14 @@ func (s *Session) readPacket(handshaking bool) ([]byte, error) {
 				return nil, fmt.Errorf("damaged reply: %w", e.err)
 			}
 			retries++
-			if _, err := s.t.Write([]byte{'-'}); err != nil {
+			if _, err := s.t.Write(s.withAck('-')); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if !s.noAck {
-			if _, err := s.t.Write([]byte{'+'}); err != nil {
-				return nil, err
-			}
+			// Sent with the next write: see end.
+			s.ackOwed = true
 		}
 		return e.data, nil
 	}
@@ -348,6 +366,38 @@ func (s *Session) exchange(req []byte, wantStop bool) ([]byte, error) {
 	return s.reply(wantStop)
 }
 
+// ackFlushDelay is how long an acknowledgement owed in ack mode may wait
+// for a request to ride on. Stubs that resend unacknowledged packets wait
+// far longer (gdb's own timeout is 2 s).
+const ackFlushDelay = 10 * time.Millisecond
+
+// end ends what begin began. In ack mode the acknowledgement of the last
+// reply goes out with the next request, saving the stub a wakeup and the
+// client a write per request; a timer sends it alone if none follows.
+func (s *Session) end() {
+	s.t.end()
+	if s.ackOwed && s.ackTimer != nil {
+		s.ackTimer.Reset(ackFlushDelay)
+	}
+}
+
+// flushAck sends an acknowledgement that no request took along.
+func (s *Session) flushAck() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ackOwed || s.closed || s.broken != nil || s.running {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ReplyTimeout)
+	defer cancel()
+	s.t.begin(ctx, time.Time{})
+	defer s.t.end()
+	s.ackOwed = false
+	if _, err := s.t.Write([]byte{'+'}); err != nil {
+		s.broken = err
+	}
+}
+
 // begin readies the session for a request under ctx, or says why it
 // cannot take one.
 func (s *Session) begin(ctx context.Context, what string) error {
@@ -387,7 +437,7 @@ func (s *Session) halt() error {
 	if !s.running {
 		return nil
 	}
-	if _, err := s.t.Write([]byte{0x03}); err != nil {
+	if _, err := s.t.Write(s.withAck(0x03)); err != nil {
 		return err
 	}
 	p, err := s.reply(true)
@@ -438,7 +488,7 @@ func (s *Session) Halt(ctx context.Context) error {
 	if err := s.begin(ctx, "halt"); err != nil {
 		return err
 	}
-	defer s.t.end()
+	defer s.end()
 	if err := s.halt(); err != nil {
 		return s.fail(ctx, err, "halt")
 	}
@@ -453,7 +503,7 @@ func (s *Session) Resume(ctx context.Context) error {
 	if err := s.begin(ctx, "resume"); err != nil {
 		return err
 	}
-	defer s.t.end()
+	defer s.end()
 	if s.exited != "" {
 		return &TargetError{Op: "resume", Reply: "the target's process ended: " + s.exited}
 	}
@@ -488,7 +538,7 @@ func (s *Session) stopped(ctx context.Context, what string, fn func() error) err
 	if err := s.begin(ctx, what); err != nil {
 		return err
 	}
-	defer s.t.end()
+	defer s.end()
 	wasRunning := s.running
 	s.lastHalted = wasRunning
 	if err := s.halt(); err != nil {
@@ -597,7 +647,7 @@ func (s *Session) Reset(ctx context.Context, mode string) error {
 	if err := s.begin(ctx, "reset "+mode); err != nil {
 		return err
 	}
-	defer s.t.end()
+	defer s.end()
 	err := func() error {
 		if err := s.halt(); err != nil {
 			return err
@@ -661,6 +711,15 @@ func (s *Session) Close() error {
 		if err != nil {
 			err = unavailable(err, "gdb %s: detach, leaving the target running", s.addr)
 		}
+	}
+	if s.ackTimer != nil {
+		s.ackTimer.Stop()
+	}
+	if s.ackOwed && s.broken == nil && !s.running {
+		s.ackOwed = false
+		s.t.begin(context.Background(), time.Now().Add(s.opts.HandshakeTimeout))
+		s.t.Write([]byte{'+'})
+		s.t.end()
 	}
 	if cerr := s.t.Close(); err == nil && cerr != nil {
 		err = unavailable(cerr, "gdb %s: close", s.addr)

@@ -112,6 +112,30 @@ func TestMemoryRoundTrip(t *testing.T) {
 	}
 }
 
+func TestAckModeAcknowledgesEveryReply(t *testing.T) {
+	// Acknowledgements ride on the next request; with none coming, a
+	// timer sends them alone. Either way the stub gets one per reply.
+	stub := newSimStub(t, func(s *simStub) { s.noAck = false })
+	sess := dial(t, stub, Options{})
+	ctx := testCtx(t)
+	for range 3 {
+		if _, err := sess.ReadMemory(ctx, 0x20000000, 32, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acked := func() bool {
+		stub.mu.Lock()
+		defer stub.mu.Unlock()
+		return stub.gotAck == stub.sentAckMode
+	}
+	for start := time.Now(); !acked(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			stub.mu.Lock()
+			t.Fatalf("the stub sent %d packets and got %d acknowledgements", stub.sentAckMode, stub.gotAck)
+		}
+	}
+}
+
 func TestPacketsFitPacketSize(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) {
 		s.packetSize = 0x40

@@ -32,16 +32,17 @@ type simStub struct {
 	hang         bool   // stop answering packets (the stub hangs)
 	greeting     []byte // sent on connect instead of speaking RSP
 
-	mu      sync.Mutex
-	ramBase uint64
-	ram     []byte
-	running bool
-	packets []string // every packet received, in order
-	lost    []string // packets that arrived while the target ran
-	resets  int
-	conns   int
-	detach  bool // a D was received
-	gotAck  int  // acknowledgements received
+	mu          sync.Mutex
+	ramBase     uint64
+	ram         []byte
+	running     bool
+	packets     []string // every packet received, in order
+	lost        []string // packets that arrived while the target ran
+	resets      int
+	conns       int
+	detach      bool // a D was received
+	gotAck      int  // acknowledgements received
+	sentAckMode int  // packets sent in ack mode, each owed a '+'
 }
 
 // newSimStub starts a stub configured by the functions given.
@@ -161,6 +162,11 @@ func (s *simStub) serve(c net.Conn) {
 			s.corrupt--
 		}
 		s.mu.Unlock()
+		if !noAck {
+			s.mu.Lock()
+			s.sentAckMode++
+			s.mu.Unlock()
+		}
 		f := frame(nil, data)
 		if bad {
 			f[len(f)-1] ^= 1
