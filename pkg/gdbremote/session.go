@@ -712,6 +712,16 @@ func (s *Session) Close() error {
 			err = unavailable(err, "gdb %s: detach, leaving the target running", s.addr)
 		}
 	}
+	if s.broken != nil && s.exited == "" && s.wantRunning {
+		// Best effort, so that an aborted access does not leave a
+		// target halted that ran: the error that broke the session was
+		// reported already.
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		s.t.begin(ctx, time.Time{})
+		s.recoverDetach()
+		s.t.end()
+		cancel()
+	}
 	if s.ackTimer != nil {
 		s.ackTimer.Stop()
 	}
@@ -725,6 +735,36 @@ func (s *Session) Close() error {
 		err = unavailable(cerr, "gdb %s: close", s.addr)
 	}
 	return err
+}
+
+// recoverDetach detaches from a stub whose stream is in an unknown state
+// (a request was aborted; its reply may still come): it stops the target
+// in case it runs, sends D, and skips what arrives until a reply that can
+// be D's.
+func (s *Session) recoverDetach() {
+	if _, err := s.t.Write(s.withAck(0x03)); err != nil {
+		return
+	}
+	for _, req := range []string{"D", "D;1"} {
+		if req == "D;1" && !s.multiprocess {
+			return
+		}
+		if s.send([]byte(req)) != nil {
+			return
+		}
+		for {
+			p, err := s.readPacket(false)
+			if err != nil {
+				return
+			}
+			if string(p) == "OK" {
+				return
+			}
+			if isErrorReply(p) {
+				break
+			}
+		}
+	}
 }
 
 func (s *Session) detach() error {

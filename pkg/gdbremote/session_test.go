@@ -451,8 +451,12 @@ func TestNothingListening(t *testing.T) {
 }
 
 func TestCancelBreaksSessionCleanly(t *testing.T) {
-	stub := newSimStub(t)
+	stub := newSimStub(t, func(s *simStub) { s.stopOnAttach = true })
+	stub.setRunning(true)
 	sess := dial(t, stub, Options{})
+	if !stub.waitRunning(t, true) {
+		t.Fatal("the target does not run after attaching")
+	}
 	stub.mu.Lock()
 	stub.hang = true
 	n := len(stub.packets)
@@ -462,7 +466,7 @@ func TestCancelBreaksSessionCleanly(t *testing.T) {
 		// Cancel once the request reached the stub.
 		for {
 			stub.mu.Lock()
-			arrived := len(stub.packets) > n
+			arrived := len(stub.packets) > n && stub.packets[len(stub.packets)-1][0] == 'm'
 			stub.mu.Unlock()
 			if arrived {
 				cancel()
@@ -479,8 +483,16 @@ func TestCancelBreaksSessionCleanly(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "broke earlier") {
 		t.Errorf("read after a cancelled one: %v", err)
 	}
+	// The stub recovers and answers the aborted read late; Close still
+	// detaches, leaving running the target the read had halted.
+	stub.mu.Lock()
+	stub.hang = false
+	stub.mu.Unlock()
 	if err := sess.Close(); err != nil {
 		t.Errorf("Close after a cancelled read: %v", err)
+	}
+	if !stub.waitRunning(t, true) || !stub.detached() {
+		t.Error("Close after a cancelled read left the target halted")
 	}
 }
 
