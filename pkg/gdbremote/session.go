@@ -61,6 +61,13 @@ type Options struct {
 	// "system_reset" on QEMU and "reset halt" on other stubs (OpenOCD's and
 	// pyOCD's GDB servers understand it).
 	ResetCommand string
+	// ScanCommand and AttachTarget serve stubs that start with no target
+	// attached (? answers W or X), as the Black Magic Probe does: Dial
+	// runs the monitor command ScanCommand ("" means "swdp_scan"; "-"
+	// skips it), then attaches target number AttachTarget (vAttach; 0
+	// means 1). The target halts on attach.
+	ScanCommand  string
+	AttachTarget int
 	// OpenSerial opens a serial port instead of serial.Open, for tests.
 	OpenSerial func(path string, mode *serial.Mode) (serial.Port, error)
 }
@@ -197,8 +204,12 @@ func (s *Session) handshake(ctx, hctx context.Context) error {
 	if err != nil {
 		return fail(err, "ask the stop state (?)")
 	}
-	if stop[0] == 'W' || stop[0] == 'X' {
-		s.exited = string(stop)
+	if len(stop) > 0 && (stop[0] == 'W' || stop[0] == 'X') {
+		// No target attached: the Black Magic Probe says so until it
+		// has scanned and attached one.
+		if err := s.attachTarget(); err != nil {
+			return fail(err, "attach a target")
+		}
 	}
 	switch s.opts.Attach {
 	case AttachRunning:
@@ -212,6 +223,37 @@ func (s *Session) handshake(ctx, hctx context.Context) error {
 		}
 	}
 	s.wantRunning = s.wasRunning
+	return nil
+}
+
+// attachTarget scans for targets and attaches one, for a stub that has
+// none attached.
+func (s *Session) attachTarget() error {
+	scan := s.opts.ScanCommand
+	if scan == "" {
+		scan = "swdp_scan"
+	}
+	var out string
+	if scan != "-" {
+		var err error
+		out, err = s.monitor(scan)
+		if err != nil {
+			return fmt.Errorf("the stub has no target attached, and scanning for one (monitor %s) failed: %w", scan, err)
+		}
+	}
+	n := max(s.opts.AttachTarget, 1)
+	p, err := s.exchange(fmt.Appendf(nil, "vAttach;%x", n), true)
+	if err != nil {
+		return err
+	}
+	if !isStopReply(p) || p[0] == 'W' || p[0] == 'X' {
+		msg := fmt.Sprintf("the stub has no target attached and refused to attach target %d (%s)", n, clip(p))
+		if o := strings.TrimSpace(out); o != "" {
+			msg += "; monitor " + scan + " printed: " + strings.ReplaceAll(o, "\n", "; ")
+		}
+		return errors.New(msg)
+	}
+	s.exited = ""
 	return nil
 }
 

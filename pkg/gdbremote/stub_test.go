@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ type simStub struct {
 	corrupt      int    // damage the checksum of this many replies (ack mode resends)
 	hang         bool   // stop answering packets (the stub hangs)
 	greeting     []byte // sent on connect instead of speaking RSP
+	bmp          bool   // no target until swdp_scan and vAttach;1, as the Black Magic Probe
+	attached     bool
+	scanned      bool
 
 	mu          sync.Mutex
 	ramBase     uint64
@@ -136,7 +140,7 @@ func (s *simStub) received() []string {
 }
 
 // serve handles one connection until the client closes it or detaches.
-func (s *simStub) serve(c net.Conn) {
+func (s *simStub) serve(c io.ReadWriteCloser) {
 	defer c.Close()
 	s.mu.Lock()
 	s.conns++
@@ -284,7 +288,17 @@ func (s *simStub) handle(p []byte, noAck *bool, send func([]byte)) (reply []byte
 		*noAck = true
 		return []byte("OK"), false
 	case str == "?":
+		if s.bmp && !s.attached {
+			return []byte("W00"), false
+		}
 		return []byte("T05thread:01;"), false
+	case s.bmp && str == "vAttach;1" && s.scanned:
+		s.attached = true
+		return []byte("T05"), false
+	case s.bmp && strings.HasPrefix(str, "vAttach;"):
+		return []byte("E01"), false
+	case s.bmp && !s.attached && strings.IndexByte("mMXcD", str[0]) >= 0:
+		return []byte("EFF"), false
 	case str == "vCont?" && s.vCont:
 		return []byte("vCont;c;C;s;S"), false
 	case str == "vCont;c" && s.vCont, str == "c":
@@ -335,6 +349,9 @@ func (s *simStub) handle(p []byte, noAck *bool, send func([]byte)) (reply []byte
 			out = "target halted after reset\n"
 		case "fail":
 			return []byte("E02"), false
+		case "swdp_scan":
+			s.scanned = true
+			out = "Target voltage: 3.3V\nAvailable Targets:\nNo. Att Driver\n 1      Simulated Cortex-M3\n"
 		case "info":
 			out = strings.Repeat("line of monitor output\n", 100)
 		}
