@@ -159,6 +159,7 @@ func (s *simStub) serve(c io.ReadWriteCloser) {
 		}
 	}
 	noAck := false
+	awaitingAck := false // a reply sent in ack mode has not been acknowledged
 	send := func(data []byte) {
 		s.mu.Lock()
 		bad := s.corrupt > 0 && !noAck
@@ -169,6 +170,7 @@ func (s *simStub) serve(c io.ReadWriteCloser) {
 		if !noAck {
 			s.mu.Lock()
 			s.sentAckMode++
+			awaitingAck = true
 			s.mu.Unlock()
 		}
 		f := frame(nil, data)
@@ -202,6 +204,17 @@ func (s *simStub) serve(c io.ReadWriteCloser) {
 		for _, b := range buf[:n] {
 			s.mu.Lock()
 			running := s.running
+			if b == '+' && awaitingAck && running {
+				// The acknowledgement of the last reply, as QEMU takes
+				// it: not a byte that stops the target.
+				s.gotAck++
+				awaitingAck = false
+				s.mu.Unlock()
+				continue
+			}
+			if b == '+' || b == '$' {
+				awaitingAck = false
+			}
 			s.mu.Unlock()
 			if running {
 				// Any byte stops a running target; the packet it began
@@ -307,7 +320,9 @@ func (s *simStub) handle(p []byte, noAck *bool, send func([]byte)) (reply []byte
 	case str == "D":
 		s.detach = true
 		s.running = true
-		return []byte("OK"), true
+		// QEMU ends the connection; the Black Magic Probe's USB port
+		// stays open.
+		return []byte("OK"), !s.bmp
 	case str[0] == 'm':
 		addr, n, ok := parseAddrLen(str[1:])
 		if !ok {
