@@ -174,7 +174,9 @@ func dialQEMU(t *testing.T, addr string) *Session {
 	return s
 }
 
-// pc reads the program counter (ARM register 15) with a p packet.
+// pc reads the program counter, ARM register 15, as the stub writes it
+// (8 hex digits, little-endian), from a g packet: QEMU answers p only to a
+// debugger that read its target description.
 func (s *Session) pc(t *testing.T) string {
 	t.Helper()
 	s.mu.Lock()
@@ -183,11 +185,14 @@ func (s *Session) pc(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer s.end()
-	p, err := s.exchange([]byte("pf"), false)
+	p, err := s.exchange([]byte("g"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(p)
+	if len(p) < 16*8 {
+		t.Fatalf("g answered %q", p)
+	}
+	return string(p[15*8 : 16*8])
 }
 
 func TestQEMU(t *testing.T) {
@@ -298,6 +303,22 @@ func TestQEMU(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.expect(from, "U-Boot 20")
+	g.expect(from, "Hit any key to stop autoboot")
+	g.send("\n")
+	g.expect(from, "=> ")
+
+	// Reset halt: the CPU waits at the reset vector, flash address 0,
+	// until resumed.
+	if err := s.Reset(ctx, "halt"); err != nil {
+		t.Fatal(err)
+	}
+	if pc := s.pc(t); pc != "00000000" {
+		t.Errorf("pc after reset halt is %s, want the reset vector", pc)
+	}
+	from = len(g.out.String())
+	if err := s.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
 	g.expect(from, "Hit any key to stop autoboot")
 	g.send("\n")
 	g.expect(from, "=> ")

@@ -635,3 +635,28 @@ func tinyELF(a1 uint64, d1 []byte, a2 uint64, d2 []byte) []byte {
 	b = append(b, d1...)
 	return append(b, d2...)
 }
+
+func TestLooksLike(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in       string
+		rsp, ocd bool
+	}{
+		{"QEMU's stop on attach", "$T02thread:01;#04", true, false},
+		{"an ack and a reply", "+$OK#9a", true, false},
+		{"the start of a packet", "$T05thr", true, false},
+		{"a bad checksum", "$OK#00", false, false},
+		{"OpenOCD's telnet banner", "\xff\xfb\x01\xff\xfb\x03\xff\xfd\x03Open On-Chip Debugger\r\n> ", false, true},
+		{"text", "hello\r\n", false, false},
+		{"nothing", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LooksLikeRSP([]byte(tc.in)); got != tc.rsp {
+				t.Errorf("LooksLikeRSP(%q) = %v", tc.in, got)
+			}
+			if got := LooksLikeOpenOCDTelnet([]byte(tc.in)); got != tc.ocd {
+				t.Errorf("LooksLikeOpenOCDTelnet(%q) = %v", tc.in, got)
+			}
+		})
+	}
+}
