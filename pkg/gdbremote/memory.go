@@ -21,6 +21,9 @@ func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int)
 	if err != nil {
 		return nil, err
 	}
+	if size == 0 {
+		return []uint64{}, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	what := fmt.Sprintf("reading %d bytes at 0x%x", size, addr)
@@ -41,7 +44,7 @@ func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int)
 // otherwise.
 func (s *Session) WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error {
 	size, err := accessSize(width, len(values))
-	if err != nil {
+	if err != nil || size == 0 {
 		return err
 	}
 	b := make([]byte, 0, size)

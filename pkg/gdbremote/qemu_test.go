@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -263,6 +264,25 @@ func TestQEMU(t *testing.T) {
 	}
 	if b, _ := s.ReadMemory(ctx, base, 8, 4); fmt.Sprint(b) != fmt.Sprint([]uint64{0x44, 0x33, 0x22, 0x11}) {
 		t.Errorf("0x11223344 is stored as %x", b)
+	}
+
+	// An image loaded into RAM and verified by reading it back.
+	img := filepath.Join(t.TempDir(), "blob.bin")
+	blob := bytes.Repeat([]byte("hilrun $#}* "), 1000)
+	if err := os.WriteFile(img, blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadImage(ctx, img, 0x45000000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.VerifyImage(ctx, img, 0x45000000); err != nil {
+		t.Errorf("VerifyImage after LoadImage: %v", err)
+	}
+	if err := s.WriteMemory(ctx, 0x45000000+5000, 8, []uint64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.VerifyImage(ctx, img, 0x45000000); !errors.As(err, new(*VerifyError)) || !strings.Contains(err.Error(), "0x45001388: 0x00 instead of") {
+		t.Errorf("VerifyImage of a changed byte: %v", err)
 	}
 
 	// A fault, in QEMU's words.

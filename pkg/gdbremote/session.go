@@ -86,6 +86,7 @@ type Session struct {
 	noAck        bool
 	ackOwed      bool // a reply's '+' waits for the next write
 	ackTimer     *time.Timer
+	perReply     bool // each request gets ReplyTimeout for its reply
 	pktSize      int
 	multiprocess bool
 	xState       int // 0 unknown, 1 X works, -1 use M
@@ -267,6 +268,7 @@ func (s *Session) Addr() string { return s.addr }
 // send writes one packet; in ack mode the stub's '+' is consumed with the
 // reply.
 func (s *Session) send(data []byte) error {
+	s.nextDeadline()
 	s.wbuf = s.wbuf[:0]
 	if s.ackOwed {
 		s.wbuf = append(s.wbuf, '+')
@@ -275,6 +277,15 @@ func (s *Session) send(data []byte) error {
 	s.wbuf = frame(s.wbuf, data)
 	_, err := s.t.Write(s.wbuf)
 	return err
+}
+
+// nextDeadline gives the request about to go out ReplyTimeout for its
+// reply, in the requests of the public methods (the handshake has its own
+// timeout).
+func (s *Session) nextDeadline() {
+	if s.perReply {
+		s.t.setDeadline(time.Now().Add(s.opts.ReplyTimeout))
+	}
 }
 
 // withAck returns c, after the acknowledgement owed if one is.
@@ -417,6 +428,7 @@ const ackFlushDelay = 10 * time.Millisecond
 // reply goes out with the next request, saving the stub a wakeup and the
 // client a write per request; a timer sends it alone if none follows.
 func (s *Session) end() {
+	s.perReply = false
 	s.t.end()
 	if s.ackOwed && s.ackTimer != nil {
 		s.ackTimer.Reset(ackFlushDelay)
@@ -453,6 +465,7 @@ func (s *Session) begin(ctx context.Context, what string) error {
 		return fmt.Errorf("gdb %s: %s: %w", s.addr, what, context.Cause(ctx))
 	}
 	s.t.begin(ctx, time.Now().Add(s.opts.ReplyTimeout))
+	s.perReply = true
 	return nil
 }
 
@@ -479,6 +492,7 @@ func (s *Session) halt() error {
 	if !s.running {
 		return nil
 	}
+	s.nextDeadline()
 	if _, err := s.t.Write(s.withAck(0x03)); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"go.bug.st/serial"
@@ -17,6 +18,8 @@ import (
 type transport interface {
 	// begin bounds the reads and writes until end by ctx and deadline.
 	begin(ctx context.Context, deadline time.Time)
+	// setDeadline moves the deadline, for one more request.
+	setDeadline(deadline time.Time)
 	end()
 	Read(p []byte) (int, error)
 	Write(p []byte) (int, error)
@@ -35,10 +38,12 @@ func isSerialAddr(addr string) bool {
 }
 
 type tcpTransport struct {
-	c        *net.TCPConn
-	stop     func() bool
-	ctx      context.Context
-	deadline time.Time
+	c    *net.TCPConn
+	stop func() bool
+	ctx  context.Context
+
+	mu        sync.Mutex
+	cancelled bool // ctx ended: the deadline stays in the past
 }
 
 func dialTCP(ctx context.Context, addr string) (*tcpTransport, error) {
@@ -58,9 +63,23 @@ func dialTCP(ctx context.Context, addr string) (*tcpTransport, error) {
 }
 
 func (t *tcpTransport) begin(ctx context.Context, deadline time.Time) {
-	t.ctx, t.deadline = ctx, deadline
+	t.ctx = ctx
+	t.cancelled = false
 	t.c.SetDeadline(deadline)
-	t.stop = context.AfterFunc(ctx, func() { t.c.SetDeadline(time.Unix(1, 0)) })
+	t.stop = context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.cancelled = true
+		t.c.SetDeadline(time.Unix(1, 0))
+	})
+}
+
+func (t *tcpTransport) setDeadline(deadline time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.cancelled {
+		t.c.SetDeadline(deadline)
+	}
 }
 
 func (t *tcpTransport) end() {
@@ -129,6 +148,8 @@ func openSerial(path string, baud int, open func(string, *serial.Mode) (serial.P
 func (t *serialTransport) begin(ctx context.Context, deadline time.Time) {
 	t.ctx, t.deadline = ctx, deadline
 }
+
+func (t *serialTransport) setDeadline(deadline time.Time) { t.deadline = deadline }
 
 func (t *serialTransport) end() { t.ctx = nil }
 
