@@ -33,9 +33,10 @@ const (
 	// says which: QEMU's sends a stop reply of its own the moment a
 	// debugger connects to a running guest, before answering anything,
 	// and sends none when the guest was already paused (started with -S,
-	// or left halted by an earlier session). Stubs that halt on attach
-	// without saying so (pyOCD, J-Link) look like halted targets: use
-	// AttachRunning for them.
+	// or left halted by an earlier session). Other stubs give no such
+	// sign: one that halts the target on attach without a stop reply (the
+	// Black Magic Probe's vAttach does) looks like a halted target, so
+	// use AttachRunning when the target ran.
 	AttachAuto AttachMode = iota
 	// AttachRunning resumes the target after the handshake: it was
 	// running before hilrun attached.
