@@ -17,7 +17,7 @@ const maxAccess = 16 << 20
 // (QEMU copies bytes; OpenOCD's and pyOCD's stubs use word accesses for an
 // aligned word). An address the target faults on gives a *TargetError.
 func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
-	size, err := accessSize(width, count)
+	size, err := accessSize(addr, width, count)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int)
 // little-endian, with X packets where the stub takes them and M packets
 // otherwise.
 func (s *Session) WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error {
-	size, err := accessSize(width, len(values))
+	size, err := accessSize(addr, width, len(values))
 	if err != nil || size == 0 {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Session) WriteMemory(ctx context.Context, addr uint64, width int, value
 	return s.stopped(ctx, what, func() error { return s.writeBytes(addr, b, what) })
 }
 
-func accessSize(width, count int) (int, error) {
+func accessSize(addr uint64, width, count int) (int, error) {
 	switch width {
 	case 8, 16, 32, 64:
 	default:
@@ -69,7 +69,11 @@ func accessSize(width, count int) (int, error) {
 	if count < 0 || count > maxAccess/(width/8) {
 		return 0, fmt.Errorf("memory access of %d values of %d bits: want at most %d bytes", count, width, maxAccess)
 	}
-	return count * width / 8, nil
+	size := count * width / 8
+	if size > 0 && addr+uint64(size)-1 < addr {
+		return 0, fmt.Errorf("memory access of %d bytes at 0x%x: runs past the end of the address space", size, addr)
+	}
+	return size, nil
 }
 
 func decodeValues(b []byte, width int) []uint64 {

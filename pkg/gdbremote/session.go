@@ -475,7 +475,8 @@ func (s *Session) begin(ctx context.Context, what string) error {
 // session takes no more requests.
 func (s *Session) fail(ctx context.Context, err error, what string) error {
 	var te *TargetError
-	if errors.As(err, &te) || errors.Is(err, ErrNotSupported) {
+	var ue usageError
+	if errors.As(err, &te) || errors.Is(err, ErrNotSupported) || errors.As(err, &ue) {
 		return err
 	}
 	s.broken = err
@@ -487,6 +488,12 @@ func (s *Session) fail(ctx context.Context, err error, what string) error {
 	}
 	return unavailable(err, "gdb %s: %s", s.addr, what)
 }
+
+// usageError is a request refused before it was sent: the session
+// remains usable.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // halt stops a running target: Ctrl-C, then its stop reply.
 func (s *Session) halt() error {
@@ -637,6 +644,9 @@ const maxCommandOutput = 1 << 20
 
 func (s *Session) monitor(cmd string) (string, error) {
 	req := append([]byte("qRcmd,"), hex.EncodeToString([]byte(cmd))...)
+	if len(req) > s.pktSize {
+		return "", usageError{fmt.Errorf("monitor command of %d bytes: the stub takes at most %d", len(cmd), (s.pktSize-6)/2)}
+	}
 	if err := s.send(req); err != nil {
 		return "", err
 	}

@@ -202,10 +202,19 @@ func TestBadArguments(t *testing.T) {
 	if err := sess.Reset(ctx, "sideways"); err == nil {
 		t.Error("reset mode sideways accepted")
 	}
+	if _, err := sess.ReadMemory(ctx, 0xfffffffffffffffc, 32, 2); err == nil || !strings.Contains(err.Error(), "past the end of the address space") {
+		t.Errorf("a read past 2^64: %v", err)
+	}
+	if _, err := sess.Command(ctx, strings.Repeat("x", 5000)); err == nil || !strings.Contains(err.Error(), "the stub takes at most") {
+		t.Errorf("a monitor command longer than a packet: %v", err)
+	}
 	for _, p := range stub.received() {
-		if p[0] == 'm' || p[0] == 'M' || p[0] == 'X' {
+		if p[0] == 'm' || p[0] == 'M' || p[0] == 'X' || strings.HasPrefix(p, "qRcmd") {
 			t.Errorf("a refused argument reached the stub: %q", p)
 		}
+	}
+	if _, err := sess.ReadMemory(ctx, 0x20000000, 32, 1); err != nil {
+		t.Errorf("the session broke after a refused argument: %v", err)
 	}
 }
 
