@@ -626,7 +626,10 @@ func (s *Session) stopped(ctx context.Context, what string, fn func() error) err
 // Command runs a monitor command (qRcmd) and returns what it printed. On
 // QEMU these are the QEMU monitor's commands ("info status",
 // "system_reset"); on OpenOCD's GDB server, OpenOCD's. A running target is
-// halted for it and resumed after.
+// halted for it and resumed after. A command that runs or stops the target
+// behind the protocol's back (QEMU's cont and stop, OpenOCD's resume and
+// halt) leaves the session's idea of the run state wrong: use Halt and
+// Resume instead.
 func (s *Session) Command(ctx context.Context, cmd string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
