@@ -1,0 +1,346 @@
+// Command gdbbench measures one 32-bit memory read through hilrun's GDB
+// remote backend (pkg/gdbremote) on U-Boot under QEMU, side by side in one
+// run with the sides alternating:
+//
+//   - session: gdbremote.Session.ReadMemory on a halted guest;
+//   - raw: the least a client can do, measured here: write $m...#cs on a
+//     TCP_NODELAY connection and read the reply packet;
+//   - gdb: gdb-multiarch -batch connecting, reading with x/wx and
+//     disconnecting, once per access, as a bench without hilrun does.
+//
+// Each side has a QEMU of its own, started with -S so the guest stays
+// halted (QEMU's stub takes one debugger at a time). Ratios are the median
+// of the per-round ratios of medians. Then, on a guest that runs, it
+// measures the same read through the session, which halts the guest,
+// reads and resumes it.
+//
+// Run it with:
+//
+//	go run ./bench/cmd/gdbbench -rounds 10 -n 200 -gdb-n 2
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/pkg/gdbremote"
+)
+
+const ubootBin = "/usr/lib/u-boot/qemu_arm/u-boot.bin"
+
+func main() {
+	rounds := flag.Int("rounds", 10, "rounds, the sides alternating")
+	n := flag.Int("n", 200, "reads per round through the session and raw RSP")
+	gdbN := flag.Int("gdb-n", 2, "gdb-multiarch -batch runs per round")
+	addr := flag.Uint64("addr", 0x40000000, "address read (RAM; QEMU puts the device tree there)")
+	flag.Parse()
+	if err := run(*rounds, *n, *gdbN, *addr); err != nil {
+		fmt.Fprintln(os.Stderr, "gdbbench:", err)
+		os.Exit(3)
+	}
+}
+
+// qemu is one qemu-system-arm running U-Boot with its gdbstub on addr.
+type qemu struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+}
+
+func startQEMU(ctx context.Context, paused bool) (*qemu, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"-M", "virt", "-nographic", "-monitor", "none", "-serial", "null",
+		"-bios", ubootBin, "-gdb", "tcp:" + addr}
+	if paused {
+		args = append(args, "-S")
+	}
+	cmd := exec.Command("qemu-system-arm", args...)
+	cmd.SysProcAttr = procgroup.SysProcAttr()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	q := &qemu{cmd: cmd, addr: addr, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(q.done) }()
+	return q, nil
+}
+
+func (q *qemu) stop() {
+	procgroup.Kill(q.cmd.Process)
+	<-q.done
+}
+
+// dial connects to q's stub once it listens; a refused connection has
+// no effect on the guest.
+func dial(ctx context.Context, q *qemu) (*gdbremote.Session, error) {
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		s, err := gdbremote.Dial(ctx, q.addr, gdbremote.Options{})
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Since(start) > 30*time.Second {
+			return s, err
+		}
+	}
+}
+
+// raw is the least code that reads memory over the GDB remote protocol.
+type raw struct {
+	c   *net.TCPConn
+	r   *bufio.Reader
+	req []byte
+}
+
+func dialRaw(ctx context.Context, q *qemu, addr uint64) (*raw, error) {
+	var d net.Dialer
+	var c net.Conn
+	var err error
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		c, err = d.DialContext(ctx, "tcp", q.addr)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Since(start) > 30*time.Second {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	tc := c.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	body := fmt.Sprintf("m%x,4", addr)
+	var sum byte
+	for i := range len(body) {
+		sum += body[i]
+	}
+	return &raw{c: tc, r: bufio.NewReader(tc), req: fmt.Appendf(nil, "$%s#%02x", body, sum)}, nil
+}
+
+// read sends the request and returns the reply packet's data.
+func (r *raw) read() (string, error) {
+	if _, err := r.c.Write(r.req); err != nil {
+		return "", err
+	}
+	if _, err := r.r.ReadString('$'); err != nil {
+		return "", err
+	}
+	data, err := r.r.ReadString('#')
+	if err != nil {
+		return "", err
+	}
+	if _, err := r.r.Discard(2); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(data, "#"), nil
+}
+
+var gdbValue = regexp.MustCompile(`(?m)^0x[0-9a-f]+:\s+0x([0-9a-f]+)`)
+
+// gdbRead reads one word with gdb-multiarch -batch, connecting and
+// disconnecting (disconnect, not detach: QEMU resumes a guest on detach).
+func gdbRead(ctx context.Context, q *qemu, addr uint64) (uint64, error) {
+	out, err := exec.CommandContext(ctx, "gdb-multiarch", "-batch", "-nx",
+		"-ex", "set architecture arm", "-ex", "target remote "+q.addr,
+		"-ex", fmt.Sprintf("x/wx 0x%x", addr), "-ex", "disconnect").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("gdb-multiarch: %w: %s", err, out)
+	}
+	m := gdbValue.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("gdb-multiarch printed no value: %s", out)
+	}
+	return strconv.ParseUint(string(m[1]), 16, 32)
+}
+
+type side struct {
+	name    string
+	samples []time.Duration
+	medians []time.Duration // per round
+	once    func() (uint64, error)
+	per     int
+}
+
+func run(rounds, n, gdbN int, addr uint64) error {
+	ctx := context.Background()
+	if _, err := exec.LookPath("gdb-multiarch"); err != nil {
+		return fmt.Errorf("gdb-multiarch is not installed (apt-get install gdb-multiarch): %w", err)
+	}
+	var qs []*qemu
+	defer func() {
+		for _, q := range qs {
+			q.stop()
+		}
+	}()
+	for range 3 {
+		q, err := startQEMU(ctx, true)
+		if err != nil {
+			return err
+		}
+		qs = append(qs, q)
+	}
+	sess, err := dial(ctx, qs[0])
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if sess.WasRunning() {
+		return errors.New("the session's guest runs: want it halted (-S)")
+	}
+	rw, err := dialRaw(ctx, qs[1], addr)
+	if err != nil {
+		return err
+	}
+	defer rw.c.Close()
+	want, err := sess.ReadMemory(ctx, addr, 32, 1)
+	if err != nil {
+		return err
+	}
+	sides := []*side{
+		{name: "session", per: n, once: func() (uint64, error) {
+			v, err := sess.ReadMemory(ctx, addr, 32, 1)
+			if err != nil {
+				return 0, err
+			}
+			return v[0], nil
+		}},
+		{name: "raw RSP", per: n, once: func() (uint64, error) {
+			h, err := rw.read()
+			if err != nil {
+				return 0, err
+			}
+			if len(h) != 8 {
+				return 0, fmt.Errorf("raw reply %q", h)
+			}
+			v, err := strconv.ParseUint(h[6:8]+h[4:6]+h[2:4]+h[0:2], 16, 32)
+			return v, err
+		}},
+		{name: "gdb-multiarch -batch", per: gdbN, once: func() (uint64, error) { return gdbRead(ctx, qs[2], addr) }},
+	}
+	// Warm up every side; gdb's first run also loads its own files.
+	for _, s := range sides {
+		for range min(s.per, 10) {
+			v, err := s.once()
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			if v != want[0] {
+				return fmt.Errorf("%s read 0x%x, the session 0x%x", s.name, v, want[0])
+			}
+		}
+	}
+	for r := range rounds {
+		order := append(slices.Clone(sides[r%3:]), sides[:r%3]...)
+		for _, s := range order {
+			var round []time.Duration
+			for range s.per {
+				t0 := time.Now()
+				v, err := s.once()
+				d := time.Since(t0)
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.name, err)
+				}
+				if v != want[0] {
+					return fmt.Errorf("%s read 0x%x, want 0x%x", s.name, v, want[0])
+				}
+				round = append(round, d)
+			}
+			s.samples = append(s.samples, round...)
+			s.medians = append(s.medians, quantile(round, 0.5))
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done\n", r+1, rounds)
+	}
+	fmt.Printf("One 32-bit read at 0x%x, U-Boot halted under QEMU (qemu-system-arm -M virt -S), %d rounds:\n\n", addr, rounds)
+	fmt.Println("| side | reads | median | p99 |")
+	fmt.Println("|---|---|---|---|")
+	for _, s := range sides {
+		fmt.Printf("| %s | %d | %s | %s |\n", s.name, len(s.samples), us(quantile(s.samples, 0.5)), us(quantile(s.samples, 0.99)))
+	}
+	fmt.Printf("\ngdb-multiarch -batch / session: %.0fx (median of per-round ratios; goal >= 100x)\n", roundRatio(sides[2], sides[0]))
+	fmt.Printf("session / raw RSP: %.2fx (median of per-round ratios; goal <= 1.5x)\n", roundRatio(sides[0], sides[1]))
+
+	// The same read on a guest that runs.
+	for _, q := range qs {
+		q.stop()
+	}
+	qs = nil
+	sess.Close()
+	q, err := startQEMU(ctx, false)
+	if err != nil {
+		return err
+	}
+	qs = append(qs, q)
+	rs, err := dial(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	if !rs.WasRunning() {
+		return errors.New("the running guest was not found running")
+	}
+	var running []time.Duration
+	for i := range rounds*n + 10 {
+		t0 := time.Now()
+		_, err := rs.ReadMemory(ctx, addr, 32, 1)
+		d := time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("running: %w", err)
+		}
+		if !rs.LastAccessHalted() {
+			return errors.New("running: the read did not halt the guest")
+		}
+		if i >= 10 {
+			running = append(running, d)
+		}
+	}
+	fmt.Printf("\nOn a running guest (halt, read, resume; LastAccessHalted true): %d reads, median %s, p99 %s\n",
+		len(running), us(quantile(running, 0.5)), us(quantile(running, 0.99)))
+	return nil
+}
+
+// roundRatio is the median over rounds of a's median over b's.
+func roundRatio(a, b *side) float64 {
+	var rs []float64
+	for i := range a.medians {
+		rs = append(rs, float64(a.medians[i])/float64(b.medians[i]))
+	}
+	slices.Sort(rs)
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	if len(rs)%2 == 1 {
+		return rs[len(rs)/2]
+	}
+	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+}
+
+// quantile is the nearest-rank q-quantile of samples.
+func quantile(samples []time.Duration, q float64) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func us(d time.Duration) string {
+	if d >= time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+}

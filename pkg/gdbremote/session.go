@@ -1,0 +1,860 @@
+// Package gdbremote is hilrun's debug-probe backend for GDB remote stubs:
+// QEMU's gdbstub, OpenOCD's, pyOCD's and J-Link's GDB servers over TCP, and
+// the Black Magic Probe over a serial port. A Session is one persistent
+// connection speaking the GDB remote serial protocol itself (no gdb
+// process), with no-ack mode when the stub offers it and TCP_NODELAY, so a
+// 32-bit read is one packet each way.
+//
+// GDB stubs are all-stop: the target must be halted for any request. A
+// memory access on a running target halts it (Ctrl-C), reads or writes,
+// and resumes it; LastAccessHalted says it did.
+package gdbremote
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// AttachMode says whether Dial leaves the target running.
+type AttachMode int
+
+const (
+	// AttachAuto resumes the target after the handshake when the
+	// attach itself stopped it, and leaves it halted otherwise. The stub
+	// says which: QEMU's sends a stop reply of its own the moment a
+	// debugger connects to a running guest, before answering anything,
+	// and sends none when the guest was already paused (started with -S,
+	// or left halted by an earlier session). Other stubs give no such
+	// sign: one that halts the target on attach without a stop reply (the
+	// Black Magic Probe's vAttach does) looks like a halted target, so
+	// use AttachRunning when the target ran.
+	AttachAuto AttachMode = iota
+	// AttachRunning resumes the target after the handshake: it was
+	// running before hilrun attached.
+	AttachRunning
+	// AttachHalted leaves the target as the attach left it.
+	AttachHalted
+)
+
+// Options configure Dial. The zero value works for QEMU.
+type Options struct {
+	// HandshakeTimeout bounds connecting and the handshake; 0 means 3 s.
+	HandshakeTimeout time.Duration
+	// ReplyTimeout bounds the wait for one reply once a request is sent,
+	// halting included; 0 means 10 s. A stub that takes longer is treated
+	// as gone.
+	ReplyTimeout time.Duration
+	// Attach says whether the target is left running after Dial.
+	Attach AttachMode
+	// Baud is a serial port's speed; 0 means 115200 (the Black Magic Probe
+	// ignores it).
+	Baud int
+	// ResetCommand is the monitor command Reset sends; "" means
+	// "system_reset" on QEMU and "reset halt" on other stubs (OpenOCD's and
+	// pyOCD's GDB servers understand it).
+	ResetCommand string
+	// ScanCommand and AttachTarget serve stubs that start with no target
+	// attached (? answers W or X), as the Black Magic Probe does: Dial
+	// runs the monitor command ScanCommand ("" means "swdp_scan"; "-"
+	// skips it), then attaches target number AttachTarget (vAttach; 0
+	// means 1). The target halts on attach.
+	ScanCommand  string
+	AttachTarget int
+	// OpenSerial opens a serial port instead of serial.Open, for tests.
+	OpenSerial func(path string, mode *serial.Mode) (serial.Port, error)
+}
+
+// Session is one connection to a GDB remote stub. Its methods are safe for
+// concurrent use; they run one at a time.
+type Session struct {
+	mu   sync.Mutex
+	addr string
+	opts Options
+	t    transport
+	dec  decoder
+	rbuf []byte
+	wbuf []byte
+
+	noAck        bool
+	ackOwed      bool // a reply's '+' waits for the next write
+	ackTimer     *time.Timer
+	perReply     bool // each request gets ReplyTimeout for its reply
+	pktSize      int
+	multiprocess bool
+	xState       int // 0 unknown, 1 X works, -1 use M
+	vcont        int // 0 unknown, 1 vCont;c, -1 c
+	qemu         int // 0 unknown, 1 QEMU, -1 not
+
+	running     bool // a continue was sent and no stop seen since
+	wantRunning bool // what Close leaves: running unless the caller halted
+	wasRunning  bool
+	lastHalted  bool
+	exited      string // the W or X reply once the target is gone
+	broken      error  // set when the stream's state is unknown
+	closed      bool
+}
+
+// Dial connects to the stub at addr (HOST:PORT, or a serial device path
+// such as /dev/ttyACM0), shakes hands, and returns the session with the
+// target running or halted as Options.Attach says. A server that does not
+// answer as a GDB stub within the handshake timeout, or answers something
+// else, gives an error wrapping ErrUnavailable that says what it found.
+func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = 3 * time.Second
+	}
+	if opts.ReplyTimeout <= 0 {
+		opts.ReplyTimeout = 10 * time.Second
+	}
+	if opts.Baud <= 0 {
+		opts.Baud = 115200
+	}
+	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+	defer cancel()
+	var t transport
+	if isSerialAddr(addr) {
+		st, err := openSerial(addr, opts.Baud, opts.OpenSerial)
+		if err != nil {
+			return nil, unavailable(err, "gdb %s: open serial port", addr)
+		}
+		t = st
+	} else {
+		tt, err := dialTCP(hctx, addr)
+		if err != nil {
+			if ctx.Err() == nil && hctx.Err() != nil {
+				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)
+			}
+			return nil, unavailable(err, "gdb %s: connect", addr)
+		}
+		t = tt
+	}
+	s := &Session{addr: addr, opts: opts, t: t, rbuf: make([]byte, 64<<10), pktSize: 400}
+	if err := s.handshake(ctx, hctx); err != nil {
+		t.Close()
+		return nil, err
+	}
+	s.ackTimer = time.AfterFunc(time.Hour, s.flushAck)
+	s.ackTimer.Stop()
+	s.end()
+	return s, nil
+}
+
+// handshake learns what the stub supports and how the target stands.
+func (s *Session) handshake(ctx, hctx context.Context) error {
+	s.t.begin(hctx, time.Time{})
+	defer s.end()
+	fail := func(err error, what string) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("gdb %s: %s: %w", s.addr, what, context.Cause(ctx))
+		}
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		if hctx.Err() != nil {
+			err = fmt.Errorf("no answer within %v: is a GDB stub listening there?", s.opts.HandshakeTimeout)
+		}
+		return unavailable(err, "gdb %s: %s", s.addr, what)
+	}
+	stoppedByAttach := false
+	if err := s.send([]byte("qSupported:swbreak+;hwbreak+;vContSupported+")); err != nil {
+		return fail(err, "send qSupported")
+	}
+	var reply []byte
+	for {
+		p, err := s.readPacket(true)
+		if err != nil {
+			return fail(err, "handshake")
+		}
+		if isStopReply(p) {
+			// QEMU reports the stop its attach caused before answering.
+			stoppedByAttach = true
+			continue
+		}
+		reply = p
+		break
+	}
+	for _, f := range strings.Split(string(reply), ";") {
+		name, val, _ := strings.Cut(f, "=")
+		switch name {
+		case "PacketSize":
+			if n, err := strconv.ParseUint(val, 16, 32); err == nil {
+				s.pktSize = int(min(max(n, 64), 64<<10))
+			}
+		case "QStartNoAckMode+":
+			if err := s.send([]byte("QStartNoAckMode")); err != nil {
+				return fail(err, "send QStartNoAckMode")
+			}
+			p, err := s.reply(false)
+			if err != nil {
+				return fail(err, "QStartNoAckMode")
+			}
+			s.noAck = string(p) == "OK"
+		case "multiprocess+":
+			s.multiprocess = true
+		}
+	}
+	stop, err := s.exchange([]byte("?"), true)
+	if err != nil {
+		return fail(err, "ask the stop state (?)")
+	}
+	if len(stop) > 0 && (stop[0] == 'W' || stop[0] == 'X') {
+		// No target attached: the Black Magic Probe says so until it
+		// has scanned and attached one.
+		if err := s.attachTarget(); err != nil {
+			return fail(err, "attach a target")
+		}
+	}
+	switch s.opts.Attach {
+	case AttachRunning:
+		s.wasRunning = true
+	case AttachAuto:
+		s.wasRunning = stoppedByAttach
+	}
+	if s.wasRunning && s.exited == "" {
+		if err := s.resume(); err != nil {
+			return fail(err, "resume the target after attaching")
+		}
+	}
+	s.wantRunning = s.wasRunning
+	return nil
+}
+
+// attachTarget scans for targets and attaches one, for a stub that has
+// none attached.
+func (s *Session) attachTarget() error {
+	scan := s.opts.ScanCommand
+	if scan == "" {
+		scan = "swdp_scan"
+	}
+	var out string
+	if scan != "-" {
+		var err error
+		out, err = s.monitor(scan)
+		if err != nil {
+			return fmt.Errorf("the stub has no target attached, and scanning for one (monitor %s) failed: %w", scan, err)
+		}
+	}
+	n := max(s.opts.AttachTarget, 1)
+	p, err := s.exchange(fmt.Appendf(nil, "vAttach;%x", n), true)
+	if err != nil {
+		return err
+	}
+	if !isStopReply(p) || p[0] == 'W' || p[0] == 'X' {
+		msg := fmt.Sprintf("the stub has no target attached and refused to attach target %d (%s)", n, clip(p))
+		if o := strings.TrimSpace(out); o != "" {
+			msg += "; monitor " + scan + " printed: " + strings.ReplaceAll(o, "\n", "; ")
+		}
+		return errors.New(msg)
+	}
+	s.exited = ""
+	return nil
+}
+
+// WasRunning reports whether the target ran when Dial attached, as
+// Options.Attach decided.
+func (s *Session) WasRunning() bool { return s.wasRunning }
+
+// Addr is the address Dial was given.
+func (s *Session) Addr() string { return s.addr }
+
+// send writes one packet; in ack mode the stub's '+' is consumed with the
+// reply.
+func (s *Session) send(data []byte) error {
+	s.nextDeadline()
+	s.wbuf = s.wbuf[:0]
+	if s.ackOwed {
+		s.wbuf = append(s.wbuf, '+')
+		s.ackOwed = false
+	}
+	s.wbuf = frame(s.wbuf, data)
+	_, err := s.t.Write(s.wbuf)
+	return err
+}
+
+// nextDeadline gives the request about to go out ReplyTimeout for its
+// reply, in the requests of the public methods (the handshake has its own
+// timeout).
+func (s *Session) nextDeadline() {
+	if s.perReply {
+		s.t.setDeadline(time.Now().Add(s.opts.ReplyTimeout))
+	}
+}
+
+// withAck returns c, after the acknowledgement owed if one is.
+func (s *Session) withAck(c byte) []byte {
+	if s.ackOwed {
+		s.ackOwed = false
+		return []byte{'+', c}
+	}
+	return []byte{c}
+}
+
+// fill reads what the stub sent into the decoder.
+func (s *Session) fill() error {
+	n, err := s.t.Read(s.rbuf)
+	if n > 0 {
+		s.dec.feed(s.rbuf[:n])
+	}
+	if n == 0 && err != nil {
+		return err
+	}
+	return nil
+}
+
+// readPacket returns the next packet's data, acknowledging it in ack mode
+// and asking again for a damaged one. handshaking makes bytes outside
+// packets an error that says what the server is.
+func (s *Session) readPacket(handshaking bool) ([]byte, error) {
+	retries := 0
+	for {
+		if handshaking && s.dec.nNoise > 0 {
+			// A stub sends nothing but packets and acks. Bytes outside
+			// them are another server, which may echo the request back
+			// as if it were a reply: once enough of them came to say
+			// what the server is, or a packet follows them, give up.
+			if err := s.judgeNoise(); err != nil {
+				return nil, err
+			}
+			if _, ok := s.dec.next(); ok {
+				return nil, s.noiseError()
+			}
+		}
+		e, ok := s.dec.next()
+		if !ok {
+			if err := s.fill(); err != nil {
+				if handshaking && s.dec.nNoise > 0 && errors.Is(err, context.DeadlineExceeded) {
+					return nil, s.noiseError()
+				}
+				return nil, err
+			}
+			continue
+		}
+		switch {
+		case e.kind != '$':
+			// '+', '-' and notifications: nothing hilrun waits for. A
+			// '-' would ask to resend a packet; over TCP and USB the
+			// stub's checksums never fail.
+			continue
+		case e.err != nil:
+			if s.noAck || retries == 3 {
+				return nil, fmt.Errorf("damaged reply: %w", e.err)
+			}
+			retries++
+			if _, err := s.t.Write(s.withAck('-')); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !s.noAck {
+			// Sent with the next write: see end.
+			s.ackOwed = true
+		}
+		return e.data, nil
+	}
+}
+
+// judgeNoise decides, once enough has arrived, that a server sending
+// bytes outside packets is not a GDB stub.
+func (s *Session) judgeNoise() error {
+	n := s.dec.noise
+	if bytes.Contains(n, []byte("Open On-Chip Debugger")) || bytes.IndexByte(n, '\n') >= 0 || len(n) >= maxNoiseKept {
+		return s.noiseError()
+	}
+	return nil
+}
+
+func (s *Session) noiseError() error {
+	n := s.dec.noise
+	if LooksLikeOpenOCDTelnet(n) {
+		return unavailable(nil, "gdb %s: %s is an OpenOCD telnet port, not a GDB remote stub: use openocd: %s", s.addr, s.addr, s.addr)
+	}
+	if bytes.IndexByte(n, 0xff) >= 0 {
+		return unavailable(nil, "gdb %s: %s is a telnet server, not a GDB remote stub (it sent %q)", s.addr, s.addr, clip(n))
+	}
+	return unavailable(nil, "gdb %s: %s does not speak the GDB remote protocol: it sent %q", s.addr, s.addr, clip(n))
+}
+
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}
+
+// reply returns the reply to the request just sent. Stop replies that
+// arrive first are a stop hilrun already knows of (QEMU reports a halt it
+// was asked for twice at times) unless wantStop, when one is the reply.
+func (s *Session) reply(wantStop bool) ([]byte, error) {
+	for {
+		p, err := s.readPacket(false)
+		if err != nil {
+			return nil, err
+		}
+		if isStopReply(p) {
+			s.running = false
+			if p[0] == 'W' || p[0] == 'X' {
+				s.exited = string(p)
+			}
+			if !wantStop {
+				continue
+			}
+		}
+		return p, nil
+	}
+}
+
+// exchange sends a request and returns its reply.
+func (s *Session) exchange(req []byte, wantStop bool) ([]byte, error) {
+	if err := s.send(req); err != nil {
+		return nil, err
+	}
+	return s.reply(wantStop)
+}
+
+// ackFlushDelay is how long an acknowledgement owed in ack mode may wait
+// for a request to ride on. Stubs that resend unacknowledged packets wait
+// far longer (gdb's own timeout is 2 s).
+const ackFlushDelay = 10 * time.Millisecond
+
+// end ends what begin began. In ack mode the acknowledgement of the last
+// reply goes out with the next request, saving the stub a wakeup and the
+// client a write per request; a timer sends it alone if none follows.
+func (s *Session) end() {
+	s.perReply = false
+	s.t.end()
+	if s.ackOwed && s.ackTimer != nil {
+		s.ackTimer.Reset(ackFlushDelay)
+	}
+}
+
+// flushAck sends an acknowledgement that no request took along.
+func (s *Session) flushAck() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ackOwed || s.closed || s.broken != nil || s.running {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ReplyTimeout)
+	defer cancel()
+	s.t.begin(ctx, time.Time{})
+	defer s.t.end()
+	s.ackOwed = false
+	if _, err := s.t.Write([]byte{'+'}); err != nil {
+		s.broken = err
+	}
+}
+
+// begin readies the session for a request under ctx, or says why it
+// cannot take one.
+func (s *Session) begin(ctx context.Context, what string) error {
+	if s.closed {
+		return fmt.Errorf("gdb %s: %s: %w", s.addr, what, ErrClosed)
+	}
+	if s.broken != nil {
+		return unavailable(s.broken, "gdb %s: %s: the session broke earlier", s.addr, what)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gdb %s: %s: %w", s.addr, what, context.Cause(ctx))
+	}
+	s.t.begin(ctx, time.Now().Add(s.opts.ReplyTimeout))
+	s.perReply = true
+	return nil
+}
+
+// fail turns an I/O error met while doing what into the error to return.
+// After one the stream's state is unknown (a reply may still come), so the
+// session takes no more requests.
+func (s *Session) fail(ctx context.Context, err error, what string) error {
+	var te *TargetError
+	var ue usageError
+	if errors.As(err, &te) || errors.Is(err, ErrNotSupported) || errors.As(err, &ue) {
+		return err
+	}
+	s.broken = err
+	if ctx.Err() != nil {
+		return fmt.Errorf("gdb %s: %s: %w", s.addr, what, context.Cause(ctx))
+	}
+	if errors.Is(err, errTimeout) {
+		err = fmt.Errorf("no reply within %v", s.opts.ReplyTimeout)
+	}
+	return unavailable(err, "gdb %s: %s", s.addr, what)
+}
+
+// usageError is a request refused before it was sent: the session
+// remains usable.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// halt stops a running target: Ctrl-C, then its stop reply.
+func (s *Session) halt() error {
+	if !s.running {
+		return nil
+	}
+	s.nextDeadline()
+	if _, err := s.t.Write(s.withAck(0x03)); err != nil {
+		return err
+	}
+	p, err := s.reply(true)
+	if err != nil {
+		return err
+	}
+	if !isStopReply(p) {
+		return fmt.Errorf("the stub answered the interrupt with %q, not a stop reply", clip(p))
+	}
+	s.running = false
+	return nil
+}
+
+// resume continues a halted target without waiting for it to stop.
+func (s *Session) resume() error {
+	if s.running {
+		return nil
+	}
+	if s.exited != "" {
+		return fmt.Errorf("the target's process ended (%s)", s.exited)
+	}
+	if s.vcont == 0 {
+		p, err := s.exchange([]byte("vCont?"), false)
+		if err != nil {
+			return err
+		}
+		s.vcont = -1
+		if bytes.HasPrefix(p, []byte("vCont")) && bytes.Contains(append(p, ';'), []byte(";c;")) {
+			s.vcont = 1
+		}
+	}
+	req := []byte("c")
+	if s.vcont == 1 {
+		req = []byte("vCont;c")
+	}
+	if err := s.send(req); err != nil {
+		return err
+	}
+	s.running = true
+	return nil
+}
+
+// Halt stops the target and waits until the stub reports it stopped. A
+// halted target stays halted.
+func (s *Session) Halt(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(ctx, "halt"); err != nil {
+		return err
+	}
+	defer s.end()
+	if err := s.halt(); err != nil {
+		return s.fail(ctx, err, "halt")
+	}
+	s.wantRunning = false
+	return nil
+}
+
+// Resume continues the target and returns without waiting for it to stop.
+func (s *Session) Resume(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(ctx, "resume"); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.exited != "" {
+		return &TargetError{Op: "resume", Reply: "the target's process ended: " + s.exited}
+	}
+	if err := s.resume(); err != nil {
+		return s.fail(ctx, err, "resume")
+	}
+	s.wantRunning = true
+	return nil
+}
+
+// Running reports whether the target runs, as far as the session knows: it
+// was resumed and no stop was seen since.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
+// LastAccessHalted reports whether the last memory access (ReadMemory,
+// WriteMemory, LoadImage, VerifyImage) or Command found the target running
+// and so halted it for the access and resumed it after.
+func (s *Session) LastAccessHalted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastHalted
+}
+
+// stopped runs fn with the target halted, halting it first and resuming
+// it after when it ran: GDB stubs take requests only from a halted
+// target.
+func (s *Session) stopped(ctx context.Context, what string, fn func() error) error {
+	if err := s.begin(ctx, what); err != nil {
+		return err
+	}
+	defer s.end()
+	wasRunning := s.running
+	s.lastHalted = wasRunning
+	if err := s.halt(); err != nil {
+		return s.fail(ctx, err, what+": halt the running target first")
+	}
+	err := fn()
+	if err != nil {
+		err = s.fail(ctx, err, what)
+		if s.broken != nil {
+			return err
+		}
+	}
+	if wasRunning {
+		if rerr := s.resume(); rerr != nil {
+			return errors.Join(err, s.fail(ctx, rerr, what+": resume the target after"))
+		}
+	}
+	return err
+}
+
+// Command runs a monitor command (qRcmd) and returns what it printed. On
+// QEMU these are the QEMU monitor's commands ("info status",
+// "system_reset"); on OpenOCD's GDB server, OpenOCD's. A running target is
+// halted for it and resumed after. A command that runs or stops the target
+// behind the protocol's back (QEMU's cont and stop, OpenOCD's resume and
+// halt) leaves the session's idea of the run state wrong: use Halt and
+// Resume instead.
+func (s *Session) Command(ctx context.Context, cmd string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out string
+	err := s.stopped(ctx, "monitor "+cmd, func() error {
+		var err error
+		out, err = s.monitor(cmd)
+		return err
+	})
+	return out, err
+}
+
+// maxCommandOutput bounds what one monitor command may print.
+const maxCommandOutput = 1 << 20
+
+func (s *Session) monitor(cmd string) (string, error) {
+	req := append([]byte("qRcmd,"), hex.EncodeToString([]byte(cmd))...)
+	if len(req) > s.pktSize {
+		return "", usageError{fmt.Errorf("monitor command of %d bytes: the stub takes at most %d", len(cmd), (s.pktSize-6)/2)}
+	}
+	if err := s.send(req); err != nil {
+		return "", err
+	}
+	var out []byte
+	for {
+		p, err := s.reply(false)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case len(p) == 0:
+			return "", fmt.Errorf("monitor commands (qRcmd): %w", ErrNotSupported)
+		case string(p) == "OK":
+			return string(out), nil
+		case isErrorReply(p):
+			return string(out), &TargetError{Op: fmt.Sprintf("monitor %q", cmd), Reply: string(p)}
+		case p[0] == 'O':
+			b, err := hex.DecodeString(string(p[1:]))
+			if err != nil {
+				return "", fmt.Errorf("monitor output packet %q is not hex", clip(p))
+			}
+			if len(out)+len(b) > maxCommandOutput {
+				return "", fmt.Errorf("monitor %q printed more than %d bytes", cmd, maxCommandOutput)
+			}
+			out = append(out, b...)
+		default:
+			// Some stubs answer with the output itself, hex encoded.
+			b, err := hex.DecodeString(string(p))
+			if err != nil {
+				return "", fmt.Errorf("monitor reply %q is neither output nor OK", clip(p))
+			}
+			return string(append(out, b...)), nil
+		}
+	}
+}
+
+// isQEMU asks, once, whether the stub is QEMU's: only QEMU answers
+// qqemu.sstepbits.
+func (s *Session) isQEMU() (bool, error) {
+	if s.qemu == 0 {
+		p, err := s.exchange([]byte("qqemu.sstepbits"), false)
+		if err != nil {
+			return false, err
+		}
+		s.qemu = -1
+		if bytes.HasPrefix(p, []byte("ENABLE=")) {
+			s.qemu = 1
+		}
+	}
+	return s.qemu == 1, nil
+}
+
+// Reset resets the target with a monitor command (Options.ResetCommand;
+// QEMU's system_reset by default) and leaves it running for mode "run",
+// halted at its reset vector for "halt" and "init" (there are no init
+// scripts behind a GDB stub). A stub without monitor commands gives an
+// error wrapping ErrNotSupported: the protocol's own R and k packets need
+// extended mode or end the session (QEMU exits on k).
+func (s *Session) Reset(ctx context.Context, mode string) error {
+	if mode != "run" && mode != "halt" && mode != "init" {
+		return fmt.Errorf("reset mode %q: want run, halt or init", mode)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(ctx, "reset "+mode); err != nil {
+		return err
+	}
+	defer s.end()
+	err := func() error {
+		if err := s.halt(); err != nil {
+			return err
+		}
+		cmd := s.opts.ResetCommand
+		if cmd == "" {
+			q, err := s.isQEMU()
+			if err != nil {
+				return err
+			}
+			cmd = "reset halt"
+			if q {
+				cmd = "system_reset"
+			}
+		}
+		out, err := s.monitor(cmd)
+		if errors.Is(err, ErrNotSupported) {
+			return fmt.Errorf("reset: this stub has no monitor commands to reset with: %w", ErrNotSupported)
+		}
+		if err != nil {
+			return err
+		}
+		if low := strings.ToLower(out); strings.Contains(low, "unknown command") || strings.Contains(low, "invalid command") {
+			return &TargetError{Op: fmt.Sprintf("reset with monitor %q", cmd), Reply: strings.TrimSpace(out)}
+		}
+		// The reset may have changed what ? reports.
+		if _, err := s.exchange([]byte("?"), true); err != nil {
+			return err
+		}
+		if mode == "run" {
+			return s.resume()
+		}
+		return nil
+	}()
+	if err != nil {
+		return s.fail(ctx, err, "reset "+mode)
+	}
+	s.wantRunning = mode == "run"
+	return nil
+}
+
+// Close ends the session. A target that ran when Dial attached, or that
+// Resume or Reset("run") set going, is left running: the session detaches
+// (D), which resumes it. A target the caller halted is left halted: the
+// session only closes the connection, which QEMU's stub takes without
+// resuming. Close is idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.broken == nil && s.exited == "" && s.wantRunning {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		s.t.begin(ctx, time.Time{})
+		err = s.detach()
+		s.t.end()
+		cancel()
+		if err != nil {
+			err = unavailable(err, "gdb %s: detach, leaving the target running", s.addr)
+		}
+	}
+	if s.broken != nil && s.exited == "" && s.wantRunning {
+		// Best effort, so that an aborted access does not leave a
+		// target halted that ran: the error that broke the session was
+		// reported already.
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		s.t.begin(ctx, time.Time{})
+		s.recoverDetach()
+		s.t.end()
+		cancel()
+	}
+	if s.ackTimer != nil {
+		s.ackTimer.Stop()
+	}
+	if s.ackOwed && s.broken == nil && !s.running {
+		s.ackOwed = false
+		s.t.begin(context.Background(), time.Now().Add(s.opts.HandshakeTimeout))
+		s.t.Write([]byte{'+'})
+		s.t.end()
+	}
+	if cerr := s.t.Close(); err == nil && cerr != nil {
+		err = unavailable(cerr, "gdb %s: close", s.addr)
+	}
+	return err
+}
+
+// recoverDetach detaches from a stub whose stream is in an unknown state
+// (a request was aborted; its reply may still come): it stops the target
+// in case it runs, sends D, and skips what arrives until a reply that can
+// be D's.
+func (s *Session) recoverDetach() {
+	if _, err := s.t.Write(s.withAck(0x03)); err != nil {
+		return
+	}
+	for _, req := range []string{"D", "D;1"} {
+		if req == "D;1" && !s.multiprocess {
+			return
+		}
+		if s.send([]byte(req)) != nil {
+			return
+		}
+		for {
+			p, err := s.readPacket(false)
+			if err != nil {
+				return
+			}
+			if string(p) == "OK" {
+				return
+			}
+			if isErrorReply(p) {
+				break
+			}
+		}
+	}
+}
+
+func (s *Session) detach() error {
+	if err := s.halt(); err != nil {
+		return err
+	}
+	p, err := s.exchange([]byte("D"), false)
+	if err != nil {
+		return err
+	}
+	if isErrorReply(p) && s.multiprocess {
+		// A stub in multiprocess mode wants the process: QEMU keeps the
+		// mode an earlier debugger asked for.
+		p, err = s.exchange([]byte("D;1"), false)
+		if err != nil {
+			return err
+		}
+	}
+	if string(p) != "OK" {
+		return fmt.Errorf("the stub answered detach with %q", clip(p))
+	}
+	return nil
+}
