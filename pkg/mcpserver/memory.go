@@ -179,9 +179,16 @@ func (s *Server) resolveProbe(name string) (*steps.Probe, error) {
 
 // guarded is a pooled session as a sequence sees it: the server's memory
 // policy applies, and closing it leaves the session open for the next user.
+// It has no Unwrap on purpose: it guards the session's optional abilities
+// (raw commands, images) by implementing them itself, and an Unwrap would
+// let the runner reach them unchecked.
 type guarded struct {
 	d      runner.Debugger
 	policy *Policy
+	// tcl is true when the session's raw commands are OpenOCD Tcl, which
+	// the policy parses; any other backend's raw commands need
+	// --allow-debug-tcl.
+	tcl bool
 }
 
 func (g *guarded) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
@@ -195,12 +202,36 @@ func (g *guarded) WriteMemory(ctx context.Context, addr uint64, width int, value
 	return g.d.WriteMemory(ctx, addr, width, values)
 }
 
+func (g *guarded) Halt(ctx context.Context) error   { return g.d.Halt(ctx) }
+func (g *guarded) Resume(ctx context.Context) error { return g.d.Resume(ctx) }
+
+func (g *guarded) Reset(ctx context.Context, mode string) error { return g.d.Reset(ctx, mode) }
+
+// LastAccessHalted passes on whether the session stopped a running target
+// for its last memory access.
+func (g *guarded) LastAccessHalted() bool {
+	a, ok := runner.DebuggerAs[runner.AccessReporter](g.d)
+	return ok && a.LastAccessHalted()
+}
+
+// Command sends a raw command the policy allows: on OpenOCD a typed
+// command written again from its parsed numbers, or any Tcl with
+// --allow-debug-tcl; on any other backend only with --allow-debug-tcl.
 func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
-	send, err := g.policy.CheckCommand(cmd)
-	if err != nil {
+	rc, ok := runner.DebuggerAs[runner.RawCommander](g.d)
+	if !ok {
+		return "", fmt.Errorf("debugger command %q: this probe takes no raw commands", cmd)
+	}
+	send := cmd
+	if g.tcl {
+		var err error
+		if send, err = g.policy.CheckCommand(cmd); err != nil {
+			return "", err
+		}
+	} else if err := g.policy.Allow(fmt.Sprintf("debugger command %q", cmd), steps.CapDebugRaw); err != nil {
 		return "", err
 	}
-	return g.d.Command(ctx, send)
+	return rc.Command(ctx, send)
 }
 
 func (g *guarded) Close() error { return nil }
