@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,36 +13,25 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// dialProbe opens a probe's debugger session: attached to a running
-// OpenOCD, or to one launched for it that outlives the call (the session is
-// pooled). A launched OpenOCD gets the policy's minimal environment, so no
-// secret of the server's reaches its Tcl, and works in an empty folder of
-// the server's, so a relative configuration name finds only OpenOCD's own
-// scripts.
+// dialProbe opens a probe's debugger session through Config.DialProbe:
+// attached to a running debugger server, or to one launched for it that
+// outlives the call (the session is pooled). A launched server gets the
+// policy's minimal environment, so no secret of the server's reaches its
+// Tcl, and works in an empty folder of the server's, so a relative
+// configuration name finds only OpenOCD's own scripts.
 func (s *Server) dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-	if p.OpenOCD == "" && p.Launch == nil {
-		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
+	if p.Backend() == "" {
+		return nil, fmt.Errorf("probe %s is bound to no debugger", p.Name)
 	}
-	launch := engine.LaunchConfig(p)
-	if launch != nil {
-		launch.Environ = s.cfg.Policy.Environ()
-		dir := filepath.Join(s.logDir, "openocd")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("probe %s: %w", p.Name, err)
-		}
-		launch.Dir = dir
+	if s.cfg.DialProbe == nil {
+		return nil, fmt.Errorf("probe %s: this server opens no probes (it was started without a probe dialer)", p.Name)
 	}
-	d, err := openocd.Open(ctx, p.OpenOCD, launch)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return s.cfg.DialProbe(ctx, p, s.cfg.Policy.Environ(), filepath.Join(s.logDir, "openocd"))
 }
 
 // pooledProbe is one persistent debugger session per probe binding, shared
@@ -64,9 +52,12 @@ func (p *pooledProbe) close() {
 	}
 }
 
-// probeBinding is where a probe's OpenOCD is: the key identifies it for the
-// pool and the lock.
+// probeBinding is where a probe's debugger is: the key identifies it for
+// the pool and the lock.
 func probeBinding(p *steps.Probe) string {
+	if p.GDB != "" {
+		return "gdb " + p.GDB
+	}
 	if p.OpenOCD != "" {
 		return "openocd " + p.OpenOCD
 	}
@@ -119,7 +110,7 @@ func (s *Server) dropSession(p *steps.Probe) {
 // bindProbe gives p an OpenOCD from the bench or the virtual board when the
 // sequence did not.
 func (s *Server) bindProbe(p *steps.Probe) error {
-	if p.OpenOCD != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
+	if p.OpenOCD != "" || p.GDB != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
 		return nil
 	}
 	if s.cfg.DefaultOpenOCD != "" {

@@ -735,6 +735,11 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		}
 		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))
 	}
+	if s.cfg.CheckProbes != nil {
+		if err := s.cfg.CheckProbes(seq); err != nil {
+			return nil, nil, err
+		}
+	}
 	var plans map[string]devicePlan
 	var release func()
 	for attempt := 0; ; attempt++ {
@@ -814,11 +819,12 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			if plan.conn != nil {
 				return handOver(borrowed{plan.conn.console}, plan.conn.console), nil
 			}
-			c, err := s.cfg.OpenConsole(ctx, dev.Name, serialx.Config{
-				Path: plan.port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
-				StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
-				Reconnect: dev.Reconnect, LogDir: run.dir,
-			})
+			if s.cfg.SerialConfig == nil {
+				return nil, errors.New("this server opens no devices of sequences (it was started without their serial settings)")
+			}
+			cfg := s.cfg.SerialConfig(dev)
+			cfg.Path, cfg.LogDir = plan.port, run.dir
+			c, err := s.cfg.OpenConsole(ctx, dev.Name, cfg)
 			if err != nil {
 				return nil, err
 			}
