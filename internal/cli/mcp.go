@@ -87,12 +87,14 @@ can do, and a kind or tool the table does not describe is refused:
   --allow-exec        with --root: exec steps, build and upload commands and
                       PlatformIO run host programs inside a root, never
                       through a shell; --root limits where, not what
-  --allow-debug-tcl   openocd: steps send raw Tcl, and probe launch configs
-                      in a client's files name files under a root (Tcl's
-                      exec makes this a shell); without it OpenOCD gets only
-                      halt, resume, reset, wait_halt, md*, mw*, read_memory,
-                      reg, targets, version and poll, written again from
-                      the parsed numbers
+  --allow-debug-tcl   openocd: and monitor: steps send raw commands (OpenOCD
+                      Tcl, a GDB stub's monitor commands), and probe launch
+                      configs in a client's files name files under a root
+                      (Tcl's exec makes this a shell); without it OpenOCD
+                      gets only halt, resume, reset, wait_halt, md*, mw*,
+                      read_memory, reg, targets, version and poll, written
+                      again from the parsed numbers, and a GDB stub no
+                      monitor command
   --read-only         refuses memory writes, flashing, modem lines, power,
                       host programs and raw Tcl, whatever else is on
 Programs started for a client (exec, builds, uploads, launched OpenOCDs,
@@ -131,7 +133,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
 	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps and build and upload commands run host programs (with --root, inside it, without a shell, with a minimal environment)")
-	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: steps send OpenOCD raw Tcl, and probe launch configs name files under --root (Tcl can run host programs)")
+	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: and monitor: steps send raw debugger commands (OpenOCD Tcl, GDB monitor), and probe launch configs name files under --root (Tcl can run host programs)")
 	f.StringArrayVar(&opts.PassEnv, "pass-env", nil, "pass the server's environment variable `NAME` to host programs and launched OpenOCDs (repeatable), e.g. OPENOCD_SCRIPTS, IDF_PATH")
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
