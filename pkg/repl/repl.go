@@ -58,8 +58,9 @@ type Options struct {
 	Out io.Writer
 	// History keeps the typed lines; nil keeps none.
 	History *History
-	// RecordPorts writes the devices' ports and the probes' OpenOCD
-	// addresses into :record files; off under --sim, where they change.
+	// RecordPorts writes the devices' ports and the probes' OpenOCD or GDB
+	// stub addresses into :record files; off under --sim, where they
+	// change.
 	RecordPorts bool
 }
 
