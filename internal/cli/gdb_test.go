@@ -46,3 +46,13 @@ func TestGDBProbeExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// hilrun mcp --gdb binds a probe to a GDB stub as a bench entry would; an
+// address that is neither HOST:PORT nor a path is invalid input.
+func TestMCPGDBFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"mcp", "--gdb", "p=qemu"}, strings.NewReader(""), &out, &errOut)
+	if code != cli.ExitInvalid || !strings.Contains(errOut.String(), "--gdb p=qemu: want HOST:PORT") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}

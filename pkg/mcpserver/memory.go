@@ -500,7 +500,10 @@ func (s *Server) withProbe(ctx context.Context, req mcp.CallToolRequest, a *memA
 		return nil, err
 	}
 	if err := fn(d); err != nil {
-		if errors.Is(err, openocd.ErrUnavailable) {
+		// A session the bench broke (whatever its backend: its errors say
+		// BenchFault) is dropped.
+		var bf interface{ BenchFault() bool }
+		if errors.Is(err, openocd.ErrUnavailable) || errors.As(err, &bf) && bf.BenchFault() {
 			s.dropSession(p)
 		}
 		return nil, err
