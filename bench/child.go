@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -185,22 +186,6 @@ func quoteYAML(s string) string {
 // syncSteps is the first step of every generated sequence.
 var syncSteps = "  - send: echo sync\n    expect: " + quoteYAML(syncReply) + "\n"
 
-// openConsole opens a device as hilrun run does (internal/cli's
-// openConsole), for a port given by path.
-func openConsole(logDir string) runner.Opener {
-	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
-		c, err := serialx.Open(ctx, dev.Name, serialx.Config{
-			Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
-			StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
-			Reconnect: dev.Reconnect, LogDir: logDir,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-}
-
 // runSequence parses a generated sequence, binds its console to port and
 // runs it with the engine hilrun run uses. A sequence that does not pass
 // is an error.
@@ -211,7 +196,7 @@ func runSequence(ctx context.Context, src, port, logDir string) (*runner.Sequenc
 // runBound parses a generated sequence, binds its consoles to ports and its
 // probes to running OpenOCDs (name to telnet address, as hilrun run
 // --openocd NAME=HOST:PORT does) and runs it with the engine hilrun run
-// uses. A sequence that does not pass is an error.
+// uses (internal/engine's options). A sequence that does not pass is an error.
 func runBound(ctx context.Context, src string, ports, openocds map[string]string, logDir string) (*runner.SequenceResult, error) {
 	seq, err := steps.Parse("hilbench.yaml", []byte(src), steps.LoadOptions{})
 	if err != nil {
@@ -220,17 +205,9 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 	if err := steps.Bind(seq, nil, ports, openocds); err != nil {
 		return nil, err
 	}
-	res := runner.Run(ctx, seq, runner.Options{KeepSteps: true,
-		Open:      openConsole(logDir),
-		OpenProbe: openProbe,
-		LogPaths: func(c runner.Console) string {
-			if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
-				raw, _ := lc.LogPaths()
-				return raw
-			}
-			return ""
-		},
-	})
+	opts := engine.Options(engine.RunConfig{LogDir: logDir})
+	opts.KeepSteps = true
+	res := runner.Run(ctx, seq, opts)
 	if res.Status != runner.Passed {
 		msg := res.Error
 		for _, s := range res.Steps {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/openocd"
-	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -30,20 +29,6 @@ const (
 	ledReset  = 1 << (sim.LEDPin + 16)
 	memAddrTx = "0x20000000"
 )
-
-// openProbe opens a probe's session as hilrun run does for a probe bound
-// to a running OpenOCD (--openocd NAME=HOST:PORT): one persistent telnet
-// session for the whole run.
-func openProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-	if p.OpenOCD == "" {
-		return nil, fmt.Errorf("probe %s is not bound to a running OpenOCD", p.Name)
-	}
-	s, err := openocd.Dial(ctx, p.OpenOCD)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
 
 // memSession times warmup+n reads of one 32-bit word through one
 // persistent OpenOCD session: openocd.Session.ReadMemory alone.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/mcpserver"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -32,6 +34,7 @@ type MCPOptions struct {
 	AllowMemWrite []string
 	Roots         []string
 	Bench         string
+	GDB           []string
 	Sim           bool
 	LogDir        string
 	MaxRuns       int
@@ -84,12 +87,14 @@ can do, and a kind or tool the table does not describe is refused:
   --allow-exec        with --root: exec steps, build and upload commands and
                       PlatformIO run host programs inside a root, never
                       through a shell; --root limits where, not what
-  --allow-debug-tcl   openocd: steps send raw Tcl, and probe launch configs
-                      in a client's files name files under a root (Tcl's
-                      exec makes this a shell); without it OpenOCD gets only
-                      halt, resume, reset, wait_halt, md*, mw*, read_memory,
-                      reg, targets, version and poll, written again from
-                      the parsed numbers
+  --allow-debug-tcl   openocd: and monitor: steps send raw commands (OpenOCD
+                      Tcl, a GDB stub's monitor commands), and probe launch
+                      configs in a client's files name files under a root
+                      (Tcl's exec makes this a shell); without it OpenOCD
+                      gets only halt, resume, reset, wait_halt, md*, mw*,
+                      read_memory, reg, targets, version and poll, written
+                      again from the parsed numbers, and a GDB stub no
+                      monitor command
   --read-only         refuses memory writes, flashing, modem lines, power,
                       host programs and raw Tcl, whatever else is on
 Programs started for a client (exec, builds, uploads, launched OpenOCDs,
@@ -128,11 +133,12 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
 	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps and build and upload commands run host programs (with --root, inside it, without a shell, with a minimal environment)")
-	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: steps send OpenOCD raw Tcl, and probe launch configs name files under --root (Tcl can run host programs)")
+	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: and monitor: steps send raw debugger commands (OpenOCD Tcl, GDB monitor), and probe launch configs name files under --root (Tcl can run host programs)")
 	f.StringArrayVar(&opts.PassEnv, "pass-env", nil, "pass the server's environment variable `NAME` to host programs and launched OpenOCDs (repeatable), e.g. OPENOCD_SCRIPTS, IDF_PATH")
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe), as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
 	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
@@ -162,6 +168,11 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		MaxRunAge:     opts.MaxRunAge,
 		MaxValueBytes: opts.MaxValue,
 		MaxSteps:      opts.MaxSteps,
+		DialProbe:     engine.DialProbe,
+		SerialConfig:  engine.SerialConfig,
+		Builder:       engine.Builder,
+		Grab:          engine.Camera(),
+		CheckProbes:   engine.CheckRaw,
 	}
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)
@@ -180,6 +191,9 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 			return invalid(fmt.Errorf("read bench file: %w", err))
 		}
 		cfg.Bench = b
+	}
+	if err := bindGDBProbes(&cfg, opts.GDB); err != nil {
+		return invalid(err)
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -221,6 +235,34 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 	}
 	if err := h.Serve(ctx); err != nil {
 		return infra(err)
+	}
+	return nil
+}
+
+// bindGDBProbes adds the probes of --gdb NAME=ADDR to the server's bench,
+// as if its bench file said {NAME: {gdb: ADDR}}, keeping the file's elf.
+func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
+	gdbs, err := steps.ParseAssignments("gdb", flags)
+	if err != nil || len(gdbs) == 0 {
+		return err
+	}
+	if cfg.Bench == nil {
+		cfg.Bench = &steps.Bench{}
+	}
+	if cfg.Bench.Probes == nil {
+		cfg.Bench.Probes = map[string]*steps.Probe{}
+	}
+	for _, name := range steps.Names(gdbs) {
+		addr := gdbs[name]
+		if !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
+			return fmt.Errorf("--gdb %s=%s: want HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)
+		}
+		p := cfg.Bench.Probes[name]
+		if p == nil {
+			p = &steps.Probe{Name: name}
+			cfg.Bench.Probes[name] = p
+		}
+		p.AttachGDB(addr)
 	}
 	return nil
 }

@@ -14,8 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/pkg/build"
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/repl"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -27,6 +25,7 @@ type ReplOptions struct {
 	Vars    []string
 	Ports   []string
 	OpenOCD []string
+	GDB     []string
 	Bench   string
 	Sim     bool
 }
@@ -62,6 +61,7 @@ or $HILRUN_HISTORY.`,
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
 	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board")
 	return cmd
@@ -69,10 +69,11 @@ or $HILRUN_HISTORY.`,
 
 // Repl binds the bench as hilrun run does and runs an interactive session.
 func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
-	vars, ports, openocds, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD)
+	fl, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD, opts.GDB)
 	if err != nil {
 		return err
 	}
+	vars := fl.vars
 	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
 	if opts.File != "" {
 		seqs, err := loadAll([]string{opts.File}, steps.Names(vars))
@@ -81,20 +82,22 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		}
 		seq = seqs[0]
 	} else {
-		for _, name := range steps.Names(ports) {
+		for _, name := range steps.Names(fl.ports) {
 			seq.Devices = append(seq.Devices, &steps.Device{Name: name})
 		}
 		if len(seq.Devices) == 0 {
 			seq.Devices = []*steps.Device{{Name: steps.DefaultDevice}}
 		}
-		for _, name := range steps.Names(openocds) {
-			seq.Probes = append(seq.Probes, &steps.Probe{Name: name})
+		for _, name := range append(steps.Names(fl.openocds), steps.Names(fl.gdbs)...) {
+			if seq.Probe(name) == nil {
+				seq.Probes = append(seq.Probes, &steps.Probe{Name: name})
+			}
 		}
 		if len(seq.Probes) == 0 && opts.Sim {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
-	bench, err := bindSequence(seq, opts.Bench, ports, openocds)
+	bench, err := bindSequence(seq, opts.Bench, fl)
 	if err != nil {
 		return invalid(err)
 	}
@@ -105,7 +108,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 	if opts.Sim {
 		for _, p := range seq.Probes {
-			p.OpenOCD, p.Launch = "sim", nil
+			p.AttachOpenOCD("sim")
 		}
 	}
 	for _, d := range seq.Devices {
@@ -113,7 +116,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			return invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim", d.Name, d.Name, steps.BenchFile))
 		}
 	}
-	if err := checkProbes(seq); err != nil {
+	if err := engine.CheckProbes(seq); err != nil {
 		return invalid(err)
 	}
 	if opts.Sim {
@@ -158,16 +161,11 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 	err = repl.Run(ctx, repl.Options{
 		Seq: seq, Loaded: opts.File != "",
-		Open:        openConsole("", ios.ErrOut),
-		OpenProbe:   openProbe(""),
-		Symbols:     openocd.LookupSymbol,
-		Build:       runBuild(""),
-		Camera:      engine.Camera(),
-		BindLine:    bindLine,
-		Host:        build.ExecRunner{},
-		ArtifactDir: artifacts,
-		Vars:        vars,
-		In:          in, Out: out,
+		Engine:   engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts}),
+		Check:    engine.CheckRaw,
+		BindLine: bindLine,
+		Vars:     vars,
+		In:       in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim,
 	})

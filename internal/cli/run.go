@@ -15,12 +15,9 @@ import (
 
 	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/internal/tmpdir"
-	"github.com/hilrun/hilrun/pkg/build"
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
-	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -34,6 +31,7 @@ type RunOptions struct {
 	Vars    []string
 	Ports   []string
 	OpenOCD []string
+	GDB     []string
 	Bench   string
 	Sim     bool
 	Verbose bool
@@ -71,6 +69,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
@@ -85,22 +84,23 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	// starts must still stop hilrun through its cleanup.
 	in := catchInterrupts(ctx, ios.ErrOut)
 	defer in.stop()
-	vars, ports, openocds, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD)
+	fl, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD, opts.GDB)
 	if err != nil {
 		return err
 	}
+	vars := fl.vars
 	seqs, err := loadAll(opts.Files, steps.Names(vars))
 	if err != nil {
 		return err
 	}
 	needProbe := false
 	for _, seq := range seqs {
-		if _, err := bindSequence(seq, opts.Bench, ports, openocds); err != nil {
+		if _, err := bindSequence(seq, opts.Bench, fl); err != nil {
 			return invalid(err)
 		}
 		if opts.Sim {
 			for _, p := range seq.Probes {
-				p.OpenOCD, p.Launch = "sim", nil
+				p.AttachOpenOCD("sim")
 				needProbe = true
 			}
 		}
@@ -111,7 +111,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
 			}
 		}
-		if err := checkProbes(seq); err != nil {
+		if err := engine.CheckProbes(seq); err != nil {
 			return invalid(err)
 		}
 	}
@@ -204,26 +204,15 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if err != nil {
 			return infra(err)
 		}
-		res := runner.Run(runCtx, seq, runner.Options{
-			Open:           openConsole(logDir, ios.ErrOut),
-			OpenProbe:      openProbe(logDir),
-			Build:          runBuild(logDir),
-			Camera:         engine.Camera(),
-			Host:           build.ExecRunner{},
+		res := runner.Run(runCtx, seq, engine.Options(engine.RunConfig{
+			LogDir:         logDir,
+			Warn:           warnTo(ios.ErrOut),
 			ArtifactDir:    artifacts,
-			Symbols:        openocd.LookupSymbol,
 			Vars:           vars,
 			Sink:           runner.Tee(events, console),
 			FinallyContext: finCtx,
 			MaxValueBytes:  opts.MaxValue,
-			LogPaths: func(c runner.Console) string {
-				if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
-					raw, _ := lc.LogPaths()
-					return raw
-				}
-				return ""
-			},
-		})
+		}))
 		// The transcripts are in the event stream; the summary needs none.
 		res.Transcripts = nil
 		seqResults = append(seqResults, *res)
@@ -258,18 +247,34 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	return nil
 }
 
-// parseFlags reads the NAME=VALUE flags --var, --port and --openocd.
-func parseFlags(varFlags, portFlags, openocdFlags []string) (vars, ports, openocds map[string]string, err error) {
-	if vars, err = steps.ParseAssignments("var", varFlags); err != nil {
-		return nil, nil, nil, invalid(err)
+// bindFlags are the NAME=VALUE flags of run and repl, by name.
+type bindFlags struct {
+	vars, ports, openocds, gdbs map[string]string
+}
+
+// parseFlags reads the NAME=VALUE flags --var, --port, --openocd and
+// --gdb.
+func parseFlags(varFlags, portFlags, openocdFlags, gdbFlags []string) (bindFlags, error) {
+	var f bindFlags
+	var err error
+	if f.vars, err = steps.ParseAssignments("var", varFlags); err != nil {
+		return f, invalid(err)
 	}
-	if ports, err = steps.ParseAssignments("port", portFlags); err != nil {
-		return nil, nil, nil, invalid(err)
+	if f.ports, err = steps.ParseAssignments("port", portFlags); err != nil {
+		return f, invalid(err)
 	}
-	if openocds, err = steps.ParseAssignments("openocd", openocdFlags); err != nil {
-		return nil, nil, nil, invalid(err)
+	if f.openocds, err = steps.ParseAssignments("openocd", openocdFlags); err != nil {
+		return f, invalid(err)
 	}
-	return vars, ports, openocds, nil
+	if f.gdbs, err = steps.ParseAssignments("gdb", gdbFlags); err != nil {
+		return f, invalid(err)
+	}
+	return f, nil
+}
+
+// warnTo writes warnings to w, one line each.
+func warnTo(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintln(w, "hilrun: "+msg) }
 }
 
 // artifactDir is where a run's pictures and host command output go: the
@@ -329,14 +334,18 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 }
 
 // bindSequence applies the bench file (--bench, else the one beside the
-// sequence), --port and --openocd to a sequence's devices and probes, its
-// cameras and power entries, and returns the bench file read, if any.
-func bindSequence(seq *steps.Sequence, benchPath string, ports, openocds map[string]string) (*steps.Bench, error) {
+// sequence), --port, --openocd and --gdb to a sequence's devices and
+// probes, its cameras and power entries, and returns the bench file read,
+// if any.
+func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Bench, error) {
 	bench, err := benchFor(seq, benchPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := steps.Bind(seq, bench, ports, openocds); err != nil {
+	if err := steps.Bind(seq, bench, f.ports, f.openocds); err != nil {
+		return nil, err
+	}
+	if err := steps.BindGDB(seq, f.gdbs, f.openocds); err != nil {
 		return nil, err
 	}
 	return bench, steps.CheckPower(seq)
@@ -362,35 +371,6 @@ func benchFor(seq *steps.Sequence, benchPath string) (*steps.Bench, error) {
 		return nil, fmt.Errorf("read bench file: %w", err)
 	}
 	return b, nil
-}
-
-// openConsole opens devices as serial consoles, logging under logDir;
-// warnings (a lock folder hilrun cannot write) go to warn.
-func openConsole(logDir string, warn io.Writer) runner.Opener {
-	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
-		cfg := serialx.Config{
-			Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
-			StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
-			Reconnect: dev.Reconnect, LogDir: logDir,
-			Warn: func(msg string) { fmt.Fprintln(warn, "hilrun: "+msg) },
-		}
-		if dev.USB != nil {
-			u := *dev.USB
-			cfg.Resolve = func(ctx context.Context) (string, error) { return serialx.FindUSB(u.VID, u.PID, u.Serial) }
-			if cfg.Path == "" {
-				p, err := cfg.Resolve(ctx)
-				if err != nil {
-					return nil, err
-				}
-				cfg.Path = p
-			}
-		}
-		c, err := serialx.Open(ctx, dev.Name, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &handoverConsole{Console: c, resolve: cfg.Resolve}, nil
-	}
 }
 
 // checkReportPaths makes sure each report file given can be written, by

@@ -111,7 +111,7 @@ func (b *simBench) bind(seq *steps.Sequence) {
 		d.Port, d.USB = b.board.SerialPath(), nil
 	}
 	for _, p := range seq.Probes {
-		p.OpenOCD = b.telnet
+		p.AttachOpenOCD(b.telnet)
 	}
 	steps.BindCameras(seq, b.camera, cameraFormat)
 }

@@ -1,5 +1,3 @@
-// Package engine wires hilrun's adapters into the runner for the commands
-// that run sequences: hilrun run and hilrun mcp.
 package engine
 
 import (

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -24,7 +23,10 @@ const buildDir = "build"
 // whole output to logFile(step) and passing every line to line as well as
 // to the runner.
 func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
-	return engine.Builder(logFile, line, s.cfg.Policy.Environ())
+	if s.cfg.Builder == nil {
+		return nil
+	}
+	return s.cfg.Builder(logFile, line, s.cfg.Policy.Environ())
 }
 
 // releaser is a console that can hand its port over to an uploader:

@@ -5,17 +5,13 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 func (s *Server) grabber() runner.CameraGrabber {
-	if s.cfg.Grab != nil {
-		return s.cfg.Grab
-	}
-	return engine.Camera()
+	return s.cfg.Grab
 }
 
 func (s *Server) host() runner.HostRunner {

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -63,6 +64,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		e.telnet = stub.Addr()
 	}
 	cfg := Config{Log: e.log, Version: "test"}
+	wire(&cfg)
 	if o.sim {
 		cfg.DefaultPort = e.board.SerialPath()
 		cfg.DefaultOpenOCD = e.telnet
@@ -79,6 +81,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.srv = srv
 	e.c = e.connect("test-client")
 	return e
+}
+
+// wire gives cfg hilrun's own wiring, as hilrun mcp does.
+func wire(cfg *Config) {
+	cfg.DialProbe = engine.DialProbe
+	cfg.SerialConfig = engine.SerialConfig
+	cfg.Builder = engine.Builder
+	cfg.Grab = engine.Camera()
+	cfg.CheckProbes = engine.CheckRaw
 }
 
 // connect makes another in-process client of the same server.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,36 +13,25 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// dialProbe opens a probe's debugger session: attached to a running
-// OpenOCD, or to one launched for it that outlives the call (the session is
-// pooled). A launched OpenOCD gets the policy's minimal environment, so no
-// secret of the server's reaches its Tcl, and works in an empty folder of
-// the server's, so a relative configuration name finds only OpenOCD's own
-// scripts.
+// dialProbe opens a probe's debugger session through Config.DialProbe:
+// attached to a running debugger server, or to one launched for it that
+// outlives the call (the session is pooled). A launched server gets the
+// policy's minimal environment, so no secret of the server's reaches its
+// Tcl, and works in an empty folder of the server's, so a relative
+// configuration name finds only OpenOCD's own scripts.
 func (s *Server) dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
-	if p.OpenOCD == "" && p.Launch == nil {
-		return nil, fmt.Errorf("probe %s has no OpenOCD", p.Name)
+	if p.Backend() == "" {
+		return nil, fmt.Errorf("probe %s is bound to no debugger", p.Name)
 	}
-	launch := engine.LaunchConfig(p)
-	if launch != nil {
-		launch.Environ = s.cfg.Policy.Environ()
-		dir := filepath.Join(s.logDir, "openocd")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("probe %s: %w", p.Name, err)
-		}
-		launch.Dir = dir
+	if s.cfg.DialProbe == nil {
+		return nil, fmt.Errorf("probe %s: this server opens no probes (it was started without a probe dialer)", p.Name)
 	}
-	d, err := openocd.Open(ctx, p.OpenOCD, launch)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return s.cfg.DialProbe(ctx, p, s.cfg.Policy.Environ(), filepath.Join(s.logDir, "openocd"))
 }
 
 // pooledProbe is one persistent debugger session per probe binding, shared
@@ -64,9 +52,12 @@ func (p *pooledProbe) close() {
 	}
 }
 
-// probeBinding is where a probe's OpenOCD is: the key identifies it for the
-// pool and the lock.
+// probeBinding is where a probe's debugger is: the key identifies it for
+// the pool and the lock.
 func probeBinding(p *steps.Probe) string {
+	if p.GDB != "" {
+		return "gdb " + p.GDB
+	}
 	if p.OpenOCD != "" {
 		return "openocd " + p.OpenOCD
 	}
@@ -119,7 +110,7 @@ func (s *Server) dropSession(p *steps.Probe) {
 // bindProbe gives p an OpenOCD from the bench or the virtual board when the
 // sequence did not.
 func (s *Server) bindProbe(p *steps.Probe) error {
-	if p.OpenOCD != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
+	if p.OpenOCD != "" || p.GDB != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
 		return nil
 	}
 	if s.cfg.DefaultOpenOCD != "" {
@@ -179,9 +170,16 @@ func (s *Server) resolveProbe(name string) (*steps.Probe, error) {
 
 // guarded is a pooled session as a sequence sees it: the server's memory
 // policy applies, and closing it leaves the session open for the next user.
+// It has no Unwrap on purpose: it guards the session's optional abilities
+// (raw commands, images) by implementing them itself, and an Unwrap would
+// let the runner reach them unchecked.
 type guarded struct {
 	d      runner.Debugger
 	policy *Policy
+	// tcl is true when the session's raw commands are OpenOCD Tcl, which
+	// the policy parses; any other backend's raw commands need
+	// --allow-debug-tcl.
+	tcl bool
 }
 
 func (g *guarded) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
@@ -195,12 +193,36 @@ func (g *guarded) WriteMemory(ctx context.Context, addr uint64, width int, value
 	return g.d.WriteMemory(ctx, addr, width, values)
 }
 
+func (g *guarded) Halt(ctx context.Context) error   { return g.d.Halt(ctx) }
+func (g *guarded) Resume(ctx context.Context) error { return g.d.Resume(ctx) }
+
+func (g *guarded) Reset(ctx context.Context, mode string) error { return g.d.Reset(ctx, mode) }
+
+// LastAccessHalted passes on whether the session stopped a running target
+// for its last memory access.
+func (g *guarded) LastAccessHalted() bool {
+	a, ok := runner.DebuggerAs[runner.AccessReporter](g.d)
+	return ok && a.LastAccessHalted()
+}
+
+// Command sends a raw command the policy allows: on OpenOCD a typed
+// command written again from its parsed numbers, or any Tcl with
+// --allow-debug-tcl; on any other backend only with --allow-debug-tcl.
 func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
-	send, err := g.policy.CheckCommand(cmd)
-	if err != nil {
+	rc, ok := runner.DebuggerAs[runner.RawCommander](g.d)
+	if !ok {
+		return "", fmt.Errorf("debugger command %q: this probe takes no raw commands", cmd)
+	}
+	send := cmd
+	if g.tcl {
+		var err error
+		if send, err = g.policy.CheckCommand(cmd); err != nil {
+			return "", err
+		}
+	} else if err := g.policy.Allow(fmt.Sprintf("debugger command %q", cmd), steps.CapDebugRaw); err != nil {
 		return "", err
 	}
-	return g.d.Command(ctx, send)
+	return rc.Command(ctx, send)
 }
 
 func (g *guarded) Close() error { return nil }
@@ -478,7 +500,10 @@ func (s *Server) withProbe(ctx context.Context, req mcp.CallToolRequest, a *memA
 		return nil, err
 	}
 	if err := fn(d); err != nil {
-		if errors.Is(err, openocd.ErrUnavailable) {
+		// A session the bench broke (whatever its backend: its errors say
+		// BenchFault) is dropped.
+		var bf interface{ BenchFault() bool }
+		if errors.Is(err, openocd.ErrUnavailable) || errors.As(err, &bf) && bf.BenchFault() {
 			s.dropSession(p)
 		}
 		return nil, err

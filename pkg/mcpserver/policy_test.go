@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -267,10 +268,9 @@ func TestSequenceAfterItsConnectionClosed(t *testing.T) {
 func TestNoProbeSessionAfterClose(t *testing.T) {
 	var opened atomic.Int32
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		open := (&Server{}).dialProbe
 		c.OpenProbe = func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			opened.Add(1)
-			return open(ctx, p)
+			return engine.DialProbe(ctx, p, nil, "")
 		}
 	}})
 	e.call("mem_read", map[string]any{"address": "0x20000000"})

@@ -633,14 +633,17 @@ func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
 	if !ok {
 		return refused("step kind %q is not described in the capability table, so it is refused", st.Kind)
 	}
-	if st.Kind == steps.KindOpenOCD {
-		caps = s.commandCaps(st)
+	// An openocd step, or a monitor step on OpenOCD, is Tcl the policy
+	// parses; a monitor step elsewhere is raw (its kind's caps).
+	tcl := tclCommand(seq, st)
+	if tcl != nil {
+		caps = s.commandCaps(tcl)
 	}
 	if err := p.Allow(string(st.Kind), caps); err != nil {
 		return err
 	}
-	if st.Kind == steps.KindOpenOCD && st.OpenOCD != nil && st.OpenOCD.IsStatic() {
-		if _, err := p.CheckCommand(st.OpenOCD.Raw); err != nil {
+	if tcl != nil && tcl.IsStatic() {
+		if _, err := p.CheckCommand(tcl.Raw); err != nil {
 			return err
 		}
 	}
@@ -661,17 +664,33 @@ func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
 // policy sends raw Tcl; else a typed command's effect when its text is
 // fixed. A command filled in from variables is checked as it is sent
 // (guarded.Command).
-func (s *Server) commandCaps(st *steps.Step) steps.Cap {
+func (s *Server) commandCaps(cmd *steps.Template) steps.Cap {
 	p := &s.cfg.Policy
 	if p.AllowDebugTcl && !p.ReadOnly {
 		return steps.CapDebugRaw
 	}
-	if st.OpenOCD != nil && st.OpenOCD.IsStatic() {
-		if t, err := openocd.ParseTyped(st.OpenOCD.Raw); err == nil {
+	if cmd.IsStatic() {
+		if t, err := openocd.ParseTyped(cmd.Raw); err == nil {
 			return commandCaps(t)
 		}
 	}
 	return steps.CapMemRead
+}
+
+// tclCommand is the OpenOCD Tcl command step st sends: an openocd step's,
+// or a monitor step's on a probe that OpenOCD serves (every probe the
+// bench file does not bind to a GDB stub ends up on OpenOCD); nil for any
+// other step.
+func tclCommand(seq *steps.Sequence, st *steps.Step) *steps.Template {
+	switch st.Kind {
+	case steps.KindOpenOCD:
+		return st.OpenOCD
+	case steps.KindMonitor:
+		if p := seq.Probe(st.To); p == nil || p.GDB == "" {
+			return st.Monitor
+		}
+	}
+	return nil
 }
 
 // unrefused is err's text without the ErrRefused suffix, for errors that
@@ -715,6 +734,11 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			return nil, nil, err
 		}
 		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))
+	}
+	if s.cfg.CheckProbes != nil {
+		if err := s.cfg.CheckProbes(seq); err != nil {
+			return nil, nil, err
+		}
 	}
 	var plans map[string]devicePlan
 	var release func()
@@ -795,11 +819,12 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			if plan.conn != nil {
 				return handOver(borrowed{plan.conn.console}, plan.conn.console), nil
 			}
-			c, err := s.cfg.OpenConsole(ctx, dev.Name, serialx.Config{
-				Path: plan.port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
-				StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
-				Reconnect: dev.Reconnect, LogDir: run.dir,
-			})
+			if s.cfg.SerialConfig == nil {
+				return nil, errors.New("this server opens no devices of sequences (it was started without their serial settings)")
+			}
+			cfg := s.cfg.SerialConfig(dev)
+			cfg.Path, cfg.LogDir = plan.port, run.dir
+			c, err := s.cfg.OpenConsole(ctx, dev.Name, cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -810,7 +835,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			if err != nil {
 				return nil, err
 			}
-			return &guarded{d: d, policy: &s.cfg.Policy}, nil
+			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD}, nil
 		},
 		Symbols:       s.cfg.Symbols,
 		Build:         s.builder(logFile, line),

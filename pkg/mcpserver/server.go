@@ -56,8 +56,22 @@ type Console interface {
 // ConsoleOpener opens a serial console called name.
 type ConsoleOpener func(ctx context.Context, name string, cfg serialx.Config) (Console, error)
 
-// Config configures a Server. The zero value serves no files, allows every
-// port and opens real serial ports and OpenOCD sessions.
+// ProbeDialer opens one persistent debugger session of probe p through its
+// backend; a debugger server launched for it gets exactly the environment
+// environ and works in folder dir. hilrun mcp passes internal/engine's.
+type ProbeDialer func(ctx context.Context, p *steps.Probe, environ []string, dir string) (runner.Debugger, error)
+
+// BuilderFactory makes the runner's builder: each tool's whole output goes
+// to logFile(step), every output line to line as well, and the tools run
+// with environment environ. hilrun mcp passes internal/engine's.
+type BuilderFactory func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder
+
+// Config configures a Server. The zero value serves no files and allows
+// every port; it opens real serial ports for serial_open, but what opens
+// probes, converts a sequence's device settings, runs builds and takes
+// pictures comes from the wiring fields (DialProbe, SerialConfig,
+// Builder, Grab, CheckProbes), which hilrun mcp fills from
+// internal/engine: without them, steps that need them end in an error.
 type Config struct {
 	// Name and Version are reported to clients; "" means "hilrun" and "dev".
 	Name, Version string
@@ -102,11 +116,23 @@ type Config struct {
 	// secrets through a sequence.
 	Getenv func(string) string
 
+	// Wiring from hilrun's composition root (internal/engine).
+	//
+	// DialProbe opens probes through their backends. SerialConfig is the
+	// serial configuration of a sequence's device. Builder runs build and
+	// upload tools. Grab takes pictures. CheckProbes refuses, before a
+	// sequence runs, the steps its bound probes cannot run (an openocd step
+	// on a GDB probe).
+	DialProbe    ProbeDialer
+	SerialConfig func(*steps.Device) serialx.Config
+	Builder      BuilderFactory
+	Grab         runner.CameraGrabber
+	CheckProbes  func(*steps.Sequence) error
+
 	// Seams for tests; nil means the real thing.
 	OpenConsole ConsoleOpener
 	OpenProbe   runner.ProbeOpener
 	Symbols     runner.SymbolLookup
-	Grab        runner.CameraGrabber
 	Host        runner.HostRunner
 	ListPorts   func() ([]serialx.PortInfo, error)
 }

@@ -37,6 +37,9 @@ func (s *Session) record(path string, expects bool) error {
 		probes := mapping(0)
 		for _, p := range s.opts.Seq.Probes {
 			m := mapping(yaml.FlowStyle)
+			if s.opts.RecordPorts && p.GDB != "" {
+				m.Content = append(m.Content, scalar("gdb"), scalar(p.GDB))
+			}
 			if s.opts.RecordPorts && p.OpenOCD != "" {
 				m.Content = append(m.Content, scalar("openocd"), scalar(p.OpenOCD))
 			}

@@ -40,15 +40,15 @@ type Options struct {
 	// file was loaded, its vars, settings and steps (for :next).
 	Seq *steps.Sequence
 	// Loaded is true when Seq came from a file the user named.
-	Loaded    bool
-	Open      runner.Opener
-	OpenProbe runner.ProbeOpener
-	Symbols   runner.SymbolLookup
-	Build     runner.Builder
-	Camera    runner.CameraGrabber
-	Host      runner.HostRunner
-	// ArtifactDir receives pictures and host command output.
-	ArtifactDir string
+	Loaded bool
+	// Engine is how the bench is reached (internal/engine's options): its
+	// Open and OpenProbe open the session's consoles and probes, and every
+	// line runs with it, the session's held consoles and probes, variables
+	// and output standing in for Open, OpenProbe, Vars and Sink.
+	Engine runner.Options
+	// Check, if set, refuses a line's steps that the session's probes
+	// cannot run (an openocd step on a GDB probe) before it runs.
+	Check func(*steps.Sequence) error
 	// BindLine, if set, binds the cameras of each typed line's sequence
 	// (the bench file's, or the virtual board's under --sim).
 	BindLine func(*steps.Sequence)
@@ -58,8 +58,9 @@ type Options struct {
 	Out io.Writer
 	// History keeps the typed lines; nil keeps none.
 	History *History
-	// RecordPorts writes the devices' ports and the probes' OpenOCD
-	// addresses into :record files; off under --sim, where they change.
+	// RecordPorts writes the devices' ports and the probes' OpenOCD or GDB
+	// stub addresses into :record files; off under --sim, where they
+	// change.
 	RecordPorts bool
 }
 
@@ -220,7 +221,7 @@ func (s *Session) say(format string, args ...any) {
 func (s *Session) open(ctx context.Context) error {
 	for _, dev := range s.opts.Seq.Devices {
 		dev.Reconnect = true
-		c, err := s.opts.Open(ctx, dev)
+		c, err := s.opts.Engine.Open(ctx, dev)
 		if err != nil {
 			return fmt.Errorf("%w: device %s: %w", ErrOpen, dev.Name, err)
 		}
@@ -235,10 +236,10 @@ func (s *Session) open(ctx context.Context) error {
 		}
 	}
 	for _, p := range s.opts.Seq.Probes {
-		if s.opts.OpenProbe == nil {
+		if s.opts.Engine.OpenProbe == nil {
 			break
 		}
-		d, err := s.opts.OpenProbe(ctx, p)
+		d, err := s.opts.Engine.OpenProbe(ctx, p)
 		if err != nil {
 			s.say("probe %s: %v (memory steps on it will fail)", p.Name, err)
 			continue
@@ -479,6 +480,12 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		s.say("%v", err)
 		return &runner.SequenceResult{Status: runner.Errored, Error: err.Error()}
 	}
+	if s.opts.Check != nil {
+		if err := s.opts.Check(seq); err != nil {
+			s.say("%v", err)
+			return &runner.SequenceResult{Status: runner.Errored, Error: err.Error()}
+		}
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -506,25 +513,22 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		}
 		rep.Event(e)
 	})
-	res := runner.Run(rctx, seq, runner.Options{KeepSteps: true,
-		Open: func(_ context.Context, dev *steps.Device) (runner.Console, error) {
-			return &heldConsole{Console: s.consoles[dev.Name], s: s, name: dev.Name}, nil
-		},
-		OpenProbe: func(_ context.Context, p *steps.Probe) (runner.Debugger, error) {
-			d := s.probes[p.Name]
-			if d == nil {
-				return nil, fmt.Errorf("probe %s is not open", p.Name)
-			}
-			return heldProbe{d}, nil
-		},
-		Symbols:     s.opts.Symbols,
-		Build:       s.opts.Build,
-		Camera:      s.opts.Camera,
-		Host:        s.opts.Host,
-		ArtifactDir: s.opts.ArtifactDir,
-		Vars:        s.vars,
-		Sink:        sink,
-	})
+	opts := s.opts.Engine
+	opts.KeepSteps = true
+	opts.Open = func(_ context.Context, dev *steps.Device) (runner.Console, error) {
+		return &heldConsole{Console: s.consoles[dev.Name], s: s, name: dev.Name}, nil
+	}
+	opts.OpenProbe = func(_ context.Context, p *steps.Probe) (runner.Debugger, error) {
+		d := s.probes[p.Name]
+		if d == nil {
+			return nil, fmt.Errorf("probe %s is not open", p.Name)
+		}
+		return heldProbe{d}, nil
+	}
+	opts.Vars, opts.Sink = s.vars, sink
+	// The session's consoles keep their own logs.
+	opts.LogPaths = nil
+	res := runner.Run(rctx, seq, opts)
 	for _, r := range res.Steps {
 		for k, v := range r.Saved {
 			s.vars[k] = steps.FormatValue(v)

@@ -147,7 +147,7 @@ func (r *run) withPortReleased(ctx context.Context, port string, path *string, f
 	return ferr, nil
 }
 
-// uploadImage writes an image through the probe's OpenOCD session.
+// uploadImage writes an image through the probe's session.
 func (r *run) uploadImage(ctx context.Context, s *steps.Step, res *StepResult) error {
 	d, err := r.probe(s.To)
 	if err != nil {
@@ -191,7 +191,7 @@ func (r *run) uploadImage(ctx context.Context, s *steps.Step, res *StepResult) e
 		res.Message += ", verified"
 	}
 	if im.Reset {
-		if _, err := d.Command(pctx, "reset run"); err != nil {
+		if err := d.Reset(pctx, "run"); err != nil {
 			return probeErr(ctx, pctx, "reset", err)
 		}
 	}

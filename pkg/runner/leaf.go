@@ -43,6 +43,7 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindResume:        (*run).debugger,
 	steps.KindReset:         (*run).debugger,
 	steps.KindOpenOCD:       (*run).debugger,
+	steps.KindMonitor:       (*run).debugger,
 	steps.KindBuild:         (*run).build,
 	steps.KindUpload:        (*run).build,
 	steps.KindCamera:        (*run).camera,

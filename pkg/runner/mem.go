@@ -14,22 +14,6 @@ import (
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
-// Debugger is a debug probe session as the runner uses it: one persistent
-// connection for the whole run. *openocd.Session satisfies it.
-type Debugger interface {
-	// ReadMemory reads count values of width bits from addr.
-	ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error)
-	// WriteMemory writes values of width bits from addr on.
-	WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error
-	// Command runs a debugger command and returns what it printed.
-	Command(ctx context.Context, cmd string) (string, error)
-	Close() error
-}
-
-// ProbeOpener opens the debugger session of a probe, after the bench file,
-// --openocd or --sim bound it.
-type ProbeOpener func(ctx context.Context, p *steps.Probe) (Debugger, error)
-
 // SymbolLookup finds a symbol's address and size in bytes in an ELF file.
 type SymbolLookup func(elfPath, name string) (addr, size uint64, err error)
 
@@ -218,6 +202,7 @@ func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error
 		return probeErr(ctx, pctx, fmt.Sprintf("read %s at 0x%08x", t.what, t.addr), err)
 	}
 	res.Data = memData(t, vals, s.Mem.Label)
+	noteAccess(res, d)
 	res.Message = fmt.Sprintf("%s: %s", res.Data["label"], hexList(vals, t.width))
 	if s.Mem.SaveVar != "" {
 		if err := r.saveValues(res, s.Mem.SaveVar, vals); err != nil {
@@ -325,6 +310,7 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 		return probeErr(ctx, pctx, fmt.Sprintf("write %s at 0x%08x", t.what, t.addr), err)
 	}
 	res.Data = memData(t, vals, s.Mem.Label)
+	noteAccess(res, d)
 	res.Message = fmt.Sprintf("wrote %s", hexList(vals, t.width))
 	if !s.Mem.Verify {
 		return nil
@@ -334,6 +320,7 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 		return probeErr(ctx, pctx, fmt.Sprintf("verify %s at 0x%08x", t.what, t.addr), err)
 	}
 	res.Data["read_back"] = back
+	noteAccess(res, d)
 	for i := range vals {
 		if back[i] != vals[i] {
 			return &stepError{
@@ -379,6 +366,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 			res.Data = memData(t, vals, s.Mem.Label)
 			res.Data["polls"] = polls
 			res.Data["waited_ms"] = ms(time.Since(began))
+			noteAccess(res, d)
 			res.Message = fmt.Sprintf("%s = 0x%0*x after %d reads", t.what, t.width/4, last, polls)
 			if s.Mem.SaveVar != "" {
 				return r.saveValues(res, s.Mem.SaveVar, vals)
@@ -399,6 +387,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 		_, cond = checkValues(s.Mem.Check, []uint64{last})
 	}
 	res.Data = map[string]any{"address": t.addr, "width": t.width, "values": []uint64{last}, "label": t.what, "polls": polls}
+	noteAccess(res, d)
 	return &stepError{
 		msg:      fmt.Sprintf("%s at 0x%08x never met %s in %s (%d reads, last 0x%0*x)", t.what, t.addr, cond, time.Since(began).Round(time.Millisecond), polls, t.width/4, last),
 		expected: cond, received: fmt.Sprintf("0x%0*x", t.width/4, last),
@@ -423,29 +412,63 @@ func (r *run) pollDone(m *steps.MemSpec, v uint64) (bool, error) {
 	return b, nil
 }
 
-// debugger runs halt, resume, reset and openocd steps.
+// noteAccess says in the step's data when d had to stop a running target
+// for the step's last memory access (and resumed it after).
+func noteAccess(res *StepResult, d Debugger) {
+	if accessHalted(d) {
+		res.Data["halted_for_access"] = true
+	}
+}
+
+// debugger runs halt, resume and reset steps through the probe's typed
+// operations, and openocd and monitor steps as raw commands.
 func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) error {
 	d, err := r.probe(s.To)
 	if err != nil {
 		return err
 	}
-	var cmd string
-	switch s.Kind {
-	case steps.KindHalt:
-		cmd = "halt"
-	case steps.KindResume:
-		cmd = "resume"
-	case steps.KindReset:
-		cmd = "reset " + s.ResetMode
-	case steps.KindOpenOCD:
-		cmd, err = r.expand("openocd", s.OpenOCD)
-		if err != nil {
-			return err
-		}
+	if s.Kind == steps.KindOpenOCD || s.Kind == steps.KindMonitor {
+		return r.rawCommand(ctx, d, s, res)
 	}
 	pctx, cancel := r.probeCtx(ctx, s)
 	defer cancel()
-	out, err := d.Command(pctx, cmd)
+	var what string
+	switch s.Kind {
+	case steps.KindHalt:
+		what, err = "halt", d.Halt(pctx)
+	case steps.KindResume:
+		what, err = "resume", d.Resume(pctx)
+	case steps.KindReset:
+		what, err = "reset "+s.ResetMode, d.Reset(pctx, s.ResetMode)
+	default:
+		return fmt.Errorf("step kind %s is not a debugger step", s.Kind)
+	}
+	res.Data = map[string]any{"command": what}
+	if err != nil {
+		return probeErr(ctx, pctx, what, err)
+	}
+	res.Message = what
+	return nil
+}
+
+// rawCommand runs an openocd or monitor step: its text goes to the probe
+// as a raw command, and expect and save apply to what it printed.
+func (r *run) rawCommand(ctx context.Context, d Debugger, s *steps.Step, res *StepResult) error {
+	rc, ok := DebuggerAs[RawCommander](d)
+	if !ok {
+		return fmt.Errorf("probe %s takes no raw commands: its backend has typed operations only (mem_read, mem_write, halt, resume, reset)", s.To)
+	}
+	tmpl := s.OpenOCD
+	if s.Kind == steps.KindMonitor {
+		tmpl = s.Monitor
+	}
+	cmd, err := r.expand(string(s.Kind), tmpl)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := r.probeCtx(ctx, s)
+	defer cancel()
+	out, err := rc.Command(pctx, cmd)
 	res.Data = map[string]any{"command": cmd, "output": out}
 	if err != nil {
 		return probeErr(ctx, pctx, cmd, err)
@@ -453,9 +476,6 @@ func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) erro
 	res.Message = cmd
 	if l := lastLine([]byte(out)); l != "" {
 		res.Message += ": " + l
-	}
-	if s.Kind != steps.KindOpenOCD {
-		return nil
 	}
 	if len(s.Expect) == 0 {
 		for _, sv := range s.Save {
@@ -485,7 +505,7 @@ func (r *run) debugger(ctx context.Context, s *steps.Step, res *StepResult) erro
 		}
 	}
 	return &stepError{
-		msg:      fmt.Sprintf("openocd %s: output does not contain %s", cmd, describe(want)),
+		msg:      fmt.Sprintf("%s %s: output does not contain %s", s.Kind, cmd, describe(want)),
 		expected: describe(want), received: stream.Printable([]byte(out)),
 	}
 }

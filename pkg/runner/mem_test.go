@@ -93,6 +93,21 @@ func (p *memProbe) Command(ctx context.Context, cmd string) (string, error) {
 	return "", &busError{fmt.Sprintf("invalid command name %q", strings.Fields(cmd)[0])}
 }
 
+// Halt, Resume and Reset record what they were asked as the OpenOCD
+// command it would be, so tests see typed and raw control alike.
+func (p *memProbe) Halt(ctx context.Context) error   { return p.control("halt") }
+func (p *memProbe) Resume(ctx context.Context) error { return p.control("resume") }
+func (p *memProbe) Reset(ctx context.Context, mode string) error {
+	return p.control("reset " + mode)
+}
+
+func (p *memProbe) control(cmd string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.commands = append(p.commands, cmd)
+	return nil
+}
+
 func (p *memProbe) Close() error { p.closed = true; return nil }
 
 var symbols = map[string][2]uint64{

@@ -102,16 +102,8 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 			seq.Power[name] = e
 		}
 	}
-	for _, name := range Names(openocds) {
-		p := seq.Probe(name)
-		if p == nil {
-			var have []string
-			for _, p := range seq.Probes {
-				have = append(have, p.Name)
-			}
-			return fmt.Errorf("--openocd %s=%s: the sequence %s has no probe %q; its probes are %s%s", name, openocds[name], seq.File, name, listOrNone(have), suggest(name, have))
-		}
-		p.OpenOCD, p.Launch = openocds[name], nil
+	if err := attachProbes(seq, "openocd", openocds, (*Probe).AttachOpenOCD); err != nil {
+		return err
 	}
 	var names []string
 	for name := range ports {
@@ -129,6 +121,39 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 		}
 		dev.Port = ports[name]
 		dev.USB = nil
+	}
+	return nil
+}
+
+// BindGDB applies --gdb NAME=ADDR overrides after Bind: each probe named
+// attaches to the GDB remote stub at ADDR (HOST:PORT or a serial port). It
+// is an error to name a probe the sequence does not have, or one that
+// --openocd binds too (openocds).
+func BindGDB(seq *Sequence, gdbs, openocds map[string]string) error {
+	for _, name := range Names(gdbs) {
+		if addr, ok := openocds[name]; ok {
+			return fmt.Errorf("--gdb %s=%s: probe %s is bound to OpenOCD by --openocd %s=%s too; give one of them", name, gdbs[name], name, name, addr)
+		}
+		if addr := gdbs[name]; !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
+			return fmt.Errorf("--gdb %s=%s: want HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)
+		}
+	}
+	return attachProbes(seq, "gdb", gdbs, (*Probe).AttachGDB)
+}
+
+// attachProbes binds each probe named in addrs (from --FLAG NAME=ADDR)
+// with attach.
+func attachProbes(seq *Sequence, flag string, addrs map[string]string, attach func(*Probe, string)) error {
+	for _, name := range Names(addrs) {
+		p := seq.Probe(name)
+		if p == nil {
+			var have []string
+			for _, p := range seq.Probes {
+				have = append(have, p.Name)
+			}
+			return fmt.Errorf("--%s %s=%s: the sequence %s has no probe %q; its probes are %s%s", flag, name, addrs[name], seq.File, name, listOrNone(have), suggest(name, have))
+		}
+		attach(p, addrs[name])
 	}
 	return nil
 }
@@ -205,13 +230,15 @@ func Names(m map[string]string) []string {
 // several probes the launched OpenOCD uses.
 func overlayProbe(p, b *Probe) {
 	switch {
+	case b.GDB != "":
+		p.AttachGDB(b.GDB)
 	case b.OpenOCD != "":
-		p.OpenOCD, p.Launch = b.OpenOCD, nil
+		p.AttachOpenOCD(b.OpenOCD)
 	case b.Launch != nil:
 		if p.Launch == nil {
 			p.Launch = &Launch{}
 		}
-		p.OpenOCD = ""
+		p.OpenOCD, p.GDB = "", ""
 		l := b.Launch
 		if len(l.Config) > 0 {
 			p.Launch.Config = l.Config

@@ -110,6 +110,8 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 		s.ResetMode = d.oneOf(v, "reset", "run", "halt", "init")
 	case s.Kind == KindOpenOCD && k == "openocd":
 		s.OpenOCD, _ = d.template(v, "openocd")
+	case s.Kind == KindMonitor && k == "monitor":
+		s.Monitor, _ = d.template(v, "monitor")
 	default:
 		return false
 	}
@@ -229,7 +231,7 @@ func (d *decoder) memCheck(v *yaml.Node) *MemCheck {
 	return c
 }
 
-var probeKeys = []string{"openocd", "launch", "elf", "adapter_serial"}
+var probeKeys = []string{"openocd", "launch", "gdb", "elf", "adapter_serial"}
 var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary"}
 
 // probes decodes a probes section: name -> {openocd: host:port} or
@@ -258,6 +260,11 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 			if pr.OpenOCD != "" && !strings.Contains(pr.OpenOCD, ":") {
 				d.add(d.pos(p.val), "openocd must be HOST:PORT of a running OpenOCD's telnet server, like 127.0.0.1:4444")
 			}
+		case "gdb":
+			pr.GDB, _ = d.str(p.val, "gdb")
+			if pr.GDB != "" && !strings.Contains(pr.GDB, ":") && !strings.HasPrefix(pr.GDB, "/") {
+				d.add(d.pos(p.val), "gdb must be HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port that speaks it, like /dev/ttyACM0 (a Black Magic Probe), found %q", pr.GDB)
+			}
 		case "launch":
 			l := d.launch(p.val)
 			if pr.Launch != nil && l.AdapterSerial == "" {
@@ -277,8 +284,11 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 			d.unknownKey(p.key, "probe "+pr.Name, probeKeys)
 		}
 	}
-	if pr.OpenOCD != "" && pr.Launch != nil {
+	switch {
+	case pr.OpenOCD != "" && pr.Launch != nil:
 		d.add(pr.Pos, "probe %s: give openocd (attach to a running one) or launch, not both", pr.Name)
+	case pr.GDB != "" && (pr.OpenOCD != "" || pr.Launch != nil):
+		d.add(pr.Pos, "probe %s: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both", pr.Name)
 	}
 }
 

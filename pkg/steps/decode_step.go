@@ -515,5 +515,5 @@ func isTrueKind(ps []pair, key string) bool {
 
 // canExpect reports whether steps of kind k take an expect key.
 func canExpect(k Kind) bool {
-	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD || k == KindExec
+	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD || k == KindMonitor || k == KindExec
 }

@@ -36,8 +36,8 @@ const (
 	// CapHostExec runs host programs: exec, build and upload commands.
 	CapHostExec
 	// CapDebugRaw sends the debugger a command as text (an openocd: step
-	// OpenOCD runs as Tcl), or has it run a configuration file: both can
-	// run host programs.
+	// OpenOCD runs as Tcl, a monitor: step a GDB stub runs), or has it run
+	// a configuration file: both can run host programs.
 	CapDebugRaw
 
 	capEnd
@@ -62,7 +62,7 @@ var capNames = map[Cap][2]string{
 	CapPower:        {"power", "switch a board's power with the bench file's commands"},
 	CapReadFiles:    {"read-files", "read host files (ELF files, images, sequence files)"},
 	CapHostExec:     {"host-exec", "run host programs (exec, build and upload commands)"},
-	CapDebugRaw:     {"debug-raw", "raw debugger commands (OpenOCD Tcl) and configuration files"},
+	CapDebugRaw:     {"debug-raw", "raw debugger commands (OpenOCD Tcl, GDB monitor commands) and configuration files"},
 }
 
 // String is the capability's short name, or the names of a set joined
@@ -105,10 +105,27 @@ type KindSpec struct {
 	On Target
 	// Note says when a step of the kind does less than Caps.
 	Note string
+	// Raw is the raw command ability the step's probe needs: RawNone for
+	// typed operations only.
+	Raw RawNeed
 	// caps, when set, says what one step of the kind does, which may be
 	// less than Caps (an upload through the probe runs no host program).
 	caps func(*Step) Cap
 }
+
+// RawNeed is what a step needs of its probe beyond typed operations.
+type RawNeed int
+
+// Raw command needs.
+const (
+	// RawNone: typed operations are enough.
+	RawNone RawNeed = iota
+	// RawAny: raw commands in the probe's own language (OpenOCD Tcl, a
+	// GDB stub's monitor commands).
+	RawAny
+	// RawTcl: raw commands that OpenOCD runs as Tcl.
+	RawTcl
+)
 
 // Target is what a step acts on by name.
 type Target int
@@ -157,8 +174,11 @@ var kindTable = []KindSpec{
 	{Kind: KindHalt, On: OnProbe, Keys: []string{"halt"}, Caps: CapProbeControl, Doc: "halt the target", Allowed: []string{"probe", "timeout"}},
 	{Kind: KindResume, On: OnProbe, Keys: []string{"resume"}, Caps: CapProbeControl, Doc: "resume the target", Allowed: []string{"probe", "timeout"}},
 	{Kind: KindReset, On: OnProbe, Keys: []string{"reset"}, Caps: CapProbeControl, Doc: "reset the target through its probe", Allowed: []string{"probe", "timeout"}},
-	{Kind: KindOpenOCD, On: OnProbe, Keys: []string{"openocd"}, Caps: CapDebugRaw, Doc: "a raw OpenOCD command",
+	{Kind: KindOpenOCD, On: OnProbe, Keys: []string{"openocd"}, Caps: CapDebugRaw, Doc: "a raw OpenOCD command", Raw: RawTcl,
 		Note:    "a typed command (md*, mw*, halt, resume, reset, ...) needs only what it does",
+		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
+	{Kind: KindMonitor, On: OnProbe, Keys: []string{"monitor"}, Caps: CapDebugRaw, Doc: "a raw command in the probe's own language (OpenOCD Tcl, a GDB stub's monitor)", Raw: RawAny,
+		Note:    "on OpenOCD, checked as an openocd step",
 		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
 
 	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},

@@ -34,6 +34,7 @@ const (
 	KindResume   Kind = "resume"
 	KindReset    Kind = "reset"
 	KindOpenOCD  Kind = "openocd"
+	KindMonitor  Kind = "monitor"
 
 	KindBuild  Kind = "build"
 	KindUpload Kind = "upload"
@@ -112,18 +113,54 @@ func (s *Sequence) Probe(name string) *Probe {
 	return nil
 }
 
-// Probe is a debug probe reached through OpenOCD: a running OpenOCD's
-// telnet address, or an OpenOCD that hilrun launches for the run.
+// Probe is a debug probe: reached through OpenOCD (a running OpenOCD's
+// telnet address, or an OpenOCD that hilrun launches for the run), or
+// through a GDB remote stub. Backend says which.
 type Probe struct {
 	Name string
 	// OpenOCD is host:port of a running OpenOCD's telnet server.
 	OpenOCD string
 	Launch  *Launch
+	// GDB is host:port of a GDB remote stub (QEMU's gdbstub, pyOCD's or
+	// J-Link's GDB server), or the serial port of a probe that speaks the
+	// GDB remote protocol itself (a Black Magic Probe's /dev/ttyACM0).
+	GDB string
 	// ELF is the default file for symbol lookups on this probe.
 	ELF string
 	// Implicit is true for a probe only named by steps.
 	Implicit bool
 	Pos      Pos
+}
+
+// Probe backends: how a probe is reached (Probe.Backend). internal/engine
+// registers how each is opened.
+const (
+	BackendOpenOCD = "openocd"
+	BackendGDB     = "gdb"
+)
+
+// Backend says how p is reached: BackendOpenOCD for openocd: and launch:,
+// BackendGDB for gdb:, "" while nothing binds it.
+func (p *Probe) Backend() string {
+	switch {
+	case p.GDB != "":
+		return BackendGDB
+	case p.OpenOCD != "" || p.Launch != nil:
+		return BackendOpenOCD
+	}
+	return ""
+}
+
+// AttachOpenOCD binds p to the running OpenOCD at addr, in place of
+// whatever bound it before.
+func (p *Probe) AttachOpenOCD(addr string) {
+	p.OpenOCD, p.Launch, p.GDB = addr, nil, ""
+}
+
+// AttachGDB binds p to the GDB remote stub at addr (HOST:PORT or a serial
+// port), in place of whatever bound it before.
+func (p *Probe) AttachGDB(addr string) {
+	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
 }
 
 // Camera returns the camera called name, or nil.
@@ -502,9 +539,11 @@ type Step struct {
 
 	// memory and debugger steps.
 	Mem *MemSpec
-	// OpenOCD is the command of an openocd step; Expect and Save apply to
-	// its output. ResetMode is run, halt or init.
+	// OpenOCD is the command of an openocd step (OpenOCD Tcl), Monitor
+	// that of a monitor step (the probe's own raw command); Expect and
+	// Save apply to their output. ResetMode is run, halt or init.
 	OpenOCD   *Template
+	Monitor   *Template
 	ResetMode string
 
 	// build and upload.
@@ -576,6 +615,10 @@ func (s *Step) Title() string {
 	case KindOpenOCD:
 		if s.OpenOCD != nil {
 			return clip(s.OpenOCD.Raw)
+		}
+	case KindMonitor:
+		if s.Monitor != nil {
+			return clip(s.Monitor.Raw)
 		}
 	case KindReset:
 		return "reset " + s.ResetMode

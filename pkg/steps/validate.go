@@ -332,6 +332,9 @@ func (v *validator) step(s *Step) {
 	case KindOpenOCD:
 		v.template(s.Pos, s.OpenOCD)
 		v.expect(s)
+	case KindMonitor:
+		v.template(s.Pos, s.Monitor)
+		v.expect(s)
 	case KindBuild, KindUpload:
 		if b := s.Build; b != nil {
 			v.command(s.Pos, b.Command, b.Env, b.Port)

@@ -27,7 +27,6 @@ import (
 
 	"github.com/hilrun/hilrun/bench"
 	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/camera"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -118,7 +117,7 @@ func cameraBench(dir string, n, rounds int) error {
 	argv := camera.Argv(camera.Source{Input: url, Format: "mpjpeg"}, 1, filepath.Join(dir, "direct.png"))
 	var hil, direct []time.Duration
 	for r := 0; r < rounds; r++ {
-		d, err := stepDurations(seq, runner.Options{Camera: engine.Camera(), ArtifactDir: filepath.Join(dir, fmt.Sprint("h", r))}, steps.KindCamera)
+		d, err := stepDurations(seq, engine.Options(engine.RunConfig{ArtifactDir: filepath.Join(dir, fmt.Sprint("h", r))}), steps.KindCamera)
 		if err != nil {
 			return err
 		}
@@ -159,7 +158,7 @@ func execBench(dir string, n, rounds int) error {
 	}
 	var hil, pyd []time.Duration
 	for r := 0; r < rounds; r++ {
-		d, err := stepDurations(seq, runner.Options{Host: build.ExecRunner{}, ArtifactDir: filepath.Join(dir, fmt.Sprint("i", r))}, steps.KindExec)
+		d, err := stepDurations(seq, engine.Options(engine.RunConfig{ArtifactDir: filepath.Join(dir, fmt.Sprint("i", r))}), steps.KindExec)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hilrun/hilrun/internal/cli"
+)
+
+// A probe on a GDB remote stub: an openocd step on it is invalid input,
+// found before anything opens; a monitor step is valid, and a stub that
+// cannot be reached is a bench error.
+func TestGDBProbeExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tcl := write("tcl.yaml", "steps:\n  - halt: true\n  - openocd: reg pc\n")
+	monitor := write("monitor.yaml", "steps:\n  - monitor: info registers\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"openocd step on gdb", []string{"run", "--gdb", "target=127.0.0.1:1", tcl}, cli.ExitInvalid, tcl + ":3:5: an openocd step sends OpenOCD Tcl, and probe target is a gdb probe"},
+		{"openocd step on gdb, repl", []string{"repl", "--gdb", "target=127.0.0.1:1", tcl}, cli.ExitInvalid, tcl + ":3:5: an openocd step sends OpenOCD Tcl"},
+		{"monitor step on gdb", []string{"run", "--gdb", "target=127.0.0.1:1", monitor}, cli.ExitInfra, "ERROR monitor: probe target: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := cli.Main(tc.args, strings.NewReader(""), &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
+			}
+			if !strings.Contains(out.String()+errOut.String(), tc.want) {
+				t.Errorf("the output does not say %q:\n%s%s", tc.want, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// hilrun mcp --gdb binds a probe to a GDB stub as a bench entry would; an
+// address that is neither HOST:PORT nor a path is invalid input.
+func TestMCPGDBFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"mcp", "--gdb", "p=qemu"}, strings.NewReader(""), &out, &errOut)
+	if code != cli.ExitInvalid || !strings.Contains(errOut.String(), "--gdb p=qemu: want HOST:PORT") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// SerialConfig is the serial port configuration of device dev: its port
+// and line settings. The caller adds where logs go and how to find a USB
+// device again.
+func SerialConfig(dev *steps.Device) serialx.Config {
+	return serialx.Config{
+		Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
+		StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
+		Reconnect: dev.Reconnect,
+	}
+}
+
+// ConsoleOptions are what the command opening consoles decides for them.
+type ConsoleOptions struct {
+	// LogDir receives each console's raw and timeline logs; "" keeps none.
+	LogDir string
+	// Warn receives warnings, such as a lock folder hilrun cannot write;
+	// nil drops them.
+	Warn func(msg string)
+}
+
+// OpenConsole opens devices as serial consoles. A device given by USB
+// identity is found by it, then and after every re-enumeration; the
+// runner may release a console's port for an upload and take it back.
+func OpenConsole(o ConsoleOptions) runner.Opener {
+	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
+		cfg := SerialConfig(dev)
+		cfg.LogDir, cfg.Warn = o.LogDir, o.Warn
+		if dev.USB != nil {
+			u := *dev.USB
+			cfg.Resolve = func(ctx context.Context) (string, error) { return serialx.FindUSB(u.VID, u.PID, u.Serial) }
+			if cfg.Path == "" {
+				p, err := cfg.Resolve(ctx)
+				if err != nil {
+					return nil, err
+				}
+				cfg.Path = p
+			}
+		}
+		c, err := serialx.Open(ctx, dev.Name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &handoverConsole{Console: c, resolve: cfg.Resolve}, nil
+	}
+}
+
+// handoverConsole lets the runner release a console's port for an upload
+// and take it back, following a USB device that re-enumerates.
+type handoverConsole struct {
+	*serialx.Console
+	resolve func(ctx context.Context) (string, error)
+}
+
+func (c *handoverConsole) Reacquire(ctx context.Context) error {
+	return c.Console.Reacquire(ctx, serialx.ReacquireOptions{Resolve: c.resolve})
+}
+
+// LogPath is the raw log file of console c, or "" when it keeps none.
+func LogPath(c runner.Console) string {
+	if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
+		raw, _ := lc.LogPaths()
+		return raw
+	}
+	return ""
+}

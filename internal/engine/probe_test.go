@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// Every registered backend's probe spec is a key of the probe settings in
+// both schemas, so that editors accept the probes hilrun can open; and
+// every backend is reached by the spec of its name.
+func TestBackendsAreInTheSchemas(t *testing.T) {
+	for _, file := range []string{"sequence.schema.json", "bench.schema.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "schemas", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Defs struct {
+				Probe struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"probe"`
+			} `json:"$defs"`
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if len(s.Defs.Probe.Properties) == 0 {
+			t.Fatalf("%s has no $defs.probe.properties", file)
+		}
+		for _, b := range Backends() {
+			if _, ok := s.Defs.Probe.Properties[b.Name]; !ok {
+				t.Errorf("%s: probe settings have no %q key for the %s backend", file, b.Name, b.Name)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		p    steps.Probe
+		want string
+	}{
+		{steps.Probe{OpenOCD: "127.0.0.1:4444"}, steps.BackendOpenOCD},
+		{steps.Probe{Launch: &steps.Launch{Config: []string{"x.cfg"}}}, steps.BackendOpenOCD},
+		{steps.Probe{GDB: "127.0.0.1:1234"}, steps.BackendGDB},
+	} {
+		if got := tc.p.Backend(); got != tc.want {
+			t.Errorf("%+v: backend %q, want %q", tc.p, got, tc.want)
+		}
+		if _, ok := LookupBackend(tc.want); !ok {
+			t.Errorf("no backend is registered for %q", tc.want)
+		}
+	}
+}
+
+// Raw command steps run only where the backend takes them: openocd steps
+// on OpenOCD, monitor steps on any backend with raw commands. The error
+// names the step's FILE:LINE:COL.
+func TestCheckRaw(t *testing.T) {
+	const src = `probes:
+  ocd: {openocd: "127.0.0.1:4444"}
+  stub: {gdb: "127.0.0.1:1234"}
+  later:
+steps:
+  - {openocd: targets, probe: ocd}
+  - {monitor: targets, probe: ocd}
+  - {monitor: info registers, probe: stub}
+  - {halt: true, probe: stub}
+  - {openocd: targets, probe: later}
+  - group: g
+    steps:
+      - {openocd: reg pc, probe: stub}
+`
+	seq, err := steps.Parse("raw.yaml", []byte(src), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckRaw(seq)
+	var el steps.ErrorList
+	if !errors.As(err, &el) {
+		t.Fatalf("CheckRaw = %v, want an ErrorList", err)
+	}
+	if len(el) != 1 || !strings.HasPrefix(el[0].Error(), "raw.yaml:13:9: an openocd step sends OpenOCD Tcl, and probe stub is a gdb probe, not OpenOCD: use a monitor step") {
+		t.Errorf("CheckRaw:\n%v", err)
+	}
+
+	// A backend without raw commands refuses monitor steps too.
+	err = checkRaw(seq, []Backend{{Name: steps.BackendOpenOCD, Raw: true, Tcl: true}, {Name: steps.BackendGDB}})
+	if !errors.As(err, &el) || len(el) != 2 || !strings.Contains(el[0].Error(), "raw.yaml:8:5: a monitor step sends a raw command, and probe stub (gdb) takes none") {
+		t.Errorf("CheckRaw without raw commands on gdb:\n%v", err)
+	}
+}
+
+// An unbound probe and an OpenOCD launch without configuration are found
+// before anything opens.
+func TestCheckProbes(t *testing.T) {
+	seq, err := steps.Parse("p.yaml", []byte("probes:\n  a:\n  b: {launch: {}}\nsteps:\n  - {halt: true, probe: a}\n  - {halt: true, probe: b}\n"), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := ""
+	if err := CheckProbes(seq); err != nil {
+		msg = err.Error()
+	}
+	for _, want := range []string{"p.yaml:2:3: probe a is not bound: give it openocd: HOST:PORT, launch: {config: [...]} or gdb: HOST:PORT", "p.yaml:3:3: probe b: launch needs config files"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("CheckProbes does not say %q:\n%s", want, msg)
+		}
+	}
+}
+
+// The gdb backend of a build without it says so, and opens nothing.
+func TestOpenProbeUnavailableBackend(t *testing.T) {
+	open := openProbe([]Backend{{Name: steps.BackendGDB, Open: unavailable("gdb"), Raw: true}}, ProbeOptions{})
+	d, err := open(context.Background(), &steps.Probe{Name: "x", GDB: "127.0.0.1:1"})
+	if d != nil || err == nil || err.Error() != "gdb backend not available in this build" {
+		t.Errorf("OpenProbe = %v, %v", d, err)
+	}
+	if _, err := open(context.Background(), &steps.Probe{Name: "y"}); err == nil || !strings.Contains(err.Error(), "nothing binds it") {
+		t.Errorf("an unbound probe: %v", err)
+	}
+}

@@ -1,0 +1,58 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// gdbBench binds probe p to a GDB remote stub that is not there.
+func gdbBench(c *Config) {
+	c.Bench = &steps.Bench{Probes: map[string]*steps.Probe{"p": {Name: "p", GDB: "127.0.0.1:1"}}}
+}
+
+// A monitor step on OpenOCD is Tcl, checked as an openocd step: a typed
+// command runs by default, anything else needs --allow-debug-tcl.
+func TestMonitorOnOpenOCD(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	out := e.sequence(map[string]any{"steps": []any{map[string]any{"monitor": "version", "expect": "Open On-Chip Debugger"}}})
+	if statuses(out) != "0:passed" {
+		t.Errorf("monitor: version: %s %+v", statuses(out), out.Steps)
+	}
+	msg := e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"monitor": "exec id"}}})
+	if !strings.Contains(msg, "--allow-debug-tcl") {
+		t.Errorf("monitor: exec id: %s", msg)
+	}
+}
+
+// A monitor step on a GDB probe is a raw command the policy cannot read:
+// it needs --allow-debug-tcl, and a read-only server refuses it. An
+// openocd step on a GDB probe is refused before anything opens.
+func TestMonitorOnGDB(t *testing.T) {
+	step := map[string]any{"steps": []any{map[string]any{"monitor": "info registers", "probe": "p"}}}
+	t.Run("default", func(t *testing.T) {
+		e := newEnv(t, envOptions{config: gdbBench})
+		if msg := e.callErr("serial_sequence", step); !strings.Contains(msg, "raw debugger commands") || !strings.Contains(msg, "--allow-debug-tcl") {
+			t.Errorf("monitor on gdb: %s", msg)
+		}
+	})
+	t.Run("read-only", func(t *testing.T) {
+		e := newEnv(t, envOptions{config: func(c *Config) { gdbBench(c); c.Policy.AllowDebugTcl, c.Policy.ReadOnly = true, true }})
+		if msg := e.callErr("serial_sequence", step); !strings.Contains(msg, "read-only") {
+			t.Errorf("monitor on gdb, read-only: %s", msg)
+		}
+	})
+	t.Run("allow-debug-tcl", func(t *testing.T) {
+		e := newEnv(t, envOptions{config: func(c *Config) { gdbBench(c); c.Policy.AllowDebugTcl = true }})
+		// Allowed: it goes to the probe, which cannot be reached.
+		out := e.sequence(step)
+		if out.Status == "passed" || strings.Contains(out.Error, "refused") || !strings.Contains(out.Error, "probe p") {
+			t.Errorf("monitor on gdb with --allow-debug-tcl: %s %q", out.Status, out.Error)
+		}
+		msg := e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"openocd": "targets", "probe": "p"}}})
+		if !strings.Contains(msg, "an openocd step sends OpenOCD Tcl, and probe p is a gdb probe") {
+			t.Errorf("openocd on gdb: %s", msg)
+		}
+	})
+}
