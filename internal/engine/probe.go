@@ -33,7 +33,7 @@ type Backend struct {
 // probeBackends are the probe backends of this build, one line each.
 var probeBackends = []Backend{
 	{Name: steps.BackendOpenOCD, Open: openOpenOCD, Raw: true, Tcl: true},
-	{Name: steps.BackendGDB, Open: unavailable("gdb"), Raw: true}, // the gdb backend: replaced when pkg/gdbremote merges
+	{Name: steps.BackendGDB, Open: openGDB, Raw: true},
 }
 
 // ProbeOptions are what the command opening probes decides for them.
@@ -97,13 +97,6 @@ func describeSpec(p *steps.Probe) string {
 		return "a " + b + " probe"
 	}
 	return "nothing binds it"
-}
-
-// unavailable opens nothing: a backend whose package is not in this build.
-func unavailable(name string) func(context.Context, *steps.Probe, ProbeOptions) (runner.Debugger, error) {
-	return func(context.Context, *steps.Probe, ProbeOptions) (runner.Debugger, error) {
-		return nil, fmt.Errorf("%s backend not available in this build", name)
-	}
 }
 
 // openOpenOCD opens an OpenOCD session: attached to a running OpenOCD, or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,12 +114,20 @@ func TestCheckProbes(t *testing.T) {
 	}
 }
 
-// The gdb backend of a build without it says so, and opens nothing.
-func TestOpenProbeUnavailableBackend(t *testing.T) {
-	open := openProbe([]Backend{{Name: steps.BackendGDB, Open: unavailable("gdb"), Raw: true}}, ProbeOptions{})
-	d, err := open(context.Background(), &steps.Probe{Name: "x", GDB: "127.0.0.1:1"})
-	if d != nil || err == nil || err.Error() != "gdb backend not available in this build" {
-		t.Errorf("OpenProbe = %v, %v", d, err)
+// A gdb probe opens through pkg/gdbremote: a stub that is not there is a
+// clear error naming its address, never a nil session; a probe nothing
+// binds says so.
+func TestOpenProbeGDBBackend(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	open := OpenProbe(ProbeOptions{})
+	d, err := open(context.Background(), &steps.Probe{Name: "x", GDB: addr})
+	if d != nil || err == nil || !strings.Contains(err.Error(), addr) {
+		t.Errorf("OpenProbe of a stub that is not there = %v, %v", d, err)
 	}
 	if _, err := open(context.Background(), &steps.Probe{Name: "y"}); err == nil || !strings.Contains(err.Error(), "nothing binds it") {
 		t.Errorf("an unbound probe: %v", err)
