@@ -221,6 +221,8 @@ type Console struct {
 
 	released atomic.Bool
 	follow   *USBMatch // the USB identity to reacquire by; guarded by hsem
+	gmu      sync.Mutex
+	gaps     []Gap // guarded by gmu
 
 	rx, tx     atomic.Int64
 	connected  atomic.Bool
