@@ -256,6 +256,19 @@ func (t *Leases) Drop(key, owner string) bool {
 	return true
 }
 
+// DropKey ends key's lease, whoever holds it, as closing the port's
+// console does; it reports whether there was one.
+func (t *Leases) DropKey(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.liveLocked(key, t.now()) == nil {
+		return false
+	}
+	delete(t.m, key)
+	t.signalLocked()
+	return true
+}
+
 // DropOwner ends every lease of owner, as the end of its session does, and
 // returns them.
 func (t *Leases) DropOwner(owner string) []Lease {
