@@ -365,6 +365,11 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 	if !ci.Released || ci.Connected || ci.LeaseState != "released" || ci.LeaseOwner == "" || ci.Cursor != stop {
 		t.Fatalf("console_release = %+v", ci)
 	}
+	var st statusResult
+	decode(t, e.call("serial_status", map[string]any{"console": id}), &st)
+	if !st.Connections[0].Released || st.Connections[0].Connected {
+		t.Errorf("serial_status while released = %+v", st.Connections[0])
+	}
 	if msg := e.callErr("serial_send", map[string]any{"console": id, "text": "echo lost"}); !strings.Contains(msg, "released") {
 		t.Errorf("serial_send while released: %s", msg)
 	}

@@ -369,6 +369,7 @@ type connStatus struct {
 	Baud         int    `json:"baud"`
 	LineEnding   string `json:"line_ending"`
 	Connected    bool   `json:"connected"`
+	Released     bool   `json:"released"`
 	RxBytes      int64  `json:"rx_bytes"`
 	TxBytes      int64  `json:"tx_bytes"`
 	Cursor       int64  `json:"cursor"`
@@ -408,7 +409,7 @@ func (s *Server) serialStatus(ctx context.Context, req mcp.CallToolRequest, a *s
 		c.mu.Unlock()
 		cst := connStatus{
 			ConnectionID: c.id, Label: c.label, Port: c.port, Baud: c.cfg.Baud, LineEnding: c.lineEnding,
-			Connected: st.Connected, RxBytes: st.RxBytes, TxBytes: st.TxBytes, Cursor: c.console.Cursor(),
+			Connected: st.Connected, Released: st.Released, RxBytes: st.RxBytes, TxBytes: st.TxBytes, Cursor: c.console.Cursor(),
 			ReadCursor: rc, Error: st.Err, HeldBy: s.locks.holderOf(portKey(realPort(c.port))),
 			OpenedAt: c.opened.UTC().Format(time.RFC3339Nano), Log: raw, Timeline: tl, LogResource: connLogURI(c.id),
 		}

@@ -144,7 +144,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 
 	s.addTool(mcp.NewTool("serial_status",
 		mcp.WithTitleAnnotation("Show serial connections"),
-		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
+		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, released (let go of for another program by console_release), bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
 		connectionArg(), connectionIDArg(),
 		mcp.WithOutputSchema[statusResult](),
 		mcp.WithReadOnlyHintAnnotation(true),
