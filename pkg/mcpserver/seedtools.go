@@ -148,7 +148,7 @@ func (s *Server) leaseBusy(ctx context.Context, key string) error {
 	if !ok || l.State != serialx.LeaseHeld || l.Owner == sessionOwner(ctx) {
 		return nil
 	}
-	return fmt.Errorf("%w: %w; it is released when that session ends", ErrBusy, &serialx.LeaseError{Lease: l})
+	return fmt.Errorf("%w: %w", ErrBusy, &serialx.LeaseError{Lease: l})
 }
 
 // sessionEnded ends the leases of an MCP session that has ended: a
