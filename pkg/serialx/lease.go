@@ -11,10 +11,11 @@ import (
 )
 
 // Leases is the one record, in a process, of who holds which serial port
-// across calls: an MCP session that took a console with console_hold (or
-// acquire_lock), a pool run that holds its bench's ports, a session that
-// released a console for a flasher and will take it back. A lease is keyed
-// by the port (LeaseKey) and names its owner (an MCP session id, a run id):
+// across calls: an MCP session that holds a port for several calls (the
+// PlatformIO tools' acquire_lock), a pool run that holds its bench's ports,
+// a session that released a console for a flasher (console_release) and
+// will take it back (console_hold). A lease is keyed by the port (LeaseKey)
+// and names its owner (an MCP session id, a run id):
 //
 //   - held: the owner uses the port, and the other callers of this process
 //     must not (Check names the owner to them);
