@@ -195,10 +195,17 @@ type summary struct {
 // reports success.
 func runClient(t *testing.T, mark string, args ...string) {
 	t.Helper()
+	runScript(t, mark, "client.mjs", args...)
+}
+
+// runScript runs node script with args and fails the test unless the
+// JSON summary it prints last reports success.
+func runScript(t *testing.T, mark, script string, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	var stdout, stderr testenv.Buffer
-	cmd := exec.CommandContext(ctx, "node", append([]string{"client.mjs"}, args...)...)
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	cmd.Env = markedEnv(mark)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -209,17 +216,17 @@ func runClient(t *testing.T, mark string, args ...string) {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	t.Logf("node client.mjs %s: %s\n%s", args[0], time.Since(start).Round(time.Millisecond), stderr.String())
+	t.Logf("node %s %s: %s\n%s", script, args[0], time.Since(start).Round(time.Millisecond), stderr.String())
 	if ctx.Err() != nil {
-		t.Fatalf("node client.mjs %s did not finish within %s\nstdout:\n%s", args[0], runTimeout, stdout.String())
+		t.Fatalf("node %s %s did not finish within %s\nstdout:\n%s", script, args[0], runTimeout, stdout.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum summary
 	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); jerr != nil {
-		t.Fatalf("node client.mjs %s: %v; its last line is not a JSON summary (%v)\nstdout:\n%s", args[0], err, jerr, stdout.String())
+		t.Fatalf("node %s %s: %v; its last line is not a JSON summary (%v)\nstdout:\n%s", script, args[0], err, jerr, stdout.String())
 	}
 	if err != nil || !sum.OK {
-		t.Fatalf("node client.mjs %s failed (%v): %s\nsummary: %s", args[0], err, sum.Error, lines[len(lines)-1])
+		t.Fatalf("node %s %s failed (%v): %s\nsummary: %s", script, args[0], err, sum.Error, lines[len(lines)-1])
 	}
 	t.Logf("passed checks: %s", strings.Join(sum.Checks, "; "))
 }

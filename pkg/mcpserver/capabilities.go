@@ -54,6 +54,14 @@ var toolTable = []toolSpec{
 	{Name: "build", Caps: steps.CapHostExec | steps.CapReadFiles, Always: steps.CapHostExec | steps.CapReadFiles, PerStep: true},
 	{Name: "upload", Caps: steps.CapHostExec | steps.CapMemWrite | steps.CapReadFiles | steps.CapDevice, Always: steps.CapMemWrite | steps.CapReadFiles, PerStep: true},
 	{Name: "task_status"},
+	{Name: "console_list", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "serial_send", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "serial_send_ctrl", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "serial_snapshot", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "log_info", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "log_search", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "console_release", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "console_hold", Caps: steps.CapDevice, Always: steps.CapDevice},
 }
 
 func lookupTool(name string) (toolSpec, bool) {
@@ -70,6 +78,7 @@ func lookupTool(name string) (toolSpec, bool) {
 // allow, is refused before h runs.
 func (s *Server) addTool(t mcp.Tool, h server.ToolHandlerFunc) {
 	spec, known := lookupTool(t.Name)
+	t, h = withConsoleAlias(t, h)
 	if ro := t.Annotations.ReadOnlyHint; ro != nil && *ro {
 		// mcp.NewTool starts every tool destructive; one that changes
 		// nothing is not (clients ask before destructive calls).

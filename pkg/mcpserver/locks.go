@@ -45,6 +45,9 @@ type locker struct {
 	held    map[string]holder
 	changed chan struct{} // closed and replaced on every release
 	waiting int           // callers waiting for a key, for tests
+	// check, if set, refuses a key to the call behind ctx at once, as
+	// for a port another session holds a lease of.
+	check func(ctx context.Context, key string) error
 }
 
 func newLocker() *locker {
@@ -61,6 +64,13 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		timer = t.C
+	}
+	if l.check != nil {
+		for _, k := range keys {
+			if err := l.check(ctx, k); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for {
 		l.mu.Lock()

@@ -135,7 +135,7 @@ type openArgs struct {
 	BaudRate      int    `json:"baud_rate"`
 	LineEnding    string `json:"line_ending"`
 	Label         string `json:"label"`
-	DataBits      int    `json:"data_bits"`
+	DataBits      digits `json:"data_bits"` // 8 or "8"
 	Parity        string `json:"parity"`
 	StopBits      any    `json:"stop_bits"`
 	FlowControl   string `json:"flow_control"`
@@ -182,7 +182,7 @@ func (s *Server) openBenchDevice(a *openArgs, d *steps.Device) error {
 		a.Baud = d.Baud
 	}
 	if a.DataBits == 0 {
-		a.DataBits = d.DataBits
+		a.DataBits = digits(d.DataBits)
 	}
 	if a.Parity == "" {
 		a.Parity = d.Parity
@@ -258,7 +258,7 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	id := "c" + strconv.Itoa(s.nextID)
 	s.mu.Unlock()
 	cfg := serialx.Config{
-		Path: a.Port, Baud: baud, DataBits: a.DataBits, Parity: a.Parity, StopBits: stop,
+		Path: a.Port, Baud: baud, DataBits: int(a.DataBits), Parity: a.Parity, StopBits: stop,
 		FlowControl: a.FlowControl, LogDir: filepath.Join(s.logDir, "connections", id),
 	}
 	name := a.Label
@@ -336,6 +336,7 @@ func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *cl
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
+	s.leases.DropKey(leaseKey(c.port))
 	err = c.console.Close()
 	s.logf("closed connection %s (%s)", c.id, c.port)
 	out := closeResult{ConnectionID: c.id, Port: c.port, Closed: true, LogResource: connLogURI(c.id)}
@@ -368,6 +369,7 @@ type connStatus struct {
 	Baud         int    `json:"baud"`
 	LineEnding   string `json:"line_ending"`
 	Connected    bool   `json:"connected"`
+	Released     bool   `json:"released"`
 	RxBytes      int64  `json:"rx_bytes"`
 	TxBytes      int64  `json:"tx_bytes"`
 	Cursor       int64  `json:"cursor"`
@@ -407,7 +409,7 @@ func (s *Server) serialStatus(ctx context.Context, req mcp.CallToolRequest, a *s
 		c.mu.Unlock()
 		cst := connStatus{
 			ConnectionID: c.id, Label: c.label, Port: c.port, Baud: c.cfg.Baud, LineEnding: c.lineEnding,
-			Connected: st.Connected, RxBytes: st.RxBytes, TxBytes: st.TxBytes, Cursor: c.console.Cursor(),
+			Connected: st.Connected, Released: st.Released, RxBytes: st.RxBytes, TxBytes: st.TxBytes, Cursor: c.console.Cursor(),
 			ReadCursor: rc, Error: st.Err, HeldBy: s.locks.holderOf(portKey(realPort(c.port))),
 			OpenedAt: c.opened.UTC().Format(time.RFC3339Nano), Log: raw, Timeline: tl, LogResource: connLogURI(c.id),
 		}

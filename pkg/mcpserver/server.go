@@ -143,6 +143,7 @@ type Server struct {
 	cfg    Config
 	mcp    *server.MCPServer
 	locks  *locker
+	leases *serialx.Leases // which session holds or released a port across calls
 	logger *log.Logger
 	logDir string
 	// ownDir is the temporary log folder the server made, or nil.
@@ -243,6 +244,7 @@ func New(cfg Config) (*Server, error) {
 		s.logDir = cfg.LogDir
 	}
 	hooks := &server.Hooks{}
+	hooks.AddOnUnregisterSession(s.unregistered)
 	hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
 		// Handlers do not see the request id; pass it in a copy of _meta
 		// so "busy: held by" can name the call.

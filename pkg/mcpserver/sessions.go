@@ -28,6 +28,9 @@ var errUnknownSession = errors.New("unknown session")
 // any well-formed id, including made-up and deleted ones.
 type sessionTable struct {
 	max int
+	// ended, if set, is told the id of every session that ends or is
+	// forgotten, outside the table's lock.
+	ended func(id string)
 
 	mu  sync.Mutex
 	ids map[string]*list.Element
@@ -57,16 +60,28 @@ func (t *sessionTable) Generate() string {
 	rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24)
 	ctx, cancel := context.WithCancel(context.Background())
 	se := &session{id: sessionIDPrefix + hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel}
+	var forgotten []string
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.ids[se.id] = t.lru.PushFront(se)
 	for t.lru.Len() > t.max {
 		// Forgotten, not ended: a request of it still in flight goes on,
 		// the next one gets 404.
 		old := t.lru.Remove(t.lru.Back()).(*session)
 		delete(t.ids, old.id)
+		forgotten = append(forgotten, old.id)
 	}
+	t.mu.Unlock()
+	t.tellEnded(forgotten...)
 	return se.id
+}
+
+func (t *sessionTable) tellEnded(ids ...string) {
+	if t.ended == nil {
+		return
+	}
+	for _, id := range ids {
+		t.ended(id)
+	}
 }
 
 // lookup returns the context of live session id, which ends when the
@@ -97,11 +112,15 @@ func (t *sessionTable) Validate(id string) (isTerminated bool, err error) {
 // with it get 404.
 func (t *sessionTable) Terminate(id string) (isNotAllowed bool, err error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e, ok := t.ids[id]; ok {
+	e, ok := t.ids[id]
+	if ok {
 		se := t.lru.Remove(e).(*session)
 		delete(t.ids, id)
 		se.cancel()
+	}
+	t.mu.Unlock()
+	if ok {
+		t.tellEnded(id)
 	}
 	return false, nil
 }

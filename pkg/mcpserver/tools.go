@@ -119,10 +119,11 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithInteger("baud_rate", mcp.Description("Same as baud.")),
 		mcp.WithString("line_ending", mcp.Enum("lf", "crlf", "cr", "none"), mcp.Description("What serial_write's newline and sequence sends append; default lf.")),
 		mcp.WithString("label", mcp.Description("A name for the connection (letters, digits, underscores), usable wherever a connection id is.")),
-		mcp.WithInteger("data_bits", mcp.Description("5, 6, 7 or 8; default 8.")),
+		mcp.WithAny("data_bits", mcp.Description("5, 6, 7 or 8 (a number, or a string such as \"8\"); default 8."),
+			anyOf(map[string]any{"type": "integer", "enum": []int{5, 6, 7, 8}}, map[string]any{"type": "string", "enum": []string{"5", "6", "7", "8"}})),
 		mcp.WithString("parity", mcp.Enum("none", "odd", "even", "mark", "space"), mcp.Description("Default none.")),
 		mcp.WithAny("stop_bits", mcp.Description("1 (the default), 1.5 or 2.")),
-		mcp.WithString("flow_control", mcp.Enum("none", "rtscts", "xonxoff"), mcp.Description("Default none.")),
+		mcp.WithString("flow_control", mcp.Enum("none", "rtscts", "xonxoff", "hardware", "software"), mcp.Description("Default none; hardware is rtscts, software is xonxoff.")),
 		lockTimeout(),
 		mcp.WithOutputSchema[openResult](),
 		mcp.WithReadOnlyHintAnnotation(false),
@@ -143,7 +144,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 
 	s.addTool(mcp.NewTool("serial_status",
 		mcp.WithTitleAnnotation("Show serial connections"),
-		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
+		mcp.WithDescription("Show every open connection (or one): id, label, port, baud, connected, released (let go of for another program by console_release), bytes received and sent, cursor (the end of what was received), read_cursor (where serial_read without a cursor continues), the log paths, and who holds the port right now."),
 		connectionArg(), connectionIDArg(),
 		mcp.WithOutputSchema[statusResult](),
 		mcp.WithReadOnlyHintAnnotation(true),
@@ -238,6 +239,8 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithOpenWorldHintAnnotation(false),
 	}, memCommon...)
 	s.addTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
+
+	s.addSeedTools()
 }
 
 func (s *Server) addBuildTools() {

@@ -26,8 +26,9 @@ func TestToolList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{"list_ports": true, "serial_read": true, "serial_expect": true, "validate_sequence": true, "serial_status": true, "mem_read": true, "task_status": true}
-	want := []string{"build", "list_ports", "mem_read", "mem_write", "run_sequence", "serial_close", "serial_expect", "serial_open", "serial_read", "serial_sequence", "serial_status", "serial_write", "task_status", "upload", "validate_sequence"}
+	readOnly := map[string]bool{"list_ports": true, "serial_read": true, "serial_expect": true, "validate_sequence": true, "serial_status": true, "mem_read": true, "task_status": true,
+		"console_list": true, "serial_snapshot": true, "log_info": true, "log_search": true}
+	want := []string{"build", "console_hold", "console_list", "console_release", "list_ports", "log_info", "log_search", "mem_read", "mem_write", "run_sequence", "serial_close", "serial_expect", "serial_open", "serial_read", "serial_send", "serial_send_ctrl", "serial_sequence", "serial_snapshot", "serial_status", "serial_write", "task_status", "upload", "validate_sequence"}
 	var got []string
 	for _, tool := range res.Tools {
 		got = append(got, tool.Name)

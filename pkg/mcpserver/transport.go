@@ -107,6 +107,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 		bodyTimeout:     defaultBodyTimeout,
 		sessions:        newSessionTable(DefaultMaxSessions),
 	}
+	g.sessions.ended = s.sessionEnded
 	if token != "" {
 		if err := CheckToken(token); err != nil {
 			return nil, refused("%v", err)

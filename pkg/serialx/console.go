@@ -45,8 +45,8 @@ type Config struct {
 	Parity string
 	// StopBits is "1" (the default), "1.5" or "2".
 	StopBits string
-	// FlowControl is none (the default), rtscts or xonxoff. Flow control
-	// is only supported on Linux.
+	// FlowControl is none (the default), rtscts (hardware is accepted for
+	// it) or xonxoff (software). Flow control is only supported on Linux.
 	FlowControl string
 	// DTR and RTS set the modem output lines after opening, and again
 	// after every reconnection and Reacquire; nil leaves the driver's
@@ -165,8 +165,12 @@ func (cfg Config) flowControl() (string, error) {
 		return "none", nil
 	case "rtscts", "xonxoff":
 		return f, nil
+	case "hardware":
+		return "rtscts", nil
+	case "software":
+		return "xonxoff", nil
 	}
-	return "", fmt.Errorf("invalid flow control %q (want none, rtscts or xonxoff)", cfg.FlowControl)
+	return "", fmt.Errorf("invalid flow control %q (want none, rtscts or xonxoff; hardware and software are accepted for rtscts and xonxoff)", cfg.FlowControl)
 }
 
 // Stats describes a console's traffic and state.
@@ -221,6 +225,8 @@ type Console struct {
 
 	released atomic.Bool
 	follow   *USBMatch // the USB identity to reacquire by; guarded by hsem
+	gmu      sync.Mutex
+	gaps     []Gap // guarded by gmu
 
 	rx, tx     atomic.Int64
 	connected  atomic.Bool

@@ -631,7 +631,7 @@ func TestOpenErrors(t *testing.T) {
 		{
 			name:     "bad flow control",
 			cfg:      func(d *device) Config { return Config{Path: d.path, FlowControl: "dtrdsr"} },
-			wantKind: Invalid, wantMsg: `open %s: invalid flow control "dtrdsr" (want none, rtscts or xonxoff)`,
+			wantKind: Invalid, wantMsg: `open %s: invalid flow control "dtrdsr" (want none, rtscts or xonxoff; hardware and software are accepted for rtscts and xonxoff)`,
 		},
 		{
 			name:     "modem lines on a pty",

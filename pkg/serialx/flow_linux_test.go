@@ -21,6 +21,9 @@ func TestFlowControl(t *testing.T) {
 		{flow: "rtscts", wantCRTS: true},
 		{flow: "RTSCTS", wantCRTS: true},
 		{flow: "xonxoff", wantIXON: true, wantIXOFF: true},
+		// The Rust serial MCP server's names.
+		{flow: "hardware", wantCRTS: true},
+		{flow: "software", wantIXON: true, wantIXOFF: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flow, func(t *testing.T) {

@@ -118,7 +118,9 @@ func (c *Console) Release(ctx context.Context) error {
 		<-rd.done
 	}
 	lock.release()
-	c.log.event(time.Now(), c.buf.End(), "released", path)
+	at := time.Now()
+	c.startGap(at, path)
+	c.log.event(at, c.buf.End(), "released", path)
 	if err != nil {
 		return fmt.Errorf("release %s: close: %w", path, err)
 	}
@@ -206,8 +208,58 @@ func (c *Console) install(port serial.Port, lock *portLock, path string) error {
 	c.away.Store(nil)
 	c.buf.SetErr(nil)
 	c.mu.Unlock()
-	c.log.event(time.Now(), c.buf.End(), "reacquired", path)
+	at := time.Now()
+	detail := path
+	if g, ok := c.endGap(at); ok {
+		detail = fmt.Sprintf("%s after %s released (since %s); what the device sent meanwhile was not read", path,
+			g.Until.Sub(g.From).Round(time.Millisecond), g.From.UTC().Format(time.RFC3339Nano))
+	}
+	c.log.event(at, c.buf.End(), "reacquired", detail)
 	return nil
+}
+
+// Gap is a time the console had let go of its port (Release to
+// Reacquire): what the device sent then is not in the console's output or
+// its log, which go on at Offset.
+type Gap struct {
+	// From is when the port was closed, Until when it was open again; zero
+	// while it is still released.
+	From, Until time.Time
+	// Offset is the stream offset where the output stops and goes on.
+	Offset int64
+	// Path is the port that was let go of.
+	Path string
+}
+
+// maxGaps bounds the gaps a console remembers; older ones are in the
+// timeline.
+const maxGaps = 64
+
+// Gaps returns the console's last hand-over gaps (at most 64), oldest
+// first; the timeline has them all, as "released" and "reacquired" events.
+func (c *Console) Gaps() []Gap {
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	return append([]Gap(nil), c.gaps...)
+}
+
+func (c *Console) startGap(at time.Time, path string) {
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	if len(c.gaps) == maxGaps {
+		c.gaps = append(c.gaps[:0], c.gaps[1:]...)
+	}
+	c.gaps = append(c.gaps, Gap{From: at, Offset: c.buf.End(), Path: path})
+}
+
+func (c *Console) endGap(at time.Time) (Gap, bool) {
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	if n := len(c.gaps); n > 0 && c.gaps[n-1].Until.IsZero() {
+		c.gaps[n-1].Until = at
+		return c.gaps[n-1], true
+	}
+	return Gap{}, false
 }
 
 // enterHandover takes the turn of Release, Reacquire and Close, or returns

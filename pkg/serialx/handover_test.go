@@ -432,7 +432,7 @@ func TestHandoverLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []string{`"event":"released","detail":"` + d.path + `"`, `"event":"reacquired","detail":"` + d.path + `"`} {
+	for _, ev := range []string{`"event":"released","detail":"` + d.path + `"`, `"event":"reacquired","detail":"` + d.path + ` after `, `released (since `, `what the device sent meanwhile was not read"`} {
 		if !strings.Contains(string(b), ev) {
 			t.Errorf("timeline lacks %s:\n%s", ev, b)
 		}
