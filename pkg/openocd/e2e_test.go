@@ -731,3 +731,44 @@ func BenchmarkCommand(b *testing.B) {
 		})
 	}
 }
+
+// TestE2ETclNotifications turns on the Tcl RPC server's target
+// notifications, which arrive outside replies: commands still get their
+// own replies, and the notifications reach the log hook.
+func TestE2ETclNotifications(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	var mu sync.Mutex
+	var logged []string
+	s := b.dialOver(t, TclRPC, WithLog(func(l string) {
+		mu.Lock()
+		logged = append(logged, l)
+		mu.Unlock()
+	}))
+	ctx := testCtx(t)
+	_, err := s.Command(ctx, "tcl_notifications on")
+	must(t, err)
+	for range 3 {
+		must(t, s.Halt(ctx))
+		must(t, s.Resume(ctx))
+		must(t, s.Reset(ctx, "run"))
+		must(t, s.WriteMemory(ctx, memBase, 32, []uint64{0x600d}))
+		checkValues(t, s, memBase, 32, []uint64{0x600d})
+		out, err := s.Command(ctx, "return done")
+		if err != nil || out != "done" {
+			t.Fatalf("got %q, %v, want done", out, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, l := range logged {
+		if strings.HasPrefix(l, "type target_") {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("no notification reached the log hook; it got %q", logged)
+	}
+	t.Logf("%d notifications, e.g. %q", n, logged[0])
+}

@@ -51,7 +51,11 @@ func WithLog(fn func(line string)) Option {
 // time. Its methods are safe for concurrent use; commands queue.
 //
 // A connection that is found closed when a command is sent (OpenOCD was
-// restarted, say) is replaced once, transparently. A command that times
+// restarted, say) is replaced once, transparently: over telnet, a command
+// OpenOCD did not echo is known not to have run; over Tcl RPC, which
+// echoes nothing, the session looks whether the server closed an idle
+// connection before it sends, and a command sent on a connection that
+// then closes counts as one whose effect is unknown. A command that times
 // out drops the connection, and the next command connects anew. While
 // OpenOCD cannot be reached, a command none of which was sent is retried
 // with back-off (10 ms doubling to 500 ms) until its context ends, or for
