@@ -147,7 +147,7 @@ func (d *rpcDecoder) next() (r rpcReply, msg string, ok bool, err error) {
 	case frameIncomplete:
 		return r, "", false, nil
 	case frameInvalid:
-		return r, "", false, fmt.Errorf("a reply hilrun cannot read: %q", abbreviate(string(d.buf)))
+		return r, "", false, fmt.Errorf("a reply hilrun cannot read (not a frame of hilrun's, or one of more than %d MiB): %q", maxFrameOutput>>20, abbreviate(string(d.buf)))
 	}
 	d.consume(n)
 	return r, "", true, nil
