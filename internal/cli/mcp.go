@@ -209,7 +209,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
 		cfg.DefaultPort = bench.board.SerialPath()
-		cfg.DefaultOpenOCD = bench.telnet
+		cfg.DefaultOpenOCD = bench.probe
 		cfg.DefaultBoard = sim.BannerTitle
 		cfg.Camera, cfg.CameraFormat = bench.camera, cameraFormat
 	}

@@ -28,6 +28,9 @@ type simBench struct {
 	tmp    *tmpdir.Dir
 	dir    string
 	telnet string
+	// probe is the address probes bind to: OpenOCD's Tcl RPC server
+	// where it serves one (tcl://HOST:PORT), else telnet.
+	probe string
 	// camera is the URL of the board's camera stream, read by ffmpeg with
 	// input format cameraFormat.
 	camera string
@@ -80,6 +83,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 			return fmt.Errorf("serve the virtual board's memory: %w", err)
 		}
 		b.telnet = b.stub.Addr()
+		b.probe = b.telnet
 		b.note = "openocd is not installed: the virtual board's memory is served by hilrun's built-in stand-in for OpenOCD's telnet server"
 		return nil
 	}
@@ -101,7 +105,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	if err != nil {
 		return fmt.Errorf("launch openocd for the virtual board: %w", err)
 	}
-	b.telnet = b.ocd.TelnetAddr()
+	b.telnet, b.probe = b.ocd.TelnetAddr(), b.ocd.Addr()
 	return nil
 }
 
@@ -111,7 +115,7 @@ func (b *simBench) bind(seq *steps.Sequence) {
 		d.Port, d.USB = b.board.SerialPath(), nil
 	}
 	for _, p := range seq.Probes {
-		p.AttachOpenOCD(b.telnet)
+		p.AttachOpenOCD(b.probe)
 	}
 	steps.BindCameras(seq, b.camera, cameraFormat)
 }

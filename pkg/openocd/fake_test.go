@@ -3,6 +3,7 @@ package openocd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"regexp"
 	"strconv"
@@ -12,14 +13,17 @@ import (
 	"unicode/utf8"
 )
 
-// fakeOpenOCD is a telnet server that behaves like OpenOCD's where the
-// session's reliability is concerned: it negotiates, greets, echoes and
-// answers framed requests, and its handler can make it hang or drop the
-// connection before or after the echo. The recordings in testdata/telnet
-// hold the real thing; this fake plays the failures that cannot be
-// recorded.
+// fakeOpenOCD is a telnet or Tcl RPC server that behaves like OpenOCD's
+// where the session's reliability is concerned: over telnet it negotiates,
+// greets, echoes and answers framed requests; over Tcl RPC it answers
+// framed requests. Its handler can make it hang or drop the connection
+// before or after the echo (over Tcl RPC: before or after running the
+// command, which look the same to a client). The recordings in
+// testdata/telnet and testdata/tclrpc hold the real thing; this fake
+// plays the failures that cannot be recorded.
 type fakeOpenOCD struct {
 	t  testing.TB
+	tr Transport
 	ln net.Listener
 
 	mu      sync.Mutex
@@ -41,19 +45,29 @@ type fakeAnswer struct {
 	hang, closeBeforeEcho, closeAfterEcho bool
 }
 
+// newFakeOpenOCD starts a fake telnet server.
 func newFakeOpenOCD(t testing.TB, handler func(cmd string) fakeAnswer) *fakeOpenOCD {
+	return newFake(t, Telnet, handler)
+}
+
+// newFake starts a fake server of transport tr.
+func newFake(t testing.TB, tr Transport, handler func(cmd string) fakeAnswer) *fakeOpenOCD {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeOpenOCD{t: t, ln: ln, handler: handler}
+	f := &fakeOpenOCD{t: t, tr: tr, ln: ln, handler: handler}
 	f.wg.Add(1)
 	go f.accept()
 	t.Cleanup(f.stop)
 	return f
 }
 
-func (f *fakeOpenOCD) addr() string { return f.ln.Addr().String() }
+// addr is the address to dial, with tcl:// for a Tcl RPC server.
+func (f *fakeOpenOCD) addr() string { return JoinAddr(f.hostport(), f.tr) }
+
+// hostport is the address the server listens on.
+func (f *fakeOpenOCD) hostport() string { return f.ln.Addr().String() }
 
 // stop closes the listener and every connection, as a killed OpenOCD.
 func (f *fakeOpenOCD) stop() {
@@ -97,7 +111,11 @@ func (f *fakeOpenOCD) accept() {
 		f.conns = append(f.conns, c)
 		f.mu.Unlock()
 		f.wg.Add(1)
-		go f.serve(c)
+		if f.tr == TclRPC {
+			go f.serveRPC(c)
+		} else {
+			go f.serve(c)
+		}
 	}
 }
 
@@ -119,6 +137,11 @@ func (f *fakeOpenOCD) serve(c net.Conn) {
 		f.mu.Lock()
 		f.lines = append(f.lines, line)
 		f.mu.Unlock()
+		if line == strings.TrimSuffix(probeLine, "\n") {
+			// The probe: a comment, whose 0x1a the line editor ignores.
+			c.Write([]byte("# $?#3f\r\n\x00\r> "))
+			continue
+		}
 		if len(line) > maxLine {
 			f.t.Errorf("fake openocd: a line of %d bytes, the telnet server takes %d", len(line), maxLine)
 		}
@@ -162,6 +185,60 @@ func (f *fakeOpenOCD) serve(c net.Conn) {
 		if _, err := c.Write([]byte(b.String())); err != nil {
 			return
 		}
+	}
+}
+
+// fakeRPCRequest matches a Tcl RPC request: the sequence number and the
+// quoted command; the handshake's is rpcProcDef, "; " and a request.
+var fakeRPCRequest = regexp.MustCompile(`(?s)^_hilrun_rpc ([0-9]+) "(.*)"$`)
+
+func (f *fakeOpenOCD) serveRPC(c net.Conn) {
+	defer f.wg.Done()
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for {
+		req, err := r.ReadString(sub)
+		if err != nil {
+			return
+		}
+		req = strings.TrimLeft(strings.TrimSuffix(req, "\x1a"), "\n")
+		f.mu.Lock()
+		f.lines = append(f.lines, req)
+		f.mu.Unlock()
+		if req == "# $?#3f" {
+			c.Write([]byte{sub})
+			continue
+		}
+		m := fakeRPCRequest.FindStringSubmatch(strings.TrimPrefix(req, rpcProcDef+"; "))
+		if m == nil {
+			f.t.Errorf("fake openocd: not a request: %q", req)
+			return
+		}
+		cmd, err := tclUnquote(m[2])
+		if err != nil {
+			f.t.Errorf("fake openocd: %v", err)
+			return
+		}
+		a := fakeAnswer{out: "Open On-Chip Debugger 0.12.0 (fake)"}
+		if cmd != "version" {
+			f.mu.Lock()
+			f.cmds = append(f.cmds, cmd)
+			h := f.handler
+			f.mu.Unlock()
+			a = h(cmd)
+		}
+		if a.closeBeforeEcho || a.closeAfterEcho {
+			return
+		}
+		if a.hang {
+			r.ReadString(0) // until the client closes
+			return
+		}
+		var log strings.Builder
+		for _, l := range a.logs {
+			log.WriteString(l + "\n")
+		}
+		fmt.Fprintf(c, "\x02%s %d %d %d\x03%s%s\x04%s\x1a", m[1], a.code, log.Len(), len(a.out), log.String(), a.out, m[1])
 	}
 }
 
@@ -218,4 +295,92 @@ func tclUnquote(q string) (string, error) {
 		return "", fmt.Errorf("%q unquotes to invalid UTF-8", q)
 	}
 	return b.String(), nil
+}
+
+// fakeGDB is a GDB remote protocol stub as QEMU's behaves on connecting:
+// it sends nothing until it receives a packet, skips bytes outside
+// packets, acknowledges each packet with "+" (or "-" for a bad checksum),
+// answers "?" with a stop reply and "D" (detach) with OK.
+type fakeGDB struct {
+	ln net.Listener
+	wg sync.WaitGroup
+
+	mu       sync.Mutex
+	detached int
+}
+
+func newFakeGDB(t testing.TB) *fakeGDB {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &fakeGDB{ln: ln}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			g.wg.Add(1)
+			go g.serve(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		g.wg.Wait()
+	})
+	return g
+}
+
+func (g *fakeGDB) addr() string { return g.ln.Addr().String() }
+
+func (g *fakeGDB) detaches() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.detached
+}
+
+func (g *fakeGDB) serve(c net.Conn) {
+	defer g.wg.Done()
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for {
+		if _, err := r.ReadString('$'); err != nil {
+			return
+		}
+		data, err := r.ReadString('#')
+		if err != nil {
+			return
+		}
+		data = strings.TrimSuffix(data, "#")
+		var sum [2]byte
+		if _, err := io.ReadFull(r, sum[:]); err != nil {
+			return
+		}
+		var want byte
+		for i := 0; i < len(data); i++ {
+			want += data[i]
+		}
+		if fmt.Sprintf("%02x", want) != string(sum[:]) {
+			c.Write([]byte("-"))
+			continue
+		}
+		reply := ""
+		switch data {
+		case "?":
+			reply = "S05"
+		case "D":
+			reply = "OK"
+			g.mu.Lock()
+			g.detached++
+			g.mu.Unlock()
+		}
+		var cs byte
+		for i := 0; i < len(reply); i++ {
+			cs += reply[i]
+		}
+		fmt.Fprintf(c, "+$%s#%02x", reply, cs)
+	}
 }

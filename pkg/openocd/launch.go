@@ -3,6 +3,8 @@ package openocd
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,17 +65,28 @@ type LaunchConfig struct {
 	// StopGrace is how long Stop waits after SIGTERM before it kills the
 	// process; 0 means DefaultStopGrace.
 	StopGrace time.Duration
+	// Transport is the server sessions use: 0 means OpenOCD's Tcl RPC
+	// server on a free port, or its telnet server when the Tcl server
+	// does not answer (a configuration file disabled it, say); TclRPC
+	// requires the Tcl server; Telnet disables it.
+	Transport Transport
 }
 
-// Process is a running OpenOCD whose telnet server listens on a free port
-// of 127.0.0.1. Its GDB and Tcl servers are disabled. It runs in its own
-// process group, which Stop ends; on Linux it is also killed if hilrun dies.
+// Process is a running OpenOCD whose telnet server, and unless
+// LaunchConfig.Transport says otherwise its Tcl RPC server, listen on free
+// ports of 127.0.0.1. Its GDB server is disabled. It runs in its own
+// process group, which Stop ends; on Linux it is also killed if hilrun
+// dies.
 type Process struct {
-	cmd   *exec.Cmd
-	addr  string
-	out   *outputRing
-	log   *logfile.File
-	grace time.Duration
+	cmd     *exec.Cmd
+	addr    string // the telnet server's
+	tclAddr string // the Tcl RPC server's, "" when disabled
+	nonce   string // the value of ::_hilrun_launch, telling this OpenOCD from others
+	rpc     bool   // the Tcl RPC server answered
+	rpcErr  error  // why sessions use telnet instead, when they do
+	out     *outputRing
+	log     *logfile.File
+	grace   time.Duration
 
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // how it exited; set before done closes
@@ -92,38 +105,49 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		cfg.StopGrace = DefaultStopGrace
 	}
 	// A port found free may be taken before OpenOCD binds it: then
-	// OpenOCD exits saying so, and another port is tried.
+	// OpenOCD exits saying so, and other ports are tried.
 	const attempts = 3
 	for i := 1; ; i++ {
-		port, err := freePort()
+		ports, err := freePorts(2)
 		if err != nil {
 			return nil, fmt.Errorf("launch openocd: find a free port: %w", err)
 		}
-		p, err := start(cfg, port)
+		if cfg.Transport == Telnet {
+			ports[1] = 0
+		}
+		p, err := start(cfg, ports[0], ports[1])
 		if err != nil {
 			return nil, err
 		}
 		err = p.waitReady(ctx)
+		if err == nil && ports[1] != 0 {
+			err = p.checkRPC(ctx, cfg.Transport == TclRPC)
+		}
 		if err == nil {
 			return p, nil
 		}
 		p.Stop()
-		if i < attempts && p.out.contains("couldn't bind telnet") {
+		if i < attempts && p.out.contains("couldn't bind ") {
 			continue
 		}
 		return nil, err
 	}
 }
 
-// argv returns OpenOCD's arguments for a telnet server on port.
-func (cfg *LaunchConfig) argv(port int) []string {
+// argv returns OpenOCD's arguments for a telnet server on port and a Tcl
+// RPC server on tclPort (0: none).
+func (cfg *LaunchConfig) argv(port, tclPort int, nonce string) []string {
 	// hilrun's settings come first, so that they hold even for a
 	// configuration file that runs init.
+	tcl := "disabled"
+	if tclPort != 0 {
+		tcl = strconv.Itoa(tclPort)
+	}
 	a := []string{
 		"-c", "bindto 127.0.0.1",
 		"-c", "telnet_port " + strconv.Itoa(port),
 		"-c", "gdb_port disabled",
-		"-c", "tcl_port disabled",
+		"-c", "tcl_port " + tcl,
 	}
 	if cfg.AdapterSerial != "" {
 		a = append(a, "-c", "adapter serial "+tclWord(cfg.AdapterSerial))
@@ -131,17 +155,32 @@ func (cfg *LaunchConfig) argv(port int) []string {
 	for _, f := range cfg.Configs {
 		a = append(a, "-f", f)
 	}
+	if tclPort != 0 {
+		// A configuration file may have disabled the Tcl server, as the
+		// virtual board's does: enable it again, unless the file ran
+		// init, after which the port cannot change. The nonce tells
+		// this OpenOCD's Tcl server from anything else on its port.
+		a = append(a, "-c", fmt.Sprintf("if {[catch {command mode} _m] || $_m eq {config}} {catch {tcl_port %d}}; set ::_hilrun_launch %s; list", tclPort, nonce))
+	}
 	for _, c := range cfg.Commands {
 		a = append(a, "-c", c)
 	}
 	return append(a, cfg.Args...)
 }
 
-func start(cfg LaunchConfig, port int) (*Process, error) {
+func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 	p := &Process{
 		addr:  net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		grace: cfg.StopGrace,
 		done:  make(chan struct{}),
+	}
+	if tclPort != 0 {
+		p.tclAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(tclPort))
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("launch openocd: %w", err)
+		}
+		p.nonce = hex.EncodeToString(b[:])
 	}
 	p.out = &outputRing{max: outputLines, onLine: p.sawLine}
 	var w io.Writer = p.out
@@ -156,7 +195,7 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 		p.log = f
 		w = io.MultiWriter(p.out, p.log)
 	}
-	cmd := exec.Command(cfg.Binary, cfg.argv(port)...)
+	cmd := exec.Command(cfg.Binary, cfg.argv(port, tclPort, p.nonce)...)
 	cmd.Dir = cfg.Dir
 	if cfg.Environ != nil || len(cfg.Env) > 0 {
 		base := cfg.Environ
@@ -187,18 +226,66 @@ func start(cfg LaunchConfig, port int) (*Process, error) {
 	return p, nil
 }
 
-// listening matches the line OpenOCD prints when its telnet server
-// listens.
-var listening = regexp.MustCompile(`Listening on port ([0-9]+) for telnet connections`)
+// listening matches the line OpenOCD prints when its telnet or Tcl
+// server listens.
+var listening = regexp.MustCompile(`Listening on port ([0-9]+) for (telnet|tcl) connections`)
 
 // sawLine follows OpenOCD's output: should a configuration file have
-// moved the telnet port, the port it announces is the one to use.
+// moved a port, the port it announces is the one to use.
 func (p *Process) sawLine(line string) {
 	if m := listening.FindStringSubmatch(line); m != nil {
 		p.out.mu.Lock()
-		p.out.port = m[1]
+		if m[2] == "tcl" {
+			p.out.tclPort = m[1]
+		} else {
+			p.out.port = m[1]
+		}
 		p.out.mu.Unlock()
 	}
+}
+
+// rpcCheckTime bounds how long Launch waits for the Tcl RPC server of an
+// OpenOCD whose telnet server is ready, before it settles for telnet:
+// only something other than that OpenOCD on its port takes that long.
+const rpcCheckTime = 10 * time.Second
+
+// checkRPC checks that the Tcl RPC server answers and belongs to this
+// OpenOCD. Unless required, a server that does not is noted in rpcErr and
+// sessions use telnet.
+func (p *Process) checkRPC(ctx context.Context, required bool) error {
+	err := p.rpcAnswers(ctx)
+	switch {
+	case err == nil:
+		p.rpc = true
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("launch openocd: %w", err)
+	case required:
+		return fmt.Errorf("launch openocd: its Tcl RPC server: %w%s", err, p.lastWords())
+	}
+	p.rpcErr = err
+	return nil
+}
+
+func (p *Process) rpcAnswers(ctx context.Context) error {
+	if p.out.contains("tcl server disabled") {
+		return errors.New("a configuration file disabled the Tcl server (tcl_port disabled)")
+	}
+	ctx, cancel := context.WithTimeout(ctx, rpcCheckTime)
+	defer cancel()
+	s, err := Dial(ctx, JoinAddr(p.tclAddrNow(), TclRPC))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	v, err := s.Command(ctx, "set ::_hilrun_launch")
+	if err != nil {
+		return err
+	}
+	if v != p.nonce {
+		return fmt.Errorf("the server at %s is another OpenOCD's", p.tclAddrNow())
+	}
+	return nil
 }
 
 // waitReady waits until the telnet server greets a connection with its
@@ -265,7 +352,7 @@ func (p *Process) greeted(ctx context.Context) error {
 	return nil
 }
 
-// TelnetAddr returns the address of OpenOCD's telnet server, for Dial.
+// TelnetAddr returns the address of OpenOCD's telnet server, HOST:PORT.
 func (p *Process) TelnetAddr() string {
 	p.out.mu.Lock()
 	defer p.out.mu.Unlock()
@@ -275,9 +362,50 @@ func (p *Process) TelnetAddr() string {
 	return p.addr
 }
 
-// Dial opens a Session with the process's telnet server.
+// TclAddr returns the address of OpenOCD's Tcl RPC server, HOST:PORT, or
+// "" when sessions cannot use it (RPCErr says why).
+func (p *Process) TclAddr() string {
+	if !p.rpc {
+		return ""
+	}
+	return p.tclAddrNow()
+}
+
+func (p *Process) tclAddrNow() string {
+	p.out.mu.Lock()
+	defer p.out.mu.Unlock()
+	if p.out.tclPort != "" {
+		return net.JoinHostPort("127.0.0.1", p.out.tclPort)
+	}
+	return p.tclAddr
+}
+
+// RPCErr says why sessions use the telnet server although LaunchConfig
+// asked for the Tcl RPC server where available; nil when they use the Tcl
+// RPC server or were told to use telnet.
+func (p *Process) RPCErr() error { return p.rpcErr }
+
+// Transport returns the server Dial connects to.
+func (p *Process) Transport() Transport {
+	if p.rpc {
+		return TclRPC
+	}
+	return Telnet
+}
+
+// Addr returns the address Dial connects to, as openocd.Dial reads it:
+// tcl://HOST:PORT for the Tcl RPC server, HOST:PORT for telnet.
+func (p *Process) Addr() string {
+	if p.rpc {
+		return JoinAddr(p.TclAddr(), TclRPC)
+	}
+	return p.TelnetAddr()
+}
+
+// Dial opens a Session with the process: over its Tcl RPC server, or its
+// telnet server when that is what Transport says.
 func (p *Process) Dial(ctx context.Context, opts ...Option) (*Session, error) {
-	return Dial(ctx, p.TelnetAddr(), opts...)
+	return Dial(ctx, p.Addr(), opts...)
 }
 
 // Pid returns the process ID.
@@ -377,14 +505,19 @@ func (p *Process) lastWords() string {
 	return "; openocd said:\n\t" + strings.Join(errs, "\n\t")
 }
 
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts returns n distinct TCP ports of 127.0.0.1 that were free a
+// moment ago.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // outputRing keeps the last lines written to it.
@@ -396,6 +529,7 @@ type outputRing struct {
 	partial []byte
 	ring    []string
 	port    string // the telnet port OpenOCD announced
+	tclPort string // the Tcl port OpenOCD announced
 }
 
 func (r *outputRing) Write(b []byte) (int, error) {

@@ -134,15 +134,70 @@ func TestLaunchArgs(t *testing.T) {
 		AdapterSerial: "066DFF 49",
 		Args:          []string{"-d2"},
 	}
-	want := []string{
-		"-c", "bindto 127.0.0.1", "-c", "telnet_port 4444", "-c", "gdb_port disabled", "-c", "tcl_port disabled",
-		"-c", `adapter serial "066DFF 49"`,
-		"-f", "interface/stlink.cfg", "-f", "target/stm32f4x.cfg",
-		"-c", "init", "-c", "reset halt",
-		"-d2",
+	tests := []struct {
+		name    string
+		tclPort int
+		want    []string
+	}{
+		{
+			name:    "tcl",
+			tclPort: 6666,
+			want: []string{
+				"-c", "bindto 127.0.0.1", "-c", "telnet_port 4444", "-c", "gdb_port disabled", "-c", "tcl_port 6666",
+				"-c", `adapter serial "066DFF 49"`,
+				"-f", "interface/stlink.cfg", "-f", "target/stm32f4x.cfg",
+				"-c", "if {[catch {command mode} _m] || $_m eq {config}} {catch {tcl_port 6666}}; set ::_hilrun_launch N; list",
+				"-c", "init", "-c", "reset halt",
+				"-d2",
+			},
+		},
+		{
+			name: "telnet only",
+			want: []string{
+				"-c", "bindto 127.0.0.1", "-c", "telnet_port 4444", "-c", "gdb_port disabled", "-c", "tcl_port disabled",
+				"-c", `adapter serial "066DFF 49"`,
+				"-f", "interface/stlink.cfg", "-f", "target/stm32f4x.cfg",
+				"-c", "init", "-c", "reset halt",
+				"-d2",
+			},
+		},
 	}
-	if got := cfg.argv(4444); !reflect.DeepEqual(got, want) {
-		t.Errorf("argv:\ngot  %q\nwant %q", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cfg.argv(4444, tt.tclPort, "N"); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("argv:\ngot  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLaunchFallsBackToTelnet launches a fake OpenOCD that serves only
+// telnet: sessions use it, and RPCErr says why; unless the Tcl RPC server
+// is required, when the launch fails.
+func TestLaunchFallsBackToTelnet(t *testing.T) {
+	cfg := fakeConfig(t, "serve")
+	p, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	defer p.Stop()
+	if p.Transport() != Telnet || p.Addr() != p.TelnetAddr() || p.TclAddr() != "" {
+		t.Errorf("Transport() = %v, Addr() = %q, TclAddr() = %q, want telnet at %s", p.Transport(), p.Addr(), p.TclAddr(), p.TelnetAddr())
+	}
+	if err := p.RPCErr(); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("RPCErr() = %v, want connection refused", err)
+	}
+
+	cfg.Transport = TclRPC
+	p2, err := Launch(testCtx(t), cfg)
+	if p2 != nil || err == nil || !strings.HasPrefix(err.Error(), "launch openocd: its Tcl RPC server: connect to openocd at tcl://127.0.0.1:") {
+		t.Errorf("required: got %v, %v, want an error about the Tcl RPC server", p2, err)
+	}
+
+	cfg.Transport = Telnet
+	p3, err := Launch(testCtx(t), cfg)
+	must(t, err)
+	defer p3.Stop()
+	if p3.Transport() != Telnet || p3.RPCErr() != nil {
+		t.Errorf("telnet asked for: Transport() = %v, RPCErr() = %v", p3.Transport(), p3.RPCErr())
 	}
 }
 

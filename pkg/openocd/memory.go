@@ -17,6 +17,14 @@ const maxReadCount = 65536
 // commands do not need) that fits on a telnet line once framed.
 var commandBudget = maxLine - len(fmt.Sprintf(requestFormat, uint64(math.MaxUint64), ""))
 
+// budget is the longest memory command the session sends.
+func (s *Session) budget() int {
+	if s.tr == TclRPC {
+		return rpcCommandBudget
+	}
+	return commandBudget
+}
+
 // ReadMemory reads count values of width bits (8, 16, 32 or 64) from addr
 // on, with OpenOCD's read_memory, or its md commands where the target or
 // OpenOCD lacks read_memory. A bus fault is a *CommandError.
@@ -111,7 +119,7 @@ func (s *Session) writeChunk(ctx context.Context, addr uint64, width int, values
 		n := 0
 		for n < len(values) && n < maxReadCount {
 			v := fmt.Sprintf("0x%x", values[n])
-			if b.Len()+len(v)+2 > commandBudget {
+			if b.Len()+len(v)+2 > s.budget() {
 				break
 			}
 			if n > 0 {
@@ -136,7 +144,7 @@ func (s *Session) writeChunk(ctx context.Context, addr uint64, width int, values
 	n := 0
 	for n < len(values) {
 		c := fmt.Sprintf("%s 0x%x 0x%x", name, addr+uint64(n*width/8), values[n])
-		if n > 0 && b.Len()+len(c)+2 > commandBudget {
+		if n > 0 && b.Len()+len(c)+2 > s.budget() {
 			break
 		}
 		if n > 0 {

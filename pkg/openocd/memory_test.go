@@ -122,112 +122,122 @@ func TestMemoryCommands(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeOpenOCD(t, tt.mem.handle)
-			s := dialFake(t, f)
-			ctx := testCtx(t)
-			must(t, s.WriteMemory(ctx, 0x1000, 32, []uint64{0x11223344}))
-			checkValues(t, s, 0x1000, 32, []uint64{0x11223344})
-			var first []string
-			for _, c := range f.received() {
-				if w := strings.Fields(c)[0]; len(first) == 0 || first[len(first)-1] != w {
-					first = append(first, w)
-				}
-			}
-			if fmt.Sprint(first) != fmt.Sprint(tt.want) {
-				t.Errorf("commands %q, want %q", first, tt.want)
-			}
-			for _, width := range []int{8, 16, 32, 64} {
-				vals := sequence(700, 0x9e3779b97f4a7c15)
-				for i := range vals {
-					if width < 64 {
-						vals[i] &= 1<<width - 1
+			eachTransport(t, func(t *testing.T, tr Transport) {
+				mem := &fakeMemory{old: tt.mem.old, lacking: tt.mem.lacking}
+				f := newFake(t, tr, mem.handle)
+				s := dialFake(t, f)
+				ctx := testCtx(t)
+				must(t, s.WriteMemory(ctx, 0x1000, 32, []uint64{0x11223344}))
+				checkValues(t, s, 0x1000, 32, []uint64{0x11223344})
+				var first []string
+				for _, c := range f.received() {
+					if w := strings.Fields(c)[0]; len(first) == 0 || first[len(first)-1] != w {
+						first = append(first, w)
 					}
 				}
-				addr := uint64(0x100000 * width)
-				must(t, s.WriteMemory(ctx, addr, width, vals))
-				checkValues(t, s, addr, width, vals)
-			}
+				if fmt.Sprint(first) != fmt.Sprint(tt.want) {
+					t.Errorf("commands %q, want %q", first, tt.want)
+				}
+				for _, width := range []int{8, 16, 32, 64} {
+					vals := sequence(700, 0x9e3779b97f4a7c15)
+					for i := range vals {
+						if width < 64 {
+							vals[i] &= 1<<width - 1
+						}
+					}
+					addr := uint64(0x100000 * width)
+					must(t, s.WriteMemory(ctx, addr, width, vals))
+					checkValues(t, s, addr, width, vals)
+				}
+			})
 		})
 	}
 }
 
 func TestLargeAccessesTakeSeveralCommands(t *testing.T) {
 	t.Parallel()
-	var mem fakeMemory
-	f := newFakeOpenOCD(t, mem.handle)
-	s := dialFake(t, f)
-	ctx := testCtx(t)
-	vals := sequence(3000, 3)
-	for i := range vals {
-		vals[i] &= 0xff
-	}
-	must(t, s.WriteMemory(ctx, 0x20000000, 8, vals))
-	got, err := s.ReadMemory(ctx, 0x20000000, 8, 70000)
-	must(t, err)
-	for i, v := range got {
-		want := uint64(0)
-		if i < len(vals) {
-			want = vals[i]
+	eachTransport(t, func(t *testing.T, tr Transport) {
+		var mem fakeMemory
+		f := newFake(t, tr, mem.handle)
+		s := dialFake(t, f)
+		ctx := testCtx(t)
+		vals := sequence(3000, 3)
+		for i := range vals {
+			vals[i] &= 0xff
 		}
-		if v != want {
-			t.Fatalf("byte %d: got 0x%x, want 0x%x", i, v, want)
+		must(t, s.WriteMemory(ctx, 0x20000000, 8, vals))
+		got, err := s.ReadMemory(ctx, 0x20000000, 8, 70000)
+		must(t, err)
+		for i, v := range got {
+			want := uint64(0)
+			if i < len(vals) {
+				want = vals[i]
+			}
+			if v != want {
+				t.Fatalf("byte %d: got 0x%x, want 0x%x", i, v, want)
+			}
 		}
-	}
-	var reads, writes []string
-	for _, c := range f.received() {
+		var reads, writes []string
+		for _, c := range f.received() {
+			switch {
+			case strings.HasPrefix(c, "read_memory"):
+				reads = append(reads, c)
+			case strings.HasPrefix(c, "write_memory"):
+				writes = append(writes, c)
+			}
+		}
+		if want := []string{"read_memory 0x20000000 8 65536", "read_memory 0x20010000 8 4464"}; fmt.Sprint(reads) != fmt.Sprint(want) {
+			t.Errorf("reads %q, want %q", reads, want)
+		}
 		switch {
-		case strings.HasPrefix(c, "read_memory"):
-			reads = append(reads, c)
-		case strings.HasPrefix(c, "write_memory"):
-			writes = append(writes, c)
+		case tr == Telnet && len(writes) < 2:
+			t.Errorf("3000 values went in %d write_memory commands; one telnet line cannot hold them", len(writes))
+		case tr == TclRPC && len(writes) != 1:
+			t.Errorf("3000 values went in %d write_memory commands; one Tcl RPC request holds them", len(writes))
 		}
-	}
-	if want := []string{"read_memory 0x20000000 8 65536", "read_memory 0x20010000 8 4464"}; fmt.Sprint(reads) != fmt.Sprint(want) {
-		t.Errorf("reads %q, want %q", reads, want)
-	}
-	if len(writes) < 2 {
-		t.Errorf("3000 values went in %d write_memory commands; one line cannot hold them", len(writes))
-	}
+	})
 }
 
 func TestMemoryArguments(t *testing.T) {
 	t.Parallel()
-	f := newFakeOpenOCD(t, (&fakeMemory{}).handle)
-	s := dialFake(t, f)
-	ctx := testCtx(t)
-	tests := []struct {
-		name    string
-		call    func() error
-		wantErr string
-	}{
-		{"read width", func() error { _, err := s.ReadMemory(ctx, 0x1000, 12, 1); return err },
-			"read memory at 0x1000: width 12: must be 8, 16, 32 or 64 bits"},
-		{"read count", func() error { _, err := s.ReadMemory(ctx, 0x1000, 32, 0); return err },
-			"read memory at 0x1000: count 0: must be at least 1"},
-		{"read past the end", func() error { _, err := s.ReadMemory(ctx, 0xfffffffffffffffc, 32, 2); return err },
-			"read memory at 0xfffffffffffffffc: 2 values of 32 bits run past the end of the address space"},
-		{"write nothing", func() error { return s.WriteMemory(ctx, 0x1000, 32, nil) },
-			"write memory at 0x1000: count 0: must be at least 1"},
-		{"write too wide a value", func() error { return s.WriteMemory(ctx, 0x1000, 16, []uint64{1, 0x10000}) },
-			"write memory at 0x1002: value 1 (0x10000) does not fit in 16 bits"},
-		{"reset mode", func() error { return s.Reset(ctx, "soft") },
-			`reset: mode "soft": must be run, halt or init`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call()
-			if err == nil || err.Error() != tt.wantErr {
-				t.Errorf("got %v, want %q", err, tt.wantErr)
-			}
-			var ce *CommandError
-			if errors.As(err, &ce) || errors.Is(err, ErrUnavailable) {
-				t.Errorf("invalid arguments are neither a CommandError nor ErrUnavailable")
-			}
-		})
-	}
-	if got := f.received(); len(got) != 0 {
-		t.Errorf("the server received %q", got)
-	}
+	eachTransport(t, func(t *testing.T, tr Transport) {
+		f := newFake(t, tr, (&fakeMemory{}).handle)
+		s := dialFake(t, f)
+		ctx := testCtx(t)
+		tests := []struct {
+			name    string
+			call    func() error
+			wantErr string
+		}{
+			{"read width", func() error { _, err := s.ReadMemory(ctx, 0x1000, 12, 1); return err },
+				"read memory at 0x1000: width 12: must be 8, 16, 32 or 64 bits"},
+			{"read count", func() error { _, err := s.ReadMemory(ctx, 0x1000, 32, 0); return err },
+				"read memory at 0x1000: count 0: must be at least 1"},
+			{"read past the end", func() error { _, err := s.ReadMemory(ctx, 0xfffffffffffffffc, 32, 2); return err },
+				"read memory at 0xfffffffffffffffc: 2 values of 32 bits run past the end of the address space"},
+			{"write nothing", func() error { return s.WriteMemory(ctx, 0x1000, 32, nil) },
+				"write memory at 0x1000: count 0: must be at least 1"},
+			{"write too wide a value", func() error { return s.WriteMemory(ctx, 0x1000, 16, []uint64{1, 0x10000}) },
+				"write memory at 0x1002: value 1 (0x10000) does not fit in 16 bits"},
+			{"reset mode", func() error { return s.Reset(ctx, "soft") },
+				`reset: mode "soft": must be run, halt or init`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				err := tt.call()
+				if err == nil || err.Error() != tt.wantErr {
+					t.Errorf("got %v, want %q", err, tt.wantErr)
+				}
+				var ce *CommandError
+				if errors.As(err, &ce) || errors.Is(err, ErrUnavailable) {
+					t.Errorf("invalid arguments are neither a CommandError nor ErrUnavailable")
+				}
+			})
+		}
+		if got := f.received(); len(got) != 0 {
+			t.Errorf("the server received %q", got)
+		}
+	})
 }
 
 func TestParseMD(t *testing.T) {

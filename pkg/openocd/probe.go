@@ -12,10 +12,12 @@ type Probe struct {
 	proc *Process
 }
 
-// Open returns a session to the OpenOCD whose telnet server is at addr or,
-// when launch is not nil, to an OpenOCD it launches for the session. The
-// launched process outlives ctx, which bounds only the start; Close stops
-// it.
+// Open returns a session to the OpenOCD at addr (as Dial reads it:
+// HOST:PORT for its telnet server, tcl://HOST:PORT for its Tcl RPC server)
+// or, when launch is not nil, to an OpenOCD it launches for the session,
+// over its Tcl RPC server unless launch says otherwise or the server is not
+// there. The launched process outlives ctx, which bounds only the start;
+// Close stops it.
 func Open(ctx context.Context, addr string, launch *LaunchConfig) (*Probe, error) {
 	if launch == nil {
 		s, err := Dial(ctx, addr)

@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// Recordings of real telnet sessions live in testdata/telnet/*.txt, one
-// event a line, in the order the client saw them:
+// Recordings of real sessions live in testdata/telnet/*.txt (telnet) and
+// testdata/tclrpc/*.txt (Tcl RPC), one event a line, in the order the
+// client saw them:
 //
 //	# a comment: how the recording was made
 //	= connect                 a new connection begins
@@ -399,14 +400,14 @@ var moreScenarios = []scenario{
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			s.seq++
-			line, err := encodeRequest(s.seq, "sleep 300; return slow")
+			line, err := s.encode(s.seq, "sleep 300; return slow")
 			must(t, err)
 			_, _, _, err = s.roundTrip(ctx, c, s.seq, line)
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("the slow request: got %v, want a timeout", err)
 			}
 			s.seq++
-			line, err = encodeRequest(s.seq, "return fast")
+			line, err = s.encode(s.seq, "return fast")
 			must(t, err)
 			r, _, _, err := s.roundTrip(testCtx(t), c, s.seq, line)
 			must(t, err)
@@ -457,70 +458,79 @@ func checkCommandError(t testing.TB, err error, cmd, output string) {
 	}
 }
 
-func recordingPath(name string) string {
-	return filepath.Join("testdata", "telnet", name+".txt")
+func recordingPath(tr Transport, name string) string {
+	dir := "telnet"
+	if tr == TclRPC {
+		dir = "tclrpc"
+	}
+	return filepath.Join("testdata", dir, name+".txt")
 }
 
 // TestRecord records the scenarios against the real openocd and the
-// virtual board. It only runs with HILRUN_RECORD=1.
+// virtual board, over each transport. It only runs with HILRUN_RECORD=1.
 func TestRecord(t *testing.T) {
 	if os.Getenv("HILRUN_RECORD") != "1" {
-		t.Skip("set HILRUN_RECORD=1 to record testdata/telnet/ against the real openocd")
+		t.Skip("set HILRUN_RECORD=1 to record testdata/telnet/ and testdata/tclrpc/ against the real openocd")
 	}
 	version := openocdVersion(t)
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			b := startBoard(t)
-			var rec recorder
-			s := b.dial(t, WithDialer(rec.dialer()))
-			side := func() {}
-			if sc.side != nil {
-				side = func() { sc.side(t, b.proc.TelnetAddr()) }
-			}
-			sc.run(t, s, side)
-			s.Close()
-			notes := append([]string{
-				"Recorded by TestRecord (HILRUN_RECORD=1 go test -run TestRecord ./pkg/openocd/)",
-				"from " + version + " driving hilrun's virtual board (pkg/sim/jtag).",
-			}, sc.notes...)
-			must(t, os.MkdirAll(filepath.Dir(recordingPath(sc.name)), 0o755))
-			must(t, rec.write(recordingPath(sc.name), notes))
-		})
-	}
-}
-
-// TestReplay runs the scenarios against their recordings, as recorded
-// and with every read split into single bytes.
-func TestReplay(t *testing.T) {
-	for _, sc := range scenarios {
-		for _, split := range []bool{false, true} {
-			name := sc.name
-			if split {
-				name += "/bytewise"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				rec := loadRecording(t, sc.name)
-				r := newReplayer(t, rec, split)
-				s, err := Dial(testCtx(t), "openocd.test:4444", WithDialer(r.dial))
-				must(t, err)
-				t.Cleanup(func() { s.Close() }) // before the replayer's check
-				sc.run(t, s, func() {})
+	for _, tr := range transports {
+		for _, sc := range scenarios {
+			t.Run(tr.String()+"/"+sc.name, func(t *testing.T) {
+				b := startBoard(t)
+				var rec recorder
+				s := b.dialOver(t, tr, WithDialer(rec.dialer()))
+				side := func() {}
+				if sc.side != nil {
+					side = func() { sc.side(t, b.proc.TelnetAddr()) }
+				}
+				sc.run(t, s, side)
+				s.Close()
+				notes := append([]string{
+					"Recorded by TestRecord (HILRUN_RECORD=1 go test -run TestRecord ./pkg/openocd/)",
+					"from " + version + " driving hilrun's virtual board (pkg/sim/jtag), over " + tr.String() + ".",
+				}, sc.notes...)
+				path := recordingPath(tr, sc.name)
+				must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				must(t, rec.write(path, notes))
 			})
 		}
 	}
 }
 
-func loadRecording(t testing.TB, name string) *recording {
+// TestReplay runs the scenarios against their recordings, over each
+// transport, as recorded and with every read split into single bytes.
+func TestReplay(t *testing.T) {
+	for _, tr := range transports {
+		for _, sc := range scenarios {
+			for _, split := range []bool{false, true} {
+				name := tr.String() + "/" + sc.name
+				if split {
+					name += "/bytewise"
+				}
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					rec := loadRecording(t, tr, sc.name)
+					r := newReplayer(t, rec, split)
+					s, err := Dial(testCtx(t), JoinAddr("openocd.test:4444", tr), WithDialer(r.dial))
+					must(t, err)
+					t.Cleanup(func() { s.Close() }) // before the replayer's check
+					sc.run(t, s, func() {})
+				})
+			}
+		}
+	}
+}
+
+func loadRecording(t testing.TB, tr Transport, name string) *recording {
 	t.Helper()
-	f, err := os.Open(recordingPath(name))
+	f, err := os.Open(recordingPath(tr, name))
 	if err != nil {
 		t.Fatalf("%v (record with HILRUN_RECORD=1 go test -run TestRecord)", err)
 	}
 	defer f.Close()
 	rec, err := parseRecording(f)
 	if err != nil {
-		t.Fatalf("%s: %v", recordingPath(name), err)
+		t.Fatalf("%s: %v", recordingPath(tr, name), err)
 	}
 	return rec
 }

@@ -1,7 +1,7 @@
-// Package openocd drives OpenOCD for hilrun: one telnet session per probe,
-// kept for the whole run (a memory read costs a round trip, not a process
-// start), the OpenOCD process itself, and the symbols of the firmware's
-// ELF file.
+// Package openocd drives OpenOCD for hilrun: one session per probe, over
+// OpenOCD's Tcl RPC server or its telnet server, kept for the whole run (a
+// memory read costs a round trip, not a process start), the OpenOCD
+// process itself, and the symbols of the firmware's ELF file.
 package openocd
 
 import (
@@ -31,20 +31,31 @@ func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 	return func(s *Session) { s.dial = dial }
 }
 
+// WithTransport makes the session talk to OpenOCD's server t at an address
+// without a scheme (Dial reads "tcl://HOST:PORT" as TclRPC whatever the
+// option says). The default is Telnet.
+func WithTransport(t Transport) Option {
+	return func(s *Session) { s.tr = t }
+}
+
 // WithLog passes every line OpenOCD logs on the session to fn: messages of
-// commands (also kept in their CommandError) and those it prints on its own,
-// such as target state changes. fn runs inside the method that read the
-// line and must not call the session.
+// commands (also kept in their CommandError) and, over telnet, those it
+// prints on its own, such as target state changes. fn runs inside the
+// method that read the line and must not call the session.
 func WithLog(fn func(line string)) Option {
 	return func(s *Session) { s.log = fn }
 }
 
-// Session is a client of OpenOCD's telnet server: one connection, kept
-// open across commands, that runs one command at a time. Its methods are
-// safe for concurrent use; commands queue.
+// Session is a client of OpenOCD's Tcl RPC server or of its telnet server:
+// one connection, kept open across commands, that runs one command at a
+// time. Its methods are safe for concurrent use; commands queue.
 //
 // A connection that is found closed when a command is sent (OpenOCD was
-// restarted, say) is replaced once, transparently. A command that times
+// restarted, say) is replaced once, transparently: over telnet, a command
+// OpenOCD did not echo is known not to have run; over Tcl RPC, which
+// echoes nothing, the session looks whether the server closed an idle
+// connection before it sends, and a command sent on a connection that
+// then closes counts as one whose effect is unknown. A command that times
 // out drops the connection, and the next command connects anew. While
 // OpenOCD cannot be reached, a command none of which was sent is retried
 // with back-off (10 ms doubling to 500 ms) until its context ends, or for
@@ -54,9 +65,11 @@ func WithLog(fn func(line string)) Option {
 // ErrUnavailable and says how often it was tried; a command OpenOCD ran
 // and refused returns a *CommandError.
 type Session struct {
-	addr string
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	log  func(line string)
+	addr  string    // HOST:PORT
+	tr    Transport // the server at addr
+	shown string    // addr in messages: with tcl:// for TclRPC
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	log   func(line string)
 
 	// sem holds a token while a command runs, so that waiting for a turn
 	// can be cancelled.
@@ -72,14 +85,18 @@ type Session struct {
 	noWriteMemory bool // target lacks write_memory: use mw*; guarded by sem
 }
 
-// conn is one telnet connection and what it has sent that is not read yet.
+// conn is one connection and what it has received that is not decoded
+// yet.
 type conn struct {
 	net.Conn
-	dec decoder
 	buf []byte
+	// Over telnet:
+	dec decoder
 	// greeted is set once the first echo arrived: the lines before it
 	// are the server's banner, not log messages.
 	greeted bool
+	// Over Tcl RPC:
+	rpc rpcDecoder
 }
 
 // Reply is what OpenOCD printed for a command.
@@ -92,16 +109,22 @@ type Reply struct {
 	Log []string
 }
 
-// Dial connects to OpenOCD's telnet server at addr (host:port) and checks
-// that it answers. ctx bounds connecting, not the session.
+// Dial connects to OpenOCD at addr and checks that it answers. addr is
+// "tcl://HOST:PORT" for its Tcl RPC server (tcl_port), or "HOST:PORT" (or
+// "telnet://HOST:PORT") for its telnet server (telnet_port) unless
+// WithTransport says otherwise. A GDB stub, or OpenOCD's other server, at
+// addr is an error wrapping ErrWrongServer that says which address to use.
+// ctx bounds connecting, not the session.
 func Dial(ctx context.Context, addr string, opts ...Option) (*Session, error) {
-	s := &Session{
-		addr: addr,
-		sem:  make(chan struct{}, 1),
-	}
+	s := &Session{sem: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
+	hp, tr, err := SplitAddr(addr, s.tr)
+	if err != nil {
+		return nil, err
+	}
+	s.addr, s.tr, s.shown = hp, tr, JoinAddr(hp, tr)
 	if s.dial == nil {
 		var d net.Dialer
 		s.dial = d.DialContext
@@ -114,8 +137,11 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Session, error) {
 	return s, nil
 }
 
-// Addr returns the address of the OpenOCD telnet server.
+// Addr returns HOST:PORT of the OpenOCD server the session talks to.
 func (s *Session) Addr() string { return s.addr }
+
+// Transport returns the OpenOCD server the session talks to.
+func (s *Session) Transport() Transport { return s.tr }
 
 // Version returns what OpenOCD's version command printed when the session
 // last connected, such as "Open On-Chip Debugger 0.12.0".
@@ -143,7 +169,9 @@ func (s *Session) Close() error {
 
 // Command runs cmd, a line of OpenOCD's Tcl, and returns its result: what
 // OpenOCD's telnet prompt prints after the command's log messages. cmd may
-// hold several commands separated by ";" or newlines.
+// hold several commands separated by ";" or newlines. Over telnet a NUL
+// byte in the result reads as the two characters \0; over Tcl RPC it
+// stays.
 //
 // When OpenOCD refuses the command the error is a *CommandError holding
 // OpenOCD's words. When ctx ends first, the error wraps ctx.Err(), and the
@@ -156,7 +184,7 @@ func (s *Session) Command(ctx context.Context, cmd string) (string, error) {
 // Run is Command that also returns the messages OpenOCD logged while the
 // command ran.
 func (s *Session) Run(ctx context.Context, cmd string) (Reply, error) {
-	if _, err := encodeRequest(math.MaxUint64, cmd); err != nil {
+	if _, err := s.encode(math.MaxUint64, cmd); err != nil {
 		return Reply{}, fmt.Errorf("openocd: %w", err)
 	}
 	if err := s.acquire(ctx); err != nil {
@@ -172,7 +200,7 @@ func (s *Session) acquire(ctx context.Context) error {
 	case s.sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("openocd at %s: waiting for the previous command: %w", s.addr, ctx.Err())
+		return fmt.Errorf("openocd at %s: waiting for the previous command: %w", s.shown, ctx.Err())
 	}
 }
 
@@ -249,13 +277,20 @@ func (s *Session) runOnce(ctx context.Context, cmd string) (_ Reply, sent bool, 
 	fresh := false // whether this call connected
 	for {
 		if err := ctx.Err(); err != nil {
-			return Reply{}, sent, fmt.Errorf("openocd at %s: %q not sent: %w", s.addr, cmd, err)
+			return Reply{}, sent, fmt.Errorf("openocd at %s: %q not sent: %w", s.shown, cmd, err)
 		}
 		s.mu.Lock()
 		c, closed := s.conn, s.closed
 		s.mu.Unlock()
 		if closed {
-			return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+			return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.shown, cmd, ErrClosed)
+		}
+		if c != nil && !fresh && s.tr == TclRPC && peerClosed(c.Conn) {
+			// Over Tcl RPC nothing tells a request that never ran from
+			// one that ran and lost its reply: a connection the server
+			// closed while it was idle is replaced before sending.
+			s.drop(c)
+			c = nil
 		}
 		if c == nil {
 			var err error
@@ -267,7 +302,7 @@ func (s *Session) runOnce(ctx context.Context, cmd string) (_ Reply, sent bool, 
 			if s.closed {
 				s.mu.Unlock()
 				c.Close()
-				return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+				return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.shown, cmd, ErrClosed)
 			}
 			s.conn = c
 			s.mu.Unlock()
@@ -276,11 +311,11 @@ func (s *Session) runOnce(ctx context.Context, cmd string) (_ Reply, sent bool, 
 
 		start := time.Now()
 		s.seq++
-		line, err := encodeRequest(s.seq, cmd)
+		req, err := s.encode(s.seq, cmd)
 		if err != nil {
 			return Reply{}, sent, fmt.Errorf("openocd: %w", err)
 		}
-		r, log, echoed, err := s.roundTrip(ctx, c, s.seq, line)
+		r, log, echoed, err := s.roundTrip(ctx, c, s.seq, req)
 		var ns *notSentError
 		sent = sent || !errors.As(err, &ns)
 		if err == nil {
@@ -297,7 +332,7 @@ func (s *Session) runOnce(ctx context.Context, cmd string) (_ Reply, sent bool, 
 		s.drop(c)
 		switch {
 		case s.isClosed():
-			return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.addr, cmd, ErrClosed)
+			return Reply{}, sent, fmt.Errorf("openocd at %s: %q: %w", s.shown, cmd, ErrClosed)
 		case ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded):
 			cerr := ctx.Err()
 			if cerr == nil {
@@ -307,19 +342,21 @@ func (s *Session) runOnce(ctx context.Context, cmd string) (_ Reply, sent bool, 
 				cerr = fmt.Errorf("%w: %w", cerr, cause)
 			}
 			return Reply{}, sent, fmt.Errorf("openocd at %s did not answer %q within %v: %w",
-				s.addr, cmd, time.Since(start).Round(time.Millisecond), cerr)
+				s.shown, cmd, time.Since(start).Round(time.Millisecond), cerr)
 		case !echoed && !fresh:
-			// OpenOCD runs a line only after echoing it: this one never
-			// ran, so it is safe to send it again on a new connection.
+			// OpenOCD runs a telnet line only after echoing it, and a
+			// Tcl RPC request only once its last byte arrived: this one
+			// never ran, so it is safe to send it again on a new
+			// connection.
 			continue
 		case echoed:
 			return Reply{}, sent, &unavailableError{
-				msg: fmt.Sprintf("openocd at %s: connection lost while %q ran (its effect is unknown)", s.addr, cmd),
+				msg: fmt.Sprintf("openocd at %s: connection lost while %q ran (its effect is unknown)", s.shown, cmd),
 				err: err,
 			}
 		default:
 			return Reply{}, sent, &unavailableError{
-				msg: fmt.Sprintf("openocd at %s: connection lost before %q ran", s.addr, cmd),
+				msg: fmt.Sprintf("openocd at %s: connection lost before %q ran", s.shown, cmd),
 				err: err,
 			}
 		}
@@ -342,34 +379,54 @@ func (s *Session) drop(c *conn) {
 	s.mu.Unlock()
 }
 
-// connect dials the server and checks that it is OpenOCD by asking for its
-// version. verb says what for, in errors.
+// connect dials the server, checks that it is the OpenOCD server the
+// session talks to and asks for its version. verb says what for, in
+// errors.
 func (s *Session) connect(ctx context.Context, verb string) (*conn, error) {
 	nc, err := s.dial(ctx, "tcp", s.addr)
 	if err != nil {
-		return nil, &unavailableError{msg: verb + " openocd at " + s.addr, err: err}
+		return nil, &unavailableError{msg: verb + " openocd at " + s.shown, err: err}
 	}
 	c := &conn{Conn: nc, buf: make([]byte, readBuffer)}
 	start := time.Now()
-	s.seq++
-	r, _, _, err := s.roundTrip(ctx, c, s.seq, handshake(s.seq))
-	if err != nil {
+	failed := func(err error) (*conn, error) {
 		nc.Close()
+		var ws *wrongServerError
+		if errors.As(err, &ws) {
+			return nil, err
+		}
 		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			cerr := ctx.Err()
 			if cerr == nil {
 				cerr = context.DeadlineExceeded
 			}
 			return nil, &unavailableError{
-				msg: fmt.Sprintf("%s openocd at %s: no answer within %v", verb, s.addr, time.Since(start).Round(time.Millisecond)),
+				msg: fmt.Sprintf("%s openocd at %s: no answer within %v", verb, s.shown, time.Since(start).Round(time.Millisecond)),
 				err: cerr,
 			}
 		}
-		return nil, &unavailableError{msg: verb + " openocd at " + s.addr, err: err}
+		return nil, &unavailableError{msg: verb + " openocd at " + s.shown, err: err}
+	}
+	first, err := s.detect(ctx, c)
+	if err != nil {
+		return failed(err)
+	}
+	s.seq++
+	var hs string
+	if s.tr == TclRPC {
+		// What follows the probe's reply, if anything, is garbage.
+		hs = rpcHandshake(s.seq)
+	} else {
+		c.dec.feed(first)
+		hs = handshake(s.seq)
+	}
+	r, _, _, err := s.roundTrip(ctx, c, s.seq, hs)
+	if err != nil {
+		return failed(err)
 	}
 	if r.code != 0 && r.code != 2 {
 		nc.Close()
-		return nil, &unavailableError{msg: fmt.Sprintf("%s openocd at %s: its version command failed: %s", verb, s.addr, r.out)}
+		return nil, &unavailableError{msg: fmt.Sprintf("%s openocd at %s: its version command failed: %s", verb, s.shown, r.out)}
 	}
 	s.mu.Lock()
 	s.version = r.out
@@ -377,28 +434,28 @@ func (s *Session) connect(ctx context.Context, verb string) (*conn, error) {
 	return c, nil
 }
 
-// roundTrip sends line, request seq, on c and reads until its frame. It
-// returns the lines OpenOCD logged after echoing the request, and whether
-// the echo arrived: OpenOCD echoes a line before it runs it, so without an
-// echo the command did not run.
-func (s *Session) roundTrip(ctx context.Context, c *conn, seq uint64, line string) (r reply, log []string, echoed bool, err error) {
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	} else {
-		c.SetDeadline(time.Time{})
+// encode returns the request that runs cmd as request seq, without its
+// terminator.
+func (s *Session) encode(seq uint64, cmd string) (string, error) {
+	if s.tr == TclRPC {
+		return encodeRPC(seq, cmd)
 	}
-	woke := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		c.SetDeadline(aLongTimeAgo)
-		close(woke)
-	})
-	defer func() {
-		if !stop() {
-			<-woke // so that it cannot touch the next request's deadline
-		}
-	}()
+	return encodeRequest(seq, cmd)
+}
 
-	if n, err := c.Write([]byte(line + "\n")); err != nil {
+// roundTrip sends req, request seq, on c and reads until its reply. It
+// returns the lines OpenOCD logged while the request ran, and whether the
+// request may have run: over telnet, OpenOCD echoes a line before it runs
+// it, so without an echo the command did not run; over Tcl RPC it runs a
+// request once its terminator arrived.
+func (s *Session) roundTrip(ctx context.Context, c *conn, seq uint64, req string) (r reply, log []string, echoed bool, err error) {
+	disarm := armDeadline(ctx, c.Conn)
+	defer disarm()
+	if s.tr == TclRPC {
+		return s.rpcRoundTrip(c, seq, req)
+	}
+
+	if n, err := c.Write([]byte(req + "\n")); err != nil {
 		if n == 0 {
 			err = &notSentError{err}
 		}
@@ -428,6 +485,56 @@ func (s *Session) roundTrip(ctx context.Context, c *conn, seq uint64, line strin
 		n, rerr = c.Read(c.buf)
 		if n > 0 {
 			c.dec.feed(c.buf[:n])
+		}
+	}
+}
+
+// rpcRoundTrip is roundTrip over Tcl RPC; the caller armed the deadline.
+func (s *Session) rpcRoundTrip(c *conn, seq uint64, req string) (r reply, log []string, ran bool, err error) {
+	b := make([]byte, 0, len(req)+1)
+	b = append(append(b, req...), sub)
+	if n, err := c.Write(b); err != nil {
+		if n == 0 {
+			err = &notSentError{err}
+		}
+		// Without its terminator the server did not run the request.
+		return r, nil, n == len(b), err
+	}
+	for {
+		for {
+			f, msg, ok, err := c.rpc.next()
+			if err != nil {
+				return r, nil, true, err
+			}
+			if !ok {
+				break
+			}
+			if f.seq == 0 { // a message outside frames
+				if msg != "" && s.log != nil {
+					s.log(msg)
+				}
+				continue
+			}
+			if f.seq > seq {
+				return r, nil, true, fmt.Errorf("answer to request %d arrived while request %d was waiting", f.seq, seq)
+			}
+			if f.seq < seq {
+				continue // a stale answer, to a request given up on
+			}
+			log = logLines(f.log)
+			if s.log != nil {
+				for _, l := range log {
+					s.log(l)
+				}
+			}
+			return reply{seq: f.seq, code: f.code, out: f.out}, log, true, nil
+		}
+		n, err := c.Read(c.buf)
+		if n > 0 {
+			c.rpc.feed(c.buf[:n])
+		}
+		if err != nil && n == 0 {
+			return r, nil, true, err
 		}
 	}
 }

@@ -174,7 +174,8 @@ func (s *Server) line(line string) string {
 		out = strings.ReplaceAll(out, "\x00", `\0`)
 		return fmt.Sprintf("\x02%s %d %d\x03%s\x04%s", m[1], code, len(out), out, m[1])
 	}
-	if strings.HasPrefix(strings.TrimSpace(line), "proc ") {
+	if t := strings.TrimSpace(line); strings.HasPrefix(t, "proc ") || strings.HasPrefix(t, "#") {
+		// A comment: hilrun's client opens a connection with one.
 		return ""
 	}
 	_, out := s.run(line)
