@@ -78,7 +78,7 @@ func (s *Session) detect(ctx context.Context, c *conn) ([]byte, error) {
 		detachGDB(ctx, c.Conn, first)
 		return nil, &wrongServerError{msg: fmt.Sprintf("openocd at %s: %s speaks the GDB remote protocol, not OpenOCD's: use gdb: %s", s.shown, s.addr, s.addr)}
 	case peer == peerRPC && s.tr == Telnet:
-		return nil, &wrongServerError{msg: fmt.Sprintf("openocd at %s: %s is OpenOCD's Tcl RPC server, not its telnet server: use tcl: %s (or openocd: tcl://%s)", s.shown, s.addr, s.addr, s.addr)}
+		return nil, &wrongServerError{msg: fmt.Sprintf("openocd at %s: %s is OpenOCD's Tcl RPC server, not its telnet server: use openocd: tcl://%s", s.shown, s.addr, s.addr)}
 	case peer == peerTelnet && s.tr == TclRPC:
 		return nil, &wrongServerError{msg: fmt.Sprintf("openocd at %s: %s is OpenOCD's telnet server, not its Tcl RPC server: use openocd: %s", s.shown, s.addr, s.addr)}
 	case peer == peerUnknown && s.tr == TclRPC:

@@ -538,7 +538,7 @@ func TestWrongServer(t *testing.T) {
 		addr string
 		want string
 	}{
-		{"telnet at the tcl server", rpc.hostport(), "openocd at ADDR: ADDR is OpenOCD's Tcl RPC server, not its telnet server: use tcl: ADDR (or openocd: tcl://ADDR)"},
+		{"telnet at the tcl server", rpc.hostport(), "openocd at ADDR: ADDR is OpenOCD's Tcl RPC server, not its telnet server: use openocd: tcl://ADDR"},
 		{"tcl at the telnet server", "tcl://" + telnet.hostport(), "openocd at tcl://ADDR: ADDR is OpenOCD's telnet server, not its Tcl RPC server: use openocd: ADDR"},
 		{"telnet at a gdb stub", gdb.addr(), "openocd at ADDR: ADDR speaks the GDB remote protocol, not OpenOCD's: use gdb: ADDR"},
 		{"tcl at a gdb stub", "tcl://" + gdb.addr(), "openocd at tcl://ADDR: ADDR speaks the GDB remote protocol, not OpenOCD's: use gdb: ADDR"},

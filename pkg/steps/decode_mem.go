@@ -258,7 +258,7 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 		case "openocd":
 			pr.OpenOCD, _ = d.str(p.val, "openocd")
 			if pr.OpenOCD != "" && !strings.Contains(pr.OpenOCD, ":") {
-				d.add(d.pos(p.val), "openocd must be HOST:PORT of a running OpenOCD's telnet server, like 127.0.0.1:4444")
+				d.add(d.pos(p.val), "openocd must be HOST:PORT of a running OpenOCD's telnet server, like 127.0.0.1:4444, or tcl://HOST:PORT of its Tcl RPC server")
 			}
 		case "gdb":
 			pr.GDB, _ = d.str(p.val, "gdb")
