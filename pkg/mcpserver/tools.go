@@ -212,7 +212,7 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 		mcp.WithString("elf", mcp.Description("The ELF file for symbol, under a --root (elf_path is accepted too).")),
 		mcp.WithString("elf_path", mcp.Description("Same as elf.")),
 		mcp.WithInteger("offset", mcp.Description("Added to the address or symbol, in bytes.")),
-		mcp.WithInteger("width", mcp.Description("Access width in bits: 8, 16, 32 (the default) or 64.")),
+		mcp.WithInteger("width", mcp.Description("Access width in bits: 8, 16, 32 (the default) or 64. Where the target has no 64-bit bus accesses (a 32-bit core such as a Cortex-M), a 64-bit value is read or written as two 32-bit words, low word first (little-endian), so not in one access.")),
 	}
 	readOpts := append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Read target memory"),
