@@ -759,6 +759,8 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		return nil, nil, err
 	}
 	defer events.Close()
+	// The result's steps are collected as they finish.
+	summary := newResultSteps()
 	// A probe whose OpenOCD went away is reopened by the next user.
 	probeGone := false
 	// The pictures camera steps took, in order, up to the result's bound.
@@ -818,7 +820,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Host:          s.host(),
 		ArtifactDir:   filepath.Join(run.dir, artifactDir),
 		Vars:          o.vars,
-		Sink:          runner.Tee(events, prog, watch),
+		Sink:          runner.Tee(events, summary, prog, watch),
 		Getenv:        s.cfg.Getenv,
 		KeepSteps:     o.keepSteps,
 		MaxValueBytes: s.cfg.MaxValueBytes,
@@ -839,7 +841,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	if err := events.Close(); err != nil {
 		s.logf("run %s: %v", run.id, err)
 	}
-	out := s.runs.finish(run, res, events.Path(), pictures)
+	out := s.runs.finish(run, res, events.Path(), summary, pictures)
 	return out, res, nil
 }
 
@@ -886,47 +888,75 @@ func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
 }
 
-// stepsOut reads the run's event file into out's counts and steps, by the
-// summary rule and within maxResultSteps.
-func stepsOut(out *sequenceResult, events string) error {
+// resultSteps collects, as a run goes, the counts and the steps its result
+// lists: a results.Summarizer fed the runner's events (the same rule the
+// reports apply to the event file, without reading it back), keeping the
+// first maxResultSteps/2 steps, a ring of the last maxResultSteps/2, and
+// the steps between that did not pass, up to results.DefaultMaxFailures.
+type resultSteps struct {
+	*results.Summarizer
+	head, mid []results.Step
+	// tail is a ring of the last steps; next is where the next goes.
+	tail   []results.Step
+	next   int
+	total  int
+	counts results.Counts
+}
+
+func newResultSteps() *resultSteps {
+	r := &resultSteps{}
 	half := maxResultSteps / 2
-	var head, mid []results.Step
-	// tail is a ring of the last half steps; next is where the next goes.
-	tail := make([]results.Step, 0, half)
-	next, total := 0, 0
-	z := &results.Summarizer{
+	r.Summarizer = &results.Summarizer{
 		OnStep: func(_ int, st *results.Step) {
-			total++
-			if len(head) < half {
-				head = append(head, *st)
+			r.total++
+			if len(r.head) < half {
+				r.head = append(r.head, *st)
 				return
 			}
-			if len(tail) < half {
-				tail = append(tail, *st)
+			if len(r.tail) < half {
+				r.tail = append(r.tail, *st)
 				return
 			}
-			old := tail[next]
-			if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
-				mid = append(mid, old)
+			old := r.tail[r.next]
+			if old.Status != runner.Passed && old.Status != runner.Skipped && len(r.mid) < results.DefaultMaxFailures {
+				r.mid = append(r.mid, old)
 			}
-			tail[next] = *st
-			next = (next + 1) % half
+			r.tail[r.next] = *st
+			r.next = (r.next + 1) % half
 		},
-		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
+		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { r.counts = c },
 	}
-	err := results.Summarize(events, z)
-	listed := make([]results.Step, 0, len(head)+len(mid)+len(tail))
-	listed = append(append(append(append(listed, head...), mid...), tail[next:]...), tail[:next]...)
+	return r
+}
+
+// fill sets out's counts and steps, within maxResultSteps and
+// maxResultBytes.
+func (r *resultSteps) fill(out *sequenceResult) {
+	r.Close()
+	listed := make([]results.Step, 0, len(r.head)+len(r.mid)+len(r.tail))
+	listed = append(append(append(append(listed, r.head...), r.mid...), r.tail[r.next:]...), r.tail[:r.next]...)
+	out.Counts = r.counts
 	out.Steps = withinBytes(listed, maxResultBytes)
 	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
-	out.StepsLeftOut = total - len(out.Steps)
-	return err
+	out.StepsLeftOut = r.total - len(out.Steps)
 }
 
 // withinBytes keeps of list what fits in limit bytes of JSON: the steps
 // that did not pass first, then the others in order; the order of steps is
 // kept.
 func withinBytes(list []results.Step, limit int) []results.Step {
+	// Most lists are far below the limit: a bound of their size, without
+	// writing them, says so.
+	bound := 0
+	for i := range list {
+		bound += sizeBound(&list[i])
+		if bound > limit {
+			break
+		}
+	}
+	if bound <= limit {
+		return list
+	}
 	size := make([]int, len(list))
 	total := 0
 	for i := range list {
@@ -948,13 +978,29 @@ func withinBytes(list []results.Step, limit int) []results.Step {
 			}
 		}
 	}
-	var out []results.Step
+	out := []results.Step{}
 	for i := range list {
 		if keep[i] {
 			out = append(out, list[i])
 		}
 	}
 	return out
+}
+
+// sizeBound is at least the length of st's JSON: its fixed part (field
+// names, numbers, statuses) is below 512 bytes, and JSON writes a byte of a
+// string as at most 6 (\u00XX). A step with saved values, data or a repeat
+// summary is measured by writing it.
+func sizeBound(st *results.Step) int {
+	if len(st.Saved) > 0 || len(st.Data) > 0 || st.Repeat != nil {
+		b, _ := json.Marshal(st)
+		return len(b) + 1
+	}
+	n := len(st.Path) + len(st.Kind) + len(st.Name) + len(st.Group) + len(st.Message) + len(st.Expected) + len(st.Received) + len(st.File)
+	for _, a := range st.Attachments {
+		n += len(a) + 1
+	}
+	return 512 + 6*n
 }
 
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
