@@ -21,7 +21,7 @@ func TestNullField(t *testing.T) {
 		Ptr    *inner            `json:"ptr,omitempty"`
 		Map    map[string]string `json:"map"`
 		Any    any               `json:"any"`
-		hidden []string // unexported: left out of JSON
+		hidden []string          // unexported: left out of JSON
 	}
 	ok := outer{base: base{Tags: []string{}}, Items: []inner{{List: []string{}}}, Map: map[string]string{}}
 	_ = ok.hidden
