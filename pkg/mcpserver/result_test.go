@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,5 +41,55 @@ func TestSizeBound(t *testing.T) {
 	}
 	if got := withinBytes(steps, 600); len(got) == 0 || len(got) == len(steps) {
 		t.Errorf("withinBytes kept %d of %d steps with a limit of 600 bytes", len(got), len(steps))
+	}
+}
+
+// TestSequenceResultString checks serial_sequence's result string, the
+// STM32 debug server's report: it is the tool's text, and it says what the
+// structured fields say.
+func TestSequenceResultString(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	conn := e.open(nil)
+	res := e.call("serial_sequence", map[string]any{"steps": []any{
+		map[string]any{"send": "echo one", "expect": "one", "to": conn},
+		map[string]any{"delay_ms": 1},
+		map[string]any{"send": "echo two", "expect": "never printed", "timeout": "200ms", "to": conn},
+		map[string]any{"mem_read": true, "address": "0x48000014", "label": "odr"},
+	}})
+	var out sequenceResult
+	decode(t, res, &out)
+	if out.Result == "" || out.Result != text(res) {
+		t.Fatalf("result %q, want the tool's text %q", out.Result, text(res))
+	}
+	lines := strings.Split(out.Result, "\n")
+	if lines[0] != "run "+out.RunID+": "+out.Name {
+		t.Errorf("first line %q", lines[0])
+	}
+	// A line per step, in the order of steps, with its status and kind.
+	at := 1
+	for _, st := range out.Steps {
+		for at < len(lines) && !strings.HasPrefix(lines[at], strconv.Itoa(st.Index)+" ") {
+			at++
+		}
+		if at == len(lines) {
+			t.Fatalf("no line for step %d (%s %s) in order:\n%s", st.Index, st.Status, st.Kind, out.Result)
+		}
+		if f := strings.Fields(lines[at]); len(f) < 3 || f[1] != string(st.Status) || f[2] != st.Kind {
+			t.Errorf("step %d: line %q, want status %s and kind %s", st.Index, lines[at], st.Status, st.Kind)
+		}
+		at++
+	}
+	c := out.Counts
+	want := fmt.Sprintf("FAILED: %d/%d passed, %d failed in ", c.Passed, c.Total, c.Failed)
+	if out.Passed || c.Total != 4 || c.Failed != 1 || !strings.Contains(out.Result, "\n"+want) {
+		t.Errorf("counts %+v; want the summary line %q in:\n%s", c, want, out.Result)
+	}
+	if !strings.Contains(out.Result, "\nreport: "+out.ReportResource) {
+		t.Errorf("the result does not name the report %s:\n%s", out.ReportResource, out.Result)
+	}
+	// A passing run.
+	decode(t, e.call("serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "echo three", "expect": "three", "to": conn}}}), &out)
+	if !out.Passed || !strings.Contains(out.Result, "\npassed 1/1 in ") {
+		t.Errorf("a passing run's result:\n%s", out.Result)
 	}
 }

@@ -685,7 +685,8 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 	if err != nil {
 		return nil, "", err
 	}
-	return out, formatRun(out, res), nil
+	out.Result = formatRun(out, res)
+	return out, out.Result, nil
 }
 
 // executeRun checks seq against the policy, takes its ports and probes and
@@ -878,7 +879,14 @@ type sequenceResult struct {
 	ReportResource string         `json:"report_resource"`
 	// Pictures are the resources of the pictures camera steps took; the
 	// tool result also carries them as image content.
-	Pictures     []string `json:"pictures,omitempty"`
+	Pictures []string `json:"pictures,omitempty"`
+	// Result is the text report, also the tool result's text: a line per
+	// listed step (index, status, kind, name, duration, message), the
+	// count of steps left out, and a summary line ("passed 12/12 in
+	// 1.234s", or "FAILED: 11/12 passed, 1 failed in 1.234s"), made from
+	// the fields above. The STM32 debug server's serial_sequence returns
+	// such a report as result; agents written for it read it there.
+	Result       string `json:"result"`
 	picturePaths []string
 }
 
