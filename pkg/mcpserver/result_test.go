@@ -22,7 +22,8 @@ func TestSizeBound(t *testing.T) {
 		{StepBase: results.StepBase{Index: math.MaxInt, Path: worst, Kind: worst, Name: worst, Group: worst, Status: runner.Interrupted,
 			StartedMS: results.Millis(math.MaxFloat64), DurationMS: results.Millis(-math.MaxFloat64), Message: worst, Expected: worst, Received: worst,
 			Attachments: []string{worst, worst, ""}, File: worst, Line: math.MinInt, Column: math.MaxInt}},
-		{StepBase: results.StepBase{Name: "x", Saved: map[string]any{"v": worst}, Data: map[string]any{"d": 1}}},
+		{StepBase: results.StepBase{Name: "x", Saved: map[string]any{"v": worst, worst: true}, Data: map[string]any{"d": 1, "u": uint64(math.MaxUint64), "i": math.MinInt64, "f": -math.MaxFloat64, "n": json.Number("12345678901234567890123"), "z": nil}}},
+		{StepBase: results.StepBase{Name: "nested", Data: map[string]any{"list": []any{worst, map[string]any{worst: worst}}}}},
 		{StepBase: results.StepBase{Name: "r"}, Repeat: &results.Repeat{Iterations: 3}},
 	}
 	for i := range steps {

@@ -996,19 +996,39 @@ func withinBytes(list []results.Step, limit int) []results.Step {
 }
 
 // sizeBound is at least the length of st's JSON: its fixed part (field
-// names, numbers, statuses) is below 512 bytes, and JSON writes a byte of a
-// string as at most 6 (\u00XX). A step with saved values, data or a repeat
-// summary is measured by writing it.
+// names, numbers, statuses) is below 512 bytes, JSON writes a byte of a
+// string as at most 6 (\u00XX), and a number as at most 32. A step with a
+// repeat summary, or saved values or data other than text, numbers and
+// booleans, is measured by writing it.
 func sizeBound(st *results.Step) int {
-	if len(st.Saved) > 0 || len(st.Data) > 0 || st.Repeat != nil {
-		b, _ := json.Marshal(st)
-		return len(b) + 1
-	}
 	n := len(st.Path) + len(st.Kind) + len(st.Name) + len(st.Group) + len(st.Message) + len(st.Expected) + len(st.Received) + len(st.File)
 	for _, a := range st.Attachments {
 		n += len(a) + 1
 	}
-	return 512 + 6*n
+	extra, ok := 0, st.Repeat == nil
+	for _, m := range []map[string]any{st.Saved, st.Data} {
+		for k, v := range m {
+			if !ok {
+				break
+			}
+			n += len(k) + 2
+			switch x := v.(type) {
+			case string:
+				n += len(x)
+			case json.Number:
+				n += len(x)
+			case bool, nil, int, int64, uint64, float64, uint32, int32, uint, float32:
+				extra += 32
+			default:
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		b, _ := json.Marshal(st)
+		return len(b) + 1
+	}
+	return 512 + 6*n + extra
 }
 
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
