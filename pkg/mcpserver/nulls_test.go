@@ -46,3 +46,16 @@ func TestNullField(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkNullField(b *testing.B) {
+	out := sequenceResult{LogResources: []string{}, Steps: make([]results.Step, 1000)}
+	for i := range out.Steps {
+		out.Steps[i].Data = map[string]any{"bytes": 10, "cursor": 123}
+	}
+	out.Steps[10].Repeat = &results.Repeat{Failures: []results.Iteration{{}}}
+	for i := 0; i < b.N; i++ {
+		if p := nullField(out); p != "" {
+			b.Fatal(p)
+		}
+	}
+}
