@@ -2,8 +2,11 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,5 +95,43 @@ func TestSequenceResultString(t *testing.T) {
 	decode(t, e.call("serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "echo three", "expect": "three", "to": conn}}}), &out)
 	if !out.Passed || !strings.Contains(out.Result, "\npassed 1/1 in ") {
 		t.Errorf("a passing run's result:\n%s", out.Result)
+	}
+}
+
+// TestReportWrittenWhenRead checks that a run's JSON report is written
+// from its event file when the report resource is first read, not by the
+// call, and says what the result says.
+func TestReportWrittenWhenRead(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	conn := e.open(nil)
+	out := e.sequence(map[string]any{"steps": []any{
+		map[string]any{"send": "echo one", "expect": "one", "to": conn},
+		map[string]any{"send": "echo two", "expect": "never printed", "timeout": "200ms", "to": conn},
+	}})
+	file := filepath.Join(e.srv.LogDir(), "runs", out.RunID, "report.json")
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("report.json is there before anyone read it (%v)", err)
+	}
+	var rep struct {
+		Passed    bool `json:"passed"`
+		Sequences []struct {
+			Status string         `json:"status"`
+			Counts results.Counts `json:"counts"`
+			Steps  []struct {
+				Status string `json:"status"`
+			} `json:"steps"`
+		} `json:"sequences"`
+	}
+	for i := 0; i < 2; i++ {
+		text := e.readResource(out.ReportResource)
+		if err := json.Unmarshal([]byte(text), &rep); err != nil {
+			t.Fatalf("read %d of the report: %v\n%s", i, err, text)
+		}
+		if rep.Passed || len(rep.Sequences) != 1 || rep.Sequences[0].Counts != out.Counts || rep.Sequences[0].Status != out.Status || len(rep.Sequences[0].Steps) != len(out.Steps) {
+			t.Errorf("read %d: the report says %+v, the result %+v", i, rep, out)
+		}
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("report.json after a read: %v", err)
 	}
 }
