@@ -7,10 +7,12 @@
 // It also sets the cost of a step inside serial_sequence beside the cost of
 // the same step in hilrun run: per round, each side runs the N steps and
 // one step (serial_sequence over the open connection; hilrun run --sim of a
-// file of those steps, as a process), and a step's cost is the difference
-// over N-1, so what every call or process pays once (the JSON-RPC round
-// trip, starting the process and the board) cancels out. Rounds alternate
-// the order of the sides; the ratio is taken per round.
+// file of those steps, as a process), and a step's cost is the round's
+// time of N steps less the median time of one step, over N-1, so what
+// every call or process pays once (the JSON-RPC round trip, starting the
+// process and the board) cancels out. Rounds alternate the order of the
+// sides; the ratio is taken per round. A call's time ends when the client
+// has decoded the result, as an agent's client does.
 //
 //	go build -o /tmp/hilrun ./cmd/hilrun && go run ./bench/cmd/mcpbench -hilrun /tmp/hilrun
 package main
@@ -117,11 +119,11 @@ func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
 	}
 	var seqPer, primPer []time.Duration
 	var seqTotal, primTotal []time.Duration
-	// Per round: a step's cost in each side, and their ratio.
-	var mcpStep, runStep, ratios []time.Duration
-	// The same in CPU time (user and system) of the server and of the
-	// hilrun run process, which a busy machine disturbs less.
-	var mcpCPU, runCPU, cpuRatios []time.Duration
+	// Per round, the times of the N steps and of one step on each side,
+	// in wall time and in CPU time (user and system, of the server and of
+	// the hilrun run process), which a busy machine disturbs less.
+	var seqNs, seq1s, runNs, run1s []time.Duration
+	var cpuSeqNs, cpuSeq1s, cpuRunNs, cpuRun1s []time.Duration
 	for r := 0; r < rounds; r++ {
 		var seqN, seq1, runN, run1 time.Duration
 		var cpuSeqN, cpuSeq1, cpuRunN, cpuRun1 time.Duration
@@ -169,17 +171,35 @@ func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
 			}
 		}
 		if perStep {
-			ms := (seqN - seq1) / time.Duration(n-1)
-			rs := (runN - run1) / time.Duration(n-1)
-			mcpStep, runStep = append(mcpStep, ms), append(runStep, rs)
-			// A ratio in thousandths, kept as a Duration for pct.
-			ratios = append(ratios, time.Duration(1000*float64(ms)/float64(max(rs, 1))))
-			mc := (cpuSeqN - cpuSeq1) / time.Duration(n-1)
-			rc := (cpuRunN - cpuRun1) / time.Duration(n-1)
-			mcpCPU, runCPU = append(mcpCPU, mc), append(runCPU, rc)
-			cpuRatios = append(cpuRatios, time.Duration(1000*float64(mc)/float64(max(rc, 1))))
+			seqNs, seq1s, runNs, run1s = append(seqNs, seqN), append(seq1s, seq1), append(runNs, runN), append(run1s, run1)
+			cpuSeqNs, cpuSeq1s = append(cpuSeqNs, cpuSeqN), append(cpuSeq1s, cpuSeq1)
+			cpuRunNs, cpuRun1s = append(cpuRunNs, cpuRunN), append(cpuRun1s, cpuRun1)
 		}
 	}
+	// A step's cost in a round: (the round's time of N steps - the median
+	// time of one step over all rounds) / (N - 1). The one-step time is
+	// what a call or process pays once; its median keeps a round where
+	// starting a process was slow from making a step look free.
+	perStepCost := func(nTimes, oneTimes []time.Duration) []time.Duration {
+		fixed := pct(oneTimes, 50)
+		out := make([]time.Duration, len(nTimes))
+		for i, d := range nTimes {
+			out[i] = (d - fixed) / time.Duration(n-1)
+		}
+		return out
+	}
+	ratioOf := func(a, b []time.Duration) []time.Duration {
+		out := make([]time.Duration, len(a))
+		for i := range a {
+			// A ratio in thousandths, kept as a Duration for pct.
+			out[i] = time.Duration(1000 * float64(a[i]) / float64(max(b[i], time.Microsecond)))
+		}
+		return out
+	}
+	mcpStep, runStep := perStepCost(seqNs, seq1s), perStepCost(runNs, run1s)
+	ratios := ratioOf(mcpStep, runStep)
+	mcpCPU, runCPU := perStepCost(cpuSeqNs, cpuSeq1s), perStepCost(cpuRunNs, cpuRun1s)
+	cpuRatios := ratioOf(mcpCPU, runCPU)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
 	fmt.Printf("| mode | calls per round | round median | round max (of %d) | per exchange, median |\n|---|--:|--:|--:|--:|\n", rounds)
@@ -190,7 +210,7 @@ func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
 	}
 	if perStep {
 		ratio := func(d time.Duration) string { return fmt.Sprintf("%.2fx", float64(d)/1000) }
-		fmt.Printf("\nA step's cost, (time of %d steps - time of 1 step) / %d, per round (%d rounds):\n\n", n, n-1, rounds)
+		fmt.Printf("\nA step's cost, (time of %d steps - median time of 1 step) / %d, per round (%d rounds):\n\n", n, n-1, rounds)
 		fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
 		fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcpStep, 50)), us(pct(mcpStep, 99)), us(pct(mcpStep, 100)))
 		fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(runStep, 50)), us(pct(runStep, 99)), us(pct(runStep, 100)))
@@ -298,18 +318,27 @@ func pct(ds []time.Duration, p int) time.Duration {
 }
 
 func (b *bench) call(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
+	data, _, err := b.timedCall(ctx, tool, args)
+	return data, err
+}
+
+// timedCall is call, and the time the call took: from the request to the
+// client's decoded result, without the harness's own work on it.
+func (b *bench) timedCall(ctx context.Context, tool string, args map[string]any) (json.RawMessage, time.Duration, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	began := time.Now()
 	res, err := b.c.CallTool(ctx, req)
+	took := time.Since(began)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
+		return nil, took, fmt.Errorf("%s: %w", tool, err)
 	}
 	data, _ := json.Marshal(res.StructuredContent)
 	if res.IsError {
-		return nil, fmt.Errorf("%s: %s", tool, data)
+		return nil, took, fmt.Errorf("%s: %s", tool, data)
 	}
-	return data, nil
+	return data, took, nil
 }
 
 // sequence runs n exchanges as one serial_sequence call and returns its
@@ -321,9 +350,7 @@ func (b *bench) sequence(ctx context.Context, n int) (time.Duration, error) {
 		word := fmt.Sprintf("ping-%d", b.seq)
 		stepsList[i] = map[string]any{"send": "echo " + word, "expect": word + "\r\nsim> ", "to": b.conn}
 	}
-	began := time.Now()
-	out, err := b.call(ctx, "serial_sequence", map[string]any{"steps": stepsList, "on_failure": "stop"})
-	d := time.Since(began)
+	out, d, err := b.timedCall(ctx, "serial_sequence", map[string]any{"steps": stepsList, "on_failure": "stop"})
 	if err != nil {
 		return d, err
 	}
