@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/internal/testenv"
@@ -146,14 +148,71 @@ func request(name string, args map[string]any) mcp.CallToolRequest {
 	return req
 }
 
-// callWith calls a tool on client c.
+// callWith calls a tool on client c. A structured result must validate
+// against the tool's output schema.
 func callWith(t *testing.T, ctx context.Context, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := c.CallTool(ctx, request(name, args))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if !res.IsError && res.StructuredContent != nil {
+		checkOutput(t, c, name, res.StructuredContent)
+	}
 	return res
+}
+
+// outputSchemas caches the compiled output schemas of each client's tools.
+var outputSchemas sync.Map // *client.Client -> map[string]*jsonschema.Schema
+
+// checkOutput fails the test when out does not validate against the output
+// schema tool advertises to c.
+func checkOutput(t *testing.T, c *client.Client, tool string, out any) {
+	t.Helper()
+	v, ok := outputSchemas.Load(c)
+	if !ok {
+		list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatalf("list tools: %v", err)
+		}
+		compiled := map[string]*jsonschema.Schema{}
+		for _, tl := range list.Tools {
+			raw, err := json.Marshal(tl.OutputSchema)
+			if err != nil || len(tl.OutputSchema.Type) == 0 {
+				continue
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s: output schema: %v", tl.Name, err)
+			}
+			comp := jsonschema.NewCompiler()
+			url := "mem:///" + tl.Name + ".json"
+			if err := comp.AddResource(url, doc); err != nil {
+				t.Fatalf("%s: output schema: %v", tl.Name, err)
+			}
+			sch, err := comp.Compile(url)
+			if err != nil {
+				t.Fatalf("%s: compile the output schema: %v", tl.Name, err)
+			}
+			compiled[tl.Name] = sch
+		}
+		v, _ = outputSchemas.LoadOrStore(c, compiled)
+	}
+	sch := v.(map[string]*jsonschema.Schema)[tool]
+	if sch == nil {
+		return
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		t.Fatalf("%s: marshal the result: %v", tool, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("%s: the structured result does not match the output schema: %v\nresult: %.2000s", tool, err, data)
+	}
 }
 
 // call calls a tool and fails the test when it reports an error.

@@ -433,6 +433,9 @@ func (s *Server) memWrite(ctx context.Context, req mcp.CallToolRequest, a *memAr
 			}
 			values = append(values, v)
 		}
+		if len(values) == 0 {
+			return nil, "", errors.New("values is empty: give at least one value")
+		}
 	default:
 		return nil, "", errors.New("value (or values) is required")
 	}

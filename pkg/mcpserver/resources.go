@@ -50,6 +50,23 @@ type runRecord struct {
 	uris []string
 	// done is when the run ended, for MaxRunAge.
 	done time.Time
+	// events is the run's event file; report.json is written from it
+	// once, when the report resource is first read.
+	events     string
+	reportOnce sync.Once
+	reportErr  error
+}
+
+// reportPath writes the run's JSON report from its event file the first
+// time it is asked for, and returns its path.
+func (r *runRecord) reportPath() (string, error) {
+	p := filepath.Join(r.dir, "report.json")
+	r.reportOnce.Do(func() {
+		if err := writeReport(p, r.events); err != nil {
+			r.reportErr = fmt.Errorf("write the report of run %s: %w", r.id, err)
+		}
+	})
+	return p, r.reportErr
 }
 
 // runStore keeps the last MaxRuns runs, and those younger than MaxRunAge,
@@ -75,20 +92,17 @@ func (rs *runStore) start(name string) *runRecord {
 	return &runRecord{id: id, name: name, dir: dir}
 }
 
-// finish writes the report, registers the run's resources and evicts the
-// oldest runs beyond the bound.
-func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events string, pictures []string) *sequenceResult {
-	if err := writeReport(filepath.Join(r.dir, "report.json"), events); err != nil {
-		rs.s.logf("write the report of run %s: %v", r.id, err)
-	}
+// finish makes the run's result from the steps collected while it ran,
+// registers its resources and evicts the oldest runs beyond the bound. The
+// JSON report is written from the event file when it is first read.
+func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events string, steps *resultSteps, pictures []string) *sequenceResult {
+	r.events = events
 	out := &sequenceResult{
 		RunID: r.id, Name: res.Name, Passed: res.Status == runner.Passed, Status: string(res.Status),
 		DurationMS: ms(res.Duration), Error: res.Error,
 		LogResources: []string{}, ReportResource: runReportURI(r.id),
 	}
-	if err := stepsOut(out, events); err != nil {
-		rs.s.logf("read the events of run %s: %v", r.id, err)
-	}
+	steps.fill(out)
 	srv := rs.s.mcp
 	var resources []server.ServerResource
 	add := func(u, title, desc, mime string) {
@@ -228,7 +242,8 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 		if r == nil {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
 		}
-		return filepath.Join(r.dir, "report.json"), "application/json", nil
+		p, err := r.reportPath()
+		return p, "application/json", err
 	case len(parts) == 4 && parts[0] == "runs" && parts[2] == artifactDir:
 		r := s.runs.find(parts[1])
 		if r == nil {

@@ -704,7 +704,8 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 	if err != nil {
 		return nil, "", err
 	}
-	return out, formatRun(out, res), nil
+	out.Result = formatRun(out, res)
+	return out, out.Result, nil
 }
 
 // executeRun checks seq against the policy, takes its ports and probes and
@@ -783,6 +784,8 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		return nil, nil, err
 	}
 	defer events.Close()
+	// The result's steps are collected as they finish.
+	summary := newResultSteps()
 	// A probe whose OpenOCD went away is reopened by the next user.
 	probeGone := false
 	// The pictures camera steps took, in order, up to the result's bound.
@@ -843,7 +846,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Host:          s.host(),
 		ArtifactDir:   filepath.Join(run.dir, artifactDir),
 		Vars:          o.vars,
-		Sink:          runner.Tee(events, prog, watch),
+		Sink:          runner.Tee(events, summary, prog, watch),
 		Getenv:        s.cfg.Getenv,
 		KeepSteps:     o.keepSteps,
 		MaxValueBytes: s.cfg.MaxValueBytes,
@@ -864,7 +867,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	if err := events.Close(); err != nil {
 		s.logf("run %s: %v", run.id, err)
 	}
-	out := s.runs.finish(run, res, events.Path(), pictures)
+	out := s.runs.finish(run, res, events.Path(), summary, pictures)
 	return out, res, nil
 }
 
@@ -901,7 +904,14 @@ type sequenceResult struct {
 	ReportResource string         `json:"report_resource"`
 	// Pictures are the resources of the pictures camera steps took; the
 	// tool result also carries them as image content.
-	Pictures     []string `json:"pictures,omitempty"`
+	Pictures []string `json:"pictures,omitempty"`
+	// Result is the text report, also the tool result's text: a line per
+	// listed step (index, status, kind, name, duration, message), the
+	// count of steps left out, and a summary line ("passed 12/12 in
+	// 1.234s", or "FAILED: 11/12 passed, 1 failed in 1.234s"), made from
+	// the fields above. The STM32 debug server's serial_sequence returns
+	// such a report as result; agents written for it read it there.
+	Result       string `json:"result"`
 	picturePaths []string
 }
 
@@ -911,47 +921,75 @@ func ms(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
 }
 
-// stepsOut reads the run's event file into out's counts and steps, by the
-// summary rule and within maxResultSteps.
-func stepsOut(out *sequenceResult, events string) error {
+// resultSteps collects, as a run goes, the counts and the steps its result
+// lists: a results.Summarizer fed the runner's events (the same rule the
+// reports apply to the event file, without reading it back), keeping the
+// first maxResultSteps/2 steps, a ring of the last maxResultSteps/2, and
+// the steps between that did not pass, up to results.DefaultMaxFailures.
+type resultSteps struct {
+	*results.Summarizer
+	head, mid []results.Step
+	// tail is a ring of the last steps; next is where the next goes.
+	tail   []results.Step
+	next   int
+	total  int
+	counts results.Counts
+}
+
+func newResultSteps() *resultSteps {
+	r := &resultSteps{}
 	half := maxResultSteps / 2
-	var head, mid []results.Step
-	// tail is a ring of the last half steps; next is where the next goes.
-	tail := make([]results.Step, 0, half)
-	next, total := 0, 0
-	z := &results.Summarizer{
+	r.Summarizer = &results.Summarizer{
 		OnStep: func(_ int, st *results.Step) {
-			total++
-			if len(head) < half {
-				head = append(head, *st)
+			r.total++
+			if len(r.head) < half {
+				r.head = append(r.head, *st)
 				return
 			}
-			if len(tail) < half {
-				tail = append(tail, *st)
+			if len(r.tail) < half {
+				r.tail = append(r.tail, *st)
 				return
 			}
-			old := tail[next]
-			if old.Status != runner.Passed && old.Status != runner.Skipped && len(mid) < results.DefaultMaxFailures {
-				mid = append(mid, old)
+			old := r.tail[r.next]
+			if old.Status != runner.Passed && old.Status != runner.Skipped && len(r.mid) < results.DefaultMaxFailures {
+				r.mid = append(r.mid, old)
 			}
-			tail[next] = *st
-			next = (next + 1) % half
+			r.tail[r.next] = *st
+			r.next = (r.next + 1) % half
 		},
-		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { out.Counts = c },
+		OnEnd: func(_ int, _ *results.Sequence, c results.Counts) { r.counts = c },
 	}
-	err := results.Summarize(events, z)
-	listed := make([]results.Step, 0, len(head)+len(mid)+len(tail))
-	listed = append(append(append(append(listed, head...), mid...), tail[next:]...), tail[:next]...)
+	return r
+}
+
+// fill sets out's counts and steps, within maxResultSteps and
+// maxResultBytes.
+func (r *resultSteps) fill(out *sequenceResult) {
+	r.Close()
+	listed := make([]results.Step, 0, len(r.head)+len(r.mid)+len(r.tail))
+	listed = append(append(append(append(listed, r.head...), r.mid...), r.tail[r.next:]...), r.tail[:r.next]...)
+	out.Counts = r.counts
 	out.Steps = withinBytes(listed, maxResultBytes)
 	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
-	out.StepsLeftOut = total - len(out.Steps)
-	return err
+	out.StepsLeftOut = r.total - len(out.Steps)
 }
 
 // withinBytes keeps of list what fits in limit bytes of JSON: the steps
 // that did not pass first, then the others in order; the order of steps is
 // kept.
 func withinBytes(list []results.Step, limit int) []results.Step {
+	// Most lists are far below the limit: a bound of their size, without
+	// writing them, says so.
+	bound := 0
+	for i := range list {
+		bound += sizeBound(&list[i])
+		if bound > limit {
+			break
+		}
+	}
+	if bound <= limit {
+		return list
+	}
 	size := make([]int, len(list))
 	total := 0
 	for i := range list {
@@ -973,13 +1011,49 @@ func withinBytes(list []results.Step, limit int) []results.Step {
 			}
 		}
 	}
-	var out []results.Step
+	out := []results.Step{}
 	for i := range list {
 		if keep[i] {
 			out = append(out, list[i])
 		}
 	}
 	return out
+}
+
+// sizeBound is at least the length of st's JSON: its fixed part (field
+// names, numbers, statuses) is below 512 bytes, JSON writes a byte of a
+// string as at most 6 (\u00XX), and a number as at most 32. A step with a
+// repeat summary, or saved values or data other than text, numbers and
+// booleans, is measured by writing it.
+func sizeBound(st *results.Step) int {
+	n := len(st.Path) + len(st.Kind) + len(st.Name) + len(st.Group) + len(st.Message) + len(st.Expected) + len(st.Received) + len(st.File)
+	for _, a := range st.Attachments {
+		n += len(a) + 1
+	}
+	extra, ok := 0, st.Repeat == nil
+	for _, m := range []map[string]any{st.Saved, st.Data} {
+		for k, v := range m {
+			if !ok {
+				break
+			}
+			n += len(k) + 2
+			switch x := v.(type) {
+			case string:
+				n += len(x)
+			case json.Number:
+				n += len(x)
+			case bool, nil, int, int64, uint64, float64, uint32, int32, uint, float32:
+				extra += 32
+			default:
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		b, _ := json.Marshal(st)
+		return len(b) + 1
+	}
+	return 512 + 6*n + extra
 }
 
 func formatRun(out *sequenceResult, res *runner.SequenceResult) string {

@@ -264,9 +264,6 @@ func New(cfg Config) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, true),
 		server.WithRecovery(),
-		// Clients check structured content against the output schemas; a
-		// mismatch is a bug of ours, better reported by us.
-		server.WithOutputSchemaValidation(),
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
@@ -425,6 +422,12 @@ func toolHandler[A any](s *Server, fn func(ctx context.Context, req mcp.CallTool
 		out, text, err := fn(ctx, req, args)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
+		}
+		// Clients check structured content against the output schemas; a
+		// mismatch is a bug of ours, better reported by us (see nullField).
+		if p := nullField(out); p != "" {
+			s.logf("%s: the result holds null at %s, which its output schema does not allow", req.Params.Name, p)
+			return mcp.NewToolResultError(fmt.Sprintf("internal error: the result of %s holds null at %s, which its output schema does not allow (a bug of hilrun: please report it)", req.Params.Name, p)), nil
 		}
 		if text == "" {
 			b, _ := json.Marshal(out)

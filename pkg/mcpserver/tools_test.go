@@ -271,6 +271,20 @@ func TestMemoryTools(t *testing.T) {
 			if msg := e.callErr("mem_read", map[string]any{"address": "0x30000000"}); !strings.Contains(msg, "0x30000000") {
 				t.Errorf("bus fault: %s", msg)
 			}
+			// Width 64, as advertised: OpenOCD has no 64-bit accesses on
+			// the board's 32-bit bus, so hilrun makes them of two words.
+			decode(t, e.call("mem_write", map[string]any{"address": "0x20000400", "width": 64, "values": []any{"0x1122334455667788", "0xffffffff00000000"}, "verify": true}), &m)
+			if !m.Verified {
+				t.Errorf("64-bit write: %+v", m)
+			}
+			decode(t, e.call("mem_read", map[string]any{"address": "0x20000400", "width": 64, "count": 2}), &m)
+			if strings.Join(m.Hex, " ") != "0x1122334455667788 0xffffffff00000000" || m.Width != 64 {
+				t.Errorf("64-bit read: %+v", m)
+			}
+			decode(t, e.call("mem_read", map[string]any{"address": "0x20000400", "count": 4}), &m)
+			if strings.Join(m.Hex, " ") != "0x55667788 0x11223344 0x00000000 0xffffffff" {
+				t.Errorf("the 64-bit values as 32-bit words: %+v", m)
+			}
 			// Memory steps in a sequence share the pooled session.
 			out := e.sequence(map[string]any{"steps": []any{
 				map[string]any{"mem_write": true, "address": "0x48000018", "value": "0x200000", "probe": "yellow"},

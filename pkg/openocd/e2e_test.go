@@ -206,12 +206,53 @@ func TestE2EReadWriteMemory(t *testing.T) {
 				t.Errorf("flash starts 0x%x and ends 0x%x, want the initial SP and erased words", got[0], got[4095])
 			}
 		})
-		t.Run("64-bit is refused by the board's MEM-AP", func(t *testing.T) {
-			_, err := s.ReadMemory(ctx, memBase, 64, 1)
-			checkCommandError(t, err, "read_memory 0x20000100 64 1",
-				"read_memory: read at 0x20000100 with width=64 and count=1 failed\nread_memory: failed to read memory")
+		t.Run("64-bit as two 32-bit words on the board's 32-bit MEM-AP", func(t *testing.T) {
+			// OpenOCD refuses width 64 on this bus.
+			if _, err := s.Command(ctx, "read_memory 0x20000100 64 1"); err == nil {
+				t.Fatal("OpenOCD read 64 bits from a 32-bit MEM-AP: the board no longer models a 32-bit core")
+			}
+			addr := uint64(memBase + 0x200)
+			vals := []uint64{0x1122334455667788, 0xffffffff00000000, 0x00000000ffffffff}
+			must(t, s.WriteMemory(ctx, addr, 64, vals))
+			checkValues(t, s, addr, 64, vals)
+			// Little-endian: the low word first, as the board holds it.
+			for i, want := range []uint32{0x55667788, 0x11223344, 0, 0xffffffff, 0xffffffff, 0} {
+				got, err := b.mem.Read(uint32(addr)+uint32(4*i), 32)
+				must(t, err)
+				if got != want {
+					t.Errorf("word %d at 0x%x: the board holds 0x%x, want 0x%x", i, uint32(addr)+uint32(4*i), got, want)
+				}
+			}
+			if !s.split64 {
+				t.Error("the session did not note that the target has no 64-bit accesses")
+			}
+			// A fault is still a fault.
+			_, err := s.ReadMemory(ctx, 0x30000000, 64, 1)
+			var ce *CommandError
+			if !errors.As(err, &ce) {
+				t.Errorf("a 64-bit read of unmapped memory: %v, want a command error", err)
+			}
+			if err := s.WriteMemory(ctx, 0x30000000, 64, []uint64{1}); !errors.As(err, &ce) {
+				t.Errorf("a 64-bit write to unmapped memory: %v, want a command error", err)
+			}
 		})
 	})
+}
+
+// TestE2E64BitFault is a 64-bit access whose address faults on a session
+// that has not learnt the target's width yet: the fault is returned, and
+// the width is not taken for the cause.
+func TestE2E64BitFault(t *testing.T) {
+	t.Parallel()
+	b := startBoard(t)
+	s := b.dial(t)
+	ctx := testCtx(t)
+	_, err := s.ReadMemory(ctx, 0x30000000, 64, 1)
+	checkCommandError(t, err, "read_memory 0x30000000 64 1",
+		"read_memory: read at 0x30000000 with width=64 and count=1 failed\nread_memory: failed to read memory")
+	if s.split64 {
+		t.Error("a fault at both widths made the session split 64-bit accesses")
+	}
 }
 
 func sequence(n int, step uint64) []uint64 {

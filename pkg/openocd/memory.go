@@ -28,6 +28,11 @@ func (s *Session) budget() int {
 // ReadMemory reads count values of width bits (8, 16, 32 or 64) from addr
 // on, with OpenOCD's read_memory, or its md commands where the target or
 // OpenOCD lacks read_memory. A bus fault is a *CommandError.
+//
+// On a target whose bus has no 64-bit accesses (a 32-bit core such as a
+// Cortex-M, where OpenOCD refuses width 64), a 64-bit value is read as two
+// 32-bit words, low word first: the two halves are separate bus accesses,
+// and the value is little-endian.
 func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
 	if err := checkAccess(addr, width, count); err != nil {
 		return nil, fmt.Errorf("read memory at 0x%x: %w", addr, err)
@@ -37,6 +42,54 @@ func (s *Session) ReadMemory(ctx context.Context, addr uint64, width, count int)
 	}
 	defer s.release()
 
+	if width == 64 && !s.split64 {
+		vals, err := s.readWords(ctx, addr, 64, count)
+		if err == nil {
+			return vals, nil
+		}
+		var ce *CommandError
+		if !errors.As(err, &ce) {
+			return nil, err
+		}
+		halves, err32 := s.readWords(ctx, addr, 32, 2*count)
+		if err32 != nil {
+			// A fault at width 32 too: the address, not the width.
+			return nil, err
+		}
+		s.split64 = true
+		return join64(halves), nil
+	}
+	if width == 64 {
+		halves, err := s.readWords(ctx, addr, 32, 2*count)
+		if err != nil {
+			return nil, err
+		}
+		return join64(halves), nil
+	}
+	return s.readWords(ctx, addr, width, count)
+}
+
+// join64 pairs 32-bit words, low word first, into 64-bit values.
+func join64(halves []uint64) []uint64 {
+	out := make([]uint64, len(halves)/2)
+	for i := range out {
+		out[i] = halves[2*i] | halves[2*i+1]<<32
+	}
+	return out
+}
+
+// split64 is the inverse of join64.
+func split64(values []uint64) []uint64 {
+	out := make([]uint64, 0, 2*len(values))
+	for _, v := range values {
+		out = append(out, v&0xffffffff, v>>32)
+	}
+	return out
+}
+
+// readWords reads count values of width bits in chunks OpenOCD takes;
+// the caller holds the session.
+func (s *Session) readWords(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
 	vals := make([]uint64, 0, count)
 	for count > 0 {
 		n := min(count, maxReadCount)
@@ -99,6 +152,34 @@ func (s *Session) WriteMemory(ctx context.Context, addr uint64, width int, value
 	}
 	defer s.release()
 
+	if width == 64 && !s.split64 {
+		// The first chunk tells whether the target takes 64-bit
+		// accesses; a refused one wrote nothing.
+		n, err := s.writeChunk(ctx, addr, 64, values)
+		if err == nil {
+			return s.writeWords(ctx, addr+uint64(n*8), 64, values[n:])
+		}
+		var ce *CommandError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		// Try the first value as two 32-bit words: a fault there too
+		// is about the address, not the width.
+		if err32 := s.writeWords(ctx, addr, 32, split64(values[:1])); err32 != nil {
+			return err
+		}
+		s.split64 = true
+		addr, values = addr+8, values[1:]
+	}
+	if width == 64 {
+		return s.writeWords(ctx, addr, 32, split64(values))
+	}
+	return s.writeWords(ctx, addr, width, values)
+}
+
+// writeWords writes values of width bits in chunks OpenOCD takes; the
+// caller holds the session.
+func (s *Session) writeWords(ctx context.Context, addr uint64, width int, values []uint64) error {
 	for len(values) > 0 {
 		n, err := s.writeChunk(ctx, addr, width, values)
 		if err != nil {

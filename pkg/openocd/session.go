@@ -83,6 +83,11 @@ type Session struct {
 
 	noReadMemory  bool // target lacks read_memory: use md*; guarded by sem
 	noWriteMemory bool // target lacks write_memory: use mw*; guarded by sem
+	// split64 is set once a 64-bit access failed where two 32-bit ones
+	// worked: the target's bus has no 64-bit accesses (a 32-bit core), so
+	// 64-bit values are read and written as pairs of 32-bit words, low
+	// word first (little-endian). Guarded by sem.
+	split64 bool
 }
 
 // conn is one connection and what it has received that is not decoded

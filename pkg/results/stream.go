@@ -85,26 +85,41 @@ func (s *Stream) Path() string {
 
 // Event records e: a sequence start or end, or a finished step.
 func (s *Stream) Event(e runner.Event) {
-	switch e.Type {
-	case runner.SequenceStarted:
+	if e.Type == runner.SequenceStarted {
 		s.mu.Lock()
 		s.seq++
 		s.mu.Unlock()
-		s.write(Record{Type: RecordStart, Sequence: &Sequence{Name: e.Sequence, File: e.File, StartedAt: e.Time.Add(-e.Offset)}})
+	}
+	r, ok := recordOf(e)
+	if !ok {
+		return
+	}
+	s.write(r)
+	if e.Type == runner.SequenceFinished {
+		s.mu.Lock()
+		s.flushLocked()
+		s.mu.Unlock()
+	}
+}
+
+// recordOf is the record of the event file for e, without its sequence
+// number; false for the events the file does not record.
+func recordOf(e runner.Event) (Record, bool) {
+	switch e.Type {
+	case runner.SequenceStarted:
+		return Record{Type: RecordStart, Sequence: &Sequence{Name: e.Sequence, File: e.File, StartedAt: e.Time.Add(-e.Offset)}}, true
 	case runner.StepFinished:
 		if e.Step != nil {
 			st := StepFrom(e.Step)
-			s.write(Record{Type: RecordStep, Step: &st})
+			return Record{Type: RecordStep, Step: &st}, true
 		}
 	case runner.SequenceFinished:
 		if e.Result != nil {
 			seq := SequenceFrom(e.Result)
-			s.write(Record{Type: RecordEnd, Sequence: &seq})
-			s.mu.Lock()
-			s.flushLocked()
-			s.mu.Unlock()
+			return Record{Type: RecordEnd, Sequence: &seq}, true
 		}
 	}
+	return Record{}, false
 }
 
 func (s *Stream) write(r Record) {

@@ -129,6 +129,7 @@ type Summarizer struct {
 	OnEnd   func(seq int, s *Sequence, c Counts)
 
 	seq    int
+	events int       // the sequences Event has started
 	open   *Sequence // the start record of the sequence not yet ended
 	counts Counts
 	stack  []*repeatAgg
@@ -164,6 +165,24 @@ func (z *Summarizer) Add(r *Record) {
 		}
 	}
 }
+
+// Event makes a Summarizer a runner.Sink: it takes a run's events as they
+// happen, as the event file records them, so that a result of the run
+// needs no pass over the file. Records carry their values as the runner
+// made them (a number is not a json.Number), which JSON writes the same.
+func (z *Summarizer) Event(e runner.Event) {
+	r, ok := recordOf(e)
+	if !ok {
+		return
+	}
+	if e.Type == runner.SequenceStarted {
+		z.events++
+	}
+	r.Seq = max(z.events-1, 0)
+	z.Add(&r)
+}
+
+var _ runner.Sink = (*Summarizer)(nil)
 
 // Close ends a sequence whose end record never came: OnEnd gets its start
 // record with status error and CutShort as its Error. Steps of repeats left

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -202,5 +203,73 @@ func TestStreamRoundTrip(t *testing.T) {
 	}
 	if step.Data["raw"] != `\x00\xff` || step.DurationMS.D() != 1500*time.Microsecond {
 		t.Errorf("step %+v", step)
+	}
+}
+
+// TestSummarizerLive feeds the same run's events to an event file and to a
+// Summarizer as a sink: what the Summarizer passes on live is what a
+// Summarize over the file passes on.
+func TestSummarizerLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventFile)
+	stream, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		steps  []string
+		counts []Counts
+		ends   []string
+	}
+	collect := func(s *seen) *Summarizer {
+		return &Summarizer{
+			Options: Options{MaxFailures: 3},
+			OnStep: func(seq int, st *Step) {
+				b, err := json.Marshal(st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.steps = append(s.steps, fmt.Sprintf("%d %s", seq, b))
+			},
+			OnEnd: func(seq int, sq *Sequence, c Counts) {
+				s.counts = append(s.counts, c)
+				s.ends = append(s.ends, fmt.Sprintf("%d %s %s %s", seq, sq.Name, sq.Status, sq.Error))
+			},
+		}
+	}
+	var live, file seen
+	z := collect(&live)
+	sink := runner.Tee(stream, z)
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for s, name := range []string{"first", "second"} {
+		sink.Event(runner.Event{Type: runner.SequenceStarted, Sequence: name, File: name + ".yaml", Time: start})
+		for i := 0; i < 12; i++ {
+			st := runner.Passed
+			if i%3 == 1 {
+				st = runner.Failed
+			}
+			sink.Event(runner.Event{Type: runner.StepFinished, Step: &runner.StepResult{
+				Index: 0, Path: fmt.Sprintf("0#%d.0", i), Kind: "send", Name: "echo", Status: st,
+				Duration: time.Duration(i+1) * time.Millisecond, Message: "m",
+				Saved: map[string]any{"n": int64(i), "big": uint64(1) << 63, "f": 1.5},
+			}})
+		}
+		sink.Event(runner.Event{Type: runner.StepFinished, Step: &runner.StepResult{Index: 0, Path: "0", Kind: "repeat", Status: runner.Failed, Duration: 80 * time.Millisecond}})
+		sink.Event(runner.Event{Type: runner.StepFinished, Step: &runner.StepResult{Index: 1, Path: "1", Kind: "delay", Status: runner.Passed, Data: map[string]any{"x": "y"}}})
+		sink.Event(runner.Event{Type: runner.SequenceFinished, Result: &runner.SequenceResult{Name: name, Status: runner.Failed, Duration: time.Duration(s+1) * time.Second}})
+	}
+	if err := stream.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Summarize(path, collect(&file)); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.steps) != 4 || len(live.counts) != 2 {
+		t.Fatalf("live: %d steps and %d sequences, want 4 and 2", len(live.steps), len(live.counts))
+	}
+	if !slices.Equal(live.steps, file.steps) {
+		t.Errorf("steps differ:\nlive %q\nfile %q", live.steps, file.steps)
+	}
+	if !slices.Equal(live.counts, file.counts) || !slices.Equal(live.ends, file.ends) {
+		t.Errorf("ends differ:\nlive %v %q\nfile %v %q", live.counts, live.ends, file.counts, file.ends)
 	}
 }

@@ -4,6 +4,16 @@
 // serial_write and serial_expect calls, through the same MCP client over
 // standard input and output, in one run with the two modes alternating.
 //
+// It also sets the cost of a step inside serial_sequence beside the cost of
+// the same step in hilrun run: per round, each side runs the N steps and
+// one step (serial_sequence over the open connection; hilrun run --sim of a
+// file of those steps, as a process), and a step's cost is the round's
+// time of N steps less the median time of one step, over N-1, so what
+// every call or process pays once (the JSON-RPC round trip, starting the
+// process and the board) cancels out. Rounds alternate the order of the
+// sides; the ratio is taken per round. A call's time ends when the client
+// has decoded the result, as an agent's client does.
+//
 //	go build -o /tmp/hilrun ./cmd/hilrun && go run ./bench/cmd/mcpbench -hilrun /tmp/hilrun
 package main
 
@@ -14,7 +24,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -25,8 +39,10 @@ func main() {
 	hilrun := flag.String("hilrun", "hilrun", "the hilrun binary to serve MCP (hilrun mcp --sim)")
 	n := flag.Int("n", 200, "exchanges per measured round")
 	rounds := flag.Int("rounds", 10, "rounds per mode, alternating")
+	primitives := flag.Bool("primitives", true, "measure the 2N serial_write and serial_expect calls")
+	perStep := flag.Bool("per-step", true, "measure a step in serial_sequence against the same step in hilrun run")
 	flag.Parse()
-	if err := run(*hilrun, *n, *rounds); err != nil {
+	if err := run(*hilrun, *n, *rounds, *primitives, *perStep); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench:", err)
 		os.Exit(1)
 	}
@@ -38,7 +54,7 @@ type bench struct {
 	seq  int
 }
 
-func run(hilrun string, n, rounds int) error {
+func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
 	c, err := client.NewStdioMCPClient(hilrun, nil, "mcp", "--sim")
 	if err != nil {
 		return err
@@ -88,17 +104,42 @@ func run(hilrun string, n, rounds int) error {
 	if _, err := b.primitives(ctx, 10); err != nil {
 		return err
 	}
+	// The server's CPU time, where /proc tells it.
+	serverPID := childPID("mcp")
+	var files runFiles
+	if perStep {
+		if files, err = writeRunFiles(n); err != nil {
+			return err
+		}
+		defer os.RemoveAll(files.dir)
+		// Warm up hilrun run too.
+		if _, _, err := runFile(ctx, hilrun, files.one); err != nil {
+			return err
+		}
+	}
 	var seqPer, primPer []time.Duration
 	var seqTotal, primTotal []time.Duration
+	// Per round, the times of the N steps and of one step on each side,
+	// in wall time and in CPU time (user and system, of the server and of
+	// the hilrun run process), which a busy machine disturbs less.
+	var seqNs, seq1s, runNs, run1s []time.Duration
+	var cpuSeqNs, cpuSeq1s, cpuRunNs, cpuRun1s []time.Duration
 	for r := 0; r < rounds; r++ {
+		var seqN, seq1, runN, run1 time.Duration
+		var cpuSeqN, cpuSeq1, cpuRunN, cpuRun1 time.Duration
 		modes := []func() error{
 			func() error {
+				c := procCPU(serverPID)
 				d, err := b.sequence(ctx, n)
+				cpuSeqN = procCPU(serverPID) - c
 				seqTotal = append(seqTotal, d)
 				seqPer = append(seqPer, d/time.Duration(n))
+				seqN = d
 				return err
 			},
-			func() error {
+		}
+		if withPrimitives {
+			modes = append(modes, func() error {
 				per, err := b.primitives(ctx, n)
 				var total time.Duration
 				for _, p := range per {
@@ -107,7 +148,19 @@ func run(hilrun string, n, rounds int) error {
 				primTotal = append(primTotal, total)
 				primPer = append(primPer, per...)
 				return err
-			},
+			})
+		}
+		if perStep {
+			modes = append(modes,
+				func() (err error) {
+					c := procCPU(serverPID)
+					seq1, err = b.sequence(ctx, 1)
+					cpuSeq1 = procCPU(serverPID) - c
+					return err
+				},
+				func() (err error) { runN, cpuRunN, err = runFile(ctx, hilrun, files.n); return err },
+				func() (err error) { run1, cpuRun1, err = runFile(ctx, hilrun, files.one); return err },
+			)
 		}
 		if r%2 == 1 {
 			slices.Reverse(modes)
@@ -117,14 +170,143 @@ func run(hilrun string, n, rounds int) error {
 				return err
 			}
 		}
+		if perStep {
+			seqNs, seq1s, runNs, run1s = append(seqNs, seqN), append(seq1s, seq1), append(runNs, runN), append(run1s, run1)
+			cpuSeqNs, cpuSeq1s = append(cpuSeqNs, cpuSeqN), append(cpuSeq1s, cpuSeq1)
+			cpuRunNs, cpuRun1s = append(cpuRunNs, cpuRunN), append(cpuRun1s, cpuRun1)
+		}
 	}
+	// A step's cost in a round: (the round's time of N steps - the median
+	// time of one step over all rounds) / (N - 1). The one-step time is
+	// what a call or process pays once; its median keeps a round where
+	// starting a process was slow from making a step look free.
+	perStepCost := func(nTimes, oneTimes []time.Duration) []time.Duration {
+		fixed := pct(oneTimes, 50)
+		out := make([]time.Duration, len(nTimes))
+		for i, d := range nTimes {
+			out[i] = (d - fixed) / time.Duration(n-1)
+		}
+		return out
+	}
+	ratioOf := func(a, b []time.Duration) []time.Duration {
+		out := make([]time.Duration, len(a))
+		for i := range a {
+			// A ratio in thousandths, kept as a Duration for pct.
+			out[i] = time.Duration(1000 * float64(a[i]) / float64(max(b[i], time.Microsecond)))
+		}
+		return out
+	}
+	mcpStep, runStep := perStepCost(seqNs, seq1s), perStepCost(runNs, run1s)
+	ratios := ratioOf(mcpStep, runStep)
+	mcpCPU, runCPU := perStepCost(cpuSeqNs, cpuSeq1s), perStepCost(cpuRunNs, cpuRun1s)
+	cpuRatios := ratioOf(mcpCPU, runCPU)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
 	fmt.Printf("| mode | calls per round | round median | round max (of %d) | per exchange, median |\n|---|--:|--:|--:|--:|\n", rounds)
 	fmt.Printf("| one `serial_sequence` of %d steps | 1 | %s | %s | %s |\n", n, ms(pct(seqTotal, 50)), ms(pct(seqTotal, 100)), us(pct(seqPer, 50)))
-	fmt.Printf("| `serial_write` + `serial_expect` | %d | %s | %s | %s (p99 %s) |\n", 2*n, ms(pct(primTotal, 50)), ms(pct(primTotal, 100)), us(pct(primPer, 50)), us(pct(primPer, 99)))
-	fmt.Printf("\nratio of round medians, primitives / serial_sequence: %.1fx\n", float64(pct(primTotal, 50))/float64(pct(seqTotal, 50)))
+	if withPrimitives {
+		fmt.Printf("| `serial_write` + `serial_expect` | %d | %s | %s | %s (p99 %s) |\n", 2*n, ms(pct(primTotal, 50)), ms(pct(primTotal, 100)), us(pct(primPer, 50)), us(pct(primPer, 99)))
+		fmt.Printf("\nratio of round medians, primitives / serial_sequence: %.1fx\n", float64(pct(primTotal, 50))/float64(pct(seqTotal, 50)))
+	}
+	if perStep {
+		ratio := func(d time.Duration) string { return fmt.Sprintf("%.2fx", float64(d)/1000) }
+		fmt.Printf("\nA step's cost, (time of %d steps - median time of 1 step) / %d, per round (%d rounds):\n\n", n, n-1, rounds)
+		fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
+		fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcpStep, 50)), us(pct(mcpStep, 99)), us(pct(mcpStep, 100)))
+		fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(runStep, 50)), us(pct(runStep, 99)), us(pct(runStep, 100)))
+		fmt.Printf("| ratio serial_sequence / hilrun run, per round | %s | %s | %s |\n", ratio(pct(ratios, 50)), ratio(pct(ratios, 99)), ratio(pct(ratios, 100)))
+		if serverPID > 0 {
+			fmt.Printf("\nThe same in CPU time (user + system, of the hilrun mcp process and of the hilrun run process; clock ticks of 10 ms, so take it over many steps):\n\n")
+			fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
+			fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcpCPU, 50)), us(pct(mcpCPU, 99)), us(pct(mcpCPU, 100)))
+			fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(runCPU, 50)), us(pct(runCPU, 99)), us(pct(runCPU, 100)))
+			fmt.Printf("| ratio serial_sequence / hilrun run, per round | %s | %s | %s |\n", ratio(pct(cpuRatios, 50)), ratio(pct(cpuRatios, 99)), ratio(pct(cpuRatios, 100)))
+		}
+	}
 	return nil
+}
+
+// runFiles are sequence files of the same exchanges for hilrun run.
+type runFiles struct{ dir, n, one string }
+
+// writeRunFiles writes a sequence of n exchanges and one of a single
+// exchange, as bench.sequence sends them.
+func writeRunFiles(n int) (runFiles, error) {
+	dir, err := os.MkdirTemp("", "mcpbench-")
+	if err != nil {
+		return runFiles{}, err
+	}
+	f := runFiles{dir: dir, n: filepath.Join(dir, "n.yaml"), one: filepath.Join(dir, "one.yaml")}
+	write := func(path string, count int) error {
+		var b strings.Builder
+		b.WriteString("name: mcpbench\non_failure: stop\nsteps:\n")
+		for i := 1; i <= count; i++ {
+			fmt.Fprintf(&b, "  - {send: \"echo ping-%d\", expect: \"ping-%d\\r\\nsim> \"}\n", i, i)
+		}
+		return os.WriteFile(path, []byte(b.String()), 0o644)
+	}
+	if err := errors.Join(write(f.n, n), write(f.one, 1)); err != nil {
+		os.RemoveAll(dir)
+		return runFiles{}, err
+	}
+	return f, nil
+}
+
+// runFile runs hilrun run --sim FILE and returns its wall time and CPU
+// time; it must pass.
+func runFile(ctx context.Context, hilrun, file string) (wall, cpu time.Duration, err error) {
+	cmd := exec.CommandContext(ctx, hilrun, "run", "--sim", file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	began := time.Now()
+	err = cmd.Run()
+	wall = time.Since(began)
+	if err != nil {
+		return wall, 0, fmt.Errorf("hilrun run --sim %s: %v\n%s", file, err, stderr.String())
+	}
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// childPID is the process id of this process's child whose command line
+// has the argument arg, or 0 (no /proc, or no such child).
+func childPID(arg string) int {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(data)) {
+			cmdline, _ := os.ReadFile("/proc/" + f + "/cmdline")
+			if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+				pid, _ := strconv.Atoi(f)
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// procCPU is the user and system time process pid has used so far, from
+// /proc/PID/stat; 0 when unknown.
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	// Linux counts in USER_HZ, 100 a second.
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // pct is the nearest-rank percentile p of ds.
@@ -136,18 +318,27 @@ func pct(ds []time.Duration, p int) time.Duration {
 }
 
 func (b *bench) call(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
+	data, _, err := b.timedCall(ctx, tool, args)
+	return data, err
+}
+
+// timedCall is call, and the time the call took: from the request to the
+// client's decoded result, without the harness's own work on it.
+func (b *bench) timedCall(ctx context.Context, tool string, args map[string]any) (json.RawMessage, time.Duration, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	began := time.Now()
 	res, err := b.c.CallTool(ctx, req)
+	took := time.Since(began)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
+		return nil, took, fmt.Errorf("%s: %w", tool, err)
 	}
 	data, _ := json.Marshal(res.StructuredContent)
 	if res.IsError {
-		return nil, fmt.Errorf("%s: %s", tool, data)
+		return nil, took, fmt.Errorf("%s: %s", tool, data)
 	}
-	return data, nil
+	return data, took, nil
 }
 
 // sequence runs n exchanges as one serial_sequence call and returns its
@@ -159,9 +350,7 @@ func (b *bench) sequence(ctx context.Context, n int) (time.Duration, error) {
 		word := fmt.Sprintf("ping-%d", b.seq)
 		stepsList[i] = map[string]any{"send": "echo " + word, "expect": word + "\r\nsim> ", "to": b.conn}
 	}
-	began := time.Now()
-	out, err := b.call(ctx, "serial_sequence", map[string]any{"steps": stepsList, "on_failure": "stop"})
-	d := time.Since(began)
+	out, d, err := b.timedCall(ctx, "serial_sequence", map[string]any{"steps": stepsList, "on_failure": "stop"})
 	if err != nil {
 		return d, err
 	}
