@@ -49,23 +49,22 @@ type QEMUs struct {
 	list []*qemu.Instance
 }
 
-// StartQEMU starts a QEMU for every probe of seq that launches one, then
-// attaches the probe to its GDB server and binds the launch's console
-// device to the guest's first serial port. ctx bounds the start only; the
-// QEMUs run until Close. On error, the QEMUs already started are stopped
-// and seq is left as it was. An error wrapping qemu.ErrNotInstalled means
-// QEMU is missing.
-func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*QEMUs, error) {
+// StartQEMU starts a QEMU for every probe of seq that launches one, and
+// returns a copy of seq in which the probe is attached to its QEMU's GDB
+// server and the launch's console device bound to the guest's first
+// serial port; seq itself is left as it was. A sequence that launches no
+// QEMU is returned as it is. ctx bounds the start only; the QEMUs run
+// until Close. On error, the QEMUs already started are stopped. An error
+// wrapping qemu.ErrNotInstalled means QEMU is missing.
+func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*steps.Sequence, *QEMUs, error) {
 	qs := &QEMUs{}
-	type binding struct {
-		p  *steps.Probe
-		d  *steps.Device
-		in *qemu.Instance
-	}
-	var bind []binding
-	for _, p := range seq.Probes {
+	var bound *steps.Sequence
+	for i, p := range seq.Probes {
 		if !p.LaunchesQEMU() {
 			continue
+		}
+		if bound == nil {
+			bound = cloneBindings(seq)
 		}
 		l := p.Launch.QEMU
 		in, err := qemu.Start(ctx, qemu.Spec{
@@ -75,18 +74,55 @@ func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*QEMUs,
 		})
 		if err != nil {
 			qs.Close(context.Background())
-			return nil, fmt.Errorf("%s: probe %s: %w", l.Pos, p.Name, err)
+			return nil, nil, fmt.Errorf("%s: probe %s: %w", l.Pos, p.Name, err)
 		}
 		qs.list = append(qs.list, in)
-		bind = append(bind, binding{p: p, d: seq.Device(l.Console), in: in})
-	}
-	for _, b := range bind {
-		b.p.AttachGDB(b.in.GDBAddr())
-		if b.d != nil {
-			b.d.Port, b.d.USB = b.in.ConsolePath(), nil
+		bound.Probes[i].AttachGDB(in.GDBAddr())
+		if d := bound.Device(l.Console); d != nil {
+			d.Port, d.USB = in.ConsolePath(), nil
 		}
 	}
-	return qs, nil
+	if bound == nil {
+		return seq, qs, nil
+	}
+	return bound, qs, nil
+}
+
+// cloneBindings copies seq with its own devices and probes, which binding
+// changes; steps, which name devices and probes, are shared.
+func cloneBindings(seq *steps.Sequence) *steps.Sequence {
+	c := *seq
+	c.Devices = make([]*steps.Device, len(seq.Devices))
+	for i, d := range seq.Devices {
+		dc := *d
+		c.Devices[i] = &dc
+	}
+	c.Probes = make([]*steps.Probe, len(seq.Probes))
+	for i, p := range seq.Probes {
+		pc := *p
+		c.Probes[i] = &pc
+	}
+	return &c
+}
+
+// prepareQEMU is the runner's Prepare (runner.Options): the QEMUs a
+// sequence launches start before its consoles open and stop once they are
+// closed, whatever the outcome; what stopping one reports goes to warn.
+func prepareQEMU(o QEMUOptions, warn func(string)) func(ctx context.Context, seq *steps.Sequence) (*steps.Sequence, func(), error) {
+	return func(ctx context.Context, seq *steps.Sequence) (*steps.Sequence, func(), error) {
+		bound, qs, err := StartQEMU(ctx, seq, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(qs.list) == 0 {
+			return seq, nil, nil
+		}
+		return bound, func() {
+			if err := qs.Close(context.Background()); err != nil && warn != nil {
+				warn(fmt.Sprintf("stop qemu: %v", err))
+			}
+		}, nil
+	}
 }
 
 // Close stops every QEMU, waiting until each has exited; it is idempotent
