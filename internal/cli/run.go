@@ -119,7 +119,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 	for _, seq := range seqs {
 		for _, d := range seq.Devices {
-			if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil {
+			if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil && !engine.LaunchBinds(seq, d.Name) {
 				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
 			}
 		}

@@ -139,6 +139,17 @@ func (qs *QEMUs) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// LaunchBinds reports whether a probe of seq launches a QEMU whose serial
+// port device dev gets when the run starts.
+func LaunchBinds(seq *steps.Sequence, dev string) bool {
+	for _, p := range seq.Probes {
+		if p.LaunchesQEMU() && p.Launch.QEMU.Console == dev {
+			return true
+		}
+	}
+	return false
+}
+
 // checkQEMU checks, before anything starts, what a probe's QEMU launch
 // needs from the bench: its images are files, and its console device is
 // one of the sequence's with no port given elsewhere (by the bench file or

@@ -40,8 +40,8 @@ func TestSerialSequences(t *testing.T) {
 	}
 }
 
-// Every symbol firmware-memory.yaml names is in the firmware's ELF, until
-// a probe on QEMU's GDB server lets the sequence run here.
+// Every symbol firmware-memory.yaml names is in the firmware's ELF, so that
+// a symbol renamed in the firmware is named here, not as a failed step.
 func TestMemorySequenceSymbols(t *testing.T) {
 	f, err := elf.Open(qemutest.Firmware(t))
 	if err != nil {
