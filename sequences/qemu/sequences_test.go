@@ -16,8 +16,8 @@ import (
 )
 
 // The serial sequences pass, their console bound with --port: firmware.yaml
-// against the firmware, uboot.yaml against U-Boot. (The -memory sequences
-// need a probe on QEMU's GDB server.)
+// against the firmware, uboot.yaml against U-Boot. (memory_test.go runs the
+// -memory sequences through QEMU's GDB server.)
 func TestSerialSequences(t *testing.T) {
 	for _, tc := range []struct {
 		file, name string
