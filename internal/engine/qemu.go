@@ -281,9 +281,9 @@ func StartQEMUBoard(ctx context.Context, spec qemu.Spec, o QEMUOptions) (*QEMUBo
 	return &QEMUBoard{in: in}, nil
 }
 
-// Bind points what ReserveQEMU reserved in seq at the board: the device
-// with no port at the guest's serial port, the probes at QEMU's GDB
-// server.
+// Bind points what ReserveQEMU reserved in seq at the board, as --sim
+// binds its board: the device with no port at the guest's serial port,
+// the probes bound to nothing at QEMU's GDB server.
 func (b *QEMUBoard) Bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
@@ -291,7 +291,7 @@ func (b *QEMUBoard) Bind(seq *steps.Sequence) {
 		}
 	}
 	for _, p := range seq.Probes {
-		if p.GDB == QEMUPending {
+		if p.GDB == QEMUPending || p.Backend() == "" {
 			p.AttachGDB(b.in.GDBAddr())
 		}
 	}

@@ -254,3 +254,29 @@ func noQEMUChildren(t *testing.T, pid int) {
 		t.Errorf("QEMU still runs after the run: pids %v", kids)
 	}
 }
+
+// hilrun repl --qemu talks to the firmware's shell and memory for a
+// session, and a file whose probe launches QEMU does the same; QEMU stops
+// with the session.
+func TestRepl(t *testing.T) {
+	qemutest.NeedQEMU(t)
+	elf := qemutest.Firmware(t)
+	dir := t.TempDir()
+	copyFile(t, elf, filepath.Join(dir, "fw.elf"))
+	seq := filepath.Join(dir, "seq.yaml")
+	os.WriteFile(seq, []byte("devices:\n  console:\nprobes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: fw.elf, console: console}\nsteps:\n  - {send: version}\n"), 0o644)
+	for name, args := range map[string][]string{"--qemu": {"--qemu", elf}, "launch": {seq}} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			in := strings.NewReader("{send: flag 77, expect: \"flag: 77\"}\nmdw 0x20000008\n:quit\n")
+			code := cli.Main(append([]string{"repl"}, args...), in, &out, &errOut)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+			}
+			if !strings.Contains(out.String(), "0x20000008: 0x0000004d") {
+				t.Errorf("mdw does not read the flag the shell set:\n%s", out.String())
+			}
+			noQEMUChildren(t, os.Getpid())
+		})
+	}
+}
