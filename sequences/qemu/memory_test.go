@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,4 +280,44 @@ func TestRepl(t *testing.T) {
 			noQEMUChildren(t, os.Getpid())
 		})
 	}
+}
+
+// hilrun mcp --qemu serves the QEMU firmware: mem_read reads its memory
+// through QEMU's GDB server, and a client's sequence may not launch a QEMU
+// of its own.
+func TestMCP(t *testing.T) {
+	qemutest.NeedQEMU(t)
+	elf := qemutest.Firmware(t)
+	dir := t.TempDir()
+	seq := filepath.Join(dir, "launch.yaml")
+	os.WriteFile(seq, []byte("probes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: /bin/sh}\nsteps:\n  - mem_read: 0x20000000\n"), 0o644)
+	stdin, w := io.Pipe()
+	var out, errOut testenv.Buffer
+	done := make(chan int, 1)
+	go func() { done <- cli.Main([]string{"mcp", "--qemu", elf, "--root", dir}, stdin, &out, &errOut) }()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"qemu-test","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mem_read","arguments":{"address":"0x00000000","count":2}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_sequence","arguments":{"path":` + strconv.Quote(seq) + `}}}`,
+	} {
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "both answers", func() bool {
+		return strings.Contains(out.String(), `"id":2,`) && strings.Contains(out.String(), `"id":3,`)
+	})
+	w.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	// The vector table: the initial stack pointer, then the reset vector.
+	if !strings.Contains(out.String(), "0x20010000") || !strings.Contains(out.String(), "0x00000101") {
+		t.Errorf("mem_read does not give the vector table:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "launch: {qemu: ...} starts a program on the host") {
+		t.Errorf("a client's QEMU launch is not refused:\n%s", out.String())
+	}
+	noQEMUChildren(t, os.Getpid())
 }
