@@ -22,8 +22,9 @@ import (
 //     to which the devices and probes that nothing else binds go, as
 //     --sim does with the built-in board.
 //
-// Both bind the way --sim does: the loaded sequence's devices and probes
-// get the pty and the GDB server's address, before anything opens.
+// The board binds the loaded sequence's devices and probes in place, as
+// --sim does, before anything opens; a probe's launch binds a copy of the
+// sequence, which the runner then runs (runner.Options.Prepare).
 
 // QEMUPending is the GDB address of a probe that hilrun run --qemu binds
 // once its QEMU runs (ReserveQEMU): it passes the checks that run before
