@@ -175,6 +175,11 @@ var badFiles = map[string]string{
 	"probe-gdb-and-openocd.yaml":            "probe board: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both",
 	"probe-gdb-and-launch.bench.yaml":       "probe board: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both",
 	"probe-gdb-not-address.yaml":            "gdb must be HOST:PORT of a GDB remote stub",
+	"probe-qemu-no-machine.yaml":            "qemu needs machine:",
+	"probe-qemu-no-image.yaml":              "qemu needs kernel: FILE",
+	"probe-qemu-and-config.yaml":            "launch starts QEMU (qemu: {...}) or OpenOCD",
+	"probe-qemu-unknown-key.bench.yaml":     `unknown key "serial" in qemu`,
+	"probe-qemu-not-mapping.yaml":           "qemu must be a mapping",
 	"monitor-step-mapping.yaml":             "monitor must be text, found a mapping",
 	"monitor-unknown-key.yaml":              `unknown key "to" in a monitor step`,
 	"probe-openocd-no-port.yaml":            "openocd must be HOST:PORT of a running OpenOCD's telnet server",
@@ -271,6 +276,14 @@ var badFiles = map[string]string{
 // loaderOnly lists the files the schema accepts and the loader rejects: what
 // the loader checks that a schema cannot, and the text its error contains.
 var loaderOnly = map[string]struct{ why, loaderErr string }{
+	"qemu-console-unknown-device.yaml": {
+		"a QEMU launch's console must name a device of the sequence",
+		`qemu console: unknown device "consol"`,
+	},
+	"qemu-console-has-port.yaml": {
+		"a QEMU launch's console device must have no port of its own, as the launch binds it",
+		"qemu console: device console has a port of its own",
+	},
 	"undefined-variable.yaml": {
 		"a ${name} reference must name a variable defined earlier in step order (vars, set, save, repeat as, --var)",
 		`variable "nobody_set_me" is not defined here`,

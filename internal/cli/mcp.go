@@ -36,6 +36,7 @@ type MCPOptions struct {
 	Bench         string
 	GDB           []string
 	Sim           bool
+	QEMU          QEMUFlags
 	LogDir        string
 	MaxRuns       int
 	MaxRunAge     time.Duration
@@ -140,6 +141,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe), as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
+	opts.QEMU.register(f)
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
 	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
 	f.DurationVar(&opts.MaxRunAge, "max-run-age", mcpserver.DefaultMaxRunAge, "forget runs this long after they ended")
@@ -196,8 +198,24 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		return invalid(err)
 	}
 
+	qemuSpec, err := opts.QEMU.spec(opts.Sim)
+	if err != nil {
+		return invalid(err)
+	}
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	if qemuSpec != nil {
+		board, err := startQEMUBoard(ctx, ios.ErrOut, *qemuSpec, opts.LogDir)
+		if err != nil {
+			return err
+		}
+		defer board.Close(context.Background())
+		cfg.DefaultPort = board.Instance().ConsolePath()
+		cfg.DefaultGDB = board.Instance().GDBAddr()
+		cfg.DefaultBoard = "QEMU " + qemuSpec.Machine
+	}
 
 	if opts.Sim {
 		bench, err := startSimBench(ctx, sim.Options{}, true, cfg.Policy.Environ())

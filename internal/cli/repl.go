@@ -28,6 +28,7 @@ type ReplOptions struct {
 	GDB     []string
 	Bench   string
 	Sim     bool
+	QEMU    QEMUFlags
 }
 
 func newReplCmd(ios *IO) *cobra.Command {
@@ -48,7 +49,8 @@ steps run so far as a sequence file. History is kept in ~/.hilrun_history,
 or $HILRUN_HISTORY.`,
 		Example: `  hilrun repl --sim
   hilrun repl --port console=/dev/ttyACM0
-  hilrun repl --sim sequences/sim/smoke.yaml`,
+  hilrun repl --sim sequences/sim/smoke.yaml
+  hilrun repl --qemu firmware/qemu/build/qemu.elf`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -64,6 +66,7 @@ or $HILRUN_HISTORY.`,
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
 	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board")
+	opts.QEMU.register(f)
 	return cmd
 }
 
@@ -74,6 +77,10 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return err
 	}
 	vars := fl.vars
+	qemuSpec, err := opts.QEMU.spec(opts.Sim)
+	if err != nil {
+		return invalid(err)
+	}
 	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
 	if opts.File != "" {
 		seqs, err := loadAll([]string{opts.File}, steps.Names(vars))
@@ -93,7 +100,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 				seq.Probes = append(seq.Probes, &steps.Probe{Name: name})
 			}
 		}
-		if len(seq.Probes) == 0 && opts.Sim {
+		if len(seq.Probes) == 0 && (opts.Sim || qemuSpec != nil) {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
@@ -111,9 +118,14 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			p.AttachOpenOCD("sim")
 		}
 	}
+	if qemuSpec != nil {
+		if err := engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
+			return invalid(err)
+		}
+	}
 	for _, d := range seq.Devices {
-		if d.Port == "" && d.USB == nil && !opts.Sim {
-			return invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim", d.Name, d.Name, steps.BenchFile))
+		if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil && !engine.LaunchBinds(seq, d.Name) {
+			return invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim or --qemu FILE", d.Name, d.Name, steps.BenchFile))
 		}
 	}
 	if err := engine.CheckProbes(seq); err != nil {
@@ -142,6 +154,44 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			sb.bind(line)
 		}
 	}
+	// QEMUs: the --qemu board, and those the file's probes launch, for
+	// the whole session.
+	launches := launchesQEMU(seq)
+	if qemuSpec != nil || launches {
+		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		var board *engine.QEMUBoard
+		var err error
+		if qemuSpec != nil {
+			board, err = startQEMUBoard(sctx, ios.ErrOut, *qemuSpec, "")
+		}
+		var launched *engine.QEMUs
+		if err == nil {
+			seq, launched, err = engine.StartQEMU(sctx, seq, engine.QEMUOptions{})
+		}
+		stopped := sctx.Err() != nil
+		stop()
+		if board != nil {
+			defer board.Close(context.Background())
+		}
+		if err != nil {
+			if stopped {
+				return silent(ExitInterrupted)
+			}
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return infra(err)
+		}
+		defer launched.Close(context.Background())
+		if board != nil {
+			board.Bind(seq)
+			bindLine = func(line *steps.Sequence) {
+				steps.Bind(line, bench, nil, nil)
+				board.Bind(line)
+			}
+		}
+	}
 
 	// The session's pictures and command output; removed on exit when
 	// nothing was written there.
@@ -159,15 +209,19 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		}
 		defer term.Restore(int(f.Fd()), state)
 	}
+	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts})
+	// Each line runs as a sequence of its own; the session's QEMUs started
+	// above, once.
+	eng.Prepare = nil
 	err = repl.Run(ctx, repl.Options{
 		Seq: seq, Loaded: opts.File != "",
-		Engine:   engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts}),
+		Engine:   eng,
 		Check:    engine.CheckRaw,
 		BindLine: bindLine,
 		Vars:     vars,
 		In:       in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
-		RecordPorts: !opts.Sim,
+		RecordPorts: !opts.Sim && qemuSpec == nil && !launches,
 	})
 	if errors.Is(err, repl.ErrOpen) {
 		return infra(err)
@@ -185,4 +239,14 @@ func historyPath() string {
 		return ""
 	}
 	return filepath.Join(home, ".hilrun_history")
+}
+
+// launchesQEMU reports whether a probe of seq launches a QEMU.
+func launchesQEMU(seq *steps.Sequence) bool {
+	for _, p := range seq.Probes {
+		if p.LaunchesQEMU() {
+			return true
+		}
+	}
+	return false
 }

@@ -34,6 +34,7 @@ type RunOptions struct {
 	GDB     []string
 	Bench   string
 	Sim     bool
+	QEMU    QEMUFlags
 	Verbose bool
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
@@ -54,6 +55,7 @@ opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 log could not be written in full: the run goes on, and says what was lost),
 130 interrupted (a second signal cuts finally steps short).`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
+  hilrun run --qemu firmware/qemu/build/qemu.elf sequences/qemu/firmware-memory.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml`,
 		Args: cobra.MinimumNArgs(1),
@@ -72,6 +74,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
+	opts.QEMU.register(f)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
@@ -89,6 +92,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return err
 	}
 	vars := fl.vars
+	qemuSpec, err := opts.QEMU.spec(opts.Sim)
+	if err != nil {
+		return invalid(err)
+	}
 	seqs, err := loadAll(opts.Files, steps.Names(vars))
 	if err != nil {
 		return err
@@ -104,11 +111,16 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 				needProbe = true
 			}
 		}
+		if qemuSpec != nil {
+			if err := engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
+				return invalid(err)
+			}
+		}
 	}
 	for _, seq := range seqs {
 		for _, d := range seq.Devices {
-			if d.Port == "" && d.USB == nil && !opts.Sim {
-				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
+			if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil && !engine.LaunchBinds(seq, d.Name) {
+				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
 			}
 		}
 		if err := engine.CheckProbes(seq); err != nil {
@@ -138,6 +150,17 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		for _, seq := range seqs {
 			bench.bind(seq)
+		}
+	}
+
+	if qemuSpec != nil {
+		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir)
+		if err != nil {
+			return err
+		}
+		defer board.Close(context.Background())
+		for _, seq := range seqs {
+			board.Bind(seq)
 		}
 	}
 

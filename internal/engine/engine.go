@@ -38,8 +38,9 @@ type RunConfig struct {
 	MaxValueBytes  int
 }
 
-// Options are the runner options of a run on this bench: consoles opened
-// as serial ports, probes through their backends, symbols from ELF files,
+// Options are the runner options of a run on this bench: QEMUs that
+// probes launch started first, consoles opened as serial ports, probes
+// through their backends, symbols from ELF files,
 // builds and host commands as processes, pictures through ffmpeg.
 func Options(c RunConfig) runner.Options {
 	return runner.Options{
@@ -55,6 +56,7 @@ func Options(c RunConfig) runner.Options {
 		FinallyContext: c.FinallyContext,
 		MaxValueBytes:  c.MaxValueBytes,
 		LogPaths:       LogPath,
+		Prepare:        prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn),
 	}
 }
 

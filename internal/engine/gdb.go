@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hilrun/hilrun/pkg/gdbremote"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -12,6 +13,12 @@ import (
 // probe's address: HOST:PORT, or a serial device such as a Black Magic
 // Probe's. A running target is left running (gdbremote.AttachAuto).
 func openGDB(ctx context.Context, p *steps.Probe, _ ProbeOptions) (runner.Debugger, error) {
+	switch {
+	case p.GDB == "" && p.LaunchesQEMU():
+		return nil, fmt.Errorf("probe %s launches QEMU, which only hilrun run and hilrun repl start: start QEMU yourself and give the probe gdb: HOST:PORT", p.Name)
+	case p.GDB == QEMUPending:
+		return nil, fmt.Errorf("probe %s waits for the QEMU of --qemu, which has not started", p.Name)
+	}
 	s, err := gdbremote.Dial(ctx, p.GDB, gdbremote.Options{})
 	if err != nil {
 		return nil, err

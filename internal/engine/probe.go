@@ -125,7 +125,7 @@ func openOpenOCD(ctx context.Context, p *steps.Probe, o ProbeOptions) (runner.De
 // LaunchConfig is how to start OpenOCD for p, or nil when p attaches to a
 // running one (or is not an OpenOCD probe).
 func LaunchConfig(p *steps.Probe) *openocd.LaunchConfig {
-	if p.OpenOCD != "" || p.Launch == nil || p.GDB != "" {
+	if p.OpenOCD != "" || p.Launch == nil || p.GDB != "" || p.LaunchesQEMU() {
 		return nil
 	}
 	return &openocd.LaunchConfig{
@@ -147,7 +147,9 @@ func CheckProbes(seq *steps.Sequence) error {
 	for _, p := range seq.Probes {
 		switch {
 		case p.Backend() == "":
-			errs = append(errs, &steps.Error{Pos: p.Pos, Msg: fmt.Sprintf("probe %s is not bound: give it openocd: HOST:PORT, launch: {config: [...]} or gdb: HOST:PORT in the sequence or %s, pass --openocd %s=HOST:PORT or --gdb %s=HOST:PORT, or use --sim", p.Name, steps.BenchFile, p.Name, p.Name)})
+			errs = append(errs, &steps.Error{Pos: p.Pos, Msg: fmt.Sprintf("probe %s is not bound: give it openocd: HOST:PORT, launch: {config: [...]}, gdb: HOST:PORT or launch: {qemu: {...}} in the sequence or %s, pass --openocd %s=HOST:PORT or --gdb %s=HOST:PORT, or use --sim or --qemu FILE", p.Name, steps.BenchFile, p.Name, p.Name)})
+		case p.LaunchesQEMU():
+			errs = append(errs, checkQEMU(seq, p)...)
 		case p.Backend() == steps.BackendOpenOCD && p.OpenOCD == "" && len(p.Launch.Config) == 0:
 			errs = append(errs, &steps.Error{Pos: p.Pos, Msg: fmt.Sprintf("probe %s: launch needs config files (config: [interface/stlink.cfg, target/stm32f4x.cfg]) in the sequence or the bench file", p.Name)})
 		}

@@ -107,7 +107,7 @@ func TestCheckProbes(t *testing.T) {
 	if err := CheckProbes(seq); err != nil {
 		msg = err.Error()
 	}
-	for _, want := range []string{"p.yaml:2:3: probe a is not bound: give it openocd: HOST:PORT, launch: {config: [...]} or gdb: HOST:PORT", "p.yaml:3:3: probe b: launch needs config files"} {
+	for _, want := range []string{"p.yaml:2:3: probe a is not bound: give it openocd: HOST:PORT, launch: {config: [...]}, gdb: HOST:PORT or launch: {qemu: {...}}", "p.yaml:3:3: probe b: launch needs config files"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("CheckProbes does not say %q:\n%s", want, msg)
 		}
@@ -131,5 +131,75 @@ func TestOpenProbeGDBBackend(t *testing.T) {
 	}
 	if _, err := open(context.Background(), &steps.Probe{Name: "y"}); err == nil || !strings.Contains(err.Error(), "nothing binds it") {
 		t.Errorf("an unbound probe: %v", err)
+	}
+}
+
+// A QEMU launch is checked before anything starts: a kernel that is not
+// there, and a console device that the bench binds elsewhere, are errors
+// naming the launch's FILE:LINE:COL.
+func TestCheckProbesQEMU(t *testing.T) {
+	dir := t.TempDir()
+	kernel := filepath.Join(dir, "fw.elf")
+	if err := os.WriteFile(kernel, []byte("\x7fELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "devices:\n  console:\nprobes:\n  ok:\n    launch:\n      qemu: {machine: mps2-an385, kernel: fw.elf, console: console}\n  gone:\n    launch:\n      qemu: {machine: virt, bios: missing.bin}\nsteps:\n  - {send: x}\n  - {halt: true, probe: ok}\n  - {halt: true, probe: gone}\n"
+	file := filepath.Join(dir, "q.yaml")
+	load := func() *steps.Sequence {
+		t.Helper()
+		seq, err := steps.Parse(file, []byte(src), steps.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	seq := load()
+	if got := seq.Probe("ok").Backend(); got != steps.BackendGDB {
+		t.Errorf("a QEMU launch's backend is %q, want gdb", got)
+	}
+	err := CheckProbes(seq)
+	var el steps.ErrorList
+	if !errors.As(err, &el) || len(el) != 1 || !strings.HasPrefix(el[0].Error(), file+":9:13: probe gone: qemu bios: "+filepath.Join(dir, "missing.bin")+" does not exist") {
+		t.Errorf("CheckProbes:\n%v", err)
+	}
+
+	seq = load()
+	seq.Device("console").Port = "/dev/ttyUSB0"
+	seq.Probes = seq.Probes[:1]
+	if err := CheckProbes(seq); err == nil || !strings.Contains(err.Error(), "probe ok: qemu console: device console is bound to /dev/ttyUSB0 too") {
+		t.Errorf("CheckProbes with the console bound elsewhere: %v", err)
+	}
+}
+
+// --qemu binds only what nothing else binds: the one device without a
+// port and the probes bound to nothing, which get the kernel as their ELF
+// file when it is one and they have none.
+func TestReserveAndBindQEMU(t *testing.T) {
+	dir := t.TempDir()
+	kernel := filepath.Join(dir, "fw.elf")
+	if err := os.WriteFile(kernel, []byte("\x7fELF rest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "devices:\n  console:\n  uart: {port: /dev/ttyUSB0}\nprobes:\n  free:\n  bound: {gdb: 10.0.0.1:3333}\n  elf: {elf: own.elf}\nsteps:\n  - {send: x, to: console}\n  - {halt: true, probe: free}\n  - {halt: true, probe: bound}\n  - {halt: true, probe: elf}\n"
+	seq, err := steps.Parse(filepath.Join(dir, "r.yaml"), []byte(src), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ReserveQEMU(seq, kernel); err != nil {
+		t.Fatal(err)
+	}
+	if p := seq.Probe("free"); p.GDB != QEMUPending || p.ELF != kernel {
+		t.Errorf("probe free: gdb %q elf %q", p.GDB, p.ELF)
+	}
+	if p := seq.Probe("elf"); p.GDB != QEMUPending || p.ELF != filepath.Join(dir, "own.elf") {
+		t.Errorf("probe elf: gdb %q elf %q", p.GDB, p.ELF)
+	}
+	if p := seq.Probe("bound"); p.GDB != "10.0.0.1:3333" {
+		t.Errorf("probe bound was rebound to %q", p.GDB)
+	}
+
+	seq.Device("uart").Port = ""
+	if err := ReserveQEMU(seq, kernel); err == nil || !strings.Contains(err.Error(), "devices [console uart] have no port") {
+		t.Errorf("two devices without a port: %v", err)
 	}
 }

@@ -110,7 +110,11 @@ func (s *Server) dropSession(p *steps.Probe) {
 // bindProbe gives p an OpenOCD from the bench or the virtual board when the
 // sequence did not.
 func (s *Server) bindProbe(p *steps.Probe) error {
-	if p.OpenOCD != "" || p.GDB != "" || (p.Launch != nil && len(p.Launch.Config) > 0) {
+	if p.OpenOCD != "" || p.GDB != "" || (p.Launch != nil && len(p.Launch.Config) > 0) || p.LaunchesQEMU() {
+		return nil
+	}
+	if s.cfg.DefaultGDB != "" {
+		p.AttachGDB(s.cfg.DefaultGDB)
 		return nil
 	}
 	if s.cfg.DefaultOpenOCD != "" {
@@ -156,11 +160,13 @@ func (s *Server) resolveProbe(name string) (*steps.Probe, error) {
 		}
 		return &p, nil
 	}
-	if s.cfg.DefaultOpenOCD != "" {
+	if s.cfg.DefaultGDB != "" || s.cfg.DefaultOpenOCD != "" {
 		if name == "" {
 			name = steps.DefaultProbe
 		}
-		return &steps.Probe{Name: name, OpenOCD: s.cfg.DefaultOpenOCD}, nil
+		p := &steps.Probe{Name: name}
+		s.bindProbe(p)
+		return p, nil
 	}
 	if name == "" {
 		return nil, fmt.Errorf("no probe is configured: start hilrun mcp with --bench FILE naming probes, or with --sim")

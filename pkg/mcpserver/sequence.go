@@ -404,6 +404,9 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 // the operator's --bench file. Probe ELF files must lie under a root.
 func (s *Server) checkFileProbes(probes []*steps.Probe) error {
 	for _, p := range probes {
+		if p.LaunchesQEMU() {
+			return refused("%s: probe %s: launch: {qemu: ...} starts a program on the host, which a client's file may not: start hilrun mcp with --qemu FILE, or with --bench naming the probe's gdb: HOST:PORT", p.Pos, p.Name)
+		}
 		if l := p.Launch; l != nil && (l.Binary != "" || len(l.Args) > 0 || len(l.Commands) > 0) {
 			return refused("%s: probe %s: launch binary, args and commands are only taken from the server's --bench file", p.Pos, p.Name)
 		}

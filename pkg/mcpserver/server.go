@@ -86,6 +86,9 @@ type Config struct {
 	// DefaultOpenOCD is the OpenOCD telnet address of every probe nothing
 	// else binds: the virtual board's under --sim.
 	DefaultOpenOCD string
+	// DefaultGDB is the GDB remote address of every probe nothing else
+	// binds: QEMU's GDB server under --qemu. It wins over DefaultOpenOCD.
+	DefaultGDB string
 	// DefaultBoard names what DefaultPort is, for list_ports.
 	DefaultBoard string
 	// Camera, when set, is the input every camera a sequence names reads,

@@ -86,6 +86,13 @@ type Options struct {
 	// ErrStepLimit. Finally steps have a budget of their own, so they
 	// still run.
 	MaxSteps uint64
+	// Prepare, if set, runs before any console or probe opens, under the
+	// run's context: it starts what the sequence launches for itself (a
+	// QEMU board) and returns seq bound to it, a copy when it binds
+	// anything. release, when not nil, runs once the consoles and probes
+	// are closed, whatever the outcome, even a panic. An error ends the run
+	// as a bench error, as a console that does not open does.
+	Prepare func(ctx context.Context, seq *steps.Sequence) (bound *steps.Sequence, release func(), err error)
 	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
 	// off for runs of any length: memory then stays flat, and the steps
 	// reach reports only through the Sink (see package results). It suits
@@ -125,6 +132,8 @@ type run struct {
 	stepRes map[string]any
 	trans   map[string]*transcript
 	cleanup []func()
+	// release holds what Options.Prepare returned, run last.
+	release []func()
 	// executed counts the steps run, for Options.MaxSteps.
 	executed uint64
 	// logLoss holds what the consoles' logs lost, found as they close.
@@ -222,6 +231,11 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	r.start = time.Now()
 	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed}
 	r.emit(Event{Type: SequenceStarted})
+	defer func() {
+		for _, f := range r.release {
+			f()
+		}
+	}()
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -230,7 +244,10 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		runCtx, cancelT = context.WithTimeoutCause(runCtx, r.seq.Timeout, fmt.Errorf("%w after %s", ErrSequenceTimeout, r.seq.Timeout))
 		defer cancelT()
 	}
-	openErr := r.openConsoles(runCtx, cancel)
+	openErr := r.prepare(runCtx)
+	if openErr == nil {
+		openErr = r.openConsoles(runCtx, cancel)
+	}
 	defer r.closeConsoles()
 
 	if openErr != nil {
@@ -285,6 +302,25 @@ func worst(a, b Status) Status {
 		return b
 	}
 	return a
+}
+
+// prepare runs Options.Prepare and has its release run when run returns,
+// after the consoles and probes are closed (the defers run in reverse).
+func (r *run) prepare(ctx context.Context) error {
+	if r.opts.Prepare == nil {
+		return nil
+	}
+	bound, release, err := r.opts.Prepare(ctx, r.seq)
+	if release != nil {
+		r.release = append(r.release, release)
+	}
+	if err != nil {
+		return err
+	}
+	if bound != nil {
+		r.seq = bound
+	}
+	return nil
 }
 
 func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) error {

@@ -234,8 +234,12 @@ func overlayProbe(p, b *Probe) {
 		p.AttachGDB(b.GDB)
 	case b.OpenOCD != "":
 		p.AttachOpenOCD(b.OpenOCD)
+	case b.LaunchesQEMU():
+		// A bench's QEMU replaces whatever the sequence says.
+		q := *b.Launch.QEMU
+		p.OpenOCD, p.GDB, p.Launch = "", "", &Launch{QEMU: &q}
 	case b.Launch != nil:
-		if p.Launch == nil {
+		if p.Launch == nil || p.LaunchesQEMU() {
 			p.Launch = &Launch{}
 		}
 		p.OpenOCD, p.GDB = "", ""

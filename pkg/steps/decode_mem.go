@@ -232,7 +232,8 @@ func (d *decoder) memCheck(v *yaml.Node) *MemCheck {
 }
 
 var probeKeys = []string{"openocd", "launch", "gdb", "elf", "adapter_serial"}
-var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary"}
+var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary", "qemu"}
+var qemuKeys = []string{"machine", "kernel", "bios", "args", "console", "binary"}
 
 // probes decodes a probes section: name -> {openocd: host:port} or
 // {launch: {...}}; in a bench file a bare string is an adapter serial
@@ -289,6 +290,8 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 		d.add(pr.Pos, "probe %s: give openocd (attach to a running one) or launch, not both", pr.Name)
 	case pr.GDB != "" && (pr.OpenOCD != "" || pr.Launch != nil):
 		d.add(pr.Pos, "probe %s: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both", pr.Name)
+	case pr.LaunchesQEMU() && pr.Launch.AdapterSerial != "":
+		d.add(pr.Pos, "probe %s: adapter_serial picks the adapter of a launched OpenOCD, and launch starts QEMU: give one of them", pr.Name)
 	}
 }
 
@@ -310,11 +313,55 @@ func (d *decoder) launch(n *yaml.Node) *Launch {
 			l.AdapterSerial, _ = d.text(p.val, "adapter_serial")
 		case "binary":
 			l.Binary, _ = d.str(p.val, "binary")
+		case "qemu":
+			l.QEMU = d.qemu(p.val)
 		default:
 			d.unknownKey(p.key, "launch", launchKeys)
 		}
 	}
+	if l.QEMU != nil && (len(l.Config) > 0 || l.AdapterSerial != "" || len(l.Commands) > 0 || len(l.Args) > 0 || l.Binary != "") {
+		d.add(d.pos(n), "launch starts QEMU (qemu: {...}) or OpenOCD (config, adapter_serial, commands, args, binary), not both; QEMU's own binary and args go inside qemu:")
+	}
 	return l
+}
+
+// qemu decodes launch: {qemu: {...}}, a QEMU hilrun starts as a virtual
+// board.
+func (d *decoder) qemu(n *yaml.Node) *QEMULaunch {
+	q := &QEMULaunch{Pos: d.pos(n)}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "qemu must be a mapping such as {machine: mps2-an385, kernel: build/firmware.elf, console: console}, found %s", kindName(n))
+		return q
+	}
+	for _, p := range d.pairs(n) {
+		switch p.key.Value {
+		case "machine":
+			q.Machine, _ = d.str(p.val, "machine")
+		case "kernel":
+			if path, ok := d.str(p.val, "kernel"); ok {
+				q.Kernel = d.relPath(path)
+			}
+		case "bios":
+			if path, ok := d.str(p.val, "bios"); ok {
+				q.BIOS = d.relPath(path)
+			}
+		case "args":
+			q.Args = d.strings(p.val, "args")
+		case "console":
+			q.Console, _ = d.str(p.val, "console")
+		case "binary":
+			q.Binary, _ = d.str(p.val, "binary")
+		default:
+			d.unknownKey(p.key, "qemu", qemuKeys)
+		}
+	}
+	if q.Machine == "" {
+		d.add(q.Pos, "qemu needs machine: (QEMU's -machine, such as mps2-an385 or virt)")
+	}
+	if q.Kernel == "" && q.BIOS == "" {
+		d.add(q.Pos, "qemu needs kernel: FILE (the firmware QEMU loads) or bios: FILE (such as U-Boot on virt)")
+	}
+	return q
 }
 
 // strings reads one text or a list of texts.

@@ -115,7 +115,8 @@ func (s *Sequence) Probe(name string) *Probe {
 
 // Probe is a debug probe: reached through OpenOCD (a running OpenOCD's
 // telnet address, or an OpenOCD that hilrun launches for the run), or
-// through a GDB remote stub. Backend says which.
+// through a GDB remote stub (one running, or the GDB server of a QEMU that
+// hilrun launches for the run: Launch.QEMU). Backend says which.
 type Probe struct {
 	Name string
 	// OpenOCD is host:port of a running OpenOCD's telnet server.
@@ -140,10 +141,10 @@ const (
 )
 
 // Backend says how p is reached: BackendOpenOCD for openocd: and launch:,
-// BackendGDB for gdb:, "" while nothing binds it.
+// BackendGDB for gdb: and launch: {qemu: ...}, "" while nothing binds it.
 func (p *Probe) Backend() string {
 	switch {
-	case p.GDB != "":
+	case p.GDB != "" || p.LaunchesQEMU():
 		return BackendGDB
 	case p.OpenOCD != "" || p.Launch != nil:
 		return BackendOpenOCD
@@ -156,6 +157,10 @@ func (p *Probe) Backend() string {
 func (p *Probe) AttachOpenOCD(addr string) {
 	p.OpenOCD, p.Launch, p.GDB = addr, nil, ""
 }
+
+// LaunchesQEMU reports whether hilrun starts a QEMU for p, whose GDB
+// server p is then attached to.
+func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU != nil }
 
 // AttachGDB binds p to the GDB remote stub at addr (HOST:PORT or a serial
 // port), in place of whatever bound it before.
@@ -210,13 +215,35 @@ type PowerEntry struct {
 	Pos Pos
 }
 
-// Launch says how to start OpenOCD for a probe.
+// Launch says how to start the server a probe talks to: OpenOCD, or with
+// QEMU set a QEMU (and none of the OpenOCD settings).
 type Launch struct {
 	Binary        string
 	Config        []string
 	AdapterSerial string
 	Commands      []string
 	Args          []string
+	QEMU          *QEMULaunch
+}
+
+// QEMULaunch says how to start QEMU as a virtual board for a probe: the
+// probe attaches to QEMU's GDB server, and the device named Console talks
+// to the guest's first serial port. Paths are absolute once loaded
+// (relative to the file that names them).
+type QEMULaunch struct {
+	// Binary is the QEMU program; "" means qemu-system-arm.
+	Binary string
+	// Machine is QEMU's -machine, such as mps2-an385 or virt. Required.
+	Machine string
+	// Kernel (-kernel) and BIOS (-bios) are the images the machine runs;
+	// at least one is given.
+	Kernel, BIOS string
+	// Args are more arguments for QEMU, after hilrun's own.
+	Args []string
+	// Console names the device bound to the guest's first serial port;
+	// "" binds none.
+	Console string
+	Pos     Pos
 }
 
 // OnFailure says what a sequence does after a step fails.

@@ -292,3 +292,36 @@ func TestNum(t *testing.T) {
 		t.Error("Num(seven): no error")
 	}
 }
+
+// A probe's launch: {qemu: ...} is a GDB probe whose paths are relative to
+// the file; a bench file's QEMU launch replaces the sequence's OpenOCD
+// launch, and a bench file's gdb: address replaces the sequence's QEMU.
+func TestQEMULaunchBinding(t *testing.T) {
+	dir := t.TempDir()
+	bench := filepath.Join(dir, steps.BenchFile)
+	if err := os.WriteFile(bench, []byte("probes:\n  a:\n    launch:\n      qemu: {machine: virt, bios: u-boot.bin, args: [-m, 256M], console: console}\n  b: {gdb: 127.0.0.1:1234}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := steps.LoadBench(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := steps.Parse(filepath.Join(dir, "sub", "s.yaml"), []byte("devices:\n  console:\nprobes:\n  a: {launch: {config: [x.cfg]}}\n  b:\n    launch:\n      qemu: {machine: mps2-an385, kernel: fw.elf, console: console}\nsteps:\n  - {halt: true, probe: a}\n  - {halt: true, probe: b}\n"), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := seq.Probe("b")
+	if !pb.LaunchesQEMU() || pb.Backend() != steps.BackendGDB || pb.Launch.QEMU.Kernel != filepath.Join(dir, "sub", "fw.elf") || pb.Launch.QEMU.Console != "console" {
+		t.Errorf("probe b = %+v, launch %+v", pb, pb.Launch.QEMU)
+	}
+	if err := steps.Bind(seq, b, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pa := seq.Probe("a")
+	if !pa.LaunchesQEMU() || len(pa.Launch.Config) != 0 || pa.Launch.QEMU.BIOS != filepath.Join(dir, "u-boot.bin") || pa.Launch.QEMU.Machine != "virt" {
+		t.Errorf("probe a after the bench = %+v", pa.Launch)
+	}
+	if pb.LaunchesQEMU() || pb.GDB != "127.0.0.1:1234" {
+		t.Errorf("probe b after the bench = %+v", pb)
+	}
+}

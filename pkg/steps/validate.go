@@ -35,6 +35,7 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	}
 	v.resolveDevices()
 	v.resolveProbes()
+	v.qemuConsoles()
 	v.resolveCameras()
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
@@ -140,6 +141,26 @@ func (v *validator) resolveDevices() {
 	}
 	for _, s := range needDefault {
 		s.To = def
+	}
+}
+
+// qemuConsoles checks that the console of each QEMU a probe launches is a
+// device of the sequence, which has no port of its own: the launch binds
+// it to QEMU's serial port.
+func (v *validator) qemuConsoles() {
+	for _, p := range v.seq.Probes {
+		if !p.LaunchesQEMU() || p.Launch.QEMU.Console == "" {
+			continue
+		}
+		q := p.Launch.QEMU
+		d := v.seq.Device(q.Console)
+		switch {
+		case d == nil:
+			names := deviceNames(v.seq)
+			v.add(q.Pos, "qemu console: unknown device %q; devices are %s%s (a sequence without steps that talk to a device has none: declare it under devices:)", q.Console, listOrNone(names), suggest(q.Console, names))
+		case d.Port != "" || d.USB != nil:
+			v.add(q.Pos, "qemu console: device %s has a port of its own in the sequence, and probe %s's launch binds it to QEMU's serial port: give one of them", d.Name, p.Name)
+		}
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 )
 
 // The serial sequences pass, their console bound with --port: firmware.yaml
-// against the firmware, uboot.yaml against U-Boot. (The -memory sequences
-// need a probe on QEMU's GDB server.)
+// against the firmware, uboot.yaml against U-Boot. (memory_test.go runs the
+// -memory sequences through QEMU's GDB server.)
 func TestSerialSequences(t *testing.T) {
 	for _, tc := range []struct {
 		file, name string
@@ -40,8 +40,8 @@ func TestSerialSequences(t *testing.T) {
 	}
 }
 
-// Every symbol firmware-memory.yaml names is in the firmware's ELF, until
-// a probe on QEMU's GDB server lets the sequence run here.
+// Every symbol firmware-memory.yaml names is in the firmware's ELF, so that
+// a symbol renamed in the firmware is named here, not as a failed step.
 func TestMemorySequenceSymbols(t *testing.T) {
 	f, err := elf.Open(qemutest.Firmware(t))
 	if err != nil {
