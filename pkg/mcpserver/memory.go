@@ -68,6 +68,7 @@ func probeBinding(p *steps.Probe) string {
 }
 
 // session returns the pooled session of probe p, opening it when needed.
+// Its errors do not name the probe: the caller does.
 func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 	key := probeBinding(p)
 	s.mu.Lock()
@@ -75,7 +76,7 @@ func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, 
 		// Close has taken the pool: a session opened now would never be
 		// closed (and a launched OpenOCD would outlive the server).
 		s.mu.Unlock()
-		return nil, fmt.Errorf("probe %s: the server is shutting down", p.Name)
+		return nil, errors.New("the server is shutting down")
 	}
 	pp := s.probes[key]
 	if pp == nil {
@@ -90,7 +91,7 @@ func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, 
 	}
 	d, err := s.cfg.OpenProbe(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", p.Name, err)
+		return nil, err
 	}
 	pp.d = d
 	return d, nil
@@ -506,7 +507,7 @@ func (s *Server) withProbe(ctx context.Context, req mcp.CallToolRequest, a *memA
 	defer release()
 	d, err := s.session(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("probe %s: %w", p.Name, err)
 	}
 	if err := fn(d); err != nil {
 		// A session the bench broke (whatever its backend: its errors say
