@@ -230,6 +230,7 @@ func New(cfg Config) (*Server, error) {
 		m.AdditionalFields[requestIDKey] = id
 		req.Params.Meta = m
 	})
+	hooks.AddBeforeReadResource(s.markMissingResource)
 	s.life, s.stop = context.WithCancel(context.Background())
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version,
 		server.WithToolHandlerMiddleware(s.track),
