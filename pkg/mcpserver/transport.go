@@ -22,11 +22,12 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(log.New(s.cfg.Log, "hilrun mcp: ", log.LstdFlags))
+	o := newStdioOut(out)
 	st.SetContextFunc(func(ctx context.Context) context.Context {
-		return server.WithSupportedProtocolVersions(ctx, ProtocolVersions)
+		return withOutbox(server.WithSupportedProtocolVersions(ctx, ProtocolVersions), o)
 	})
 	s.logf("serving MCP on standard input and output")
-	return st.Listen(ctx, in, out)
+	return st.Listen(ctx, in, o)
 }
 
 // ProtocolVersions are the MCP protocol versions hilrun serves, newest
@@ -121,6 +122,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 		maxBody:         DefaultMaxBody,
 		bodyTimeout:     defaultBodyTimeout,
 		sessions:        newSessionTable(DefaultMaxSessions),
+		callEnded:       s.callEnded,
 	}
 	if token != "" {
 		if err := CheckToken(token); err != nil {
