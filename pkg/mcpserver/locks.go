@@ -36,7 +36,16 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 type holder struct {
 	who   string
 	since time.Time
+	// gone is closed when the holder's call was cancelled: it is
+	// finishing and releases soon, so a caller waits for it rather than
+	// being told "busy" (a call right after a cancellation finds its
+	// ports free).
+	gone <-chan struct{}
 }
+
+// cancelledHoldWait bounds how long a caller waits for the resources of a
+// cancelled call, which runs its finally steps before it releases them.
+const cancelledHoldWait = 30 * time.Second
 
 // locker hands out ports and probes, one caller at a time. A caller takes
 // all the resources it needs at once, so two callers never deadlock.
@@ -65,23 +74,34 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 	for {
 		l.mu.Lock()
 		var busy *BusyError
+		releasing := false
 		for _, k := range keys {
 			if h, ok := l.held[k]; ok {
 				busy = &BusyError{Resource: k, Holder: h.who, Since: h.since}
+				select {
+				case <-h.gone:
+					releasing = true
+				default:
+				}
 				break
 			}
 		}
 		if busy == nil {
 			now := time.Now()
 			for _, k := range keys {
-				l.held[k] = holder{who: who, since: now}
+				l.held[k] = holder{who: who, since: now, gone: ctx.Done()}
 			}
 			l.mu.Unlock()
 			var once sync.Once
 			return func() { once.Do(func() { l.release(keys) }) }, nil
 		}
 		changed := l.changed
-		if wait <= 0 {
+		if releasing && timer == nil {
+			t := time.NewTimer(cancelledHoldWait)
+			defer t.Stop()
+			timer = t.C
+		}
+		if wait <= 0 && !releasing {
 			l.mu.Unlock()
 			return nil, busy
 		}
