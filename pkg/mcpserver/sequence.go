@@ -1229,6 +1229,13 @@ func (p *progress) send() bool {
 		p.mu.Unlock()
 		return false
 	}
+	if p.ctx.Err() != nil {
+		// Cancelled: the client has forgotten the call and would take
+		// its progress for a stray message.
+		p.dirty = false
+		p.mu.Unlock()
+		return false
+	}
 	// Progress must grow with every notification: with tool output in
 	// the mix, it counts steps and lines alike; heartbeats add 1/2, 2/3,
 	// 3/4... of the step that runs.
@@ -1255,9 +1262,7 @@ func (p *progress) send() bool {
 		})
 		return true
 	}
-	// The request's context may be cancelled already; the last progress
-	// still describes what ran.
-	p.srv.SendNotificationToClient(context.WithoutCancel(p.ctx), "notifications/progress", params)
+	p.srv.SendNotificationToClient(p.ctx, "notifications/progress", params)
 	return true
 }
 
