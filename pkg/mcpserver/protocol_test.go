@@ -1,12 +1,18 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -43,4 +49,173 @@ func TestMissingResourceIsNotFound(t *testing.T) {
 	if rep := readResource(t, e, runReportURI(e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}}).RunID)); !strings.Contains(rep, "passed") {
 		t.Errorf("report: %s", rep)
 	}
+}
+
+// A port held by a cancelled call is waited for, not busy; one held by a
+// live call is busy at once.
+func TestLockerWaitsForCancelledHolder(t *testing.T) {
+	l := newLocker()
+	holderCtx, cancelHolder := context.WithCancel(context.Background())
+	release, err := l.acquire(holderCtx, []string{"port a"}, "cancelled call", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.acquire(context.Background(), []string{"port a"}, "live", 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a live holder: want busy, got %v", err)
+	}
+	cancelHolder()
+	got := make(chan error, 1)
+	go func() {
+		rel, err := l.acquire(context.Background(), []string{"port a"}, "next call", 0)
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
+	waitFor(t, "the next call to wait for the cancelled one", func() bool { return l.waiters() > 0 })
+	release()
+	if err := <-got; err != nil {
+		t.Fatalf("the call after the cancellation: %v", err)
+	}
+}
+
+// A long step sends heartbeats: progress that grows, stays below the next
+// step, and names the running step.
+func TestProgressHeartbeat(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Heartbeat = 20 * time.Millisecond }})
+	req := request("serial_sequence", map[string]any{"steps": []any{map[string]any{"delay_ms": 500}}})
+	req.Params.Meta = &mcp.Meta{ProgressToken: "hb"}
+	res, err := e.c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	var ps []mcp.JSONRPCNotification
+	waitFor(t, "the last progress", func() bool {
+		ps = e.notifications("notifications/progress")
+		return len(ps) > 0 && num(ps[len(ps)-1].Params.AdditionalFields["progress"]) == 1
+	})
+	beats, prev := 0, -1.0
+	for _, p := range ps {
+		f := p.Params.AdditionalFields
+		v := num(f["progress"])
+		if v <= prev {
+			t.Errorf("progress went from %v to %v", prev, v)
+		}
+		prev = v
+		if msg, _ := f["message"].(string); strings.HasPrefix(msg, "0 running delay") {
+			beats++
+			if v <= 0 || v >= 1 || num(f["total"]) != 1 {
+				t.Errorf("heartbeat %v", f)
+			}
+		}
+	}
+	if beats == 0 {
+		t.Errorf("no heartbeat during a 500ms step with Heartbeat 20ms: %v", ps)
+	}
+}
+
+// Under stdio every progress line comes before the result; a cancelled
+// call gets no response, and the next call finds the console free.
+func TestStdioProgressAndCancellation(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Heartbeat = 20 * time.Millisecond }})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { e.srv.ServeStdio(ctx, inR, outW); outW.Close() }()
+	defer inW.Close()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	send := func(m string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, m+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type msg struct {
+		ID     any            `json:"id"`
+		Method string         `json:"method"`
+		Params map[string]any `json:"params"`
+		Result map[string]any `json:"result"`
+	}
+	recv := func() msg {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("stdout ended: %v", lines.Err())
+		}
+		var m msg
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("not JSON: %q", lines.Text())
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdio-test","version":"1"}}}`)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	answered := map[float64]bool{}
+	for id := 2; id < 12; id++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"serial_sequence","_meta":{"progressToken":%d},"arguments":{"steps":[{"send":"echo p","expect":"p"},{"delay_ms":1}]}}}`, id, id))
+		for {
+			m := recv()
+			if m.Method == "notifications/progress" && answered[num(m.Params["progressToken"])] {
+				t.Errorf("progress after the result: %v", m.Params)
+			}
+			if m.ID != nil {
+				answered[num(m.ID)] = true
+				break
+			}
+		}
+	}
+
+	send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"serial_sequence","_meta":{"progressToken":20},"arguments":{"steps":[{"send":"echo c","expect":"c"},{"delay_ms":60000}]}}}`)
+	if m := recv(); m.Method != "notifications/progress" {
+		t.Fatalf("want progress of the call to cancel, got %+v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":20,"reason":"test"}}`)
+	send(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"serial_sequence","arguments":{"steps":[{"send":"echo after","expect":"after"}]}}}`)
+	send(`{"jsonrpc":"2.0","id":22,"method":"tools/list"}`)
+	for got := 0; got < 2; {
+		m := recv()
+		switch {
+		case m.ID == nil:
+		case num(m.ID) == 20:
+			t.Errorf("the cancelled call got a response: %v", m.Result)
+		case num(m.ID) == 21:
+			got++
+			if m.Result["isError"] == true {
+				t.Errorf("the call right after the cancellation: %v", m.Result["content"])
+			}
+		default:
+			got++
+		}
+	}
+}
+
+// Over HTTP, the 202 that acknowledges notifications/cancelled comes once
+// the cancelled call has released its port; the call's stream ends
+// without a response.
+func TestHTTPCancellationAcknowledged(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	h := serveHTTP(t, e, "127.0.0.1:0", "")
+	c := newRawHTTP(h.URL(), "")
+	session := c.initialize(t)
+	hdr := map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+	stream := make(chan rawResponse, 1)
+	go func() {
+		stream <- c.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"serial_sequence","_meta":{"progressToken":"t7"},"arguments":{"steps":[{"send":"echo c","expect":"c"},{"delay_ms":60000}]}}}`, hdr)
+	}()
+	key := portKey(realPort(e.board.SerialPath()))
+	waitFor(t, "the call to hold the console", func() bool { return e.srv.locks.holderOf(key) != "" })
+	ack := c.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, hdr)
+	if ack.status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d: %s", ack.status, ack.body)
+	}
+	if h := e.srv.locks.holderOf(key); h != "" {
+		t.Errorf("the cancellation was acknowledged while %s still held the console", h)
+	}
+	r := <-stream
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/event-stream" || strings.Contains(r.body, `"result"`) {
+		t.Errorf("the cancelled call's response: status %d, %s: %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	c.toolsList(t, session)
 }
