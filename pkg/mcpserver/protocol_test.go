@@ -114,6 +114,41 @@ func TestProgressHeartbeat(t *testing.T) {
 	}
 }
 
+// A one-shot tool that waits (serial_expect, up to 120 s) sends heartbeats
+// too, and none after its result.
+func TestToolHeartbeat(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Heartbeat = 20 * time.Millisecond }})
+	conn := e.open(map[string]any{"port": e.board.SerialPath()})
+	req := request("serial_expect", map[string]any{"connection": conn, "pattern": "never printed", "timeout_ms": 500})
+	req.Params.Meta = &mcp.Meta{ProgressToken: "expect"}
+	res, err := e.c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	n := len(e.notifications("notifications/progress"))
+	if n == 0 {
+		t.Fatal("no heartbeat during a 500ms serial_expect with Heartbeat 20ms")
+	}
+	prev := 0.0
+	for _, p := range e.notifications("notifications/progress") {
+		f := p.Params.AdditionalFields
+		if msg, _ := f["message"].(string); f["progressToken"] != "expect" || !strings.HasPrefix(msg, "serial_expect running ") {
+			t.Errorf("heartbeat %v", f)
+		}
+		if v := num(f["progress"]); v <= prev || v >= 1 {
+			t.Errorf("progress %v after %v", v, prev)
+		} else {
+			prev = v
+		}
+	}
+	// Notifications reach an in-process client on their own path: give
+	// a late one the time of a whole call to show.
+	e.call("serial_status", map[string]any{})
+	if got := len(e.notifications("notifications/progress")); got != n {
+		t.Errorf("%d heartbeats after the result", got-n)
+	}
+}
+
 // Under stdio every progress line comes before the result; a cancelled
 // call gets no response, and the next call finds the console free.
 func TestStdioProgressAndCancellation(t *testing.T) {

@@ -1103,6 +1103,9 @@ func (s *Server) newProgress(ctx context.Context, req mcp.CallToolRequest, seq *
 	if p.token == nil || (p.srv == nil && p.out == nil) {
 		return p
 	}
+	// The call's own heartbeat stops here; the sequence's goes on from
+	// where it was, so that progress keeps growing.
+	p.beats = claimBeat(ctx)
 	repeat := false
 	steps.Walk(seq, func(st *steps.Step) {
 		p.total++
@@ -1229,13 +1232,7 @@ func (p *progress) send() bool {
 		p.mu.Unlock()
 		return false
 	}
-	if p.ctx.Err() != nil {
-		// Cancelled: the client has forgotten the call and would take
-		// its progress for a stray message.
-		p.dirty = false
-		p.mu.Unlock()
-		return false
-	}
+
 	// Progress must grow with every notification: with tool output in
 	// the mix, it counts steps and lines alike; heartbeats add 1/2, 2/3,
 	// 3/4... of the step that runs.
@@ -1252,17 +1249,10 @@ func (p *progress) send() bool {
 	}
 	p.dirty = false
 	p.mu.Unlock()
-	if p.out != nil {
-		// Written when notify returns, so stop returns only once the
-		// last progress is out, ahead of the result.
-		// An error means the client is gone: nothing to tell it.
-		p.out.notify(mcp.JSONRPCNotification{
-			JSONRPC:      mcp.JSONRPC_VERSION,
-			Notification: mcp.Notification{Method: "notifications/progress", Params: mcp.NotificationParams{AdditionalFields: params}},
-		})
-		return true
-	}
-	p.srv.SendNotificationToClient(p.ctx, "notifications/progress", params)
+	// Written when sendProgress returns (but for in-process clients), so
+	// stop returns only once the last progress is out, ahead of the
+	// result.
+	sendProgress(p.ctx, p.out, p.srv, params)
 	return true
 }
 

@@ -290,7 +290,10 @@ func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		defer cancel()
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
-		res, err := next(cctx, req)
+		beat := s.startBeat(cctx, req)
+		res, err := next(withBeat(cctx, beat), req)
+		// No heartbeat after the result.
+		beat.stop()
 		if ctx.Err() != nil {
 			// The client cancelled the call (notifications/cancelled, or
 			// it went away): it gets no response, as the specification
