@@ -378,7 +378,9 @@ func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
 // of the request's session (nil when it has none).
 //
 // Protocol versions from 2026-07-28 on have no sessions; their requests
-// are left to the transport, which ignores session ids for them.
+// are left to the transport, which refuses them with the versions this
+// server serves (ProtocolVersions), so that the client falls back to
+// initialize.
 func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg string, sess context.Context) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return 0, "", nil
