@@ -98,7 +98,11 @@ func goSDKScenario(t *testing.T, transport mcp.Transport) {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
-	t.Logf("protocol version %s", cs.InitializeResult().ProtocolVersion)
+	// hilrun offers the versions with sessions only: the SDK tries
+	// 2026-07-28 first and falls back to initialize.
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("negotiated protocol version %s, want 2025-11-25", v)
+	}
 
 	t.Run("tools/list", func(t *testing.T) {
 		res, err := cs.ListTools(ctx, nil)
