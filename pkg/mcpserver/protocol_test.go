@@ -115,78 +115,103 @@ func TestProgressHeartbeat(t *testing.T) {
 }
 
 // A one-shot tool that waits (serial_expect, up to 120 s) sends heartbeats
-// too, and none after its result.
+// too, all before its result.
 func TestToolHeartbeat(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Heartbeat = 20 * time.Millisecond }})
-	conn := e.open(map[string]any{"port": e.board.SerialPath()})
-	req := request("serial_expect", map[string]any{"connection": conn, "pattern": "never printed", "timeout_ms": 500})
-	req.Params.Meta = &mcp.Meta{ProgressToken: "expect"}
-	res, err := e.c.CallTool(context.Background(), req)
-	if err != nil || res.IsError {
-		t.Fatalf("%v %s", err, text(res))
+	c := newStdioClient(t, e)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"serial_open","arguments":{"port":` + jsonString(e.board.SerialPath()) + `}}}`)
+	var open stdioMsg
+	for open = c.recv(); open.ID == nil; open = c.recv() {
 	}
-	n := len(e.notifications("notifications/progress"))
-	if n == 0 {
-		t.Fatal("no heartbeat during a 500ms serial_expect with Heartbeat 20ms")
-	}
-	prev := 0.0
-	for _, p := range e.notifications("notifications/progress") {
-		f := p.Params.AdditionalFields
-		if msg, _ := f["message"].(string); f["progressToken"] != "expect" || !strings.HasPrefix(msg, "serial_expect running ") {
-			t.Errorf("heartbeat %v", f)
+	conn, _ := open.Result["structuredContent"].(map[string]any)["connection_id"].(string)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"serial_expect","_meta":{"progressToken":"x"},"arguments":{"connection":"` + conn + `","pattern":"never printed","timeout_ms":500}}}`)
+	beats, prev := 0, 0.0
+	for m := c.recv(); m.ID == nil || num(m.ID) != 3; m = c.recv() {
+		if m.Method != "notifications/progress" {
+			continue
 		}
-		if v := num(f["progress"]); v <= prev || v >= 1 {
+		beats++
+		if msg, _ := m.Params["message"].(string); m.Params["progressToken"] != "x" || !strings.HasPrefix(msg, "serial_expect running ") {
+			t.Errorf("heartbeat %v", m.Params)
+		}
+		if v := num(m.Params["progress"]); v <= prev || v >= 1 {
 			t.Errorf("progress %v after %v", v, prev)
 		} else {
 			prev = v
 		}
 	}
-	// Notifications reach an in-process client on their own path: give
-	// a late one the time of a whole call to show.
-	e.call("serial_status", map[string]any{})
-	if got := len(e.notifications("notifications/progress")); got != n {
-		t.Errorf("%d heartbeats after the result", got-n)
+	if beats == 0 {
+		t.Error("no heartbeat during a 500ms serial_expect with Heartbeat 20ms")
 	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	for m := c.recv(); m.ID == nil || num(m.ID) != 4; m = c.recv() {
+		if m.Method == "notifications/progress" {
+			t.Errorf("progress after the result: %v", m.Params)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// stdioClient talks to a server over ServeStdio, line by line.
+type stdioClient struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines *bufio.Scanner
+}
+
+type stdioMsg struct {
+	ID     any            `json:"id"`
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+	Result map[string]any `json:"result"`
+}
+
+// newStdioClient serves e's server over pipes until the test ends, and
+// initializes.
+func newStdioClient(t *testing.T, e *env) *stdioClient {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { e.srv.ServeStdio(ctx, inR, outW); outW.Close() }()
+	t.Cleanup(func() { inW.Close() })
+	c := &stdioClient{t: t, in: inW, lines: bufio.NewScanner(outR)}
+	c.lines.Buffer(make([]byte, 1<<20), 1<<20)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdio-test","version":"1"}}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *stdioClient) send(m string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, m+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *stdioClient) recv() stdioMsg {
+	c.t.Helper()
+	if !c.lines.Scan() {
+		c.t.Fatalf("stdout ended: %v", c.lines.Err())
+	}
+	var m stdioMsg
+	if err := json.Unmarshal(c.lines.Bytes(), &m); err != nil {
+		c.t.Fatalf("not JSON: %q", c.lines.Text())
+	}
+	return m
 }
 
 // Under stdio every progress line comes before the result; a cancelled
 // call gets no response, and the next call finds the console free.
 func TestStdioProgressAndCancellation(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Heartbeat = 20 * time.Millisecond }})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { e.srv.ServeStdio(ctx, inR, outW); outW.Close() }()
-	defer inW.Close()
-	lines := bufio.NewScanner(outR)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	send := func(m string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, m+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	type msg struct {
-		ID     any            `json:"id"`
-		Method string         `json:"method"`
-		Params map[string]any `json:"params"`
-		Result map[string]any `json:"result"`
-	}
-	recv := func() msg {
-		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("stdout ended: %v", lines.Err())
-		}
-		var m msg
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
-			t.Fatalf("not JSON: %q", lines.Text())
-		}
-		return m
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdio-test","version":"1"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := newStdioClient(t, e)
+	send, recv := c.send, c.recv
 	answered := map[float64]bool{}
 	for id := 2; id < 12; id++ {
 		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"serial_sequence","_meta":{"progressToken":%d},"arguments":{"steps":[{"send":"echo p","expect":"p"},{"delay_ms":1}]}}}`, id, id))
