@@ -165,7 +165,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			// A tool call's progress goes down its own response.
 			o := &httpOut{w: w}
-			w, ctx = o, withOutbox(ctx, o)
+			w, ctx = o, withOutbox(withHTTPSession(ctx, r.Header.Get(server.HeaderKeySessionID)), o)
 		}
 		r = r.WithContext(ctx)
 	}

@@ -79,6 +79,35 @@ func TestLockerWaitsForCancelledHolder(t *testing.T) {
 	}
 }
 
+// Over HTTP a client's cancellation may arrive after its next call: a
+// call that finds its port held by a live call of its own session waits
+// a moment for that cancellation; another session's call is busy at once.
+func TestLockerCancellationRace(t *testing.T) {
+	l := newLocker()
+	holderCtx, cancelHolder := context.WithCancel(withHTTPSession(context.Background(), "s1"))
+	release, err := l.acquire(holderCtx, []string{"port a"}, "to be cancelled", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.acquire(withHTTPSession(context.Background(), "s2"), []string{"port a"}, "other session", 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("another session: want busy at once, got %v", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		rel, err := l.acquire(withHTTPSession(context.Background(), "s1"), []string{"port a"}, "next call", 0)
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
+	waitFor(t, "the next call to wait", func() bool { return l.waiters() > 0 })
+	cancelHolder() // the cancellation arrives after the next call
+	release()
+	if err := <-got; err != nil {
+		t.Fatalf("the call sent before the cancellation arrived: %v", err)
+	}
+}
+
 // A long step sends heartbeats: progress that grows, stays below the next
 // step, and names the running step.
 func TestProgressHeartbeat(t *testing.T) {
@@ -176,9 +205,20 @@ func newStdioClient(t *testing.T, e *env) *stdioClient {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { e.srv.ServeStdio(ctx, inR, outW); outW.Close() }()
-	t.Cleanup(func() { inW.Close() })
+	done := make(chan struct{})
+	go func() { e.srv.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
+	// mcp-go keeps the stdio session in a global: the next test's server
+	// may start only once this one has ended.
+	t.Cleanup(func() {
+		inW.Close()
+		cancel()
+		go io.Copy(io.Discard, outR)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("ServeStdio did not end")
+		}
+	})
 	c := &stdioClient{t: t, in: inW, lines: bufio.NewScanner(outR)}
 	c.lines.Buffer(make([]byte, 1<<20), 1<<20)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdio-test","version":"1"}}}`)
@@ -228,8 +268,10 @@ func TestStdioProgressAndCancellation(t *testing.T) {
 	}
 
 	send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"serial_sequence","_meta":{"progressToken":20},"arguments":{"steps":[{"send":"echo c","expect":"c"},{"delay_ms":60000}]}}}`)
-	if m := recv(); m.Method != "notifications/progress" {
-		t.Fatalf("want progress of the call to cancel, got %+v", m)
+	for m := recv(); m.Method != "notifications/progress"; m = recv() {
+		if m.ID != nil {
+			t.Fatalf("want progress of the call to cancel, got %+v", m)
+		}
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":20,"reason":"test"}}`)
 	send(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"serial_sequence","arguments":{"steps":[{"send":"echo after","expect":"after"}]}}}`)
