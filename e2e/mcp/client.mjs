@@ -36,7 +36,12 @@ const LED_BIT = 1n << 5n;
 const PROBE = process.env.HILRUN_E2E_PROBE || "yellow";
 const TIMEOUT_MS = Number(process.env.HILRUN_E2E_TIMEOUT_MS || 50000);
 
+// HEARTBEAT is the --heartbeat hilrun runs with (the Go test passes the
+// same under HTTP): well below the client timeout of the heartbeat check.
+const HEARTBEAT = "200ms";
+
 const checks = [];
+const protocolErrors = [];
 let mode = "";
 
 function log(msg) {
@@ -216,7 +221,7 @@ async function run(argv) {
     const env = { ...process.env };
     transport = new StdioClientTransport({
       command: argv[1],
-      args: ["mcp", "--sim"],
+      args: ["mcp", "--sim", "--heartbeat", HEARTBEAT],
       env,
       stderr: "inherit",
     });
@@ -233,9 +238,13 @@ async function run(argv) {
   }
 
   const client = new Client({ name: "hilrun-mcp-e2e", version: "0.0.0" });
+  // The SDK reports here what it cannot match: a progress notification
+  // after its call's result, a response to a call it cancelled.
+  client.onerror = (err) => protocolErrors.push(err?.message || String(err));
   const summary = {};
   try {
     await client.connect(transport);
+    recordWire(transport);
     const server = client.getServerVersion();
     summary.server = server;
     pass("initialize", `${server?.name} ${server?.version}`);
@@ -399,6 +408,7 @@ async function run(argv) {
     check(fsc.steps?.[0]?.status === "failed", `the unmatched expect's step is ${fsc.steps?.[0]?.status}, want failed: ${short(fsc.steps)}`);
     pass("serial_sequence failing step", `${fsc.status}: ${fsc.steps[0].message || ""}`);
 
+    await protocolChecks(client, summary);
     await primitives(client, summary);
     if (mode === "http") await checkHTTPRules(transport, argv[1], argv[2]);
 
@@ -406,6 +416,140 @@ async function run(argv) {
   } finally {
     await client.close().catch(() => {});
   }
+}
+
+// wire is every progress notification and response, in the order the
+// transport delivered them. The SDK hands notifications to their handlers
+// a microtask later than responses, so over stdio a progress notification
+// that came just before its result, in the same read, still reaches the
+// SDK after it ("Received a progress notification for an unknown token",
+// typescript-sdk issue 2580); only the wire tells the order the server
+// sent.
+const wire = [];
+
+function recordWire(transport) {
+  const deliver = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    if (msg.method === "notifications/progress") {
+      wire.push({ kind: "progress", token: msg.params?.progressToken, message: msg.params?.message });
+    } else if (msg.id !== undefined && (msg.result !== undefined || msg.error !== undefined)) {
+      wire.push({ kind: "response", id: msg.id });
+    }
+    deliver?.call(transport, msg, extra);
+  };
+}
+
+// The SDK uses a call's message id as its progress token.
+function progressAfterResult() {
+  const answered = new Set();
+  const late = [];
+  for (const ev of wire) {
+    if (ev.kind === "response") answered.add(ev.id);
+    else if (answered.has(ev.token)) late.push(ev);
+  }
+  return late;
+}
+
+// sdkErrors are the SDK's errors but for unknown progress tokens whose
+// progress came before the result on the wire (the SDK's own race, see
+// wire) or belonged to a call the client cancelled.
+function sdkErrors(cancelledTokens = new Set()) {
+  return protocolErrors.filter((m) => {
+    const tok = /unknown token: (\{.*\})/.exec(m);
+    if (!tok) return true;
+    let token;
+    try {
+      token = JSON.parse(tok[1]).params?.progressToken;
+    } catch {
+      return true;
+    }
+    return !cancelledTokens.has(token) && progressAfterResult().some((ev) => ev.token === token);
+  });
+}
+
+// protocolChecks checks progress, cancellation and errors as the MCP
+// specification has them: no progress after a call's result; a step longer
+// than the client's timeout succeeds when the timeout restarts on progress
+// (the server's heartbeat); a cancelled call gets no response and its port
+// is free for the very next call; an unknown resource is -32002.
+async function protocolChecks(client, summary) {
+  const seqSteps = [
+    { send: "", expect: "sim> ", read_timeout: 20.0, line_ending: "lf" },
+    { send: "status", expect: "led: ", read_timeout: 20.0, line_ending: "lf" },
+    { delay_ms: 1 },
+  ];
+  const before = wire.length;
+  for (let i = 0; i < 20; i++) {
+    const res = await client.callTool({ name: "serial_sequence", arguments: { steps: seqSteps } }, undefined, {
+      onprogress: () => {},
+    });
+    check(!res.isError && res.structuredContent?.passed === true, `serial_sequence with progress did not pass: ${short(res)}`);
+  }
+  await client.listTools();
+  const late = progressAfterResult();
+  check(late.length === 0, `progress arrived after the result: ${short(late)}`);
+  const seen = wire.slice(before).filter((ev) => ev.kind === "progress").length;
+  check(seen > 0, "no progress notification arrived for 20 sequences with a progress token");
+  pass("progress before the result", `${seen} progress notifications for 20 calls, none after a result`);
+
+  // One step of 4 s against a 2 s timeout that restarts on progress.
+  let beats = 0;
+  const hb = await client.callTool({ name: "serial_sequence", arguments: { steps: [{ delay_ms: 4000 }] } }, undefined, {
+    timeout: 2000,
+    resetTimeoutOnProgress: true,
+    onprogress: (p) => {
+      if (/ running /.test(p.message || "")) beats++;
+    },
+  });
+  check(!hb.isError && hb.structuredContent?.passed === true, `a 4 s step with timeout 2000 and resetTimeoutOnProgress failed: ${short(hb)}`);
+  check(beats > 0, "no heartbeat progress while the 4 s step ran");
+  summary.heartbeats = beats;
+  pass("heartbeat keeps a timeout that restarts on progress alive", `${beats} heartbeats during a 4 s step, timeout 2 s`);
+
+  // Cancel mid-step, then use the same console at once.
+  const ac = new AbortController();
+  const cancelledTokens = new Set();
+  let running;
+  const started = new Promise((resolve) => (running = resolve));
+  const cancelled = client.callTool(
+    { name: "serial_sequence", arguments: { steps: [seqSteps[0], { delay_ms: 60000 }] } },
+    undefined,
+    {
+      signal: ac.signal,
+      onprogress: () => {
+        const last = wire.findLast((ev) => ev.kind === "progress");
+        if (last) cancelledTokens.add(last.token);
+        running();
+      },
+    },
+  );
+  const outcome = cancelled.then(
+    () => "answered",
+    (err) => err,
+  );
+  await Promise.race([started, outcome]);
+  ac.abort("hilrun e2e cancels the call");
+  const err = await outcome;
+  check(err !== "answered", "the call to cancel ended before it was cancelled");
+  const after = await client.callTool({ name: "serial_sequence", arguments: { steps: [seqSteps[1]] } });
+  check(!after.isError && after.structuredContent?.passed === true, `the call right after a cancellation failed: ${short(textOf(after) || after)}`);
+  await client.listTools();
+  const answeredErrors = protocolErrors.filter((m) => /unknown message ID/i.test(m));
+  check(answeredErrors.length === 0, `the cancelled call got a response: ${short(answeredErrors)}`);
+  const cancelledAnswer = wire.filter((ev) => ev.kind === "response" && cancelledTokens.has(ev.id));
+  check(cancelledAnswer.length === 0, `the cancelled call got a response on the wire: ${short(cancelledAnswer)}`);
+  pass("cancel mid-step, then a call at once", "no response to the cancelled call, the port free");
+
+  try {
+    await client.readResource({ uri: "hilrun://runs/r999/report.json" });
+    fail("resources/read of an unknown run succeeded");
+  } catch (e) {
+    if (e instanceof CheckError) throw e;
+    check(e.code === -32002, `resources/read of an unknown run: want error -32002, got ${e.code}: ${e.message}`);
+  }
+  pass("unknown resource -> -32002");
+  const errs = sdkErrors(cancelledTokens);
+  check(errs.length === 0, `the SDK reported errors: ${short(errs)}`);
 }
 
 // primitives drives the one-shot tools against the virtual board: the

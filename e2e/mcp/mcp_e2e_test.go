@@ -247,7 +247,7 @@ func TestHTTP(t *testing.T) {
 	bin := prerequisites(t)
 	mark := randomHex(t, 8)
 	token := randomHex(t, 16)
-	addr, exited := startHTTP(t, bin, mark, "--sim", "--token", token)
+	addr, exited := startHTTP(t, bin, mark, "--sim", "--token", token, "--heartbeat", heartbeat)
 	runClient(t, mark, "http", "http://"+addr+"/mcp", token)
 
 	select {

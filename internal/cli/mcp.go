@@ -40,6 +40,7 @@ type MCPOptions struct {
 	LogDir        string
 	MaxRuns       int
 	MaxRunAge     time.Duration
+	Heartbeat     time.Duration
 	MaxSteps      uint64
 	// MaxValue bounds each variable and saved value in a run, in bytes;
 	// 0 means runner.DefaultMaxValueBytes.
@@ -145,6 +146,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
 	f.IntVar(&opts.MaxRuns, "max-runs", mcpserver.DefaultMaxRuns, "keep at most `N` runs (reports, logs, pictures) readable as resources")
 	f.DurationVar(&opts.MaxRunAge, "max-run-age", mcpserver.DefaultMaxRunAge, "forget runs this long after they ended")
+	f.DurationVar(&opts.Heartbeat, "heartbeat", mcpserver.DefaultHeartbeat, "while a step runs, send a call that has a progress token a progress notification at least this often")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value in a run, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends its call with an error")
 	return cmd
@@ -168,6 +170,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		Log:           ios.ErrOut,
 		MaxRuns:       opts.MaxRuns,
 		MaxRunAge:     opts.MaxRunAge,
+		Heartbeat:     opts.Heartbeat,
 		MaxValueBytes: opts.MaxValue,
 		MaxSteps:      opts.MaxSteps,
 		DialProbe:     engine.DialProbe,

@@ -111,7 +111,8 @@ func (e *env) connect(name string) *client.Client {
 		e.mu.Unlock()
 	})
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// The newest version the server offers its clients (ProtocolVersions).
+	init.Params.ProtocolVersion = ProtocolVersions[0]
 	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		e.t.Fatalf("initialize: %v", err)

@@ -100,6 +100,9 @@ type guard struct {
 	maxBody     int64
 	bodyTimeout time.Duration
 	sessions    *sessionTable
+	// callEnded tells when a tool call in flight has ended (see
+	// Server.callEnded); nil in tests of the guard alone.
+	callEnded func(session string, id any) <-chan struct{}
 
 	mu sync.Mutex
 	// held is the bytes of request bodies that requests in flight hold;
@@ -151,15 +154,65 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 		return
 	}
+	if sess != nil && g.callEnded != nil {
+		w = g.ackCancellation(w, r, body)
+	}
 	if sess != nil && r.Method != http.MethodDelete {
 		// Deleting the session ends this request too.
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		defer context.AfterFunc(sess, cancel)()
+		if r.Method == http.MethodPost {
+			// A tool call's progress goes down its own response.
+			o := &httpOut{w: w}
+			w, ctx = o, withOutbox(withHTTPSession(ctx, r.Header.Get(server.HeaderKeySessionID)), o)
+		}
 		r = r.WithContext(ctx)
 	}
 	g.next.ServeHTTP(w, r)
 }
+
+// ackCancellation holds back the 202 that acknowledges a
+// notifications/cancelled until the cancelled call has ended and released
+// its ports and probes (at most cancelledHoldWait): a call the client
+// makes once its cancellation is acknowledged never finds them busy.
+func (g *guard) ackCancellation(w http.ResponseWriter, r *http.Request, body []byte) http.ResponseWriter {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID any `json:"requestId"`
+		} `json:"params"`
+	}
+	if r.Method != http.MethodPost || json.Unmarshal(body, &m) != nil ||
+		m.Method != string(mcp.MethodNotificationCancelled) || m.Params.RequestID == nil {
+		return w
+	}
+	done := g.callEnded(r.Header.Get(server.HeaderKeySessionID), m.Params.RequestID)
+	if done == nil {
+		return w
+	}
+	return &ackAfter{ResponseWriter: w, done: done, ctx: r.Context()}
+}
+
+// ackAfter writes its status once done is closed.
+type ackAfter struct {
+	http.ResponseWriter
+	done <-chan struct{}
+	ctx  context.Context
+}
+
+func (a *ackAfter) WriteHeader(code int) {
+	t := time.NewTimer(cancelledHoldWait)
+	defer t.Stop()
+	select {
+	case <-a.done:
+	case <-t.C:
+	case <-a.ctx.Done():
+	}
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *ackAfter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // checkHost refuses, on a connection to a loopback address, a Host header
 // that names something else. That is DNS rebinding: a web page whose own
@@ -325,7 +378,9 @@ func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
 // of the request's session (nil when it has none).
 //
 // Protocol versions from 2026-07-28 on have no sessions; their requests
-// are left to the transport, which ignores session ids for them.
+// are left to the transport, which refuses them with the versions this
+// server serves (ProtocolVersions), so that the client falls back to
+// initialize.
 func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg string, sess context.Context) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return 0, "", nil

@@ -36,6 +36,38 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 type holder struct {
 	who   string
 	since time.Time
+	// gone is closed when the holder's call was cancelled: it is
+	// finishing and releases soon, so a caller waits for it rather than
+	// being told "busy" (a call right after a cancellation finds its
+	// ports free).
+	gone <-chan struct{}
+	// session is the HTTP session of the holder's call, "" under stdio.
+	session string
+}
+
+// cancelledHoldWait bounds how long a caller waits for the resources of a
+// cancelled call, which runs its finally steps before it releases them.
+const cancelledHoldWait = 30 * time.Second
+
+// cancelRaceGrace is how long a call over HTTP that finds a port held by
+// another call of its own session waits for that call's cancellation
+// before it is told "busy". Over HTTP a client's notifications/cancelled
+// and its next call travel on separate connections, and a client that
+// does not wait for the cancellation's 202 (the TypeScript SDK) may have
+// its next call arrive first.
+const cancelRaceGrace = 3 * time.Second
+
+type httpSessionKey struct{}
+
+// withHTTPSession notes the HTTP session a request belongs to, for the
+// locker.
+func withHTTPSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, httpSessionKey{}, id)
+}
+
+func httpSessionOf(ctx context.Context) string {
+	id, _ := ctx.Value(httpSessionKey{}).(string)
+	return id
 }
 
 // locker hands out ports and probes, one caller at a time. A caller takes
@@ -55,16 +87,13 @@ func newLocker() *locker {
 }
 
 // acquire takes every key for who, waiting up to wait while one is held.
+// Whatever wait says, it waits for a key held by a cancelled call (up to
+// cancelledHoldWait), and over HTTP for one held by a call of the same
+// session, to see whether its cancellation comes (up to cancelRaceGrace).
 // The release function is idempotent.
 func (l *locker) acquire(ctx context.Context, keys []string, who string, wait time.Duration) (release func(), err error) {
 	keys = dedupe(keys)
 	start := time.Now()
-	var timer <-chan time.Time
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timer = t.C
-	}
 	if l.check != nil {
 		for _, k := range keys {
 			if err := l.check(ctx, k); err != nil {
@@ -72,40 +101,65 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 			}
 		}
 	}
+	session := httpSessionOf(ctx)
+	var releasingSince time.Time
 	for {
 		l.mu.Lock()
 		var busy *BusyError
+		var h holder
 		for _, k := range keys {
-			if h, ok := l.held[k]; ok {
-				busy = &BusyError{Resource: k, Holder: h.who, Since: h.since}
+			if hh, ok := l.held[k]; ok {
+				busy = &BusyError{Resource: k, Holder: hh.who, Since: hh.since}
+				h = hh
 				break
 			}
 		}
 		if busy == nil {
 			now := time.Now()
 			for _, k := range keys {
-				l.held[k] = holder{who: who, since: now}
+				l.held[k] = holder{who: who, since: now, gone: ctx.Done(), session: session}
 			}
 			l.mu.Unlock()
 			var once sync.Once
 			return func() { once.Do(func() { l.release(keys) }) }, nil
 		}
 		changed := l.changed
-		if wait <= 0 {
+		gone := h.gone
+		var until time.Time
+		if wait > 0 {
+			until = start.Add(wait)
+		}
+		select {
+		case <-h.gone:
+			if releasingSince.IsZero() {
+				releasingSince = time.Now()
+			}
+			until = later(until, releasingSince.Add(cancelledHoldWait))
+			gone = nil // closed: it would wake the wait at once
+		default:
+			if session != "" && h.session == session {
+				until = later(until, start.Add(cancelRaceGrace))
+			}
+		}
+		if !until.After(time.Now()) {
 			l.mu.Unlock()
+			if wait > 0 || !releasingSince.IsZero() {
+				busy.Waited = time.Since(start)
+			}
 			return nil, busy
 		}
 		l.waiting++
 		l.mu.Unlock()
+		t := time.NewTimer(time.Until(until))
 		var err error
 		select {
 		case <-changed:
-		case <-timer:
-			busy.Waited = time.Since(start)
-			err = busy
+		case <-gone:
+		case <-t.C:
 		case <-ctx.Done():
 			err = fmt.Errorf("waiting for %s: %w", busy.Resource, ctx.Err())
 		}
+		t.Stop()
 		l.mu.Lock()
 		l.waiting--
 		l.mu.Unlock()
@@ -113,6 +167,13 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 			return nil, err
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // waiters returns how many callers are waiting for a key.

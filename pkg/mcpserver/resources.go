@@ -299,6 +299,29 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 	return "", "", fmt.Errorf("unknown resource %s", uri)
 }
 
+// markMissingResource runs before mcp-go looks a resources/read up. A
+// resource that does not exist (an unknown URI, a run or task no longer
+// kept, a file that is gone) must get the MCP error -32002, resource not
+// found, but mcp-go reports every error of a resource handler as -32603,
+// internal error: it gives -32002 only for a URI that no resource or
+// template matches. So the request's URI becomes one that matches
+// nothing, with the reason in it, and the client reads, under -32002:
+// handler not found for resource URI 'hilrun://runs/r9/report.json (no run
+// r9: only the last 50 runs are kept)'.
+func (s *Server) markMissingResource(ctx context.Context, id any, req *mcp.ReadResourceRequest) {
+	uri := req.Params.URI
+	p, _, err := s.resourcePath(uri)
+	if err == nil {
+		if _, serr := os.Stat(p); serr != nil && errors.Is(serr, os.ErrNotExist) {
+			err = errors.New("its file is gone")
+		}
+	}
+	if err != nil {
+		// A space is in no URI a template matches.
+		req.Params.URI = uri + " (" + err.Error() + ")"
+	}
+}
+
 // readResource serves a log or report: text when it is UTF-8, else the
 // exact bytes as a blob.
 func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -110,6 +110,10 @@ type Config struct {
 	// MaxSteps bounds the steps one call runs, repeat iterations included;
 	// 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// Heartbeat is the longest a sequence called with a progress token
+	// goes without a progress notification while a step runs (a long
+	// delay or expect); 0 means DefaultHeartbeat.
+	Heartbeat time.Duration
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer
@@ -152,10 +156,12 @@ type Server struct {
 	// ownDir is the temporary log folder the server made, or nil.
 	ownDir *tmpdir.Dir
 
-	mu      sync.Mutex
-	conns   map[string]*connection
-	nextID  int
-	probes  map[string]*pooledProbe
+	mu     sync.Mutex
+	conns  map[string]*connection
+	nextID int
+	probes map[string]*pooledProbe
+	// calls are the tool calls in flight, by callKey: closed when they end.
+	calls   map[string]chan struct{}
 	runs    *runStore
 	tasks   *taskStore
 	closed  bool
@@ -230,6 +236,7 @@ func New(cfg Config) (*Server, error) {
 		logger: log.New(cfg.Log, "hilrun mcp: ", log.LstdFlags),
 		conns:  map[string]*connection{},
 		probes: map[string]*pooledProbe{},
+		calls:  map[string]chan struct{}{},
 	}
 	if s.cfg.OpenProbe == nil {
 		s.cfg.OpenProbe = s.dialProbe
@@ -261,6 +268,7 @@ func New(cfg Config) (*Server, error) {
 		m.AdditionalFields[requestIDKey] = id
 		req.Params.Meta = m
 	})
+	hooks.AddBeforeReadResource(s.markMissingResource)
 	s.life, s.stop = context.WithCancel(context.Background())
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version,
 		server.WithToolHandlerMiddleware(s.track),
@@ -305,12 +313,74 @@ func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		s.inflight.Add(1)
 		s.mu.Unlock()
 		defer s.inflight.Done()
-		ctx, cancel := context.WithCancel(ctx)
+		defer s.calling(ctx, req)()
+		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
-		return next(ctx, req)
+		beat := s.startBeat(cctx, req)
+		res, err := next(withBeat(cctx, beat), req)
+		// No heartbeat after the result.
+		beat.stop()
+		if ctx.Err() != nil {
+			// The client cancelled the call (notifications/cancelled, or
+			// it went away): it gets no response, as the specification
+			// says. A call the server's shutdown ended still does.
+			if o := outboxOf(ctx); o != nil && req.Params.Meta != nil {
+				if id, ok := req.Params.Meta.AdditionalFields[requestIDKey]; ok && id != nil {
+					o.drop(id)
+				}
+			}
+		}
+		return res, err
 	}
+}
+
+// calling notes the call in flight until the returned func runs, so that
+// callEnded can tell when it has ended.
+func (s *Server) calling(ctx context.Context, req mcp.CallToolRequest) func() {
+	key := callKey(ctx, req)
+	if key == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.calls[key] = done
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if s.calls[key] == done {
+			delete(s.calls, key)
+		}
+		s.mu.Unlock()
+		close(done)
+	}
+}
+
+// callEnded returns a channel closed when the tool call with JSON-RPC id
+// in session has ended, its ports and probes released; nil when no such
+// call is in flight.
+func (s *Server) callEnded(session string, id any) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[session+"\x00"+idKey(id)]
+}
+
+// callKey names a call by its session and JSON-RPC id; "" when it has no
+// id.
+func callKey(ctx context.Context, req mcp.CallToolRequest) string {
+	if req.Params.Meta == nil {
+		return ""
+	}
+	id, ok := req.Params.Meta.AdditionalFields[requestIDKey]
+	if !ok || id == nil {
+		return ""
+	}
+	session := ""
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		session = sess.SessionID()
+	}
+	return session + "\x00" + idKey(id)
 }
 
 // Close cancels the calls in flight and waits for them (up to closeWait),

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -21,9 +22,24 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(log.New(s.cfg.Log, "hilrun mcp: ", log.LstdFlags))
+	o := newStdioOut(out)
+	st.SetContextFunc(func(ctx context.Context) context.Context {
+		return withOutbox(server.WithSupportedProtocolVersions(ctx, ProtocolVersions), o)
+	})
 	s.logf("serving MCP on standard input and output")
-	return st.Listen(ctx, in, out)
+	return st.Listen(ctx, in, o)
 }
+
+// ProtocolVersions are the MCP protocol versions hilrun serves, newest
+// first: those with the initialize handshake and sessions, up to
+// 2025-11-25. server/discover offers only these, so a client that tries
+// 2026-07-28 first (the Go SDK does) falls back to initialize. That
+// version's stateless rules (per-request _meta on every message, no
+// sessions) are not what the session checks, cancellation and progress
+// delivery of this server are built on: over HTTP the transport refused
+// the Go SDK's notifications/cancelled, which carries no _meta, and the
+// client lost its session.
+var ProtocolVersions = mcp.LegacyProtocolVersions()
 
 // EndpointPath is where the streamable HTTP transport is served.
 const EndpointPath = "/mcp"
@@ -106,6 +122,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 		maxBody:         DefaultMaxBody,
 		bodyTimeout:     defaultBodyTimeout,
 		sessions:        newSessionTable(DefaultMaxSessions),
+		callEnded:       s.callEnded,
 	}
 	g.sessions.ended = s.sessionEnded
 	if token != "" {
@@ -128,6 +145,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 	h.stream = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(EndpointPath),
 		server.WithSessionIdManager(g.sessions),
+		server.WithStreamableHTTPProtocolVersions(ProtocolVersions...),
 	)
 	g.next = h.stream
 	mux := http.NewServeMux()
