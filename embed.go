@@ -7,3 +7,8 @@ import _ "embed"
 //
 //go:embed schemas/sequence.schema.json
 var SequenceSchema []byte
+
+// BenchSchema is the JSON Schema (2020-12) of hilrun bench files.
+//
+//go:embed schemas/bench.schema.json
+var BenchSchema []byte

@@ -35,6 +35,10 @@ type RunOptions struct {
 	Bench   string
 	Sim     bool
 	Verbose bool
+	// Filter selects sequences by name, file name and group names (-k).
+	Filter string
+	// List prints the sequences that would run, and runs none.
+	List bool
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -46,16 +50,20 @@ type RunOptions struct {
 func newRunCmd(ios *IO) *cobra.Command {
 	opts := &RunOptions{}
 	cmd := &cobra.Command{
-		Use:   "run [flags] FILE...",
+		Use:   "run [flags] FILE|DIR...",
 		Short: "Run sequence files against the bench and report the results",
-		Long: `Run each sequence file in turn. Everything is validated before any port is
-opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
+		Long: `Run each sequence file in turn; a folder stands for the sequence files
+under it (*.yaml, *.yml, *.json, bench files left out), in path order.
+-k selects sequences by name, file name or group name. Everything is
+validated before any port is opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
 3 infrastructure error (a port or tool could not be reached or vanished, or a
 log could not be written in full: the run goes on, and says what was lost),
 130 interrupted (a second signal cuts finally steps short).`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
-  hilrun run --json - --var fw=1.2.3 seq.yaml`,
+  hilrun run --json - --var fw=1.2.3 seq.yaml
+  hilrun run --sim -k 'smoke or memory' sequences/sim
+  hilrun run --list sequences/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -73,6 +81,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	addSelectFlags(f, &opts.Filter, &opts.List)
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
@@ -89,32 +98,18 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return err
 	}
 	vars := fl.vars
-	seqs, err := loadAll(opts.Files, steps.Names(vars))
+	files, err := expandFiles(opts.Files)
+	if err != nil {
+		return invalid(err)
+	}
+	prep, err := prepare(prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List})
 	if err != nil {
 		return err
 	}
-	needProbe := false
-	for _, seq := range seqs {
-		if _, err := bindSequence(seq, opts.Bench, fl); err != nil {
-			return invalid(err)
-		}
-		if opts.Sim {
-			for _, p := range seq.Probes {
-				p.AttachOpenOCD("sim")
-				needProbe = true
-			}
-		}
+	if opts.List {
+		return listSequences(ios.Out, prep.seqs)
 	}
-	for _, seq := range seqs {
-		for _, d := range seq.Devices {
-			if d.Port == "" && d.USB == nil && !opts.Sim {
-				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
-			}
-		}
-		if err := engine.CheckProbes(seq); err != nil {
-			return invalid(err)
-		}
-	}
+	seqs, needProbe := prep.seqs, prep.simProbes
 
 	if opts.MaxFailures < 0 {
 		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))

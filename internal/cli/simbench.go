@@ -105,13 +105,19 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	return nil
 }
 
-// bind points every device, probe and camera of seq at the virtual board.
+// bind points what nothing else binds at the virtual board: devices
+// without a port, probes that prepare attached to simAddr, cameras without
+// an input. What the bench file or a flag bound stays bound.
 func (b *simBench) bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
-		d.Port, d.USB = b.board.SerialPath(), nil
+		if d.Port == "" && d.USB == nil {
+			d.Port = b.board.SerialPath()
+		}
 	}
 	for _, p := range seq.Probes {
-		p.AttachOpenOCD(b.telnet)
+		if p.Backend() == "" || (p.OpenOCD == simAddr && p.Launch == nil && p.GDB == "") {
+			p.AttachOpenOCD(b.telnet)
+		}
 	}
 	steps.BindCameras(seq, b.camera, cameraFormat)
 }
