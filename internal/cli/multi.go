@@ -258,7 +258,7 @@ func listSequences(w io.Writer, seqs []*steps.Sequence) error {
 				groups = append(groups, st.Name)
 			}
 		})
-		line := fmt.Sprintf("%s: %s (%d steps)", s.File, s.Name, countSteps(s.Steps)+countSteps(s.Finally))
+		line := fmt.Sprintf("%s: %s (%s)", s.File, s.Name, count(countSteps(s.Steps)+countSteps(s.Finally), "step"))
 		if len(groups) > 0 {
 			line += " groups: " + strings.Join(groups, ", ")
 		}

@@ -245,6 +245,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 // bindFlags are the NAME=VALUE flags of run and repl, by name.
 type bindFlags struct {
 	vars, ports, openocds, gdbs map[string]string
+	// port is a bare --port PATH: the port of a sequence's only device.
+	port string
 }
 
 // parseFlags reads the NAME=VALUE flags --var, --port, --openocd and
@@ -253,6 +255,9 @@ func parseFlags(varFlags, portFlags, openocdFlags, gdbFlags []string) (bindFlags
 	var f bindFlags
 	var err error
 	if f.vars, err = steps.ParseAssignments("var", varFlags); err != nil {
+		return f, invalid(err)
+	}
+	if f.port, portFlags, err = barePort(portFlags); err != nil {
 		return f, invalid(err)
 	}
 	if f.ports, err = steps.ParseAssignments("port", portFlags); err != nil {
@@ -337,7 +342,11 @@ func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Be
 	if err != nil {
 		return nil, err
 	}
-	if err := steps.Bind(seq, bench, f.ports, f.openocds); err != nil {
+	ports, err := portsFor(seq, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := steps.Bind(seq, bench, ports, f.openocds); err != nil {
 		return nil, err
 	}
 	if err := steps.BindGDB(seq, f.gdbs, f.openocds); err != nil {
