@@ -12,3 +12,9 @@ var SequenceSchema []byte
 //
 //go:embed schemas/bench.schema.json
 var BenchSchema []byte
+
+// SimELF is the virtual board's firmware image (firmware/sim/sim.elf): the
+// symbols of hilrun repl --sim resolve in it.
+//
+//go:embed firmware/sim/sim.elf
+var SimELF []byte

@@ -28,6 +28,9 @@ type ReplOptions struct {
 	GDB     []string
 	Bench   string
 	Sim     bool
+	// LogDir receives the consoles' raw and timeline logs, as picocom's
+	// --logfile; "" keeps none.
+	LogDir string
 }
 
 func newReplCmd(ios *IO) *cobra.Command {
@@ -63,7 +66,8 @@ or $HILRUN_HISTORY.`,
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
-	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board")
+	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board: what nothing else binds goes to it, and its probe gets the board's firmware image for symbols")
+	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs of the session under `DIR`")
 	return cmd
 }
 
@@ -106,9 +110,14 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	bindLine := func(line *steps.Sequence) {
 		steps.Bind(line, bench, nil, nil)
 	}
+	// --sim binds only what is still unbound, as in run and mcp.
+	simProbes := false
 	if opts.Sim {
 		for _, p := range seq.Probes {
-			p.AttachOpenOCD("sim")
+			if p.Backend() == "" {
+				p.AttachOpenOCD(simAddr)
+				simProbes = true
+			}
 		}
 	}
 	for _, d := range seq.Devices {
@@ -123,7 +132,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		// A signal while the board or OpenOCD starts stops hilrun through
 		// its cleanup; once the console runs, Ctrl-C is its own.
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		sb, err := startSimBench(sctx, sim.Options{}, len(seq.Probes) > 0, nil)
+		sb, err := startSimBench(sctx, sim.Options{}, simProbes, nil)
 		stopped := sctx.Err() != nil
 		stop()
 		if err != nil {
@@ -137,6 +146,9 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
 		sb.bind(seq)
+		if err := simELF(sb, seq); err != nil {
+			return infra(err)
+		}
 		bindLine = func(line *steps.Sequence) {
 			steps.Bind(line, bench, nil, nil)
 			sb.bind(line)
@@ -151,6 +163,15 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 	defer os.Remove(artifacts)
 
+	logDir := ""
+	if opts.LogDir != "" {
+		logDir = filepath.Join(opts.LogDir, time.Now().UTC().Format("20060102T150405Z")+"-repl")
+		if err := os.MkdirAll(logDir, 0o777); err != nil {
+			return infra(fmt.Errorf("create the log folder: %w", err))
+		}
+		fmt.Fprintf(ios.ErrOut, "hilrun: console logs go to %s\n", logDir)
+	}
+
 	in, out := ios.In, ios.Out
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		state, err := term.MakeRaw(int(f.Fd()))
@@ -161,7 +182,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 	err = repl.Run(ctx, repl.Options{
 		Seq: seq, Loaded: opts.File != "",
-		Engine:   engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts}),
+		Engine:   engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts, LogDir: logDir}),
 		Check:    engine.CheckRaw,
 		BindLine: bindLine,
 		Vars:     vars,
@@ -185,4 +206,20 @@ func historyPath() string {
 		return ""
 	}
 	return filepath.Join(home, ".hilrun_history")
+}
+
+// simELF gives each probe that the virtual board serves and that has no
+// ELF file the board's firmware image, so that symbols resolve.
+func simELF(sb *simBench, seq *steps.Sequence) error {
+	for _, p := range seq.Probes {
+		if p.ELF != "" || sb.telnet == "" || p.OpenOCD != sb.telnet {
+			continue
+		}
+		path, err := sb.elf()
+		if err != nil {
+			return err
+		}
+		p.ELF = path
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -511,6 +512,13 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 				return
 			}
 		}
+		if !whole && e.Step != nil {
+			// Step numbers count through the session, as :steps lists
+			// them, rather than starting at 0 on every line.
+			st := *e.Step
+			st.Path = sessionPath(st.Path, len(s.history))
+			e.Step = &st
+		}
 		rep.Event(e)
 	})
 	opts := s.opts.Engine
@@ -811,3 +819,19 @@ func (heldProbe) Close() error { return nil }
 // Unwrap is the session, whose optional abilities (loading and programming
 // images) the runner finds through it.
 func (h heldProbe) Unwrap() runner.Debugger { return h.Debugger }
+
+// sessionPath renumbers the path of a line's step ("0", "0.2") as the
+// session's step it is, numbered from 1 as :steps lists them, when done
+// steps ran before it.
+func sessionPath(path string, done int) string {
+	top, rest, nested := strings.Cut(path, ".")
+	n, err := strconv.Atoi(top)
+	if err != nil {
+		return path
+	}
+	top = strconv.Itoa(done + n + 1)
+	if nested {
+		return top + "." + rest
+	}
+	return top
+}
