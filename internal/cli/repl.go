@@ -48,10 +48,17 @@ vars are loaded and :next runs its steps one by one.
 Ctrl-C cancels the running step; Ctrl-D or :quit exits. :raw passes keys
 straight to the device until Ctrl-] (as in telnet). :record FILE writes the
 steps run so far as a sequence file. History is kept in ~/.hilrun_history,
-or $HILRUN_HISTORY.`,
+or $HILRUN_HISTORY. Steps are numbered through the session, as :steps lists
+them. --log-dir keeps each console's raw and timeline logs.
+
+When standard input is not a terminal, it is a script: each line is run in
+turn and echoed after "hilrun> ", the output has no escape codes, and the
+exit code says how the lines went: 0 all passed, 1 a step failed, 2 a line
+was not a step or command, 3 a bench error (the most serious wins).`,
 		Example: `  hilrun repl --sim
   hilrun repl --port console=/dev/ttyACM0
-  hilrun repl --sim sequences/sim/smoke.yaml`,
+  hilrun repl --sim sequences/sim/smoke.yaml
+  printf 'send version\nexpect hilrun-sim\n' | hilrun repl --sim`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -173,12 +180,21 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 
 	in, out := ios.In, ios.Out
+	script := true
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		script = false
 		state, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
 			return infra(fmt.Errorf("set the terminal to raw mode: %w", err))
 		}
 		defer term.Restore(int(f.Fd()), state)
+	}
+	if script {
+		// No terminal turns Ctrl-C into a key: a signal stops the step
+		// and the session.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
 	}
 	err = repl.Run(ctx, repl.Options{
 		Seq: seq, Loaded: opts.File != "",
@@ -189,9 +205,19 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		In:       in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim,
+		Script:      script,
 	})
-	if errors.Is(err, repl.ErrOpen) {
+	switch {
+	case errors.Is(err, repl.ErrOpen):
 		return infra(err)
+	case script && ctx.Err() != nil:
+		return silent(ExitInterrupted)
+	case errors.Is(err, repl.ErrStepErrored):
+		return silent(ExitInfra)
+	case errors.Is(err, repl.ErrBadLine):
+		return silent(ExitInvalid)
+	case errors.Is(err, repl.ErrStepFailed):
+		return silent(ExitFailed)
 	}
 	return err
 }

@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/internal/cli"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
@@ -87,5 +89,30 @@ func TestReplSimKeepsPort(t *testing.T) {
 	r.mu.Unlock()
 	if !strings.Contains(out, "connected to device console ("+link+")") {
 		t.Errorf("the session's console is not the board --port names:\n%s", out)
+	}
+}
+
+// A script's exit code says how its lines went.
+func TestReplScriptExitCodes(t *testing.T) {
+	t.Setenv("HILRUN_HISTORY", filepath.Join(t.TempDir(), "history"))
+	for _, tc := range []struct {
+		name, script string
+		want         int
+	}{
+		{"passed", "send version\nexpect hilrun-sim\n", cli.ExitPassed},
+		{"failed", "send version\nexpect not-printed 200ms\nsend echo after\n", cli.ExitFailed},
+		{"bad line", ":nope\nsend version\n", cli.ExitInvalid},
+		{"bad line and failure", "expect not-printed 100ms\n{sned: x}\n", cli.ExitInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := cli.Main([]string{"repl", "--sim"}, strings.NewReader(tc.script), &out, &errOut)
+			if code != tc.want {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.want, out.String(), errOut.String())
+			}
+			if strings.Contains(out.String(), "\x1b") {
+				t.Errorf("escape codes in a script's output:\n%q", out.String())
+			}
+		})
 	}
 }
