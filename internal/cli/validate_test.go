@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,5 +97,35 @@ func TestUnusedVarWarns(t *testing.T) {
 	}
 	if strings.Contains(errOut, "--var board") {
 		t.Errorf("a warning about --var board, which the sequence uses:\n%s", errOut)
+	}
+}
+
+// Every sequence file the README names is there and passes validate, as
+// run would get it: the virtual board's with --sim, the boards' with
+// their bench file (they need hardware to run, so they are validated
+// only).
+func TestReadmeFilesValidate(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`sequences/[A-Za-z0-9_./-]+\.(?:yaml|json)`).FindAllString(string(readme), -1)
+	if len(names) == 0 {
+		t.Fatal("the README names no sequence file")
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		args := []string{"validate", filepath.Join("../..", name)}
+		if strings.HasPrefix(name, "sequences/sim/") {
+			args = []string{"validate", "--sim", filepath.Join("../..", name)}
+		}
+		code, out, errOut := hilrun(args...)
+		if code != cli.ExitPassed {
+			t.Errorf("the README names %s: hilrun %s: exit %d\n%s%s", name, strings.Join(args, " "), code, out, errOut)
+		}
 	}
 }
