@@ -79,7 +79,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
-	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
+	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: the devices, probes and cameras that nothing else (bench file, --port, --openocd, --gdb) binds go to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	addSelectFlags(f, &opts.Filter, &opts.List)
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
