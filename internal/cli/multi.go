@@ -82,6 +82,19 @@ func expandFiles(args []string) ([]string, error) {
 	return out, nil
 }
 
+// splitBenchFiles tells the bench files among files (isBenchFile) from the
+// sequence files, keeping the order of each.
+func splitBenchFiles(files []string) (seqs, benches []string) {
+	for _, f := range files {
+		if isBenchFile(f) {
+			benches = append(benches, f)
+		} else {
+			seqs = append(seqs, f)
+		}
+	}
+	return seqs, benches
+}
+
 // filterExpr is a -k expression over names, as pytest's: words matched as
 // case-insensitive substrings, combined with and, or, not and
 // parentheses.
@@ -272,4 +285,19 @@ func listSequences(w io.Writer, seqs []*steps.Sequence) error {
 		fmt.Fprintf(w, "%d sequences\n", len(seqs))
 	}
 	return nil
+}
+
+// skipBenchFiles leaves the bench files out of the files run was given
+// (sequences/boards/*.yaml names one), saying so: each sequence reads the
+// bench file beside it, or --bench, anyway. Bench files alone are an
+// error.
+func skipBenchFiles(ios *IO, files []string) ([]string, error) {
+	seqs, benches := splitBenchFiles(files)
+	for _, b := range benches {
+		fmt.Fprintf(ios.ErrOut, "hilrun: %s is a bench file, not a sequence: not run (a sequence reads the bench file beside it, or --bench FILE)\n", b)
+	}
+	if len(seqs) == 0 {
+		return nil, invalid(errors.New("no sequence files to run: bench files bind sequences, pass them with --bench FILE"))
+	}
+	return seqs, nil
 }

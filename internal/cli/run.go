@@ -102,6 +102,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
+	files, err = skipBenchFiles(ios, files)
+	if err != nil {
+		return err
+	}
 	prep, err := prepare(prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List})
 	if err != nil {
 		return err

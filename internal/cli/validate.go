@@ -72,14 +72,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
-	var seqFiles, benchFiles []string
-	for _, f := range files {
-		if isBenchFile(f) {
-			benchFiles = append(benchFiles, f)
-		} else {
-			seqFiles = append(seqFiles, f)
-		}
-	}
+	seqFiles, benchFiles := splitBenchFiles(files)
 	var errs steps.ErrorList
 	var benches []*steps.Bench
 	for _, f := range benchFiles {
