@@ -54,11 +54,13 @@ func newRunCmd(ios *IO) *cobra.Command {
 		Short: "Run sequence files against the bench and report the results",
 		Long: `Run each sequence file in turn; a folder stands for the sequence files
 under it (*.yaml, *.yml, *.json, bench files left out), in path order.
--k selects sequences by name, file name or group name. Everything is
-validated before any port is opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
-3 infrastructure error (a port or tool could not be reached or vanished, or a
-log could not be written in full: the run goes on, and says what was lost),
-130 interrupted (a second signal cuts finally steps short).`,
+-k selects sequences by name, file name or group name. Every file is
+validated before any port is opened: one invalid file runs none (exit 2).
+Otherwise each sequence runs, one summary follows, and the exit code is the
+most serious outcome: 130 interrupted (a second signal cuts finally steps
+short) over 3 infrastructure error (a port or tool could not be reached or
+vanished, or a log could not be written in full: the run goes on, and says
+what was lost) over 1 a step failed over 0 all passed.`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml
@@ -75,7 +77,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
-	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
