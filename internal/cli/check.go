@@ -123,7 +123,11 @@ func prepare(o prepareOptions) (*prepared, error) {
 		add(checkImages(seq))
 	}
 	if len(other) > 0 {
-		return nil, invalid(errors.Join(append(other, errOrNil(all))...))
+		// Printed whole: an ErrorList inside would be printed alone.
+		if len(all) > 0 {
+			other = append(other, errors.New(dedupe(all).Error()))
+		}
+		return nil, invalid(errors.New(errors.Join(other...).Error()))
 	}
 	if len(all) > 0 {
 		return nil, invalid(dedupe(all))
@@ -156,13 +160,6 @@ func dedupe(list steps.ErrorList) steps.ErrorList {
 		out[i] = &e
 	}
 	return out
-}
-
-func errOrNil(el steps.ErrorList) error {
-	if len(el) == 0 {
-		return nil
-	}
-	return el
 }
 
 // checkImages reports the image files of upload steps that are not there,

@@ -98,7 +98,8 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 			errs = append(errs, el...)
 		default:
 			if len(errs) > 0 {
-				return errors.Join(invalid(errs), err)
+				// Printed whole: an ErrorList inside would be printed alone.
+				return invalid(fmt.Errorf("%s\n%w", errs.Error(), errors.Unwrap(err)))
 			}
 			return err
 		}
