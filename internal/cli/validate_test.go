@@ -49,11 +49,24 @@ func TestValidateAgreesWithRun(t *testing.T) {
 	for name, src := range files {
 		writeFile(t, dir, name, src)
 	}
+	for _, f := range []string{"smoke.yaml", "memory.yaml", "failfast.yaml", "stream.yaml", "seed-serial-sequence.json"} {
+		src, err := os.ReadFile(filepath.Join("../../sequences/sim", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// memory.yaml names the firmware image relative to itself.
+		writeFile(t, dir, f, strings.ReplaceAll(string(src), "../../firmware/sim/sim.elf", mustAbs(t, "../../firmware/sim/sim.elf")))
+	}
 	for _, tc := range []struct {
 		file      string
 		valid     bool
 		wantError string
 	}{
+		{"smoke.yaml", true, ""},
+		{"memory.yaml", true, ""},
+		{"failfast.yaml", true, ""},
+		{"stream.yaml", true, ""},
+		{"seed-serial-sequence.json", true, ""},
 		{"ok.yaml", true, ""},
 		{"noimage.yaml", false, "noimage.yaml:4:5: upload: image file"},
 		{"built.yaml", true, ""},
