@@ -7,3 +7,14 @@ import _ "embed"
 //
 //go:embed schemas/sequence.schema.json
 var SequenceSchema []byte
+
+// BenchSchema is the JSON Schema (2020-12) of hilrun bench files.
+//
+//go:embed schemas/bench.schema.json
+var BenchSchema []byte
+
+// SimELF is the virtual board's firmware image (firmware/sim/sim.elf): the
+// symbols of hilrun repl --sim resolve in it.
+//
+//go:embed firmware/sim/sim.elf
+var SimELF []byte

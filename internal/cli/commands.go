@@ -12,39 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hilrun/hilrun"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
-
-func newValidateCmd(ios *IO) *cobra.Command {
-	var vars []string
-	cmd := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Check sequence files without touching any port",
-		Long: `Check sequence files: keys, types, durations, regular expressions,
-expressions, devices and variables. Each problem is printed as
-FILE:LINE:COL: message. Exit code 2 when any file is invalid.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := steps.ParseAssignments("var", vars)
-			if err != nil {
-				return invalid(err)
-			}
-			seqs, err := loadAll(args, steps.Names(v))
-			if err != nil {
-				return err
-			}
-			for _, s := range seqs {
-				fmt.Fprintf(ios.Out, "%s: ok (%s, %d steps)\n", s.File, s.Name, countSteps(s.Steps)+countSteps(s.Finally))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringArrayVar(&vars, "var", nil, "a variable that run will get with --var, `NAME=VALUE`")
-	return cmd
-}
 
 func countSteps(ss []*steps.Step) int {
 	n := 0
@@ -53,24 +24,6 @@ func countSteps(ss []*steps.Step) int {
 		n += countSteps(s.Steps)
 	}
 	return n
-}
-
-func newSchemaCmd(ios *IO) *cobra.Command {
-	return &cobra.Command{
-		Use:   "schema",
-		Short: "Print the JSON Schema of sequence files",
-		Long: `Print the JSON Schema (2020-12) of sequence files. Editors that speak the
-YAML language server complete and check files that begin with
-# yaml-language-server: $schema=PATH-OR-URL`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := ios.Out.Write(hilrun.SequenceSchema)
-			if err != nil {
-				return infra(err)
-			}
-			return nil
-		},
-	}
 }
 
 func newPortsCmd(ios *IO) *cobra.Command {

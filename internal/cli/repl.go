@@ -29,6 +29,9 @@ type ReplOptions struct {
 	Bench   string
 	Sim     bool
 	QEMU    QEMUFlags
+	// LogDir receives the consoles' raw and timeline logs, as picocom's
+	// --logfile; "" keeps none.
+	LogDir string
 }
 
 func newReplCmd(ios *IO) *cobra.Command {
@@ -46,11 +49,18 @@ vars are loaded and :next runs its steps one by one.
 Ctrl-C cancels the running step; Ctrl-D or :quit exits. :raw passes keys
 straight to the device until Ctrl-] (as in telnet). :record FILE writes the
 steps run so far as a sequence file. History is kept in ~/.hilrun_history,
-or $HILRUN_HISTORY.`,
+or $HILRUN_HISTORY. Steps are numbered through the session, as :steps lists
+them. --log-dir keeps each console's raw and timeline logs.
+
+When standard input is not a terminal, it is a script: each line is run in
+turn and echoed after "hilrun> ", the output has no escape codes, and the
+exit code says how the lines went: 0 all passed, 1 a step failed, 2 a line
+was not a step or command, 3 a bench error (the most serious wins).`,
 		Example: `  hilrun repl --sim
   hilrun repl --port console=/dev/ttyACM0
   hilrun repl --sim sequences/sim/smoke.yaml
-  hilrun repl --qemu firmware/qemu/build/qemu.elf`,
+  hilrun repl --qemu firmware/qemu/build/qemu.elf
+  printf 'send version\nexpect hilrun-sim\n' | hilrun repl --sim`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -61,11 +71,12 @@ or $HILRUN_HISTORY.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
-	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for the only device")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
-	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board")
+	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board: what nothing else binds goes to it, and its probe gets the board's firmware image for symbols")
+	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs of the session under `DIR`")
 	opts.QEMU.register(f)
 	return cmd
 }
@@ -113,9 +124,14 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	bindLine := func(line *steps.Sequence) {
 		steps.Bind(line, bench, nil, nil)
 	}
+	// --sim binds only what is still unbound, as in run and mcp.
+	simProbes := false
 	if opts.Sim {
 		for _, p := range seq.Probes {
-			p.AttachOpenOCD("sim")
+			if p.Backend() == "" {
+				p.AttachOpenOCD(simAddr)
+				simProbes = true
+			}
 		}
 	}
 	if qemuSpec != nil {
@@ -135,7 +151,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		// A signal while the board or OpenOCD starts stops hilrun through
 		// its cleanup; once the console runs, Ctrl-C is its own.
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		sb, err := startSimBench(sctx, sim.Options{}, len(seq.Probes) > 0, nil)
+		sb, err := startSimBench(sctx, sim.Options{}, simProbes, nil)
 		stopped := sctx.Err() != nil
 		stop()
 		if err != nil {
@@ -149,6 +165,9 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
 		sb.bind(seq)
+		if err := simELF(sb, seq); err != nil {
+			return infra(err)
+		}
 		bindLine = func(line *steps.Sequence) {
 			steps.Bind(line, bench, nil, nil)
 			sb.bind(line)
@@ -201,15 +220,33 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	}
 	defer os.Remove(artifacts)
 
+	logDir := ""
+	if opts.LogDir != "" {
+		logDir = filepath.Join(opts.LogDir, time.Now().UTC().Format("20060102T150405Z")+"-repl")
+		if err := os.MkdirAll(logDir, 0o777); err != nil {
+			return infra(fmt.Errorf("create the log folder: %w", err))
+		}
+		fmt.Fprintf(ios.ErrOut, "hilrun: console logs go to %s\n", logDir)
+	}
+
 	in, out := ios.In, ios.Out
+	script := true
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		script = false
 		state, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
 			return infra(fmt.Errorf("set the terminal to raw mode: %w", err))
 		}
 		defer term.Restore(int(f.Fd()), state)
 	}
-	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts})
+	if script {
+		// No terminal turns Ctrl-C into a key: a signal stops the step
+		// and the session.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts, LogDir: logDir})
 	// Each line runs as a sequence of its own; the session's QEMUs started
 	// above, once.
 	eng.Prepare = nil
@@ -222,9 +259,19 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		In:       in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim && qemuSpec == nil && !launches,
+		Script:      script,
 	})
-	if errors.Is(err, repl.ErrOpen) {
+	switch {
+	case errors.Is(err, repl.ErrOpen):
 		return infra(err)
+	case script && ctx.Err() != nil:
+		return silent(ExitInterrupted)
+	case errors.Is(err, repl.ErrStepErrored):
+		return silent(ExitInfra)
+	case errors.Is(err, repl.ErrBadLine):
+		return silent(ExitInvalid)
+	case errors.Is(err, repl.ErrStepFailed):
+		return silent(ExitFailed)
 	}
 	return err
 }
@@ -249,4 +296,20 @@ func launchesQEMU(seq *steps.Sequence) bool {
 		}
 	}
 	return false
+}
+
+// simELF gives each probe that the virtual board serves and that has no
+// ELF file the board's firmware image, so that symbols resolve.
+func simELF(sb *simBench, seq *steps.Sequence) error {
+	for _, p := range seq.Probes {
+		if p.ELF != "" || sb.probe == "" || p.OpenOCD != sb.probe {
+			continue
+		}
+		path, err := sb.elf()
+		if err != nil {
+			return err
+		}
+		p.ELF = path
+	}
+	return nil
 }

@@ -112,7 +112,7 @@ func TestReplLiveOutputAndQuit(t *testing.T) {
 	// Output that arrives between commands still shows, and a standalone
 	// expect in a later line finds it.
 	r.typ("expect hi\r")
-	r.waitFor("✓ [+0.000s] step 0    expect  hi")
+	r.waitFor("✓ [+0.000s] step 2    expect  hi")
 	r.quit()
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -77,7 +78,14 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
+	// The version is --version (or hilrun version) only: -v is --verbose,
+	// as in hilrun run -v, not the version at the top and verbose below.
+	root.Flags().Bool("version", false, "print hilrun's version")
+	root.SetVersionTemplate("hilrun {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c == root && strings.Contains(err.Error(), "'v' in -v") {
+			return invalid(fmt.Errorf("%w: -v is --verbose, as in hilrun run -v; the version is hilrun --version or hilrun version", err))
+		}
 		return invalid(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(

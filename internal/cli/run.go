@@ -36,6 +36,10 @@ type RunOptions struct {
 	Sim     bool
 	QEMU    QEMUFlags
 	Verbose bool
+	// Filter selects sequences by name, file name and group names (-k).
+	Filter string
+	// List prints the sequences that would run, and runs none.
+	List bool
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -47,17 +51,23 @@ type RunOptions struct {
 func newRunCmd(ios *IO) *cobra.Command {
 	opts := &RunOptions{}
 	cmd := &cobra.Command{
-		Use:   "run [flags] FILE...",
+		Use:   "run [flags] FILE|DIR...",
 		Short: "Run sequence files against the bench and report the results",
-		Long: `Run each sequence file in turn. Everything is validated before any port is
-opened. Exit codes: 0 all passed, 1 a step failed, 2 invalid input,
-3 infrastructure error (a port or tool could not be reached or vanished, or a
-log could not be written in full: the run goes on, and says what was lost),
-130 interrupted (a second signal cuts finally steps short).`,
+		Long: `Run each sequence file in turn; a folder stands for the sequence files
+under it (*.yaml, *.yml, *.json, bench files left out), in path order.
+-k selects sequences by name, file name or group name. Every file is
+validated before any port is opened: one invalid file runs none (exit 2).
+Otherwise each sequence runs, one summary follows, and the exit code is the
+most serious outcome: 130 interrupted (a second signal cuts finally steps
+short) over 3 infrastructure error (a port or tool could not be reached or
+vanished, or a log could not be written in full: the run goes on, and says
+what was lost) over 1 a step failed over 0 all passed.`,
 		Example: `  hilrun run --sim sequences/sim/smoke.yaml
   hilrun run --qemu firmware/qemu/build/qemu.elf sequences/qemu/firmware-memory.yaml
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
-  hilrun run --json - --var fw=1.2.3 seq.yaml`,
+  hilrun run --json - --var fw=1.2.3 seq.yaml
+  hilrun run --sim -k 'smoke or memory' sequences/sim
+  hilrun run --list sequences/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -69,13 +79,14 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
-	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
+	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
-	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
+	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: the devices, probes and cameras that nothing else (bench file, --port, --openocd, --gdb) binds go to it")
 	opts.QEMU.register(f)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	addSelectFlags(f, &opts.Filter, &opts.List)
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
@@ -92,41 +103,30 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return err
 	}
 	vars := fl.vars
+	files, err := expandFiles(opts.Files)
+	if err != nil {
+		return invalid(err)
+	}
+	files, err = skipBenchFiles(ios, files)
+	if err != nil {
+		return err
+	}
 	qemuSpec, err := opts.QEMU.spec(opts.Sim)
 	if err != nil {
 		return invalid(err)
 	}
-	seqs, err := loadAll(opts.Files, steps.Names(vars))
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List}
+	if qemuSpec != nil {
+		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
+	}
+	prep, err := prepare(po)
 	if err != nil {
 		return err
 	}
-	needProbe := false
-	for _, seq := range seqs {
-		if _, err := bindSequence(seq, opts.Bench, fl); err != nil {
-			return invalid(err)
-		}
-		if opts.Sim {
-			for _, p := range seq.Probes {
-				p.AttachOpenOCD("sim")
-				needProbe = true
-			}
-		}
-		if qemuSpec != nil {
-			if err := engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
-				return invalid(err)
-			}
-		}
+	if opts.List {
+		return listSequences(ios.Out, prep.seqs)
 	}
-	for _, seq := range seqs {
-		for _, d := range seq.Devices {
-			if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil && !engine.LaunchBinds(seq, d.Name) {
-				return invalid(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
-			}
-		}
-		if err := engine.CheckProbes(seq); err != nil {
-			return invalid(err)
-		}
-	}
+	seqs, needProbe := prep.seqs, prep.simProbes
 
 	if opts.MaxFailures < 0 {
 		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
@@ -273,6 +273,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 // bindFlags are the NAME=VALUE flags of run and repl, by name.
 type bindFlags struct {
 	vars, ports, openocds, gdbs map[string]string
+	// port is a bare --port PATH: the port of a sequence's only device.
+	port string
 }
 
 // parseFlags reads the NAME=VALUE flags --var, --port, --openocd and
@@ -281,6 +283,9 @@ func parseFlags(varFlags, portFlags, openocdFlags, gdbFlags []string) (bindFlags
 	var f bindFlags
 	var err error
 	if f.vars, err = steps.ParseAssignments("var", varFlags); err != nil {
+		return f, invalid(err)
+	}
+	if f.port, portFlags, err = barePort(portFlags); err != nil {
 		return f, invalid(err)
 	}
 	if f.ports, err = steps.ParseAssignments("port", portFlags); err != nil {
@@ -365,7 +370,11 @@ func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Be
 	if err != nil {
 		return nil, err
 	}
-	if err := steps.Bind(seq, bench, f.ports, f.openocds); err != nil {
+	ports, err := portsFor(seq, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := steps.Bind(seq, bench, ports, f.openocds); err != nil {
 		return nil, err
 	}
 	if err := steps.BindGDB(seq, f.gdbs, f.openocds); err != nil {

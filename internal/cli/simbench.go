@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/hilrun/hilrun"
 	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -36,6 +37,25 @@ type simBench struct {
 	camera string
 	// note says, in one line, when memory is served by the stand-in.
 	note string
+	// elfDir holds the board's firmware image once elf wrote it.
+	elfDir *tmpdir.Dir
+}
+
+// elf writes the virtual board's firmware image (whose symbols name its
+// memory) to a private folder removed by Close, and returns its path.
+func (b *simBench) elf() (string, error) {
+	if b.elfDir == nil {
+		d, err := tmpdir.New("sim-elf")
+		if err != nil {
+			return "", fmt.Errorf("make a folder for the virtual board's firmware image: %w", err)
+		}
+		b.elfDir = d
+	}
+	p := filepath.Join(b.elfDir.Path, "sim.elf")
+	if err := os.WriteFile(p, hilrun.SimELF, 0o600); err != nil {
+		return "", fmt.Errorf("write the virtual board's firmware image: %w", err)
+	}
+	return p, nil
 }
 
 // cameraFormat is the ffmpeg input format of the virtual board's camera:
@@ -109,13 +129,19 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	return nil
 }
 
-// bind points every device, probe and camera of seq at the virtual board.
+// bind points what nothing else binds at the virtual board: devices
+// without a port, probes that prepare attached to simAddr, cameras without
+// an input. What the bench file or a flag bound stays bound.
 func (b *simBench) bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
-		d.Port, d.USB = b.board.SerialPath(), nil
+		if d.Port == "" && d.USB == nil {
+			d.Port = b.board.SerialPath()
+		}
 	}
 	for _, p := range seq.Probes {
-		p.AttachOpenOCD(b.probe)
+		if p.Backend() == "" || (p.OpenOCD == simAddr && p.Launch == nil && p.GDB == "") {
+			p.AttachOpenOCD(b.probe)
+		}
 	}
 	steps.BindCameras(seq, b.camera, cameraFormat)
 }
@@ -135,6 +161,9 @@ func (b *simBench) Close() error {
 	errs = append(errs, b.board.Close())
 	if b.tmp != nil {
 		b.tmp.Remove()
+	}
+	if b.elfDir != nil {
+		b.elfDir.Remove()
 	}
 	return errors.Join(errs...)
 }

@@ -68,7 +68,7 @@ func (o *output) receive(off int64, p []byte) {
 
 func (o *output) line(l []byte) {
 	l = bytes.TrimRight(l, "\r")
-	o.s.t.Write([]byte(dim + o.name + "│ " + stream.Printable(l) + reset + "\n"))
+	o.s.t.Write([]byte(o.s.dim + o.name + "│ " + stream.Printable(l) + o.s.reset + "\n"))
 }
 
 // flush shows an unfinished line.

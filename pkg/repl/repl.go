@@ -4,6 +4,7 @@
 package repl
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +64,28 @@ type Options struct {
 	// stub addresses into :record files; off under --sim, where they
 	// change.
 	RecordPorts bool
+	// Script reads In as a script, not a terminal: lines are taken as they
+	// come, neither edited nor completed; each is echoed after "hilrun> "
+	// so the output reads as a transcript; the output carries no escape
+	// codes; :raw is refused. Run then returns ErrStepFailed,
+	// ErrStepErrored or ErrBadLine when a line's step failed, ended in a
+	// bench error, or could not be read.
+	Script bool
+}
+
+// Errors of a script session (Options.Script): what went wrong in its
+// lines. Run joins those that happened.
+var (
+	ErrStepFailed  = errors.New("a step failed")
+	ErrStepErrored = errors.New("a step ended in a bench error")
+	ErrBadLine     = errors.New("a line is not a step or command")
+)
+
+// screen is where a session reads lines and writes: a terminal, or a
+// script's plain input and output.
+type screen interface {
+	io.Writer
+	ReadLine() (string, error)
 }
 
 // ErrOpen wraps the failure to open a device at the start of a session.
@@ -78,8 +102,13 @@ const (
 // Session is one REPL session.
 type Session struct {
 	opts Options
-	t    *term.Terminal
+	t    screen
 	out  io.Writer
+	// dim and reset set device output apart on a terminal; "" in a
+	// script.
+	dim, reset string
+	// failed, errored and badLine say what went wrong in a script.
+	failed, errored, badLine bool
 
 	mu      sync.Mutex
 	mode    mode
@@ -121,14 +150,20 @@ func Run(ctx context.Context, opts Options) error {
 	for k, v := range opts.Vars {
 		s.vars[k] = v
 	}
-	s.t = term.NewTerminal(struct {
-		io.Reader
-		io.Writer
-	}{&chanReader{c: s.input}, opts.Out}, "hilrun> ")
-	if opts.History != nil {
-		s.t.History = opts.History
+	if opts.Script {
+		s.t = &scriptScreen{in: bufio.NewReader(&chanReader{c: s.input}), out: opts.Out}
+	} else {
+		t := term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{&chanReader{c: s.input}, opts.Out}, "hilrun> ")
+		if opts.History != nil {
+			t.History = opts.History
+		}
+		t.AutoCompleteCallback = s.complete
+		s.t = t
+		s.dim, s.reset = dim, reset
 	}
-	s.t.AutoCompleteCallback = s.complete
 	defer s.close()
 	if err := s.open(ctx); err != nil {
 		return err
@@ -153,12 +188,49 @@ func Run(ctx context.Context, opts Options) error {
 			break
 		}
 	}
-	if opts.History != nil {
+	if opts.History != nil && !opts.Script {
 		if err := opts.History.Save(); err != nil {
 			s.say("save history: %v", err)
 		}
 	}
-	return nil
+	if !opts.Script {
+		return nil
+	}
+	var errs []error
+	for _, e := range []struct {
+		happened bool
+		err      error
+	}{{s.errored, ErrStepErrored}, {s.badLine, ErrBadLine}, {s.failed, ErrStepFailed}} {
+		if e.happened {
+			errs = append(errs, e.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// scriptScreen reads a script's lines and writes plain output.
+type scriptScreen struct {
+	in  *bufio.Reader
+	mu  sync.Mutex
+	out io.Writer
+}
+
+func (s *scriptScreen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Write(p)
+}
+
+// ReadLine returns the next line, echoed after the prompt as a terminal
+// would show it.
+func (s *scriptScreen) ReadLine() (string, error) {
+	line, err := s.in.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	fmt.Fprintf(s, "hilrun> %s\n", line)
+	return line, nil
 }
 
 func (s *Session) describeBench() string {
@@ -351,6 +423,7 @@ func (s *Session) handle(ctx context.Context, line string) bool {
 	case "use":
 		if _, ok := s.consoles[rest]; !ok {
 			s.say("use: unknown device %q; devices are %s", rest, strings.Join(s.deviceNames(), ", "))
+			s.badLine = true
 			return false
 		}
 		s.mu.Lock()
@@ -365,11 +438,13 @@ func (s *Session) handle(ctx context.Context, line string) bool {
 	text, err := translate(line)
 	if err != nil {
 		s.say("%v", err)
+		s.badLine = true
 		return false
 	}
 	nodes, err := stepNodes(text, s.current, len(s.consoles) > 1)
 	if err != nil {
 		s.say("%v", err)
+		s.badLine = true
 		return false
 	}
 	s.runNodes(ctx, nodes)
@@ -381,6 +456,7 @@ func (s *Session) runNodes(ctx context.Context, nodes []*yaml.Node) {
 	seq, err := s.parse(nodes)
 	if err != nil {
 		s.say("%v", err)
+		s.badLine = true
 		return
 	}
 	res := s.run(ctx, seq, false)
@@ -503,13 +579,20 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 			// Consoles show their output themselves; what host commands
 			// and build tools print (one line per event) is shown here.
 			if e.Type == runner.ConsoleOutput && s.consoles[e.Console] == nil {
-				s.t.Write([]byte(dim + e.Console + "│ " + stream.Printable(bytes.TrimRight(e.Data, "\r\n")) + reset + "\n"))
+				s.t.Write([]byte(s.dim + e.Console + "│ " + stream.Printable(bytes.TrimRight(e.Data, "\r\n")) + s.reset + "\n"))
 			}
 			return
 		case runner.SequenceStarted, runner.SequenceFinished:
 			if !whole {
 				return
 			}
+		}
+		if !whole && e.Step != nil {
+			// Step numbers count through the session, as :steps lists
+			// them, rather than starting at 0 on every line.
+			st := *e.Step
+			st.Path = sessionPath(st.Path, len(s.history))
+			e.Step = &st
 		}
 		rep.Event(e)
 	})
@@ -529,6 +612,12 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 	// The session's consoles keep their own logs.
 	opts.LogPaths = nil
 	res := runner.Run(rctx, seq, opts)
+	switch res.Status {
+	case runner.Failed:
+		s.failed = true
+	case runner.Errored:
+		s.errored = true
+	}
 	for _, r := range res.Steps {
 		for k, v := range r.Saved {
 			s.vars[k] = steps.FormatValue(v)
@@ -555,6 +644,7 @@ func (s *Session) runFile(ctx context.Context, path string) {
 	seq, err := steps.Load(path, steps.LoadOptions{Vars: names})
 	if err != nil {
 		s.say("%v", err)
+		s.badLine = true
 		return
 	}
 	for _, p := range seq.Probes {
@@ -652,9 +742,15 @@ func (s *Session) meta(ctx context.Context, line string) bool {
 		}
 		s.say("wrote %s", path)
 	case ":raw":
+		if s.opts.Script {
+			s.say(":raw needs a terminal")
+			s.badLine = true
+			return false
+		}
 		s.raw()
 	default:
 		s.say("unknown command %s: type :help", f[0])
+		s.badLine = true
 	}
 	return false
 }
@@ -811,3 +907,19 @@ func (heldProbe) Close() error { return nil }
 // Unwrap is the session, whose optional abilities (loading and programming
 // images) the runner finds through it.
 func (h heldProbe) Unwrap() runner.Debugger { return h.Debugger }
+
+// sessionPath renumbers the path of a line's step ("0", "0.2") as the
+// session's step it is, numbered from 1 as :steps lists them, when done
+// steps ran before it.
+func sessionPath(path string, done int) string {
+	top, rest, nested := strings.Cut(path, ".")
+	n, err := strconv.Atoi(top)
+	if err != nil {
+		return path
+	}
+	top = strconv.Itoa(done + n + 1)
+	if nested {
+		return top + "." + rest
+	}
+	return top
+}

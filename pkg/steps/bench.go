@@ -265,21 +265,28 @@ func overlayProbe(p, b *Probe) {
 	}
 }
 
-// overlayCamera copies what a bench entry sets onto a camera.
+// overlayCamera copies what a bench entry sets onto a camera. A camera
+// the bench gives an input is the bench's, no longer only named by steps.
 func overlayCamera(c, b *Camera) {
 	if b.Input != "" {
 		c.Input, c.Format, c.Args = b.Input, b.Format, b.Args
+		c.Implicit = false
 	}
 	if b.Size != "" {
 		c.Size = b.Size
 	}
 }
 
-// BindCameras points every camera of seq at input (the virtual board's
-// camera for --sim), with ffmpeg input format format.
+// BindCameras points every camera of seq that nothing binds yet at input
+// (the virtual board's camera for --sim), with ffmpeg input format format:
+// a camera without an input, and one only named by steps (a capture's
+// default camera, a device index or path). A camera that the sequence
+// declares with an input, or that the bench file binds, stays its own.
 func BindCameras(seq *Sequence, input, format string) {
 	for _, c := range seq.Cameras {
-		c.Input, c.Format, c.Args, c.Size = input, format, nil, ""
+		if c.Input == "" || c.Implicit {
+			c.Input, c.Format, c.Args, c.Size = input, format, nil, ""
+		}
 	}
 }
 

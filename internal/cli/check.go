@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// simAddr stands for the virtual board's OpenOCD while the sequences are
+// checked, before the board starts: a probe that --sim binds is attached
+// to it, and simBench.bind replaces it by the real address.
+const simAddr = "sim"
+
+// prepareOptions are the inputs that run and validate share: how the
+// sequences are bound and what is checked before anything is opened.
+type prepareOptions struct {
+	Files []string
+	Bench string
+	Flags bindFlags
+	// Sim binds what nothing else binds to the virtual board.
+	Sim bool
+	// Unbound makes a device or probe that nothing binds a warning rather
+	// than an error: validate does not know the flags run will get.
+	Unbound bool
+	// Warn receives warnings, one line each.
+	Warn func(string)
+	// Filter is the -k expression; "" selects every sequence.
+	Filter string
+	// List stops after loading and selecting: nothing is bound.
+	List bool
+	// QEMU binds what nothing else binds to a QEMU that --qemu starts
+	// with QEMUKernel (engine.ReserveQEMU).
+	QEMU       bool
+	QEMUKernel string
+}
+
+// prepared is what prepare found: the loaded and bound sequences, and
+// whether --sim must serve a probe.
+type prepared struct {
+	seqs      []*steps.Sequence
+	simProbes bool
+}
+
+// prepare loads every file, binds each sequence to the bench (the bench
+// file, --port, --openocd, --gdb, then --sim for what is still unbound)
+// and checks all that hilrun run would refuse before it opens a port:
+// sequence errors, bench file errors, power steps without a power entry,
+// devices and probes nothing binds, steps their probe's backend cannot
+// run, symbols and images that are not there. All problems of all files
+// are reported together, as invalid input.
+func prepare(o prepareOptions) (*prepared, error) {
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	match, err := parseFilter(o.Filter)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	seqs, err := loadAll(o.Files, steps.Names(o.Flags.vars))
+	if err != nil {
+		return nil, err
+	}
+	warnUnusedVars(seqs, o.Flags.vars, warn)
+	if o.Filter != "" {
+		all := len(seqs)
+		if seqs = selectSequences(seqs, match); len(seqs) == 0 {
+			return nil, invalid(fmt.Errorf("-k %q selects none of the %d sequences", o.Filter, all))
+		}
+	}
+	p := &prepared{seqs: seqs}
+	if o.List {
+		return p, nil
+	}
+	var all steps.ErrorList
+	var other []error
+	add := func(err error) {
+		var el steps.ErrorList
+		switch {
+		case err == nil:
+		case errors.As(err, &el):
+			all = append(all, el...)
+		default:
+			other = append(other, err)
+		}
+	}
+	for _, seq := range seqs {
+		if _, err := bindSequence(seq, o.Bench, o.Flags); err != nil {
+			add(err)
+			continue
+		}
+		if o.QEMU {
+			if err := engine.ReserveQEMU(seq, o.QEMUKernel); err != nil {
+				add(err)
+				continue
+			}
+		}
+		var unbound []string
+		for _, d := range seq.Devices {
+			if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {
+				continue
+			}
+			if o.Unbound {
+				unbound = append(unbound, "device "+d.Name)
+				continue
+			}
+			add(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
+		}
+		for _, pr := range seq.Probes {
+			if pr.Backend() != "" {
+				continue
+			}
+			switch {
+			case o.Sim:
+				p.simProbes = true
+			case o.Unbound:
+				unbound = append(unbound, "probe "+pr.Name)
+			default:
+				continue // CheckProbes says so, with the line
+			}
+			// Checked as --sim would bind it: an OpenOCD.
+			pr.AttachOpenOCD(simAddr)
+		}
+		if len(unbound) > 0 {
+			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, or --sim", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
+		}
+		add(engine.CheckProbes(seq))
+		add(checkImages(seq))
+	}
+	if len(other) > 0 {
+		// Printed whole: an ErrorList inside would be printed alone.
+		if len(all) > 0 {
+			other = append(other, errors.New(dedupe(all).Error()))
+		}
+		return nil, invalid(errors.New(errors.Join(other...).Error()))
+	}
+	if len(all) > 0 {
+		return nil, invalid(dedupe(all))
+	}
+	return p, nil
+}
+
+// dedupe keeps the first of the errors that say the same about the same
+// file (a missing ELF file, once for every symbol), naming the other lines.
+func dedupe(list steps.ErrorList) steps.ErrorList {
+	type key struct{ file, msg string }
+	first := map[key]int{}
+	more := map[int][]string{}
+	var out steps.ErrorList
+	for _, e := range list {
+		k := key{e.Pos.File, e.Msg}
+		if i, ok := first[k]; ok && e.Pos.Line > 0 {
+			more[i] = append(more[i], fmt.Sprint(e.Pos.Line))
+			continue
+		}
+		first[k] = len(out)
+		out = append(out, e)
+	}
+	for i, lines := range more {
+		e := *out[i]
+		e.Msg += fmt.Sprintf(" (also on line %s)", strings.Join(lines, ", "))
+		if len(lines) > 1 {
+			e.Msg = strings.Replace(e.Msg, " (also on line ", " (also on lines ", 1)
+		}
+		out[i] = &e
+	}
+	return out
+}
+
+// checkImages reports the image files of upload steps that are not there,
+// unless a build step comes before the upload (it may make the file).
+func checkImages(seq *steps.Sequence) error {
+	var errs steps.ErrorList
+	built := false
+	steps.Walk(seq, func(s *steps.Step) {
+		if s.Kind == steps.KindBuild {
+			built = true
+		}
+		if s.Kind != steps.KindUpload || s.Build == nil || s.Build.Image == nil || built {
+			return
+		}
+		f := s.Build.Image.File
+		if strings.Contains(f, "${") {
+			return // known only when the step runs
+		}
+		if _, err := os.Stat(f); err != nil {
+			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("upload: image file %s: %v", f, errors.Unwrap(err))})
+		}
+	})
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// warnUnusedVars warns about each --var that no sequence declares or uses:
+// most likely a typo, which would leave the variable it meant at its
+// default. A variable is used when loading without it fails.
+func warnUnusedVars(seqs []*steps.Sequence, vars map[string]string, warn func(string)) {
+	names := steps.Names(vars)
+	for _, name := range names {
+		used := false
+		for _, seq := range seqs {
+			if slices.ContainsFunc(seq.Vars, func(v *steps.Var) bool { return v.Name == name }) {
+				used = true
+				break
+			}
+			others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
+			if _, err := steps.Load(seq.File, steps.LoadOptions{Vars: others}); err != nil {
+				used = true
+				break
+			}
+		}
+		if !used {
+			var known []string
+			for _, seq := range seqs {
+				for _, v := range seq.Vars {
+					known = append(known, v.Name)
+				}
+			}
+			hint := ""
+			if len(known) > 0 {
+				slices.Sort(known)
+				hint = "; the sequences' vars are " + strings.Join(slices.Compact(known), ", ")
+			}
+			warn(fmt.Sprintf("warning: --var %s: no sequence uses a variable %q%s", name, name, hint))
+		}
+	}
+}
