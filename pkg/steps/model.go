@@ -220,6 +220,16 @@ type Device struct {
 	// change is held for silence on this device (see stream.WithSettle);
 	// nil means the default, stream.DefaultSettle.
 	Settle *time.Duration
+	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
+	// when it has none. With a prompt, a send (not send_ctrl) waits until
+	// the device is back at its prompt after the previous command, and an
+	// expect ends at the next prompt: see Step.WaitPrompt and
+	// Step.UntilPrompt.
+	Prompt *PatternSpec
+	// Echo says the device echoes the text it receives, as shells do: a
+	// text send waits for the echo of its line, checks it, and its expect
+	// starts after it.
+	Echo bool
 	// Implicit is true for a device made from a step's `to: /dev/...`.
 	Implicit bool
 	Pos      Pos
@@ -482,6 +492,14 @@ type Step struct {
 	Text       *Template
 	Bytes      []byte
 	LineEnding string
+	// WaitPrompt, when false, sends without waiting for the device's
+	// prompt; nil means wait (send and send_hex to a device with a
+	// prompt; send_ctrl never waits).
+	WaitPrompt *bool
+	// UntilPrompt, when false, lets an expect match past the device's next
+	// prompt; nil means the expect ends at the next prompt when the device
+	// has one.
+	UntilPrompt *bool
 
 	// expect, standalone or after a send.
 	Expect []*PatternSpec
