@@ -74,9 +74,10 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if err != nil {
 		return err
 	}
-	var data []byte
+	var data, lineEnd []byte
+	var text string
 	if s.Text != nil {
-		text, err := r.expand("send", s.Text)
+		text, err = r.expand("send", s.Text)
 		if err != nil {
 			return err
 		}
@@ -84,9 +85,13 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		if le == "" {
 			le = r.seq.Device(s.To).LineEnding
 		}
-		data = append([]byte(text), steps.LineEndingBytes(le)...)
+		lineEnd = steps.LineEndingBytes(le)
+		data = append([]byte(text), lineEnd...)
 	} else {
 		data = s.Bytes
+	}
+	if err := r.waitPrompt(ctx, s, c); err != nil {
+		return err
 	}
 	wctx := ctx
 	if s.Timeout > 0 && len(s.Expect) == 0 {
@@ -102,10 +107,19 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	r.cursor[s.To] = cursor
 	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
 	res.Message = "sent " + quoted(data)
+	reply := cursor
+	if dev := r.seq.Device(s.To); dev != nil && dev.Echo && s.Text != nil {
+		if reply, err = r.awaitEcho(ctx, s, c, text, lineEnd, cursor); err != nil {
+			return err
+		}
+		r.cursor[s.To] = reply
+		res.Data["reply"] = reply
+	}
+	r.setLastSend(s.To, c, reply)
 	if len(s.Expect) == 0 {
 		return nil
 	}
-	return r.expect(ctx, s, res, c, cursor)
+	return r.expect(ctx, s, res, c, reply)
 }
 
 func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
@@ -158,6 +172,16 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	if err != nil {
 		return err
 	}
+	prompt, untilPrompt, err := r.untilPrompt(s)
+	if err != nil {
+		return err
+	}
+	search := want
+	if untilPrompt {
+		// The prompt races the patterns: when it comes first, the
+		// command's output is over without them.
+		search = append(slices.Clip(want), prompt)
+	}
 	timeout := s.Timeout
 	if timeout == 0 {
 		timeout = r.seq.ExpectTimeout
@@ -165,7 +189,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
 	began := time.Now()
-	m, err := c.Expect(r.settle(ectx, s), from, want, failOn)
+	m, err := c.Expect(r.settle(ectx, s), from, search, failOn)
 	waited := time.Since(began)
 	if res.Data == nil {
 		res.Data = map[string]any{}
@@ -194,6 +218,23 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 			return fmt.Errorf("expect %s: %w", describe(want), context.Cause(ctx))
 		}
 		return fmt.Errorf("expect %s on %s: %w", describe(want), s.To, err)
+	}
+	if untilPrompt && m.Index == len(want) {
+		// The prompt came first; a pattern may still match within it
+		// (expect: "=> " on a device whose prompt is "=> ").
+		if f, ok := stream.Find([]byte(m.Groups[0]), want); ok {
+			f.Start, f.End = m.Start+f.Start, m.Start+f.End
+			f.From, f.Data = m.From, m.Data[:len(m.Data)-int(m.End-f.End)]
+			m = f
+		}
+	}
+	if untilPrompt && (m.Index == len(want) || pastPrompt(m, prompt)) {
+		out := m.Data
+		return &stepError{
+			msg: fmt.Sprintf("the device was back at its prompt %s without printing %s; received %s (until_prompt: false looks past the prompt)",
+				describe([]stream.Pattern{prompt}), describe(want), quoted(stream.Tail(out, 10, 2048))),
+			expected: describe(want), received: stream.Printable(out),
+		}
 	}
 	r.cursor[s.To] = m.End
 	res.Data["match"] = m.Groups[0]

@@ -114,13 +114,16 @@ type run struct {
 	opts  Options
 	start time.Time
 
-	mu      sync.Mutex // serializes events
-	sink    Sink
-	index   int
-	res     *SequenceResult
-	consol  map[string]Console
-	probes  map[string]Debugger
-	cursor  map[string]int64
+	mu     sync.Mutex // serializes events
+	sink   Sink
+	index  int
+	res    *SequenceResult
+	consol map[string]Console
+	probes map[string]Debugger
+	cursor map[string]int64
+	// sent holds, per device, where the reply to the previous send began
+	// (see waitPrompt); a device without an entry has had no send yet.
+	sent    map[string]int64
 	vars    map[string]any
 	stepRes map[string]any
 	trans   map[string]*transcript
@@ -195,6 +198,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 		consol:  map[string]Console{},
 		probes:  map[string]Debugger{},
 		cursor:  map[string]int64{},
+		sent:    map[string]int64{},
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
 		trans:   map[string]*transcript{},

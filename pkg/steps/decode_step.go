@@ -178,7 +178,7 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 			d.add(d.pos(v), "send_ctrl: %v", err)
 			return
 		}
-		s.Bytes = []byte{b}
+		s.Bytes, s.Ctrl = []byte{b}, true
 	case "line_ending":
 		s.LineEnding = d.oneOf(v, "line_ending", LineEndings...)
 	case "wait_prompt":

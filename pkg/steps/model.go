@@ -489,8 +489,10 @@ type Step struct {
 
 	// send: Text (interpolated) or Bytes (send_hex, send_ctrl), then the
 	// device's line ending unless LineEnding overrides it.
-	Text       *Template
-	Bytes      []byte
+	Text  *Template
+	Bytes []byte
+	// Ctrl is true for send_ctrl: a key that never waits for the prompt.
+	Ctrl       bool
 	LineEnding string
 	// WaitPrompt, when false, sends without waiting for the device's
 	// prompt; nil means wait (send and send_hex to a device with a
