@@ -200,7 +200,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		var fe *stream.FailOnError
 		switch {
 		case errors.As(err, &fe):
-			return &stepError{msg: fe.Error(), expected: describe(want), received: stream.Printable(tail)}
+			return &stepError{msg: fe.Error(), expected: describe(want), received: excerpt(c, fe.Offset)}
 		case errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
 			if derr := awayErr(c); derr != nil {
 				return fmt.Errorf("expect %s on %s: timed out after %s: %w", describe(want), s.To, timeout, derr)
@@ -352,7 +352,7 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 		var fe *stream.FailOnError
 		switch {
 		case errors.As(err, &fe):
-			return &stepError{msg: fe.Error(), received: stream.Printable(c.Tail(10, 2048))}
+			return &stepError{msg: fe.Error(), received: excerpt(c, fe.Offset)}
 		case errors.Is(context.Cause(cctx), errStepTimeout) && ctx.Err() == nil:
 			if derr := awayErr(c); derr != nil && untilOnly {
 				return fmt.Errorf("capture on %s: timed out after %s: %w", s.To, timeout, derr)

@@ -108,7 +108,7 @@ func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) error {
 	var fe *stream.FailOnError
 	switch {
 	case errors.As(err, &fe):
-		return &stepError{msg: fe.Error() + " (while waiting for the prompt)", received: stream.Printable(tail)}
+		return &stepError{msg: fe.Error() + " (while waiting for the prompt)", received: excerpt(c, fe.Offset)}
 	case errors.Is(context.Cause(wctx), errStepTimeout) && ctx.Err() == nil:
 		if derr := awayErr(c); derr != nil {
 			return fmt.Errorf("wait for the prompt of %s: timed out after %s: %w", s.To, timeout, derr)
