@@ -90,7 +90,8 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	} else {
 		data = s.Bytes
 	}
-	if err := r.waitPrompt(ctx, s, c); err != nil {
+	atPrompt, err := r.waitPrompt(ctx, s, c)
+	if err != nil {
 		return err
 	}
 	wctx := ctx
@@ -106,6 +107,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	}
 	r.cursor[s.To] = cursor
 	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
+	if atPrompt {
+		res.Data["at_prompt"] = true
+	}
 	res.Message = "sent " + quoted(data)
 	reply := cursor
 	if dev := r.seq.Device(s.To); dev != nil && dev.Echo && s.Text != nil {

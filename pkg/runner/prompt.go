@@ -26,16 +26,26 @@ type sendMarker interface {
 // prompt returns the compiled prompt of device name; ok is false when it
 // has none.
 func (r *run) prompt(name string) (p stream.Pattern, ok bool, err error) {
-	dev := r.seq.Device(name)
+	p, ok, err = DevicePrompt(r.seq.Device(name), r.lookup)
+	if err != nil {
+		return stream.Pattern{}, false, &stepError{msg: err.Error()}
+	}
+	return p, ok, nil
+}
+
+// DevicePrompt returns the pattern that finds dev's prompt in its output
+// (see atLineStart), with lookup filling in its references; ok is false
+// when dev (which may be nil) has no prompt.
+func DevicePrompt(dev *steps.Device, lookup steps.Lookup) (p stream.Pattern, ok bool, err error) {
 	if dev == nil || dev.Prompt == nil {
 		return stream.Pattern{}, false, nil
 	}
-	p, err = dev.Prompt.Compile(r.lookup)
+	p, err = dev.Prompt.Compile(lookup)
 	if err == nil {
 		p, err = atLineStart(p)
 	}
 	if err != nil {
-		return stream.Pattern{}, false, &stepError{msg: fmt.Sprintf("prompt %s of device %s: %v", dev.Prompt.String(), name, err)}
+		return stream.Pattern{}, false, fmt.Errorf("prompt %s of device %s: %w", dev.Prompt.String(), dev.Name, err)
 	}
 	return p, true, nil
 }
@@ -81,18 +91,23 @@ func (r *run) stepTimeout(s *steps.Step) time.Duration {
 // its prompt: a prompt that began after the reply to the previous send
 // did. A send to a device without a prompt, a send_ctrl, a send with
 // wait_prompt: false and the first send on a connection do not wait.
-func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) error {
+// waited says whether it found the prompt.
+func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) (waited bool, err error) {
 	if s.Ctrl || s.WaitPrompt != nil && !*s.WaitPrompt {
-		return nil
+		return false, nil
 	}
 	p, ok, err := r.prompt(s.To)
 	if err != nil || !ok {
-		return err
+		return false, err
 	}
 	from, ok := r.lastSend(s.To, c)
 	if !ok {
-		return nil
+		return false, nil
 	}
+	return true, r.awaitPrompt(ctx, s, c, p, from)
+}
+
+func (r *run) awaitPrompt(ctx context.Context, s *steps.Step, c Console, p stream.Pattern, from int64) error {
 	failOn, err := r.patterns(s.FailOn)
 	if err != nil {
 		return err
