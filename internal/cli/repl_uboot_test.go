@@ -66,3 +66,23 @@ func TestReplRecordingAgainstUBootReplays(t *testing.T) {
 		t.Errorf("no verdict:\n%s", out)
 	}
 }
+
+// Without a prompt, a recorded expect holds only what the device printed
+// before the next send: an empty line's reply is not the next command's.
+func TestReplRecordStopsAtTheNextSend(t *testing.T) {
+	r := startRepl(t)
+	r.typ("send\r")
+	r.waitFor(`send    ""`)
+	r.typ("{send: version, expect: hilrun}\r")
+	r.waitFor("send    version")
+	r.typ(":record --expects rec.yaml\r")
+	r.waitFor("wrote rec.yaml")
+	r.quit()
+	data, err := os.ReadFile(filepath.Join(r.cmd.Dir, "rec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := strings.SplitN(string(data), "- ", 3); len(first) < 3 || strings.Contains(first[1], "expect") {
+		t.Errorf("the empty send got an expect from the next command's reply:\n%s", data)
+	}
+}
