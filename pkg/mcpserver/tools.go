@@ -123,6 +123,8 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithString("parity", mcp.Enum("none", "odd", "even", "mark", "space"), mcp.Description("Default none.")),
 		mcp.WithAny("stop_bits", mcp.Description("1 (the default), 1.5 or 2.")),
 		mcp.WithString("flow_control", mcp.Enum("none", "rtscts", "xonxoff"), mcp.Description("Default none.")),
+		mcp.WithAny("prompt", mcp.Description(`The device's command prompt, as text ("=> " for U-Boot) or {"regex": "RE2"}. Sequences on this connection then wait, before each send (not send_ctrl), until the device is back at its prompt, and each expect ends at the next prompt. A prompt counts at the start of a line.`)),
+		mcp.WithBoolean("echo", mcp.Description("The device echoes what it receives: each sequence send waits for the echo of its line and checks it, and its expect starts after the echo.")),
 		lockTimeout(),
 		mcp.WithOutputSchema[openResult](),
 		mcp.WithReadOnlyHintAnnotation(false),

@@ -62,9 +62,24 @@ func atLineStart(p stream.Pattern) (stream.Pattern, error) {
 	return stream.Regexp(`[\r\n](?:` + inner + `)`)
 }
 
+// marker finds the sendMarker of c or of a console it wraps.
+func marker(c Console) sendMarker {
+	for c != nil {
+		if m, ok := c.(sendMarker); ok {
+			return m
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return nil
+		}
+		c = u.Unwrap()
+	}
+	return nil
+}
+
 // lastSend is where the reply to the previous send on device name began.
 func (r *run) lastSend(name string, c Console) (int64, bool) {
-	if m, ok := c.(sendMarker); ok {
+	if m := marker(c); m != nil {
 		return m.LastSend()
 	}
 	off, ok := r.sent[name]
@@ -73,7 +88,7 @@ func (r *run) lastSend(name string, c Console) (int64, bool) {
 
 func (r *run) setLastSend(name string, c Console, off int64) {
 	r.sent[name] = off
-	if m, ok := c.(sendMarker); ok {
+	if m := marker(c); m != nil {
 		m.SetLastSend(off)
 	}
 }
