@@ -163,13 +163,16 @@ func firstFailure(res *runner.SequenceResult) string {
 // connection, before any prompt, nothing waits, so the key that stops the
 // autoboot goes out at once.
 func TestSendWaitsForThePrompt(t *testing.T) {
+	// "crc32 0x40200000 8\n" in hex, for send_hex.
+	const crcHex = "63 72 63 33 32 20 30 78 34 30 32 30 30 30 30 30 20 38 0a"
 	for _, tc := range []struct {
-		name, prompt string
-		status       runner.Status
-		msg          string
+		name, prompt, send string
+		status             runner.Status
+		msg                string
 	}{
-		{"with a prompt", `prompt: "=> "`, runner.Passed, ""},
-		{"without a prompt", ``, runner.Failed, "crc32 for"},
+		{"with a prompt", `prompt: "=> "`, `send: crc32 0x40200000 8`, runner.Passed, ""},
+		{"send_hex with a prompt", `prompt: "=> "`, `send_hex: "` + crcHex + `"`, runner.Passed, ""},
+		{"without a prompt", ``, `send: crc32 0x40200000 8`, runner.Failed, "crc32 for"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBootloader(false)
@@ -180,7 +183,7 @@ devices:
 steps:
   - send: ""
   - send: md.l 0x40200000 2
-  - send: crc32 0x40200000 8
+  - `+tc.send+`
     expect: "crc32 for 0x40200000 8 ==> 1234abcd"
     timeout: 2s
 `, b)
