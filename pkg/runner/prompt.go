@@ -217,9 +217,16 @@ func lossy(line, text string) (string, bool) {
 }
 
 // untilPrompt says whether the expect of step s ends at its device's next
-// prompt, and returns the prompt.
+// prompt, and returns the prompt. A send's expect does unless it says
+// until_prompt: false: its reply is the output before the prompt. A
+// standalone expect does only with until_prompt: true: it often waits
+// for what comes after a prompt (a reboot's banner after a power cycle).
 func (r *run) untilPrompt(s *steps.Step) (stream.Pattern, bool, error) {
-	if s.UntilPrompt != nil && !*s.UntilPrompt {
+	on := s.Kind == steps.KindSend
+	if s.UntilPrompt != nil {
+		on = *s.UntilPrompt
+	}
+	if !on {
 		return stream.Pattern{}, false, nil
 	}
 	return r.prompt(s.To)

@@ -222,9 +222,9 @@ steps:
 	}
 }
 
-// An expect ends at the device's next prompt: what follows it belongs to
-// something else and never matches, in a send's expect or a standalone
-// one, unless until_prompt: false.
+// A send's expect ends at the device's next prompt: what follows it
+// belongs to something else and never matches, unless until_prompt: false.
+// A standalone expect ends there only with until_prompt: true.
 func TestExpectEndsAtThePrompt(t *testing.T) {
 	for _, tc := range []struct {
 		name, steps string
@@ -233,9 +233,13 @@ func TestExpectEndsAtThePrompt(t *testing.T) {
 		{"a send's expect", `
   - send: printenv x
     expect: "x=1"`, runner.Failed},
+		{"a standalone expect with until_prompt", `
+  - send: printenv x
+  - expect: "x=1"
+    until_prompt: true`, runner.Failed},
 		{"a standalone expect", `
   - send: printenv x
-  - expect: "x=1"`, runner.Failed},
+  - expect: "x=1"`, runner.Passed},
 		{"the prompt itself", `
   - send: printenv x
     expect: "=> "`, runner.Passed},

@@ -222,9 +222,9 @@ type Device struct {
 	Settle *time.Duration
 	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
 	// when it has none. With a prompt, a send (not send_ctrl) waits until
-	// the device is back at its prompt after the previous command, and an
-	// expect ends at the next prompt: see Step.WaitPrompt and
-	// Step.UntilPrompt.
+	// the device is back at its prompt after the previous command, and a
+	// send's expect ends at the next prompt: see Step.WaitPrompt and
+	// Step.UntilPrompt. A prompt counts only at the start of a line.
 	Prompt *PatternSpec
 	// Echo says the device echoes the text it receives, as shells do: a
 	// text send waits for the echo of its line, checks it, and its expect
@@ -498,9 +498,9 @@ type Step struct {
 	// prompt; nil means wait (send and send_hex to a device with a
 	// prompt; send_ctrl never waits).
 	WaitPrompt *bool
-	// UntilPrompt, when false, lets an expect match past the device's next
-	// prompt; nil means the expect ends at the next prompt when the device
-	// has one.
+	// UntilPrompt says whether an expect ends at the device's next prompt
+	// (a device without a prompt has none); nil means it does for a
+	// send's expect and does not for a standalone expect.
 	UntilPrompt *bool
 
 	// expect, standalone or after a send.
