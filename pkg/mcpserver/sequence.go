@@ -546,16 +546,16 @@ func (borrowed) Close() error { return nil }
 
 // LastSend is where the reply to the last send on the connection began, in
 // this run or an earlier one: the runner waits for the prompt after it.
-func (b borrowed) LastSend() (int64, bool) {
+func (b borrowed) LastSend() (runner.SendMark, bool) {
 	b.c.mu.Lock()
 	defer b.c.mu.Unlock()
 	return b.c.lastSend, b.c.sent
 }
 
-// SetLastSend keeps off for the next run on the connection.
-func (b borrowed) SetLastSend(off int64) {
+// SetLastSend keeps m for the next run on the connection.
+func (b borrowed) SetLastSend(m runner.SendMark) {
 	b.c.mu.Lock()
-	b.c.lastSend, b.c.sent = off, true
+	b.c.lastSend, b.c.sent = m, true
 	b.c.mu.Unlock()
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
@@ -39,7 +40,7 @@ type connection struct {
 	readCursor int64 // where the next serial_read without a cursor starts
 	// lastSend is where the reply to the last send of a sequence began,
 	// so the next sequence's first send waits for the prompt after it.
-	lastSend int64
+	lastSend runner.SendMark
 	sent     bool
 }
 

@@ -90,7 +90,7 @@ type Session struct {
 	cursor   map[string]int64
 	// sent holds, per device, where the reply to the last send began, so
 	// that a line's send waits for the prompt after the previous line's.
-	sent    map[string]int64
+	sent    map[string]runner.SendMark
 	outputs map[string]*output
 	current string
 	vars    map[string]string
@@ -121,7 +121,7 @@ func Run(ctx context.Context, opts Options) error {
 	s := &Session{
 		opts: opts, out: opts.Out,
 		consoles: map[string]runner.Console{}, probes: map[string]runner.Debugger{},
-		cursor: map[string]int64{}, sent: map[string]int64{}, outputs: map[string]*output{}, vars: map[string]string{},
+		cursor: map[string]int64{}, sent: map[string]runner.SendMark{}, outputs: map[string]*output{}, vars: map[string]string{},
 		input: make(chan []byte, 256),
 	}
 	for k, v := range opts.Vars {
@@ -756,17 +756,17 @@ func (h *heldConsole) Cursor() int64 {
 
 // LastSend is where the reply to the session's last send on this device
 // began, so the runner waits for the prompt after it.
-func (h *heldConsole) LastSend() (int64, bool) {
+func (h *heldConsole) LastSend() (runner.SendMark, bool) {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
-	off, ok := h.s.sent[h.name]
-	return off, ok
+	m, ok := h.s.sent[h.name]
+	return m, ok
 }
 
-// SetLastSend keeps off for the next line's send.
-func (h *heldConsole) SetLastSend(off int64) {
+// SetLastSend keeps m for the next line's send.
+func (h *heldConsole) SetLastSend(m runner.SendMark) {
 	h.s.mu.Lock()
-	h.s.sent[h.name] = off
+	h.s.sent[h.name] = m
 	h.s.mu.Unlock()
 }
 
@@ -823,9 +823,6 @@ func (h *heldConsole) Reacquire(ctx context.Context) error {
 		return fmt.Errorf("console %s cannot hand its port over", h.name)
 	}
 	h.setCursor(h.Console.Cursor())
-	h.s.mu.Lock()
-	delete(h.s.sent, h.name) // a fresh connection: the next send does not wait
-	h.s.mu.Unlock()
 	return hc.Reacquire(ctx)
 }
 

@@ -101,6 +101,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		defer cancel()
 	}
 	r.emit(Event{Type: ConsoleInput, Console: s.To, Data: data})
+	// The connection the send goes out on: a reset it causes may
+	// reconnect the console before the send returns.
+	conn := opens(c)
 	cursor, err := c.Write(wctx, data)
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", s.To, err)
@@ -119,7 +122,7 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		r.cursor[s.To] = reply
 		res.Data["reply"] = reply
 	}
-	r.setLastSend(s.To, c, reply)
+	r.setLastSend(s.To, c, reply, conn)
 	if len(s.Expect) == 0 {
 		return nil
 	}

@@ -12,15 +12,38 @@ import (
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
+// SendMark is where the reply to a device's last send began (after its
+// echo), and on which connection to the device: Opens is the console's
+// count of port opens then (see Console's optional Opens; 0 without it).
+type SendMark struct {
+	Offset int64
+	Opens  int64
+}
+
 // sendMarker is an optional ability of a console lent to several runs, as
-// the REPL lends its consoles to each line: it keeps where the reply to the
-// previous send began (after its echo) from one run to the next, so that
-// the first send of the next run waits for the prompt too.
+// the REPL lends its consoles to each line: it keeps the SendMark of the
+// last send from one run to the next, so that the first send of the next
+// run waits for the prompt too.
 type sendMarker interface {
-	// LastSend returns that offset; ok is false before the first send on
-	// this connection.
-	LastSend() (off int64, ok bool)
-	SetLastSend(off int64)
+	// LastSend returns the mark; ok is false before the first send.
+	LastSend() (m SendMark, ok bool)
+	SetLastSend(m SendMark)
+}
+
+// opens is the count of port opens of c or of a console it wraps
+// (serialx.Console has Opens), or 0.
+func opens(c Console) int64 {
+	for c != nil {
+		if o, ok := c.(interface{ Opens() int64 }); ok {
+			return o.Opens()
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return 0
+		}
+		c = u.Unwrap()
+	}
+	return 0
 }
 
 // prompt returns the compiled prompt of device name; ok is false when it
@@ -77,19 +100,29 @@ func marker(c Console) sendMarker {
 	return nil
 }
 
-// lastSend is where the reply to the previous send on device name began.
-func (r *run) lastSend(name string, c Console) (int64, bool) {
-	if m := marker(c); m != nil {
-		return m.LastSend()
+// lastSend is where the reply to the previous send on device name began;
+// ok is false when there was none on the console's current connection (a
+// reconnect or a port handed back after an upload starts a fresh one).
+func (r *run) lastSend(name string, c Console) (off int64, ok bool) {
+	var m SendMark
+	if mk := marker(c); mk != nil {
+		m, ok = mk.LastSend()
+	} else {
+		m, ok = r.sent[name]
 	}
-	off, ok := r.sent[name]
-	return off, ok
+	if !ok || m.Opens != opens(c) {
+		return 0, false
+	}
+	return m.Offset, true
 }
 
-func (r *run) setLastSend(name string, c Console, off int64) {
-	r.sent[name] = off
-	if m := marker(c); m != nil {
-		m.SetLastSend(off)
+// setLastSend marks a send whose reply began at off, written on the
+// connection that was the console's count conn of opens.
+func (r *run) setLastSend(name string, c Console, off, conn int64) {
+	m := SendMark{Offset: off, Opens: conn}
+	r.sent[name] = m
+	if mk := marker(c); mk != nil {
+		mk.SetLastSend(m)
 	}
 }
 
@@ -105,7 +138,8 @@ func (r *run) stepTimeout(s *steps.Step) time.Duration {
 // waitPrompt waits, before send s goes out, until the device is back at
 // its prompt: a prompt that began after the reply to the previous send
 // did. A send to a device without a prompt, a send_ctrl, a send with
-// wait_prompt: false and the first send on a connection do not wait.
+// wait_prompt: false and the first send on a connection (after opening,
+// reconnecting or taking the port back from an upload) do not wait.
 // waited says whether it found the prompt.
 func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) (waited bool, err error) {
 	if s.Ctrl || s.WaitPrompt != nil && !*s.WaitPrompt {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 type bootloader struct {
 	buf  *stream.Buffer
 	echo bool
+
+	// usb makes reset re-enumerate, as a USB CDC console does: a fresh
+	// connection, counted by Opens.
+	usb   bool
+	opens atomic.Int64
 
 	mu       sync.Mutex
 	autoboot bool
@@ -118,6 +124,9 @@ func (b *bootloader) command(cmd string) {
 			b.print("woke\r\n=> ")
 		}()
 	case cmd == "reset":
+		if b.usb {
+			b.opens.Add(1)
+		}
 		b.autoboot = true
 		b.print("resetting ...\r\n\r\nU-Boot 2023.01\r\nHit any key to stop autoboot:  3 ")
 	default:
@@ -132,6 +141,8 @@ func (b *bootloader) Expect(ctx context.Context, from int64, want, failOn []stre
 func (b *bootloader) Capture(ctx context.Context, from int64, opt stream.CaptureOptions) (stream.Capture, error) {
 	return b.buf.Capture(ctx, from, opt)
 }
+
+func (b *bootloader) Opens() int64 { return b.opens.Load() }
 
 func (b *bootloader) Cursor() int64                                        { return b.buf.End() }
 func (b *bootloader) Tail(lines, maxBytes int) []byte                      { return b.buf.Tail(lines, maxBytes) }
@@ -316,5 +327,29 @@ steps:
 	msg := firstFailure(res)
 	if !strings.HasPrefix(msg, "2: ") || !strings.Contains(msg, `"rc32 0x40200000 8"`) || !strings.Contains(msg, `"crc32 0x40200000 8"`) {
 		t.Errorf("failure %q should name step 2, the echo and what was sent", msg)
+	}
+}
+
+// A console that reconnected (a USB device that re-enumerated on reset)
+// is a fresh connection: its first send does not wait for a prompt, so it
+// can stop the autoboot.
+func TestFreshConnectionAfterReconnect(t *testing.T) {
+	b := newBootloader(false)
+	b.usb = true
+	res := runOn(t, `
+expect_timeout: 20s
+devices:
+  console: {prompt: "=> "}
+steps:
+  - send: ""
+    expect: "=> "
+  - send: reset
+  - send: ""
+    expect: "=> "
+  - send: version
+    expect: "U-Boot 2023"
+`, b)
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s\nwrites %q", res.Status, firstFailure(res), b.writes)
 	}
 }

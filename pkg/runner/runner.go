@@ -123,7 +123,7 @@ type run struct {
 	cursor map[string]int64
 	// sent holds, per device, where the reply to the previous send began
 	// (see waitPrompt); a device without an entry has had no send yet.
-	sent    map[string]int64
+	sent    map[string]SendMark
 	vars    map[string]any
 	stepRes map[string]any
 	trans   map[string]*transcript
@@ -198,7 +198,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 		consol:  map[string]Console{},
 		probes:  map[string]Debugger{},
 		cursor:  map[string]int64{},
-		sent:    map[string]int64{},
+		sent:    map[string]SendMark{},
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
 		trans:   map[string]*transcript{},
