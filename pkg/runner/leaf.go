@@ -239,7 +239,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		out := m.Data
 		return &stepError{
 			msg: fmt.Sprintf("the device was back at its prompt %s without printing %s; received %s (until_prompt: false looks past the prompt)",
-				describe([]stream.Pattern{prompt}), describe(want), quoted(stream.Tail(out, 10, 2048))),
+				r.promptText(s.To), describe(want), quoted(stream.Tail(out, 10, 2048))),
 			expected: describe(want), received: stream.Printable(out),
 		}
 	}

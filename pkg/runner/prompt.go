@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,16 @@ func (r *run) prompt(name string) (p stream.Pattern, ok bool, err error) {
 		return stream.Pattern{}, false, &stepError{msg: err.Error()}
 	}
 	return p, ok, nil
+}
+
+// promptText is device name's prompt as written, for messages: "=> " or
+// /regexp/.
+func (r *run) promptText(name string) string {
+	p := r.seq.Device(name).Prompt
+	if p.Regex {
+		return p.String()
+	}
+	return strconv.Quote(p.Text.Raw)
 }
 
 // DevicePrompt returns the pattern that finds dev's prompt in its output
@@ -177,11 +188,11 @@ func (r *run) awaitPrompt(ctx context.Context, s *steps.Step, c Console, p strea
 		if derr := awayErr(c); derr != nil {
 			return fmt.Errorf("wait for the prompt of %s: timed out after %s: %w", s.To, timeout, derr)
 		}
-		msg := fmt.Sprintf("the device did not come back to its prompt %s within %s, so nothing was sent (wait_prompt: false sends at once)", describe([]stream.Pattern{p}), timeout)
+		msg := fmt.Sprintf("the device did not come back to its prompt %s within %s, so nothing was sent (wait_prompt: false sends at once)", r.promptText(s.To), timeout)
 		if l := lastLine(tail); l != "" {
 			msg += "; last received: " + quoted([]byte(l))
 		}
-		return &stepError{msg: msg, expected: describe([]stream.Pattern{p}), received: stream.Printable(tail)}
+		return &stepError{msg: msg, expected: r.promptText(s.To), received: stream.Printable(tail)}
 	case ctx.Err() != nil:
 		return fmt.Errorf("wait for the prompt: %w", context.Cause(ctx))
 	}
