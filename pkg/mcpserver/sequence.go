@@ -540,9 +540,41 @@ type devicePlan struct {
 }
 
 // borrowed is an open connection lent to a run: the run must not close it.
-type borrowed struct{ Console }
+type borrowed struct {
+	Console
+	c *connection
+}
 
 func (borrowed) Close() error { return nil }
+
+// LastSend is where the reply to the last send on the connection began, in
+// this run or an earlier one: the runner waits for the prompt after it.
+func (b borrowed) LastSend() (runner.SendMark, bool) {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	return b.c.lastSend, b.c.sent
+}
+
+// SetLastSend keeps m for the next run on the connection.
+func (b borrowed) SetLastSend(m runner.SendMark) {
+	b.c.mu.Lock()
+	b.c.lastSend, b.c.sent = m, true
+	b.c.mu.Unlock()
+}
+
+// lend gives device d the prompt and echo of connection c, unless the
+// sequence sets them.
+func lend(d *steps.Device, c *connection) {
+	if d.LineEnding == "" {
+		d.LineEnding = c.lineEnding
+	}
+	if d.Prompt == nil {
+		d.Prompt = c.prompt
+	}
+	if !d.Echo {
+		d.Echo = c.echo
+	}
+}
 
 // Unwrap is the connection's console, for the runner's modem line steps.
 func (b borrowed) Unwrap() runner.Console { return b.Console }
@@ -553,9 +585,7 @@ func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error)
 	defer s.mu.Unlock()
 	for _, d := range seq.Devices {
 		if c := s.findConnLocked(d.Name); c != nil && (d.Port == "" || d.Port == c.port || d.Implicit) {
-			if d.LineEnding == "" {
-				d.LineEnding = c.lineEnding
-			}
+			lend(d, c)
 			plans[d.Name] = devicePlan{conn: c, port: c.port}
 			continue
 		}
@@ -573,9 +603,7 @@ func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error)
 			d.Port = s.cfg.DefaultPort
 		}
 		if c := s.findConnLocked(d.Port); c != nil {
-			if d.LineEnding == "" {
-				d.LineEnding = c.lineEnding
-			}
+			lend(d, c)
 			plans[d.Name] = devicePlan{conn: c, port: c.port}
 			continue
 		}
@@ -823,7 +851,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 			plan := plans[dev.Name]
 			if plan.conn != nil {
-				return handOver(borrowed{plan.conn.console}, plan.conn.console), nil
+				return handOver(borrowed{plan.conn.console, plan.conn}, plan.conn.console), nil
 			}
 			if s.cfg.SerialConfig == nil {
 				return nil, errors.New("this server opens no devices of sequences (it was started without their serial settings)")

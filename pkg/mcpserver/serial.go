@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
@@ -28,11 +29,19 @@ type connection struct {
 	port       string
 	cfg        serialx.Config
 	lineEnding string
-	console    Console
-	opened     time.Time
+	// prompt and echo are the device's, for the sequences that borrow
+	// the connection (see steps.Device).
+	prompt  *steps.PatternSpec
+	echo    bool
+	console Console
+	opened  time.Time
 
 	mu         sync.Mutex
 	readCursor int64 // where the next serial_read without a cursor starts
+	// lastSend is where the reply to the last send of a sequence began,
+	// so the next sequence's first send waits for the prompt after it.
+	lastSend runner.SendMark
+	sent     bool
 }
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -140,6 +149,13 @@ type openArgs struct {
 	StopBits      any    `json:"stop_bits"`
 	FlowControl   string `json:"flow_control"`
 	LockTimeoutMS *int64 `json:"lock_timeout_ms"`
+	// Prompt is text, or {"regex": "..."}: the device's prompt, which
+	// sequences on this connection wait for and stop at.
+	Prompt any `json:"prompt"`
+	// PromptRegex says a text prompt is an RE2 regular expression: the
+	// portable spelling of {"regex": "..."}.
+	PromptRegex bool  `json:"prompt_regex"`
+	Echo        *bool `json:"echo"`
 }
 
 type openResult struct {
@@ -148,8 +164,12 @@ type openResult struct {
 	Port         string `json:"port"`
 	Baud         int    `json:"baud"`
 	LineEnding   string `json:"line_ending"`
-	Cursor       int64  `json:"cursor"`
-	LogResource  string `json:"log_resource"`
+	// Prompt is the prompt as given (a regexp between slashes); Echo says
+	// the device echoes.
+	Prompt      string `json:"prompt,omitempty"`
+	Echo        bool   `json:"echo,omitempty"`
+	Cursor      int64  `json:"cursor"`
+	LogResource string `json:"log_resource"`
 }
 
 // benchDevice is the device of the server's bench file called name, or
@@ -199,7 +219,43 @@ func (s *Server) openBenchDevice(a *openArgs, d *steps.Device) error {
 	if a.Label == "" {
 		a.Label = d.Name
 	}
+	if a.Prompt == nil && d.Prompt != nil {
+		a.Prompt = d.Prompt.Text.Raw
+		if d.Prompt.Regex {
+			a.Prompt = map[string]any{"regex": d.Prompt.Text.Raw}
+		}
+	}
+	if a.Echo == nil && d.Echo {
+		a.Echo = &d.Echo
+	}
 	return nil
+}
+
+// openPrompt reads serial_open's prompt: text, or {"regex": "RE2"}.
+func openPrompt(v any) (*steps.PatternSpec, error) {
+	regex := false
+	if m, ok := v.(map[string]any); ok {
+		r, ok := m["regex"].(string)
+		if len(m) != 1 || !ok {
+			return nil, errors.New(`prompt: give text, or {"regex": "RE2"}`)
+		}
+		v, regex = r, true
+	}
+	text, ok := v.(string)
+	if !ok || text == "" {
+		return nil, errors.New(`prompt: give text, such as "=> ", or {"regex": "RE2"}`)
+	}
+	t, err := steps.ParseTemplate(text)
+	if err != nil {
+		return nil, fmt.Errorf("prompt %q: %w", text, err)
+	}
+	p := &steps.PatternSpec{Text: t, Regex: regex}
+	if regex {
+		if _, err := stream.Regexp(text); err != nil {
+			return nil, fmt.Errorf("prompt: %w", err)
+		}
+	}
+	return p, nil
 }
 
 func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *openArgs) (any, string, error) {
@@ -229,6 +285,18 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	default:
 		return nil, "", fmt.Errorf("line_ending %q: want lf, crlf, cr or none", a.LineEnding)
 	}
+	var prompt *steps.PatternSpec
+	if a.Prompt != nil {
+		var err error
+		v := a.Prompt
+		if t, ok := v.(string); ok && a.PromptRegex {
+			v = map[string]any{"regex": t}
+		}
+		if prompt, err = openPrompt(v); err != nil {
+			return nil, "", err
+		}
+	}
+	echo := a.Echo != nil && *a.Echo
 	stop := ""
 	switch v := a.StopBits.(type) {
 	case nil:
@@ -269,7 +337,7 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	if err != nil {
 		return nil, "", err
 	}
-	c := &connection{id: id, label: a.Label, port: a.Port, cfg: cfg, lineEnding: le, console: con, opened: time.Now()}
+	c := &connection{id: id, label: a.Label, port: a.Port, cfg: cfg, lineEnding: le, prompt: prompt, echo: echo, console: con, opened: time.Now()}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -289,7 +357,13 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	s.mu.Unlock()
 	s.addConnResource(c)
 	s.logf("opened %s as %s at %d baud", a.Port, id, baud)
-	out := openResult{ConnectionID: id, Label: a.Label, Port: a.Port, Baud: baud, LineEnding: le, Cursor: con.Cursor(), LogResource: connLogURI(id)}
+	out := openResult{ConnectionID: id, Label: a.Label, Port: a.Port, Baud: baud, LineEnding: le, Echo: echo, Cursor: con.Cursor(), LogResource: connLogURI(id)}
+	if prompt != nil {
+		out.Prompt = prompt.Text.Raw
+		if prompt.Regex {
+			out.Prompt = prompt.String()
+		}
+	}
 	return out, fmt.Sprintf("opened %s as connection %s at %d baud (cursor %d)", a.Port, id, baud, out.Cursor), nil
 }
 

@@ -33,6 +33,7 @@ const stepsHelp = `The steps to run, in order, as a JSON array of step objects (
   {"send": "status", "to": "c1", "expect": "OK", "read_timeout": 2.0, "line_ending": "lf"}
   {"send": "version", "expect": {"regex": "v(\\d+)\\.(\\d+)"}, "save": ["major", "minor"], "timeout": "2s"}
   {"expect": "ready>", "timeout": "10s"}    {"send_ctrl": "c"}    {"send_hex": "0d 0a ff"}
+  {"send": "", "to": "c1", "wait_prompt": false}    {"send": "boot", "expect": "Starting kernel", "until_prompt": false}    (on a device with a prompt)
   {"delay_ms": 500}    {"delay": "250ms"}
   {"capture": {"duration": "2s", "until": "idle", "label": "log"}, "save": "log_text"}
   {"assert": "num(major) >= 1", "message": "firmware too old"}    {"set": {"n": {"expr": "n + 1"}}}
@@ -64,7 +65,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 			mcp.Description("continue (the default) runs every step; stop skips the rest after the first failure (finally steps still run).")),
 		mcp.WithBoolean("filter_responses", mcp.Description("If true, expects match only lines that begin with \">\", the response marker of firmware that interleaves logs with replies.")),
 		mcp.WithObject("vars", mcp.Description("Variables for ${name} in steps and expressions: name -> text, number or boolean.")),
-		mcp.WithObject("devices", mcp.Description("Devices as in a sequence file's devices section: name -> port path or {port, baud, line_ending, data_bits, parity, stop_bits, usb: {vid, pid, serial}}; steps then say to: NAME.")),
+		mcp.WithObject("devices", mcp.Description("Devices as in a sequence file's devices section: name -> port path or {port, baud, line_ending, data_bits, parity, stop_bits, usb: {vid, pid, serial}, prompt, echo}; steps then say to: NAME. With a prompt (\"=> \", or {\"regex\": ...}) each send waits until the device is back at its prompt and each expect ends at the next prompt; with echo: true a send checks its echo and its expect starts after it.")),
 		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("Bounds the whole sequence (finally steps excepted), in milliseconds; 0 means no bound.")),
 		mcp.WithString("name", mcp.Description("A name for the run, shown in the report.")),
 		lockTimeout(),
@@ -123,6 +124,9 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithString("parity", mcp.Enum("none", "odd", "even", "mark", "space"), mcp.Description("Default none.")),
 		mcp.WithString("stop_bits", mcp.Enum("1", "1.5", "2"), mcp.Description("1 (the default), 1.5 or 2; the numbers are accepted too.")),
 		mcp.WithString("flow_control", mcp.Enum("none", "rtscts", "xonxoff", "hardware", "software"), mcp.Description("Default none; hardware is rtscts, software is xonxoff.")),
+		mcp.WithString("prompt", mcp.Description(`The device's command prompt: text ("=> " for U-Boot), or an RE2 regular expression with prompt_regex: true ({"regex": "RE2"} is accepted too). Sequences on this connection then wait, before each send (not send_ctrl), until the device is back at its prompt, and each expect ends at the next prompt. A prompt counts at the start of a line.`)),
+		mcp.WithBoolean("prompt_regex", mcp.Description("prompt is an RE2 regular expression; default false.")),
+		mcp.WithBoolean("echo", mcp.Description("The device echoes what it receives: each sequence send waits for the echo of its line and checks it, and its expect starts after the echo.")),
 		lockTimeout(),
 		outputSchema[openResult](),
 		mcp.WithReadOnlyHintAnnotation(false),

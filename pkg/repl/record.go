@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // record writes the steps that ran so far as a sequence file, with the
@@ -28,6 +29,16 @@ func (s *Session) record(path string, expects bool) error {
 		}
 		if d.LineEnding != "" {
 			m.Content = append(m.Content, scalar("line_ending"), scalar(d.LineEnding))
+		}
+		if d.Prompt != nil {
+			p := scalar(d.Prompt.Text.Raw)
+			if d.Prompt.Regex {
+				p = mapping(yaml.FlowStyle, scalar("regex"), p)
+			}
+			m.Content = append(m.Content, scalar("prompt"), p)
+		}
+		if d.Echo {
+			m.Content = append(m.Content, scalar("echo"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}
 		devs.Content = append(devs.Content, scalar(d.Name), m)
 	}
@@ -57,9 +68,9 @@ func (s *Session) record(path string, expects bool) error {
 		}
 		n := e.node
 		if expects && e.cursor >= 0 && !hasKey(n, "expect") && !s.expectedNext(i) {
-			if reply := s.reply(e); reply != "" {
+			if reply := s.reply(i); reply != nil {
 				c := *n
-				c.Content = append(append([]*yaml.Node(nil), n.Content...), scalar("expect"), scalar(reply))
+				c.Content = append(append([]*yaml.Node(nil), n.Content...), scalar("expect"), reply)
 				n = &c
 			}
 		}
@@ -80,29 +91,81 @@ func (s *Session) record(path string, expects bool) error {
 	return os.WriteFile(path, b.Bytes(), 0o666)
 }
 
-// reply is the first line a device printed after a send that is neither
-// the echo of what was sent nor blank nor a bare prompt (ending in >, # or $).
-func (s *Session) reply(e entry) string {
+// reply is the expect recorded for the send of history entry i, or nil.
+// Only what the device printed before the next send on it belongs to this
+// one. On a device with a prompt, the reply ends at the next prompt: it is
+// the first line printed before it, or the prompt itself when the command
+// printed nothing or the send did not go out at the prompt (what came
+// before the prompt was then boot output, which a replay need not see
+// again). Without a prompt, it is the first finished line that is neither
+// the echo of what was sent nor blank nor a bare prompt (ending in >, #
+// or $).
+func (s *Session) reply(i int) *yaml.Node {
+	e := s.history[i]
 	o := s.outputs[e.dev]
 	if o == nil {
-		return ""
+		return nil
 	}
 	sent := ""
-	for i := 0; i+1 < len(e.node.Content); i += 2 {
-		if e.node.Content[i].Value == "send" {
-			sent = e.node.Content[i+1].Value
+	for j := 0; j+1 < len(e.node.Content); j += 2 {
+		if e.node.Content[j].Value == "send" {
+			sent = e.node.Content[j+1].Value
 		}
 	}
 	data := o.since(e.cursor)
+	for _, n := range s.history[i+1:] {
+		if n.dev == e.dev && n.cursor >= 0 {
+			if end := n.cursor - e.cursor; end >= 0 && end < int64(len(data)) {
+				data = data[:end]
+			}
+			break
+		}
+	}
+	dev := s.opts.Seq.Device(e.dev)
+	prompt, hasPrompt, err := runner.DevicePrompt(dev, s.lookup)
+	if err != nil {
+		return nil
+	}
+	if hasPrompt {
+		m, ok := stream.Find(data, []stream.Pattern{prompt})
+		if !ok {
+			return nil // the command had not finished
+		}
+		if e.atPrompt {
+			for _, l := range strings.Split(string(data[:m.Start]), "\n") {
+				l = strings.TrimSpace(strings.TrimRight(l, "\r"))
+				echo := !dev.Echo && sent != "" && strings.HasSuffix(l, sent)
+				if l != "" && !echo {
+					return literal(l)
+				}
+			}
+		}
+		if dev.Prompt.Regex {
+			return mapping(yaml.FlowStyle, scalar("regex"), scalar(dev.Prompt.Text.Raw))
+		}
+		return scalar(dev.Prompt.Text.Raw)
+	}
 	lines := strings.Split(string(data), "\n")
 	for _, l := range lines[:len(lines)-1] { // only finished lines
 		l = strings.TrimSpace(strings.TrimRight(l, "\r"))
 		if l == "" || l == sent || strings.HasSuffix(l, sent) && sent != "" || strings.ContainsAny(l[len(l)-1:], ">#$") {
 			continue
 		}
-		return l
+		return literal(l)
 	}
-	return ""
+	return nil
+}
+
+// lookup reads the session's variables, for the prompt's references.
+func (s *Session) lookup(name string) (any, bool) {
+	v, ok := s.vars[name]
+	return v, ok
+}
+
+// literal is a pattern node that matches text as printed: a ${ in it is
+// not a variable reference.
+func literal(text string) *yaml.Node {
+	return scalar(strings.ReplaceAll(text, "${", "$${"))
 }
 
 // expectedNext reports whether the user's next passed step on the same

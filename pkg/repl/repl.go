@@ -118,15 +118,18 @@ type Session struct {
 	consoles map[string]runner.Console
 	probes   map[string]runner.Debugger
 	cursor   map[string]int64
-	outputs  map[string]*output
-	current  string
-	vars     map[string]string
-	symbols  []string
-	history  []entry
-	next     int
-	fileSeq  []*yaml.Node
-	input    chan []byte
-	closers  []func()
+	// sent holds, per device, where the reply to the last send began, so
+	// that a line's send waits for the prompt after the previous line's.
+	sent    map[string]runner.SendMark
+	outputs map[string]*output
+	current string
+	vars    map[string]string
+	symbols []string
+	history []entry
+	next    int
+	fileSeq []*yaml.Node
+	input   chan []byte
+	closers []func()
 }
 
 // entry is a step run in this session, for :steps and :record.
@@ -134,7 +137,11 @@ type entry struct {
 	node   *yaml.Node
 	status runner.Status
 	dev    string
-	cursor int64 // where the reply to a send begins; -1 for other steps
+	cursor int64 // where the reply to a send begins (after its echo); -1 for other steps
+	// atPrompt is true for a send that went out at the device's prompt:
+	// what it printed before the next prompt is its reply, not boot
+	// output.
+	atPrompt bool
 }
 
 // Run runs a session until :quit, Ctrl-D or the end of input. Devices that
@@ -144,7 +151,7 @@ func Run(ctx context.Context, opts Options) error {
 	s := &Session{
 		opts: opts, out: opts.Out,
 		consoles: map[string]runner.Console{}, probes: map[string]runner.Debugger{},
-		cursor: map[string]int64{}, outputs: map[string]*output{}, vars: map[string]string{},
+		cursor: map[string]int64{}, sent: map[string]runner.SendMark{}, outputs: map[string]*output{}, vars: map[string]string{},
 		input: make(chan []byte, 256),
 	}
 	for k, v := range opts.Vars {
@@ -472,6 +479,10 @@ func (s *Session) runNodes(ctx context.Context, nodes []*yaml.Node) {
 			e.status = r.Status
 			if c, ok := r.Data["cursor"].(int64); ok && r.Kind == string(steps.KindSend) {
 				e.cursor = c
+				if reply, ok := r.Data["reply"].(int64); ok {
+					e.cursor = reply
+				}
+				e.atPrompt, _ = r.Data["at_prompt"].(bool)
 			}
 		}
 		s.history = append(s.history, e)
@@ -841,6 +852,22 @@ func (h *heldConsole) Cursor() int64 {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.s.cursor[h.name]
+}
+
+// LastSend is where the reply to the session's last send on this device
+// began, so the runner waits for the prompt after it.
+func (h *heldConsole) LastSend() (runner.SendMark, bool) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	m, ok := h.s.sent[h.name]
+	return m, ok
+}
+
+// SetLastSend keeps m for the next line's send.
+func (h *heldConsole) SetLastSend(m runner.SendMark) {
+	h.s.mu.Lock()
+	h.s.sent[h.name] = m
+	h.s.mu.Unlock()
 }
 
 func (h *heldConsole) setCursor(c int64) {

@@ -75,9 +75,10 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if err != nil {
 		return err
 	}
-	var data []byte
+	var data, lineEnd []byte
+	var text string
 	if s.Text != nil {
-		text, err := r.expand("send", s.Text)
+		text, err = r.expand("send", s.Text)
 		if err != nil {
 			return err
 		}
@@ -85,9 +86,14 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		if le == "" {
 			le = r.seq.Device(s.To).LineEnding
 		}
-		data = append([]byte(text), steps.LineEndingBytes(le)...)
+		lineEnd = steps.LineEndingBytes(le)
+		data = append([]byte(text), lineEnd...)
 	} else {
 		data = s.Bytes
+	}
+	atPrompt, err := r.waitPrompt(ctx, s, c)
+	if err != nil {
+		return err
 	}
 	wctx := ctx
 	if s.Timeout > 0 && len(s.Expect) == 0 {
@@ -96,17 +102,32 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		defer cancel()
 	}
 	r.emit(Event{Type: ConsoleInput, Console: s.To, Data: data})
+	// The connection the send goes out on: a reset it causes may
+	// reconnect the console before the send returns.
+	conn := opens(c)
 	cursor, err := c.Write(wctx, data)
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
 	r.cursor[s.To] = cursor
 	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
+	if atPrompt {
+		res.Data["at_prompt"] = true
+	}
 	res.Message = "sent " + quoted(data)
+	reply := cursor
+	if dev := r.seq.Device(s.To); dev != nil && dev.Echo && s.Text != nil {
+		if reply, err = r.awaitEcho(ctx, s, c, text, lineEnd, cursor); err != nil {
+			return err
+		}
+		r.cursor[s.To] = reply
+		res.Data["reply"] = reply
+	}
+	r.setLastSend(s.To, c, reply, conn)
 	if len(s.Expect) == 0 {
 		return nil
 	}
-	return r.expect(ctx, s, res, c, cursor)
+	return r.expect(ctx, s, res, c, reply)
 }
 
 func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
@@ -159,6 +180,16 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	if err != nil {
 		return err
 	}
+	prompt, untilPrompt, err := r.untilPrompt(s)
+	if err != nil {
+		return err
+	}
+	search := want
+	if untilPrompt {
+		// The prompt races the patterns: when it comes first, the
+		// command's output is over without them.
+		search = append(slices.Clip(want), prompt)
+	}
 	timeout := s.Timeout
 	if timeout == 0 {
 		timeout = r.seq.ExpectTimeout
@@ -166,7 +197,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
 	began := time.Now()
-	m, err := c.Expect(r.settle(ectx, s), from, want, failOn)
+	m, err := c.Expect(r.settle(ectx, s), from, search, failOn)
 	waited := time.Since(began)
 	if res.Data == nil {
 		res.Data = map[string]any{}
@@ -177,7 +208,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		var fe *stream.FailOnError
 		switch {
 		case errors.As(err, &fe):
-			return &stepError{msg: fe.Error(), expected: describe(want), received: stream.Printable(tail)}
+			return &stepError{msg: fe.Error(), expected: describe(want), received: excerpt(c, fe.Offset)}
 		case errors.Is(context.Cause(ectx), errStepTimeout) && ctx.Err() == nil:
 			if derr := awayErr(c); derr != nil {
 				return fmt.Errorf("expect %s on %s: timed out after %s: %w", describe(want), s.To, timeout, derr)
@@ -195,6 +226,23 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 			return fmt.Errorf("expect %s: %w", describe(want), context.Cause(ctx))
 		}
 		return fmt.Errorf("expect %s on %s: %w", describe(want), s.To, err)
+	}
+	if untilPrompt && m.Index == len(want) {
+		// The prompt came first; a pattern may still match within it
+		// (expect: "=> " on a device whose prompt is "=> ").
+		if f, ok := stream.Find([]byte(m.Groups[0]), want); ok {
+			f.Start, f.End = m.Start+f.Start, m.Start+f.End
+			f.From, f.Data = m.From, m.Data[:len(m.Data)-int(m.End-f.End)]
+			m = f
+		}
+	}
+	if untilPrompt && (m.Index == len(want) || pastPrompt(m, prompt)) {
+		out := m.Data
+		return &stepError{
+			msg: fmt.Sprintf("the device was back at its prompt %s without printing %s; received %s (until_prompt: false looks past the prompt)",
+				r.promptText(s.To), describe(want), quoted(stream.Tail(out, 10, 2048))),
+			expected: describe(want), received: stream.Printable(out),
+		}
 	}
 	r.cursor[s.To] = m.End
 	res.Data["match"] = m.Groups[0]
@@ -312,7 +360,7 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 		var fe *stream.FailOnError
 		switch {
 		case errors.As(err, &fe):
-			return &stepError{msg: fe.Error(), received: stream.Printable(c.Tail(10, 2048))}
+			return &stepError{msg: fe.Error(), received: excerpt(c, fe.Offset)}
 		case errors.Is(context.Cause(cctx), errStepTimeout) && ctx.Err() == nil:
 			if derr := awayErr(c); derr != nil && untilOnly {
 				return fmt.Errorf("capture on %s: timed out after %s: %w", s.To, timeout, derr)

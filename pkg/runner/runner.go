@@ -121,13 +121,16 @@ type run struct {
 	opts  Options
 	start time.Time
 
-	mu      sync.Mutex // serializes events
-	sink    Sink
-	index   int
-	res     *SequenceResult
-	consol  map[string]Console
-	probes  map[string]Debugger
-	cursor  map[string]int64
+	mu     sync.Mutex // serializes events
+	sink   Sink
+	index  int
+	res    *SequenceResult
+	consol map[string]Console
+	probes map[string]Debugger
+	cursor map[string]int64
+	// sent holds, per device, where the reply to the previous send began
+	// (see waitPrompt); a device without an entry has had no send yet.
+	sent    map[string]SendMark
 	vars    map[string]any
 	stepRes map[string]any
 	trans   map[string]*transcript
@@ -204,6 +207,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 		consol:  map[string]Console{},
 		probes:  map[string]Debugger{},
 		cursor:  map[string]int64{},
+		sent:    map[string]SendMark{},
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
 		trans:   map[string]*transcript{},
@@ -259,6 +263,13 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		r.skip(r.seq.Steps, 0, "")
 	} else {
 		r.steps(runCtx, r.seq.Steps, "", "")
+		// A fail_on match or the sequence's timeout that came between
+		// steps, or while a step that went on to pass ran: the run did
+		// not pass.
+		if r.res.Status == Passed && runCtx.Err() != nil && ctx.Err() == nil {
+			r.res.Status = Failed
+			r.res.Error = context.Cause(runCtx).Error()
+		}
 	}
 
 	if len(r.seq.Finally) > 0 {
@@ -356,7 +367,7 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			// A fail_on hit on any console ends the current step at once,
 			// even a delay, and with it the run.
 			stop := c.Watch(patterns, func(h stream.Hit) {
-				cancel(fmt.Errorf("%s: %w", name, &stream.FailOnError{Pattern: h.Pattern, Offset: h.Offset, Line: h.Line}))
+				cancel(&failOnHit{console: name, hit: &stream.FailOnError{Pattern: h.Pattern, Offset: h.Offset, Line: h.Line}})
 			})
 			r.cleanup = append(r.cleanup, stop)
 		}
@@ -573,6 +584,12 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 		if err = r.countStep(); err == nil {
 			err = r.leaf(ctx, s, res)
 		}
+		var hit *failOnHit
+		if err == nil && errors.As(context.Cause(ctx), &hit) {
+			// fail_on matched while this step ran, on a console it did
+			// not wait on: the step it happened in fails.
+			err = context.Cause(ctx)
+		}
 	}
 	res.Duration = time.Since(started)
 	if s.Kind != steps.KindGroup {
@@ -631,7 +648,14 @@ func (r *run) classify(ctx context.Context, res *StepResult, err error) {
 	}
 	var se *stepError
 	var fe *stream.FailOnError
+	var hit *failOnHit
 	switch {
+	case errors.As(err, &hit):
+		res.Status = Failed
+		res.Message = hit.Error()
+		if c := r.consol[hit.console]; c != nil {
+			res.Received = excerpt(c, hit.hit.Offset)
+		}
 	case errors.As(err, &se):
 		res.Status = Failed
 		res.Message = se.msg

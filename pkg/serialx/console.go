@@ -231,6 +231,7 @@ type Console struct {
 	rx, tx     atomic.Int64
 	connected  atomic.Bool
 	reconnects atomic.Int64
+	opens      atomic.Int64 // see Opens
 	// away is the last disconnection that Reconnect has not yet made
 	// good: its time and error; nil while connected.
 	away atomic.Pointer[awayFrom]
@@ -319,6 +320,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 	c.mu.Lock()
 	c.port, c.lock, c.levels = port, lock, c.openLevels()
 	c.connected.Store(true)
+	c.opens.Add(1)
 	c.startReaderLocked(port)
 	c.mu.Unlock()
 	return c, nil
@@ -522,6 +524,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		c.connected.Store(true)
 		c.away.Store(nil)
 		c.reconnects.Add(1)
+		c.opens.Add(1)
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
@@ -736,6 +739,11 @@ func (c *Console) OnReceive(fn func(at time.Time, off int64, p []byte)) (remove 
 		c.receivers.Store(&list)
 	}
 }
+
+// Opens counts the times the console has opened its port: 1 after Open,
+// and one more for each reconnect and each Reacquire. A new count means a
+// fresh connection, to a device that may have reset meanwhile.
+func (c *Console) Opens() int64 { return c.opens.Load() }
 
 // Stats returns the console's counters and state.
 func (c *Console) Stats() Stats {

@@ -328,6 +328,9 @@ func TestReconnect(t *testing.T) {
 	if s := c.Stats(); s.Reconnects != 1 || s.Err != "" {
 		t.Errorf("Stats = %+v", s)
 	}
+	if n := c.Opens(); n != 2 {
+		t.Errorf("Opens() = %d after one reconnect, want 2: a fresh connection", n)
+	}
 }
 
 func TestLogs(t *testing.T) {

@@ -205,6 +205,7 @@ func (c *Console) install(port serial.Port, lock *portLock, path string) error {
 	c.startReaderLocked(port)
 	c.released.Store(false)
 	c.connected.Store(true)
+	c.opens.Add(1)
 	c.away.Store(nil)
 	c.buf.SetErr(nil)
 	c.mu.Unlock()

@@ -82,6 +82,9 @@ func TestReleaseReacquire(t *testing.T) {
 	if err := c.Reacquire(timeout(t, 20*time.Second), ReacquireOptions{}); err != nil {
 		t.Errorf("Reacquire of an acquired console: %v", err)
 	}
+	if n := c.Opens(); n != 2 {
+		t.Errorf("Opens() = %d after one Reacquire, want 2: a fresh connection", n)
+	}
 	d.print("app 2\r\n")
 	m := expectOK(t, c, stop, "app 2\r\n")
 	// What the uploader read is not the console's. What the device printed

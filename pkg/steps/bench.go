@@ -194,6 +194,12 @@ func overlay(d, b *Device) {
 	if b.Settle != nil {
 		d.Settle = b.Settle
 	}
+	if b.Prompt != nil {
+		d.Prompt = b.Prompt
+	}
+	if b.Echo {
+		d.Echo = true
+	}
 }
 
 // ParseAssignments splits NAME=VALUE flags (--var, --port) into a map.

@@ -385,7 +385,7 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	return Stop
 }
 
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle"}
+var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "prompt", "echo"}
 
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
@@ -455,6 +455,10 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
 		case "settle":
 			dev.Settle = d.settle(p.val)
+		case "prompt":
+			dev.Prompt = d.pattern(p.val, "prompt", false)
+		case "echo":
+			dev.Echo, _ = d.boolean(p.val, "echo")
 		default:
 			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
 		}

@@ -178,9 +178,17 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 			d.add(d.pos(v), "send_ctrl: %v", err)
 			return
 		}
-		s.Bytes = []byte{b}
+		s.Bytes, s.Ctrl = []byte{b}, true
 	case "line_ending":
 		s.LineEnding = d.oneOf(v, "line_ending", LineEndings...)
+	case "wait_prompt":
+		if b, ok := d.boolean(v, "wait_prompt"); ok {
+			s.WaitPrompt = &b
+		}
+	case "until_prompt":
+		if b, ok := d.boolean(v, "until_prompt"); ok {
+			s.UntilPrompt = &b
+		}
 	case "expect":
 		s.Expect = d.expectPatterns(v)
 	case "regex":
@@ -227,6 +235,12 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 		}
 		if n > 1 {
 			d.add(s.Pos, "a send step has one of send, send_hex or send_ctrl")
+		}
+		if has["send_ctrl"] && has["wait_prompt"] {
+			d.add(s.Pos, "wait_prompt goes with send and send_hex: send_ctrl never waits for the prompt")
+		}
+		if has["until_prompt"] && !has["expect"] {
+			d.add(s.Pos, "until_prompt needs an expect on the same step")
 		}
 		if len(s.Save) > 0 && !has["expect"] {
 			d.add(s.Pos, "save needs an expect on the same step")

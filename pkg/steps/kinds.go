@@ -154,9 +154,9 @@ func memCaps(base Cap) func(*Step) Cap {
 // them.
 var kindTable = []KindSpec{
 	{Kind: KindSend, On: OnDevice, Keys: []string{"send", "send_hex", "send_ctrl"}, Caps: CapDevice, Doc: "send text or bytes to a console, optionally expect a reply",
-		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle"}},
+		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle", "wait_prompt", "until_prompt"}},
 	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
-		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle"}},
+		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
 	{Kind: KindDelay, Keys: []string{"delay", "delay_ms"}, Doc: "wait"},
 	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
 		Allowed: []string{"to", "save", "fail_on", "timeout", "settle"}},

@@ -284,6 +284,16 @@ type Device struct {
 	// change is held for silence on this device (see stream.WithSettle);
 	// nil means the default, stream.DefaultSettle.
 	Settle *time.Duration
+	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
+	// when it has none. With a prompt, a send (not send_ctrl) waits until
+	// the device is back at its prompt after the previous command, and a
+	// send's expect ends at the next prompt: see Step.WaitPrompt and
+	// Step.UntilPrompt. A prompt counts only at the start of a line.
+	Prompt *PatternSpec
+	// Echo says the device echoes the text it receives, as shells do: a
+	// text send waits for the echo of its line, checks it, and its expect
+	// starts after it.
+	Echo bool
 	// Implicit is true for a device made from a step's `to: /dev/...`.
 	Implicit bool
 	Pos      Pos
@@ -543,9 +553,19 @@ type Step struct {
 
 	// send: Text (interpolated) or Bytes (send_hex, send_ctrl), then the
 	// device's line ending unless LineEnding overrides it.
-	Text       *Template
-	Bytes      []byte
+	Text  *Template
+	Bytes []byte
+	// Ctrl is true for send_ctrl: a key that never waits for the prompt.
+	Ctrl       bool
 	LineEnding string
+	// WaitPrompt, when false, sends without waiting for the device's
+	// prompt; nil means wait (send and send_hex to a device with a
+	// prompt; send_ctrl never waits).
+	WaitPrompt *bool
+	// UntilPrompt says whether an expect ends at the device's next prompt
+	// (a device without a prompt has none); nil means it does for a
+	// send's expect and does not for a standalone expect.
+	UntilPrompt *bool
 
 	// expect, standalone or after a send.
 	Expect []*PatternSpec

@@ -13,6 +13,7 @@ import (
 	"github.com/hilrun/hilrun/internal/cli"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // The serial sequences pass, their console bound with --port: firmware.yaml
@@ -69,4 +70,24 @@ func TestMemorySequenceSymbols(t *testing.T) {
 			t.Errorf("firmware-memory.yaml names symbol %s, which the ELF lacks", m[1])
 		}
 	}
+}
+
+// uboot.yaml leaves waiting for U-Boot's prompt to the console's prompt:
+// not one hand-written expect of the prompt between commands.
+func TestUBootSequenceLeavesThePromptToTheDevice(t *testing.T) {
+	seq, err := steps.Load("uboot.yaml", steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := seq.Device(steps.DefaultDevice)
+	if dev == nil || dev.Prompt == nil || dev.Prompt.Text.Raw != "=> " || !dev.Echo {
+		t.Fatalf("device console: want prompt \"=> \" and echo: true, found %+v", dev)
+	}
+	steps.Walk(seq, func(s *steps.Step) {
+		for _, p := range s.Expect {
+			if strings.TrimSpace(p.Text.Raw) == "=>" {
+				t.Errorf("%s: an expect of the prompt %q", p.Pos, p.Text.Raw)
+			}
+		}
+	})
 }
