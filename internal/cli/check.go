@@ -37,6 +37,10 @@ type prepareOptions struct {
 	// with QEMUKernel (engine.ReserveQEMU).
 	QEMU       bool
 	QEMUKernel string
+	// SimELF gives the path of the virtual board's firmware image, for
+	// the probes --sim binds that name no ELF file of their own; nil
+	// gives them none.
+	SimELF func() (string, error)
 }
 
 // prepared is what prepare found: the loaded and bound sequences, and
@@ -118,6 +122,13 @@ func prepare(o prepareOptions) (*prepared, error) {
 			switch {
 			case o.Sim:
 				p.simProbes = true
+				if pr.ELF == "" && o.SimELF != nil {
+					elf, err := o.SimELF()
+					if err != nil {
+						return nil, infra(err)
+					}
+					pr.ELF = elf
+				}
 			case o.Unbound:
 				unbound = append(unbound, "probe "+pr.Name)
 			default:
