@@ -138,7 +138,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 			pr.AttachOpenOCD(simAddr)
 		}
 		if len(unbound) > 0 {
-			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, or --sim", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
+			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, --sim or --qemu FILE", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
 		}
 		add(engine.CheckProbes(seq))
 		add(checkImages(seq))
