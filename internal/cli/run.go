@@ -30,6 +30,8 @@ type RunOptions struct {
 	Files   []string
 	JUnit   string
 	JSON    string
+	HTML    string
+	Allure  string
 	LogDir  string
 	Vars    []string
 	Ports   []string
@@ -43,6 +45,8 @@ type RunOptions struct {
 	// MaxFailures caps the failing iterations each repeat lists in the
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
+
+	info report.RunInfo // for the HTML report and Allure
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -67,6 +71,8 @@ log could not be written in full: the run goes on, and says what was lost),
 	f := cmd.Flags()
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
+	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report to `FILE`")
+	f.StringVar(&opts.Allure, "allure", "", "write Allure result files into `DIR`")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable)")
@@ -123,6 +129,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err := checkReportPaths(opts); err != nil {
 		return invalid(err)
 	}
+	if err := checkReportDir("--allure", opts.Allure); err != nil {
+		return invalid(err)
+	}
 
 	if opts.Sim {
 		bench, err := startSimBench(in.Run, sim.Options{}, needProbe, nil)
@@ -141,6 +150,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 	}
 
+	opts.info = runInfo(seqs)
 	if in.Run.Err() != nil {
 		return interrupted(errors.New("interrupted before the run started"))
 	}
@@ -162,8 +172,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	// the reports are written from it. Without --log-dir it lives in a
 	// private folder removed at exit.
 	eventsPath := ""
+	// The HTML report and Allure show the consoles' timelines: without
+	// --log-dir, they are logged in the private folder.
+	consoleRoot := ""
 	if opts.LogDir != "" {
 		eventsPath = filepath.Join(opts.LogDir, stamp+"-"+results.EventFile)
+		if err := report.WriteRunInfo(filepath.Join(opts.LogDir, stamp+"-"+report.RunInfoFile), opts.info); err != nil {
+			fmt.Fprintf(ios.ErrOut, "hilrun: %v\n", err)
+		}
 	} else {
 		tmp, err := tmpdir.New("events")
 		if err != nil {
@@ -171,6 +187,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		defer tmp.Remove()
 		eventsPath = filepath.Join(tmp.Path, results.EventFile)
+		if opts.HTML != "" || opts.Allure != "" {
+			consoleRoot = tmp.Path
+		}
 	}
 	events, err := results.Create(eventsPath)
 	if err != nil {
@@ -204,8 +223,12 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if err != nil {
 			return infra(err)
 		}
+		consoleDir := logDir
+		if consoleRoot != "" {
+			consoleDir = filepath.Join(consoleRoot, safeName(seq.Name))
+		}
 		res := runner.Run(runCtx, seq, runner.Options{
-			Open:           openConsole(logDir, ios.ErrOut),
+			Open:           openConsole(consoleDir, ios.ErrOut),
 			OpenProbe:      openProbe(logDir),
 			Build:          runBuild(logDir),
 			Camera:         engine.Camera(),
@@ -397,7 +420,7 @@ func openConsole(logDir string, warn io.Writer) runner.Opener {
 // creating and removing a file beside it, so that a bad path is found before
 // the run rather than after it.
 func checkReportPaths(opts *RunOptions) error {
-	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}} {
+	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}, {"--html", opts.HTML}} {
 		if r.path == "" || r.path == "-" {
 			continue
 		}
@@ -443,6 +466,7 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
 		}
 	}
+	lost = append(lost, writeVisualReports(ctx, opts, events, sum)...)
 	if streamErr != nil {
 		lost = append(lost, fmt.Sprintf("the event stream lost steps, so reports may lack them: %v", streamErr))
 	}
