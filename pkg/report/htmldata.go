@@ -213,7 +213,7 @@ func (d *htmlData) write(seqs []seqSummary, info RunInfo, generated time.Time) e
 		return err
 	}
 	d.printf(`],"problems":`)
-	d.value(d.readErrs)
+	d.value(append([]string{}, d.readErrs...))
 	d.printf(`,"pictures":%d}`, len(d.pictures))
 	return d.w.err
 }
@@ -277,10 +277,20 @@ func (d *htmlData) writeStep(st *results.Step) {
 			out.Attachments = append(out.Attachments, fmt.Sprintf("#%d", i))
 		}
 	}
-	if out.Data != nil {
-		if frames, ok := out.Data["checks"]; ok {
-			out.Data = maps(out.Data)
-			out.Data["checks"] = d.renameFrames(frames)
+	if out.Data != nil && st.Kind == "camera" {
+		// The pictures are embedded: their names say enough.
+		out.Data = maps(out.Data)
+		if checks, ok := out.Data["checks"]; ok {
+			out.Data["checks"] = d.renameFrames(checks)
+		}
+		if frames, ok := out.Data["frames"].([]any); ok {
+			names := make([]any, len(frames))
+			for i, f := range frames {
+				if p, ok := f.(string); ok {
+					names[i] = filepath.Base(p)
+				}
+			}
+			out.Data["frames"] = names
 		}
 	}
 	b, err := json.Marshal(out)
@@ -571,7 +581,7 @@ func (j *jitterAgg) period1(p float64) {
 	if j.hist == nil {
 		j.exact = append(j.exact, p)
 		if len(j.exact) > htmlJitterExact {
-			j.hist = newFixedHist(j.exact)
+			j.hist = newFixedHist(j.exact, htmlJitterBins)
 			j.exact = nil
 		}
 		return
@@ -586,7 +596,7 @@ type fixedHist struct {
 	counts    []int
 }
 
-func newFixedHist(first []float64) *fixedHist {
+func newFixedHist(first []float64, bins int) *fixedHist {
 	s := slices.Clone(first)
 	slices.Sort(s)
 	lo, hi := s[0], s[len(s)-1]
@@ -596,7 +606,7 @@ func newFixedHist(first []float64) *fixedHist {
 	}
 	lo -= span / 2
 	hi += span / 2
-	h := &fixedHist{lo: lo, width: (hi - lo) / htmlJitterBins, counts: make([]int, htmlJitterBins)}
+	h := &fixedHist{lo: lo, width: (hi - lo) / float64(bins), counts: make([]int, bins)}
 	for _, v := range first {
 		h.add(v)
 	}
@@ -656,11 +666,15 @@ func (j *jitterAgg) out(path string) jitterOut {
 		slices.Sort(s)
 		q := func(q float64) float64 { return s[max(int(math.Ceil(q*float64(len(s)))), 1)-1] }
 		o.P50MS, o.P90MS, o.P99MS = q(0.5), q(0.9), q(0.99)
-		h = newFixedHist(j.exact)
+		h = newFixedHist(j.exact, min(max(2*int(math.Sqrt(float64(len(s)))), 10), htmlJitterBins))
 	} else {
 		o.P50MS, o.P90MS, o.P99MS = h.quantile(0.5, j.n), h.quantile(0.9, j.n), h.quantile(0.99, j.n)
 	}
 	o.LoMS, o.WidthMS, o.Bins = h.lo, h.width, h.counts
+	for _, f := range []*float64{&o.MinMS, &o.P50MS, &o.P90MS, &o.P99MS, &o.MaxMS, &o.LoMS} {
+		*f = math.Round(*f*1000) / 1000
+	}
+	o.WidthMS = math.Round(o.WidthMS*1e6) / 1e6
 	return o
 }
 
