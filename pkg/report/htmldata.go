@@ -44,8 +44,8 @@ const (
 	// bytes around them; htmlContextBytes the bytes each gets, of which
 	// htmlContextBefore come before the step started.
 	htmlContexts      = 200
-	htmlContextBytes  = 8 << 10
-	htmlContextBefore = 2 << 10
+	htmlContextBytes  = 6 << 10
+	htmlContextBefore = 1 << 10
 	// htmlSeriesPoints bounds the points of one memory plot; past it,
 	// every other point is dropped and the stride doubles.
 	htmlSeriesPoints = 2000

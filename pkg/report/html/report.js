@@ -113,8 +113,7 @@
     for (const c of seq.consoles || []) {
       for (const x of c.contexts || []) {
         if (x.path !== st.path) continue;
-        body.append(h("div", { class: "ctx" }, h("b", null, "console " + c.name + " around this step"),
-          h("pre", null, h("span", { class: "before" }, x.before), h("span", { class: "during" }, x.during))));
+        body.append(h("div", { class: "ctx" }, h("b", null, "console " + c.name + " around this step"), contextPre(x)));
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
@@ -127,6 +126,14 @@
     if (st.saved) extra.saved = st.saved;
     if (Object.keys(extra).length) body.append(h("details", null, h("summary", null, "data"), h("pre", null, JSON.stringify(extra, null, 2))));
     return body;
+  }
+
+  // contextPre shows the console bytes around a step, scrolled to where the
+  // step began.
+  function contextPre(x) {
+    const pre = h("pre", { class: "ctx" }, h("span", { class: "before" }, x.before), h("span", { class: "during" }, x.during));
+    requestAnimationFrame(() => { pre.scrollTop = pre.scrollHeight; });
+    return pre;
   }
 
   function repeatBody(seq, st) {
@@ -145,8 +152,7 @@
             ` at ${fmtMS(it.started_ms)}, ${fmtMS(it.duration_ms)}, ${it.steps} steps`,
             (it.detail || []).map((s) => h("div", { class: "mono" }, h("span", { class: "st " + s.status }, ICON[s.status] || "?"), ` ${s.path} ${s.kind} ${s.name || ""} ${s.message || ""}`,
               s.expected ? h("div", null, "expected: " + s.expected) : null,
-              (seq.consoles || []).flatMap((c) => (c.contexts || []).filter((x) => x.path === s.path).map((x) =>
-                h("pre", { class: "ctx" }, h("span", { class: "before" }, x.before), h("span", { class: "during" }, x.during))))))));
+              (seq.consoles || []).flatMap((c) => (c.contexts || []).filter((x) => x.path === s.path).map(contextPre))))));
         }
         shown += 20;
         if (shown < its.length) d.append(h("button", { onclick: (e) => { e.target.remove(); more(); } }, `${its.length - shown} more`));
