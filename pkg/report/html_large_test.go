@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/internal/cdp"
 	"github.com/hilrun/hilrun/pkg/results"
 )
 
@@ -112,7 +113,7 @@ func TestHTMLMillionSteps(t *testing.T) {
 	}
 	// The event file is no longer needed: free the disk before the browser.
 	os.Remove(events)
-	st, shot, errs := LoadPage(t, page, 1280, 1024)
+	st, shot, errs := cdp.LoadReport(t, page, 1280, 1024)
 	if len(errs) > 0 {
 		t.Errorf("the page reported errors: %q", errs)
 	}
@@ -126,7 +127,7 @@ func TestHTMLMillionSteps(t *testing.T) {
 	if len(st.Consoles) != 1 || st.Consoles[0].TX != 500_000 || st.Consoles[0].RX != 500_000 {
 		t.Errorf("waterfall counts %+v, want 500,000 tx and rx", st.Consoles)
 	}
-	if !notBlank(t, shot) {
+	if !cdp.NotBlank(t, shot) {
 		t.Error("the screenshot is blank")
 	}
 }
