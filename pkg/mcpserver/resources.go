@@ -17,12 +17,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
 // Resource URIs.
 const (
 	runReportTemplate  = "hilrun://runs/{run_id}/report.json"
+	runHTMLTemplate    = "hilrun://runs/{run_id}/report.html"
 	runConsoleTemplate = "hilrun://runs/{run_id}/console/{name}"
 	connLogTemplate    = "hilrun://connections/{id}/log"
 	runBuildTemplate   = "hilrun://runs/{run_id}/build/{name}"
@@ -37,6 +39,7 @@ func runArtifactURI(id, file string) string {
 }
 
 func runReportURI(id string) string        { return "hilrun://runs/" + id + "/report.json" }
+func runHTMLURI(id string) string          { return "hilrun://runs/" + id + "/report.html" }
 func runConsoleURI(id, file string) string { return "hilrun://runs/" + id + "/console/" + file }
 func connLogURI(id string) string          { return "hilrun://connections/" + id + "/log" }
 func runBuildURI(id, file string) string   { return "hilrun://runs/" + id + "/build/" + file }
@@ -100,6 +103,12 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events stri
 	}
 	add(runReportURI(r.id), "run "+r.id+" report ("+res.Name+")",
 		"JSON report of run "+r.id+", sequence "+res.Name+": "+string(res.Status), "application/json")
+	if err := writeHTMLReport(filepath.Join(r.dir, "report.html"), events, rs.s.cfg.Version); err != nil {
+		rs.s.logf("write the HTML report of run %s: %v", r.id, err)
+	} else {
+		add(runHTMLURI(r.id), "run "+r.id+" HTML report ("+res.Name+")",
+			"the self-contained HTML report of run "+r.id+" (steps, console waterfall, timeline, plots, pictures), as hilrun run --html writes it", "text/html")
+	}
 	// Every .log file of the run is a resource: the consoles' in its
 	// folder, the build and upload tools' in its build folder.
 	addLogs := func(dir string, uri func(id, file string) string, title func(name string) string, desc func(name string) string) {
@@ -199,6 +208,9 @@ func (s *Server) addResourceTemplates() {
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runReportTemplate, "run report",
 		mcp.WithTemplateDescription("JSON report of a serial_sequence or run_sequence run, as hilrun run --json writes it"),
 		mcp.WithTemplateMIMEType("application/json")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runHTMLTemplate, "run HTML report",
+		mcp.WithTemplateDescription("self-contained HTML report of a serial_sequence or run_sequence run, as hilrun run --html writes it"),
+		mcp.WithTemplateMIMEType("text/html")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runConsoleTemplate, "run console log",
 		mcp.WithTemplateDescription("the exact bytes a console sent during a run; name is NAME.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
@@ -223,10 +235,13 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 	}
 	parts := strings.Split(rest, "/")
 	switch {
-	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "report.json":
+	case len(parts) == 3 && parts[0] == "runs" && (parts[2] == "report.json" || parts[2] == "report.html"):
 		r := s.runs.find(parts[1])
 		if r == nil {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
+		}
+		if parts[2] == "report.html" {
+			return filepath.Join(r.dir, "report.html"), "text/html", nil
 		}
 		return filepath.Join(r.dir, "report.json"), "application/json", nil
 	case len(parts) == 4 && parts[0] == "runs" && parts[2] == artifactDir:
@@ -306,4 +321,23 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// writeHTMLReport writes the HTML report of a run from its event file,
+// through a temporary file so that a reader never sees half of it.
+func writeHTMLReport(path, events, version string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := report.WriteHTML(f, events, report.HTMLOptions{Info: report.RunInfo{Version: version, Command: []string{"hilrun", "mcp"}}}); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
