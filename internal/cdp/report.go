@@ -39,9 +39,13 @@ type PageState struct {
 	Series  int `json:"series"`
 	Regions int `json:"regions"`
 	Builds  int `json:"builds"`
+	// SearchRows is how many waterfall rows the search for SearchFor
+	// leaves with "only matching rows" checked.
+	SearchRows int `json:"searchRows"`
 }
 
-// pageStateJS reads PageState from the page once its data is drawn.
+// pageStateJS reads PageState from the page once its data is drawn; it
+// searches the waterfall for HardFault, then clears the search.
 const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))).then(() => ({
   state: document.body.dataset.state || "",
   nodes: document.getElementsByTagName("*").length,
@@ -57,6 +61,16 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
   series: document.querySelectorAll("#memory .series canvas").length,
   regions: document.querySelectorAll("#pictures .pic svg rect").length,
   builds: document.querySelectorAll("#builds .build").length,
+  searchRows: (() => {
+    const q = document.querySelector("#waterfall input[type=search]"), only = document.getElementById("wf-only"), box = document.querySelector("#waterfall .wf");
+    if (!q || !only || !box) return -1;
+    q.value = "HardFault"; q.dispatchEvent(new Event("input"));
+    only.checked = true; only.dispatchEvent(new Event("change"));
+    const n = +box.dataset.rows;
+    q.value = ""; q.dispatchEvent(new Event("input"));
+    only.checked = false; only.dispatchEvent(new Event("change"));
+    return n;
+  })(),
 }))`
 
 // LoadReport opens the page at path in headless Chromium and returns what it

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,15 +71,19 @@ func checkReportDir(flag, dir string) error {
 // opts, each on its own, and returns what was lost.
 func writeVisualReports(ctx context.Context, opts *RunOptions, events string, sum results.Options) []string {
 	var lost []string
+	var consoleDir func(int) string
+	if opts.consoleRoot != "" {
+		consoleDir = func(seq int) string { return filepath.Join(opts.consoleRoot, strconv.Itoa(seq)) }
+	}
 	if opts.HTML != "" {
 		if err := writeFile(ctx, opts.HTML, func(w io.Writer) error {
-			return report.WriteHTML(w, events, report.HTMLOptions{Summary: sum, Info: opts.info})
+			return report.WriteHTML(w, events, report.HTMLOptions{Summary: sum, Info: opts.info, ConsoleDir: consoleDir})
 		}); err != nil {
 			lost = append(lost, fmt.Sprintf("HTML report %s not written: %v", opts.HTML, err))
 		}
 	}
 	if opts.Allure != "" {
-		if err := report.WriteAllure(ctx, opts.Allure, events, report.AllureOptions{Summary: sum, Info: opts.info}); err != nil {
+		if err := report.WriteAllure(ctx, opts.Allure, events, report.AllureOptions{Summary: sum, Info: opts.info, ConsoleDir: consoleDir}); err != nil {
 			lost = append(lost, fmt.Sprintf("Allure results in %s not written: %v", opts.Allure, err))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ type RunOptions struct {
 	MaxFailures int
 
 	info report.RunInfo // for the HTML report and Allure
+	// consoleRoot holds the console logs of a run without --log-dir for
+	// the HTML report and Allure: a private folder, gone at exit.
+	consoleRoot string
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -188,7 +192,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		defer tmp.Remove()
 		eventsPath = filepath.Join(tmp.Path, results.EventFile)
 		if opts.HTML != "" || opts.Allure != "" {
-			consoleRoot = tmp.Path
+			consoleRoot = filepath.Join(tmp.Path, "consoles")
+			opts.consoleRoot = consoleRoot
 		}
 	}
 	events, err := results.Create(eventsPath)
@@ -211,7 +216,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 
 	var seqResults []runner.SequenceResult
-	for _, seq := range seqs {
+	for i, seq := range seqs {
 		logDir := ""
 		if opts.LogDir != "" {
 			logDir = filepath.Join(opts.LogDir, stamp+"-"+safeName(seq.Name))
@@ -225,7 +230,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		consoleDir := logDir
 		if consoleRoot != "" {
-			consoleDir = filepath.Join(consoleRoot, safeName(seq.Name))
+			consoleDir = filepath.Join(consoleRoot, strconv.Itoa(i))
 		}
 		res := runner.Run(runCtx, seq, runner.Options{
 			Open:           openConsole(consoleDir, ios.ErrOut),
@@ -240,6 +245,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			FinallyContext: finCtx,
 			MaxValueBytes:  opts.MaxValue,
 			LogPaths: func(c runner.Console) string {
+				if consoleRoot != "" {
+					return "" // private, gone at exit: no report names it
+				}
 				if lc, ok := c.(interface{ LogPaths() (string, string) }); ok {
 					raw, _ := lc.LogPaths()
 					return raw

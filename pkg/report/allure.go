@@ -36,6 +36,8 @@ type AllureOptions struct {
 	// Info gives the test cases the host's bench and hilrun's version as
 	// parameters.
 	Info RunInfo
+	// ConsoleDir is as for HTMLOptions.
+	ConsoleDir func(seq int) string
 }
 
 // Allure's result format (allure-results), as its CLI reads it.
@@ -164,14 +166,18 @@ func (a *allureWriter) start(i int) {
 	a.seq = &a.seqs[i]
 	a.key, a.nodes, a.order, a.left, a.problem = "", map[string]*allureStep{}, nil, 0, false
 	a.consoles = nil
-	names := make([]string, 0, len(a.seq.seq.Logs))
-	for n := range a.seq.seq.Logs {
+	logs := a.seq.seq.Logs
+	if len(logs) == 0 && a.opts.ConsoleDir != nil {
+		logs = consoleLogs(a.opts.ConsoleDir(i))
+	}
+	names := make([]string, 0, len(logs))
+	for n := range logs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	h := &htmlData{events: a.events}
 	for _, n := range names {
-		if c := openConsoleCursor(n, h.resolve(a.seq.seq.Logs[n]), a.seq.seq.StartedAt); c != nil {
+		if c := openConsoleCursor(n, h.resolve(logs[n]), a.seq.seq.StartedAt); c != nil {
 			a.consoles = append(a.consoles, c)
 		}
 	}

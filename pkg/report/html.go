@@ -28,6 +28,24 @@ type HTMLOptions struct {
 	Info RunInfo
 	// Now is when the page says it was made; nil means time.Now.
 	Now func() time.Time
+	// ConsoleDir, if set, gives the folder of the console logs
+	// (NAME.log, NAME.timeline.jsonl) of sequence seq (numbered from 0)
+	// when the event file names none: consoles logged in a private
+	// folder, not to be named in the other reports.
+	ConsoleDir func(seq int) string
+}
+
+// consoleLogs lists the console logs in dir that have a timeline, by
+// console name.
+func consoleLogs(dir string) map[string]string {
+	logs := map[string]string{}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, m := range matches {
+		if _, err := os.Stat(strings.TrimSuffix(m, ".log") + ".timeline.jsonl"); err == nil {
+			logs[strings.TrimSuffix(filepath.Base(m), ".log")] = m
+		}
+	}
+	return logs
 }
 
 // WriteHTML writes the run recorded in the event file events to w as one

@@ -57,6 +57,9 @@ func TestHTMLInBrowser(t *testing.T) {
 	if st.Jitter != 1 || st.Series != 1 || st.Regions != 1 || st.Builds != 1 {
 		t.Errorf("jitter %d, memory plots %d, picture regions %d, builds %d; want 1 each", st.Jitter, st.Series, st.Regions, st.Builds)
 	}
+	if st.SearchRows != 1 {
+		t.Errorf("searching the waterfall for HardFault leaves %d rows, want the 1 chunk that holds it", st.SearchRows)
+	}
 	if !cdp.NotBlank(t, shot) {
 		t.Error("the screenshot is blank")
 	}

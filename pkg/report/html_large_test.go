@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -83,6 +85,33 @@ func writeLargeRun(tb testing.TB, dir string, steps int) string {
 
 func len64(s string) int64 { return int64(len(s)) }
 
+// watchHeap samples the bytes of live and not yet swept heap objects until
+// the returned function is called, which returns the largest sample.
+func watchHeap() func() uint64 {
+	done := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var top uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			top = max(top, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				result <- top
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		return <-result
+	}
+}
+
 // TestHTMLMillionSteps checks the bounds of the HTML report for a run of a
 // million steps: the file stays under 20 MB, and once loaded in headless
 // Chromium the page holds at most 50,000 elements.
@@ -97,11 +126,20 @@ func TestHTMLMillionSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runtime.GC()
+	peak := watchHeap()
 	if err := WriteHTML(f, events, HTMLOptions{Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
+	heap := peak()
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// Bounded memory: the event file is hundreds of MB, the heap while
+	// writing stays a small fraction of it.
+	t.Logf("peak live heap while writing: %.1f MiB", float64(heap)/(1<<20))
+	if heap > 128<<20 {
+		t.Errorf("the heap reached %d bytes while writing the page, want under 128 MiB", heap)
 	}
 	fi, err := os.Stat(page)
 	if err != nil {
@@ -147,11 +185,31 @@ func BenchmarkHTMLMillionSteps(b *testing.B) {
 	}
 }
 
+// BenchmarkReports100k compares the HTML report with the JSON report for
+// the same event file of 100,000 steps: both read it through the summary
+// rule; the HTML report also reads the console timeline.
+func BenchmarkReports100k(b *testing.B) {
+	dir := b.TempDir()
+	events := writeLargeRun(b, dir, 100_000)
+	b.Run("html", func(b *testing.B) {
+		for b.Loop() {
+			if err := WriteHTML(io.Discard, events, HTMLOptions{Now: htmlNow}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		for b.Loop() {
+			if err := WriteJSON(io.Discard, events, results.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return len(p), nil
 }
-
-var _ io.Writer = (*countWriter)(nil)

@@ -194,6 +194,9 @@ func (d *htmlData) write(seqs []seqSummary, info RunInfo, generated time.Time) e
 		OnStart: func(i int, s *results.Sequence) { d.startSequence(i, s) },
 		OnStep:  func(_ int, st *results.Step) { d.step(st) },
 		OnEnd: func(i int, s *results.Sequence, c results.Counts) {
+			if len(s.Logs) == 0 && d.opts.ConsoleDir != nil {
+				s.Logs = consoleLogs(d.opts.ConsoleDir(i))
+			}
 			d.endSequence(s, c)
 		},
 	}
