@@ -2,9 +2,12 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -80,7 +83,7 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	seqs, err := scan(events, opts.Summary)
+	seqs, err := outcomes(events)
 	if err != nil {
 		return err
 	}
@@ -166,13 +169,13 @@ func writePicture(out *jsonWriter, i int, path string) error {
 }
 
 // htmlTitle is the page's title: the outcome and the sequences.
-func htmlTitle(seqs []seqSummary) string {
+func htmlTitle(seqs []results.Sequence) string {
 	passed := len(seqs) > 0
 	var names []string
 	for _, s := range seqs {
-		passed = passed && s.seq.Status == runner.Passed
+		passed = passed && s.Status == runner.Passed
 		if len(names) < 3 {
-			names = append(names, cleanLine(s.seq.Name))
+			names = append(names, cleanLine(s.Name))
 		}
 	}
 	if len(seqs) > len(names) {
@@ -183,4 +186,57 @@ func htmlTitle(seqs []seqSummary) string {
 		word = "PASSED"
 	}
 	return word + " " + strings.Join(names, ", ") + " · hilrun report"
+}
+
+// stepPrefix starts every step record of an event file, as Stream writes
+// them.
+var stepPrefix = []byte(`{"type":"step"`)
+
+// outcomes reads the sequences' outcomes from the event file without
+// decoding its step records, for what the page says before its data: a
+// sequence whose end never came reads as an error, as in the summary rule
+// (results.CutShort).
+func outcomes(events string) ([]results.Sequence, error) {
+	f, err := os.Open(events)
+	if err != nil {
+		return nil, fmt.Errorf("read the event stream: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var out []results.Sequence
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line) == 0 && bytes.HasPrefix(chunk, stepPrefix) {
+			// A step: skip to the end of its line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+		} else {
+			line = append(line, chunk...)
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			var r results.Record
+			if err == nil && json.Unmarshal(line, &r) == nil && r.Sequence != nil {
+				switch r.Type {
+				case results.RecordStart:
+					s := *r.Sequence
+					s.Status, s.Error = runner.Errored, results.CutShort
+					out = append(out, s)
+				case results.RecordEnd:
+					if n := len(out); n > 0 {
+						out[n-1] = *r.Sequence
+					}
+				}
+			}
+			line = line[:0]
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the event stream %s: %w", events, err)
+		}
+	}
 }

@@ -179,10 +179,10 @@ func (d *htmlData) value(v any) {
 	_, d.w.err = d.w.w.Write(b)
 }
 
-func (d *htmlData) write(seqs []seqSummary, info RunInfo, generated time.Time) error {
+func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.Time) error {
 	passed := len(seqs) > 0
 	for _, s := range seqs {
-		passed = passed && s.seq.Status == runner.Passed
+		passed = passed && s.Status == runner.Passed
 	}
 	d.printf(`{"format":1,"passed":%t,"generated":`, passed)
 	d.value(generated.UTC().Format(time.RFC3339))
