@@ -76,19 +76,38 @@ func theRun(t *testing.T) *demoRun {
 	return run
 }
 
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// hilrunBin builds hilrun once, without the race detector (or returns
+// HILRUN_E2E_BIN).
+func hilrunBin() (string, error) {
+	if bin := os.Getenv("HILRUN_E2E_BIN"); bin != "" {
+		return bin, nil
+	}
+	binOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if binDir, binErr = os.MkdirTemp("", "hilrun-report-e2e-bin-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "hilrun")
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", binPath, "github.com/hilrun/hilrun/cmd/hilrun").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build hilrun: %v\n%s", err, out)
+		}
+	})
+	return binPath, binErr
+}
+
 func doRun() (*demoRun, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := os.Getenv("HILRUN_E2E_BIN")
-	var err error
-	if bin == "" {
-		if binDir, err = os.MkdirTemp("", "hilrun-report-e2e-bin-"); err != nil {
-			return nil, err
-		}
-		bin = filepath.Join(binDir, "hilrun")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/hilrun/hilrun/cmd/hilrun").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build hilrun: %v\n%s", err, out)
-		}
+	bin, err := hilrunBin()
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "hilrun-report-e2e-")
 	if err != nil {
