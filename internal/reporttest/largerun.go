@@ -48,7 +48,7 @@ func WriteLargeRun(tb testing.TB, dir string, steps int, start time.Time) string
 	var b []byte
 	ms := func(b []byte, us int64) []byte { return strconv.AppendFloat(b, float64(us)/1000, 'f', 3, 64) }
 	at := func(b []byte, us int64) []byte {
-		return start.Add(time.Duration(us) * time.Microsecond).UTC().AppendFormat(b, time.RFC3339Nano)
+		return start.Add(time.Duration(us)*time.Microsecond).UTC().AppendFormat(b, time.RFC3339Nano)
 	}
 	var off int64
 	iterations := steps / 2
