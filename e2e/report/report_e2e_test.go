@@ -7,6 +7,9 @@
 // real Allure 3 CLI from npm (this folder's package.json; `npm ci --prefix
 // e2e/report`).
 //
+// TestHTMLMillionSteps (large_test.go) checks the page's bounds for a run of
+// a million steps.
+//
 // Without chromium, openocd, ffmpeg, node or this folder's node_modules the
 // tests skip, except under CI=true where they fail. `go test ./e2e/report
 // -update` also writes docs/report.png, the README's screenshot, from the
