@@ -177,7 +177,7 @@ func (a *allureWriter) start(i int) {
 	sort.Strings(names)
 	h := &htmlData{events: a.events}
 	for _, n := range names {
-		if c := openConsoleCursor(n, h.resolve(logs[n]), a.seq.seq.StartedAt); c != nil {
+		if c := openConsoleCursor(n, h.resolve(logs[n])); c != nil {
 			a.consoles = append(a.consoles, c)
 		}
 	}
@@ -486,7 +486,7 @@ type consoleCursor struct {
 	done       bool
 }
 
-func openConsoleCursor(name, logPath string, _ time.Time) *consoleCursor {
+func openConsoleCursor(name, logPath string) *consoleCursor {
 	raw, err := os.Open(logPath)
 	if err != nil {
 		return nil

@@ -161,7 +161,6 @@ type expectMark struct {
 	Path   string `json:"path"`
 	Offset int64  `json:"off"`
 	Len    int    `json:"n"`
-	EndMS  results.Millis
 }
 
 func (d *htmlData) printf(format string, args ...any) { d.w.printf(format, args...) }
@@ -407,7 +406,7 @@ func (d *htmlData) observe(st *results.Step) {
 			off, ok1 := number(st.Data["offset"])
 			m, ok2 := st.Data["match"].(string)
 			if ok1 && ok2 && len(s.expects) < htmlHeadRecords {
-				s.expects = append(s.expects, expectMark{Path: st.Path, Offset: int64(off), Len: len(m), EndMS: st.StartedMS + st.DurationMS})
+				s.expects = append(s.expects, expectMark{Path: st.Path, Offset: int64(off), Len: len(m)})
 			}
 		}
 	}
