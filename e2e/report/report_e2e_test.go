@@ -195,6 +195,9 @@ func TestHTMLReportOfARealRun(t *testing.T) {
 		if (o.Path == "2.3" || o.Path == "5") && (!o.Expected || !o.Context) {
 			t.Errorf("failed step %s is open without expected (%t) or its console bytes (%t)", o.Path, o.Expected, o.Context)
 		}
+		if o.Path == "2.3" && o.Sent != `status\n` {
+			t.Errorf("failed step 2.3 shows it sent %q, want status\\n", o.Sent)
+		}
 	}
 	if !open["2.3"] || !open["5"] || open["0"] || open["3"] {
 		t.Errorf("open steps %+v, want the failed 2.3 and 5 and no passing one", st.Open)

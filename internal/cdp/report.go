@@ -32,6 +32,8 @@ type PageState struct {
 		Status   string `json:"status"`
 		Expected bool   `json:"expected"`
 		Context  bool   `json:"context"`
+		// Sent is the text the step sent, as the page shows it.
+		Sent string `json:"sent"`
 	} `json:"open"`
 	Marks   int `json:"marks"`
 	FailOns int `json:"failOns"`
@@ -54,7 +56,8 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
   rowsTx: document.querySelectorAll(".wf-row.tx").length,
   rowsRx: document.querySelectorAll(".wf-row.rx").length,
   open: [...document.querySelectorAll("details.step[open]")].map((e) => ({path: e.dataset.path, status: e.dataset.status,
-    expected: !!e.querySelector(":scope > .body .expected"), context: !!e.querySelector(":scope > .body .ctx")})),
+    expected: !!e.querySelector(":scope > .body .expected"), context: !!e.querySelector(":scope > .body .ctx"),
+    sent: (e.querySelector(":scope > .body .sent") || {}).textContent || ""})),
   marks: document.querySelectorAll(".wf-row mark:not(.failon)").length,
   failOns: document.querySelectorAll(".wf-row mark.failon").length,
   jitter: document.querySelectorAll("#jitter .jitter canvas").length,

@@ -41,8 +41,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	opened := map[string]bool{}
 	for _, o := range st.Open {
 		opened[o.Path] = true
-		if o.Path == "1.1" && (!o.Expected || !o.Context) {
-			t.Errorf("the failed step 1.1 is open but lacks expected (%t) or its console bytes (%t)", o.Expected, o.Context)
+		if o.Path == "1.1" && (!o.Expected || !o.Context || o.Sent != `status\n`) {
+			t.Errorf("the failed step 1.1 is open but lacks expected (%t), its console bytes (%t) or what it sent (%q)", o.Expected, o.Context, o.Sent)
 		}
 	}
 	if !opened["1.1"] || !opened["1"] || !opened["5"] {

@@ -104,8 +104,26 @@
     return top;
   }
 
+  // sentDuring returns what the consoles were sent while st ran, from
+  // their timelines (a send step's expanded text), or "".
+  function sentDuring(seq, st) {
+    if (!/^send/.test(st.kind)) return "";
+    const from = st.started_ms - 0.001, to = st.started_ms + st.duration_ms + 0.001;
+    let out = "";
+    for (const c of seq.consoles || []) {
+      for (const recs of [c.head || [], c.tail || []]) {
+        let lo = 0, hi = recs.length;
+        while (lo < hi) { const mid = (lo + hi) >> 1; if (recs[mid][0] < from) lo = mid + 1; else hi = mid; }
+        for (let i = lo; i < recs.length && recs[i][0] <= to; i++) if (recs[i][1] === "tx") out += recs[i][4] || "";
+      }
+    }
+    return out;
+  }
+
   function stepBody(seq, st) {
     const body = h("div", { class: "body" });
+    const sent = sentDuring(seq, st);
+    if (sent) body.append(h("div", null, h("b", null, "sent "), h("span", { class: "mono sent" }, sent)));
     if (st.message) body.append(h("div", null, h("b", null, "message "), h("span", { class: "mono" }, st.message)));
     if (st.expected) body.append(h("div", null, h("b", null, "expected"), h("pre", { class: "expected" }, st.expected)));
     if (st.received) body.append(h("div", null, h("b", null, "received"), h("pre", { class: "received" }, st.received)));
@@ -174,7 +192,7 @@
       h("span", { class: "path mono" }, st.path),
       h("span", { class: "kind" }, st.kind),
       h("span", { class: "name" }, st.name || ""),
-      h("span", { class: "msg mono" }, st.message || ""),
+      h("span", { class: "msg mono" }, (() => { const t = sentDuring(seq, st); return (t ? "→ " + t + " " : "") + (st.message || ""); })()),
       h("span", { class: "dur" }, "+" + fmtMS(st.started_ms) + " · " + fmtMS(st.duration_ms))));
     let filled = false;
     const fill = () => {
