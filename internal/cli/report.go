@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,15 @@ func runInfo(seqs []*steps.Sequence) report.RunInfo {
 		}
 	}
 	return info
+}
+
+// checkVisualReports checks --html and --allure before the run (--html's
+// path is checked with the other report files).
+func checkVisualReports(opts *RunOptions) error {
+	if opts.HTML == "-" {
+		return errors.New("--html -: the page goes to a file, not to standard output (hilrun report html -o - prints one)")
+	}
+	return checkReportDir("--allure", opts.Allure)
 }
 
 // checkReportDir makes sure the folder of a report that is a folder

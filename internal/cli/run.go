@@ -133,7 +133,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err := checkReportPaths(opts); err != nil {
 		return invalid(err)
 	}
-	if err := checkReportDir("--allure", opts.Allure); err != nil {
+	if err := checkVisualReports(opts); err != nil {
 		return invalid(err)
 	}
 
