@@ -269,3 +269,39 @@ func TestHTMLTruncatedEvents(t *testing.T) {
 		t.Errorf("the page does not say the run was cut short: %.500s", data)
 	}
 }
+
+// TestHTMLLongTimelineLine gives a console timeline a line longer than the
+// page reads (a huge send): it is counted as unreadable, and the records
+// after it are still shown.
+func TestHTMLLongTimelineLine(t *testing.T) {
+	dir := t.TempDir()
+	events, tx, rx := htmlFixture(t, dir)
+	tl := filepath.Join(dir, "20250314T092653Z-demo", "console.timeline.jsonl")
+	b, err := os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	long := `{"t":"2025-03-14T09:26:53.0015Z","us":1500,"dir":"tx","off":0,"n":5000000,"data":"` + strings.Repeat("x", 5_000_000) + "\"}\n"
+	var out []byte
+	out = append(out, lines[0]...)
+	out = append(out, long...)
+	for _, l := range lines[1:] {
+		out = append(out, l...)
+	}
+	if err := os.WriteFile(tl, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, events, HTMLOptions{Now: htmlNow}); err != nil {
+		t.Fatal(err)
+	}
+	if page.Len() > 1<<20 {
+		t.Errorf("the page is %d bytes: the long line went into it", page.Len())
+	}
+	data := string(htmlPageData(t, page.Bytes()))
+	want := fmt.Sprintf(`"counts":{"tx":%d,"rx":%d,"events":0,"tx_bytes":31,"rx_bytes":102,"unreadable":1}`, tx, rx)
+	if !strings.Contains(data, want) {
+		t.Errorf("the page's console counts are not %s: %.400s", want, data[strings.Index(data, `"consoles"`):])
+	}
+}
