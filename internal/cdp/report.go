@@ -76,6 +76,29 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
   })(),
 }))`
 
+// exerciseJS uses the page: it visits every sequence, opens every step,
+// scrolls the waterfall and the timeline and clicks a waterfall row.
+const exerciseJS = `(async () => {
+  const pause = (ms) => new Promise((ok) => setTimeout(ok, ms));
+  const tabs = [...document.querySelectorAll(".tabs button")];
+  for (const tab of tabs.length ? tabs : [null]) {
+    if (tab) { tab.click(); await pause(50); }
+    document.querySelectorAll("details").forEach((d) => { d.open = true; });
+    await pause(50);
+    for (const sel of [".wf", "#gantt"]) {
+      const box = document.querySelector(sel);
+      if (!box) continue;
+      box.scrollTop = box.scrollHeight;
+      box.dispatchEvent(new Event("scroll"));
+      await pause(50);
+    }
+    const row = document.querySelector(".wf-row");
+    if (row) row.click();
+    await pause(50);
+  }
+  return true;
+})()`
+
 // LoadReport opens the page at path in headless Chromium and returns what it
 // shows, a screenshot of it, and the errors the page reported. It skips
 // (fails under CI=true) when chromium is not installed.
@@ -103,6 +126,12 @@ func LoadReport(t testing.TB, path string, width, height int) (PageState, []byte
 	shot, err := b.Screenshot(ctx, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Use the page as a person would, so that its errors show: every
+	// sequence, every step opened, the waterfall and timeline scrolled,
+	// a row clicked.
+	if err := b.Eval(ctx, exerciseJS, nil); err != nil {
+		t.Errorf("using the page: %v", err)
 	}
 	return st, shot, b.Errors()
 }
