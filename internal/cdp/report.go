@@ -41,6 +41,8 @@ type PageState struct {
 	Series  int `json:"series"`
 	Regions int `json:"regions"`
 	Builds  int `json:"builds"`
+	// BuildText is the text of the builds' section.
+	BuildText string `json:"buildText"`
 	// SearchRows is how many waterfall rows the search for SearchFor
 	// leaves with "only matching rows" checked.
 	SearchRows int `json:"searchRows"`
@@ -64,6 +66,7 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
   series: document.querySelectorAll("#memory .series canvas").length,
   regions: document.querySelectorAll("#pictures .pic svg rect").length,
   builds: document.querySelectorAll("#builds .build").length,
+  buildText: (document.getElementById("builds") || {}).textContent || "",
   searchRows: (() => {
     const q = document.querySelector("#waterfall input[type=search]"), only = document.getElementById("wf-only"), box = document.querySelector("#waterfall .wf");
     if (!q || !only || !box) return -1;

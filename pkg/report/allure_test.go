@@ -68,7 +68,7 @@ func TestAllure(t *testing.T) {
 
 	// One test case per top-level entry, as in JUnit.
 	want := map[string]string{"0 send version": "passed", "1 group led": "failed", "2 repeat poll the counter": "passed",
-		"3 camera the LED is lit": "passed", "4 build firmware": "passed", "5 send self test": "failed", "finally.0 send LED off": "skipped"}
+		"3 camera the LED is lit": "passed", "4 build firmware": "passed", "5 send self test": "failed", "6 build broken firmware": "failed", "finally.0 send LED off": "skipped"}
 	if len(byName) != len(want) {
 		t.Errorf("%d test cases, want %d: %v", len(byName), len(want), names)
 	}

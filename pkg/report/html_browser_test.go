@@ -5,6 +5,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cdp"
@@ -54,8 +55,13 @@ func TestHTMLInBrowser(t *testing.T) {
 	if st.Marks != 2 || st.FailOns != 1 {
 		t.Errorf("waterfall marks %d expect matches and %d fail_on hits, want 2 and 1", st.Marks, st.FailOns)
 	}
-	if st.Jitter != 1 || st.Series != 1 || st.Regions != 1 || st.Builds != 1 {
-		t.Errorf("jitter %d, memory plots %d, picture regions %d, builds %d; want 1 each", st.Jitter, st.Series, st.Regions, st.Builds)
+	if st.Jitter != 1 || st.Series != 1 || st.Regions != 1 || st.Builds != 2 {
+		t.Errorf("jitter %d, memory plots %d, picture regions %d, builds %d; want 1, 1, 1 and 2", st.Jitter, st.Series, st.Regions, st.Builds)
+	}
+	for _, want := range []string{"failed: compile", "main.c:12:5 'led' undeclared", "564/65536 B (0.9%)", "text 560, data 4, bss 2092"} {
+		if !strings.Contains(st.BuildText, want) {
+			t.Errorf("the builds section lacks %q: %q", want, st.BuildText)
+		}
 	}
 	if st.SearchRows != 1 {
 		t.Errorf("searching the waterfall for HardFault leaves %d rows, want the 1 chunk that holds it", st.SearchRows)

@@ -139,8 +139,13 @@ func htmlFixture(t *testing.T, dir string) (events string, tx, rx int) {
 		"diagnostic": map[string]any{"file": "", "line": 0, "column": 0, "message": ""}}
 	fo := st(27, "5", "send", "self test", runner.Failed, 560*ms, 2*ms)
 	fo.Message = `output matched fail_on pattern "HardFault": "HardFault at 0x0800"`
-	fin := st(28, "finally.0", "send", "LED off", runner.Skipped, 563*ms, 0)
-	steps = append(steps, rep, cam, bld, fo, fin)
+	bad := st(28, "6", "build", "broken firmware", runner.Failed, 563*ms, 3*ms)
+	bad.Message = "compile error: main.c:12:5: 'led' undeclared (first use in this function)"
+	bad.Data = map[string]any{"ok": false, "class": "compile", "summary": "main.c:12:5: 'led' undeclared (first use in this function)", "exit_code": 2,
+		"command": []any{"make", "-C", "fw"}, "duration_ms": 3.0, "tail": "main.c:12:5: error: 'led' undeclared (first use in this function)\nmake: *** [main.o] Error 1\n",
+		"diagnostic": map[string]any{"file": "main.c", "line": 12, "column": 5, "message": "'led' undeclared (first use in this function)"}}
+	fin := st(29, "finally.0", "send", "LED off", runner.Skipped, 567*ms, 0)
+	steps = append(steps, rep, cam, bld, fo, bad, fin)
 
 	seqs := []runner.SequenceResult{{
 		Name: "demo", File: "demo.yaml", Status: runner.Failed, StartedAt: base, Duration: 570 * ms,
