@@ -40,6 +40,9 @@ type PageState struct {
 	Jitter  int `json:"jitter"`
 	Series  int `json:"series"`
 	Regions int `json:"regions"`
+	// RegionAt is where the first region drawn on a picture is, as a
+	// fraction of the picture's width and height on the page: [x, y, w, h].
+	RegionAt []float64 `json:"regionAt"`
 	Builds  int `json:"builds"`
 	// BuildText is the text of the builds' section.
 	BuildText string `json:"buildText"`
@@ -65,6 +68,12 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
   jitter: document.querySelectorAll("#jitter .jitter canvas").length,
   series: document.querySelectorAll("#memory .series canvas").length,
   regions: document.querySelectorAll("#pictures .pic svg rect").length,
+  regionAt: (() => {
+    const r = document.querySelector("#pictures .pic svg rect"), img = r && r.closest(".pic").querySelector("img");
+    if (!r || !img) return [];
+    const a = r.getBoundingClientRect(), b = img.getBoundingClientRect();
+    return [(a.left - b.left) / b.width, (a.top - b.top) / b.height, a.width / b.width, a.height / b.height];
+  })(),
   builds: document.querySelectorAll("#builds .build").length,
   buildText: (document.getElementById("builds") || {}).textContent || "",
   searchRows: (() => {

@@ -58,6 +58,19 @@ func TestHTMLInBrowser(t *testing.T) {
 	if st.Jitter != 1 || st.Series != 1 || st.Regions != 1 || st.Builds != 2 {
 		t.Errorf("jitter %d, memory plots %d, picture regions %d, builds %d; want 1, 1, 1 and 2", st.Jitter, st.Series, st.Regions, st.Builds)
 	}
+	// The region [24, 16, 16, 16] of the 64x48 picture, drawn on it (the
+	// box's outline adds a pixel or two).
+	want := []float64{24.0 / 64, 16.0 / 48, 16.0 / 64, 16.0 / 48}
+	if len(st.RegionAt) != 4 {
+		t.Errorf("region drawn at %v, want %v", st.RegionAt, want)
+	} else {
+		for i := range want {
+			if d := st.RegionAt[i] - want[i]; d < -0.02 || d > 0.02 {
+				t.Errorf("region drawn at %.3f, want %.3f", st.RegionAt, want)
+				break
+			}
+		}
+	}
 	for _, want := range []string{"failed: compile", "main.c:12:5 'led' undeclared", "564/65536 B (0.9%)", "text 560, data 4, bss 2092"} {
 		if !strings.Contains(st.BuildText, want) {
 			t.Errorf("the builds section lacks %q: %q", want, st.BuildText)

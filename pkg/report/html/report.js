@@ -537,7 +537,8 @@
 
   function pictureFigure(p, i, checks) {
     const img = h("img", { src: p.src, alt: p.name });
-    const fig = h("figure", { class: "pic", "data-picture": i }, img);
+    const box = h("div", { class: "picbox" }, img);
+    const fig = h("figure", { class: "pic", "data-picture": i }, box);
     const mine = checks.filter((c) => c.picture === i);
     const cap = h("figcaption", null, p.name, mine.map((c) => h("div", null,
       `region ${c.region.join(",")}: brightness ${c.brightness}, colour ${c.color}` + (c.color_distance !== undefined ? ` (distance ${c.color_distance})` : "") + (c.passed === false ? " ✗" : " ✓"))));
@@ -547,20 +548,22 @@
       const ns = "http://www.w3.org/2000/svg";
       const svg = document.createElementNS(ns, "svg");
       svg.setAttribute("viewBox", `0 0 ${img.naturalWidth} ${img.naturalHeight}`);
-      svg.style.height = img.clientHeight + "px";
+      svg.setAttribute("preserveAspectRatio", "none");
+      // Image pixels per pixel on the page: labels keep their size.
+      const k = img.naturalWidth / (img.clientWidth || img.naturalWidth);
       for (const c of mine) {
         const [rx, ry, rw, rh] = c.region;
+        const colour = c.passed === false ? "#ff3b3b" : "#ffd400";
         const r = document.createElementNS(ns, "rect");
-        Object.entries({ x: rx, y: ry, width: rw, height: rh, fill: "none", stroke: c.passed === false ? "#ff3b3b" : "#ffd400", "stroke-width": Math.max(2, img.naturalWidth / 200) })
-          .forEach(([k, v]) => r.setAttribute(k, v));
+        Object.entries({ x: rx, y: ry, width: rw, height: rh, fill: "none", stroke: colour, "stroke-width": 2, "vector-effect": "non-scaling-stroke" })
+          .forEach(([a, v]) => r.setAttribute(a, v));
         const t = document.createElementNS(ns, "text");
-        Object.entries({ x: rx, y: Math.max(12, ry - 4), fill: "#ffd400", "font-size": Math.max(11, img.naturalWidth / 40), "paint-order": "stroke", stroke: "#000", "stroke-width": 3 })
-          .forEach(([k, v]) => t.setAttribute(k, v));
+        Object.entries({ x: rx, y: Math.max(13 * k, ry - 4 * k), fill: colour, "font-size": 13 * k, "paint-order": "stroke", stroke: "#000", "stroke-width": 3 * k })
+          .forEach(([a, v]) => t.setAttribute(a, v));
         t.textContent = `${c.brightness} ${c.color}`;
         svg.append(r, t);
       }
-      fig.prepend(svg);
-      fig.insertBefore(img, svg);
+      box.append(svg);
     };
     if (img.complete && img.naturalWidth) overlay(); else img.addEventListener("load", overlay);
     return fig;
