@@ -43,7 +43,7 @@ type PageState struct {
 	// RegionAt is where the first region drawn on a picture is, as a
 	// fraction of the picture's width and height on the page: [x, y, w, h].
 	RegionAt []float64 `json:"regionAt"`
-	Builds  int `json:"builds"`
+	Builds   int       `json:"builds"`
 	// BuildText is the text of the builds' section.
 	BuildText string `json:"buildText"`
 	// SearchRows is how many waterfall rows the search for SearchFor
