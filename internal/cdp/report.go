@@ -46,7 +46,7 @@ type PageState struct {
 	Builds   int       `json:"builds"`
 	// BuildText is the text of the builds' section.
 	BuildText string `json:"buildText"`
-	// SearchRows is how many waterfall rows the search for SearchFor
+	// SearchRows is how many waterfall rows a search for HardFault
 	// leaves with "only matching rows" checked.
 	SearchRows int `json:"searchRows"`
 }
