@@ -68,7 +68,8 @@ type Config struct {
 	// LogDir, if set, receives NAME.log, the exact bytes received, and
 	// NAME.timeline.jsonl, one JSON object per received chunk
 	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
-	// the bytes as stream.Quote renders them) and per disconnection or
+	// the bytes sent as a JSON string when they are valid UTF-8, else
+	// "hex", the bytes in hexadecimal) and per disconnection or
 	// reconnection, release and reacquisition (dir "event", with "event"
 	// and "detail"). Modem control is recorded as events too: "lines" after
 	// each change of DTR or RTS, with both levels then in effect ("dtr=0

@@ -3,6 +3,7 @@ package serialx
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -343,6 +344,9 @@ func TestLogs(t *testing.T) {
 	if _, err := c.Write(timeout(t, 20*time.Second), []byte("cmd \"x\"\x01\n")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Write(timeout(t, 20*time.Second), []byte("\xff\\n\n")); err != nil {
+		t.Fatal(err)
+	}
 	d.print(string(all[100:]))
 	want := append(slices.Clone(all), "END"...)
 	d.print("END")
@@ -375,7 +379,8 @@ func TestLogs(t *testing.T) {
 		Dir  string    `json:"dir"`
 		Off  *int64    `json:"off"`
 		N    *int      `json:"n"`
-		Data string    `json:"data"`
+		Data *string   `json:"data"`
+		Hex  string    `json:"hex"`
 	}
 	var rxBytes int
 	var next int64
@@ -399,7 +404,19 @@ func TestLogs(t *testing.T) {
 			next += int64(*e.N)
 			rxBytes += *e.N
 		case "tx":
-			txData = append(txData, e.Data)
+			// Each write's bytes appear once, either as text or in hex.
+			switch {
+			case e.Data != nil && e.Hex == "":
+				txData = append(txData, *e.Data)
+			case e.Data == nil && e.Hex != "":
+				b, err := hex.DecodeString(e.Hex)
+				if err != nil {
+					t.Errorf("timeline line %d: hex: %v", i+1, err)
+				}
+				txData = append(txData, string(b))
+			default:
+				t.Errorf("timeline line %d: a tx needs data or hex: %s", i+1, line)
+			}
 		default:
 			t.Errorf("timeline line %d: dir %q", i+1, e.Dir)
 		}
@@ -407,7 +424,7 @@ func TestLogs(t *testing.T) {
 	if rxBytes != len(want) {
 		t.Errorf("timeline counts %d received bytes, want %d", rxBytes, len(want))
 	}
-	if !slices.Equal(txData, []string{`cmd \"x\"\x01\n`}) {
+	if !slices.Equal(txData, []string{"cmd \"x\"\x01\n", "\xff\\n\n"}) {
 		t.Errorf("timeline tx data = %q", txData)
 	}
 }
