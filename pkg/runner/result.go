@@ -43,6 +43,9 @@ type StepResult struct {
 	Status   Status        `json:"status"`
 	Started  time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
+	// Timeout is how long the step may wait, set on StepStarted events
+	// only; 0 when it has no timeout of its own.
+	Timeout time.Duration `json:"-"`
 	// Message explains a failure or error in one line; for a passed step it may
 	// carry a short summary (what matched, what was captured).
 	Message string `json:"message,omitempty"`
@@ -90,7 +93,11 @@ type EventType string
 
 // Event types, in the order a run emits them.
 const (
-	SequenceStarted  EventType = "sequence_started"
+	SequenceStarted EventType = "sequence_started"
+	// SetupFailed comes when a device or probe did not open, before the
+	// steps that therefore did not run: Result.Error is why, Console the
+	// device that did not open ("" for a probe).
+	SetupFailed      EventType = "setup_failed"
 	StepStarted      EventType = "step_started"
 	ConsoleOutput    EventType = "console_output"
 	ConsoleInput     EventType = "console_input"

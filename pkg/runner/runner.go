@@ -125,6 +125,8 @@ type run struct {
 	stepRes map[string]any
 	trans   map[string]*transcript
 	cleanup []func()
+	// closed names the devices and probes that did not open.
+	closed map[string]bool
 	// executed counts the steps run, for Options.MaxSteps.
 	executed uint64
 	// logLoss holds what the consoles' logs lost, found as they close.
@@ -239,7 +241,8 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if ctx.Err() != nil {
 			r.res.Status = Interrupted
 		}
-		r.skip(r.seq.Steps, 0, "")
+		r.setupFailed(openErr)
+		r.skip(r.seq.Steps, 0, "", "")
 	} else {
 		r.steps(runCtx, r.seq.Steps, "", "")
 	}
@@ -302,7 +305,8 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 		c, err := r.opts.Open(ctx, dev)
 		if err != nil {
-			return fmt.Errorf("device %s: %w", dev.Name, err)
+			r.notOpened(dev.Name)
+			return &OpenError{Device: dev.Name, Port: dev.Port, From: portFrom(dev), Err: err}
 		}
 		r.consol[dev.Name] = c
 		r.cursor[dev.Name] = c.Cursor()
@@ -339,7 +343,8 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 		d, err := r.opts.OpenProbe(ctx, p)
 		if err != nil {
-			return fmt.Errorf("probe %s: %w", p.Name, err)
+			r.notOpened(p.Name)
+			return &OpenError{Probe: p.Name, Err: err}
 		}
 		r.probes[p.Name] = d
 	}
@@ -457,7 +462,7 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 		res := r.step(ctx, s, path, group)
 		if res.Status == Errored || res.Status == Interrupted ||
 			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
-			r.skip(ss, i+1, prefix)
+			r.skip(ss, i+1, prefix, group)
 			return false
 		}
 	}
@@ -465,15 +470,19 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 }
 
 // skip reports ss[from:], which did not run, so reports list every test
-// case.
-func (r *run) skip(ss []*steps.Step, from int, prefix string) {
+// case. ss is in group; a group that did not run reports its steps first,
+// as one that runs does, so the reports list the same steps however far a
+// run got.
+func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
 	for i := from; i < len(ss); i++ {
 		s := ss[i]
-		group := ""
+		path := prefix + strconv.Itoa(i)
+		g := group
 		if s.Kind == steps.KindGroup {
-			group = s.Name
+			g = joinGroup(group, s.Name)
+			r.skip(s.Steps, 0, path+".", g)
 		}
-		res := r.newResult(s, prefix+strconv.Itoa(i), group)
+		res := r.newResult(s, path, g)
 		res.Status = Skipped
 		res.Message = "not run"
 		r.finish(res)
@@ -508,19 +517,21 @@ func (r *run) finish(res *StepResult) {
 
 // step runs one step and records its result.
 func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
-	if s.Kind == steps.KindGroup && s.Name != "" {
-		if group != "" {
-			group += " / " + s.Name
-		} else {
-			group = s.Name
-		}
+	if s.Kind == steps.KindGroup {
+		group = joinGroup(group, s.Name)
 	}
 	res := r.newResult(s, path, group)
-	if s.Kind == steps.KindGroup {
-		res.Group = group
+	if name := r.unopened(s); name != "" {
+		// A finally step for a device that never opened: the open error
+		// is the run's error, and this step could not have run.
+		res.Status = Skipped
+		res.Message = "not run: " + name + " did not open"
+		r.finish(res)
+		return res
 	}
 	started := time.Now()
 	cp := *res
+	cp.Timeout = r.stepTimeout(s)
 	r.emit(Event{Type: StepStarted, Step: &cp})
 
 	var err error

@@ -243,7 +243,11 @@ type Device struct {
 	Name string
 	// Port is the path of the serial device; empty when USB or the bench
 	// binds it.
-	Port        string
+	Port string
+	// PortFrom says where Port or USB came from, for messages: "" for the
+	// sequence itself, else as "bench file hilrun.bench.yaml" or
+	// "--port dut=/dev/ttyUSB0".
+	PortFrom    string
 	USB         *USBMatch
 	Baud        int
 	DataBits    int

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// OpenError is why a device's console or a probe did not open before the
+// first step. Exactly one of Device and Probe is set.
+type OpenError struct {
+	Device string
+	Probe  string
+	// Port is the path the device was bound to, and From where that came
+	// from (steps.Device.PortFrom); both "" for a probe.
+	Port, From string
+	Err        error
+}
+
+func (e *OpenError) Error() string {
+	if e.Probe != "" {
+		return fmt.Sprintf("probe %s: %v", e.Probe, e.Err)
+	}
+	msg := fmt.Sprintf("device %s: %v", e.Device, e.Err)
+	if e.From != "" {
+		msg += " (the port is from " + e.From + ")"
+	}
+	return msg
+}
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// joinGroup is the group path of a group called name inside group.
+func joinGroup(group, name string) string {
+	switch {
+	case name == "":
+		return group
+	case group == "":
+		return name
+	}
+	return group + " / " + name
+}
+
+// notOpened records that the device or probe called name, and every one
+// after it, did not open.
+func (r *run) notOpened(name string) {
+	r.closed = map[string]bool{name: true}
+	for _, d := range r.seq.Devices {
+		if r.consol[d.Name] == nil {
+			r.closed[d.Name] = true
+		}
+	}
+	for _, p := range r.seq.Probes {
+		if r.probes[p.Name] == nil {
+			r.closed[p.Name] = true
+		}
+	}
+}
+
+// unopened names the device or probe step s needs that did not open, or
+// is "" when s can run.
+func (r *run) unopened(s *steps.Step) string {
+	if len(r.closed) == 0 {
+		return ""
+	}
+	names := []string{s.To}
+	if s.Exec != nil {
+		names = append(names, s.Exec.Port)
+	}
+	if s.Build != nil {
+		names = append(names, s.Build.Port)
+	}
+	for _, n := range names {
+		if n == "" || !r.closed[n] {
+			continue
+		}
+		if r.seq.Probe(n) != nil {
+			return "probe " + n
+		}
+		return "device " + n
+	}
+	return ""
+}
+
+// setupFailed tells the sinks why no step will run, before the steps are
+// listed as not run.
+func (r *run) setupFailed(err error) {
+	e := Event{Type: SetupFailed, Result: &SequenceResult{
+		Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: r.res.Status, Error: err.Error(),
+	}}
+	if oe, ok := err.(*OpenError); ok {
+		e.Console = oe.Device
+	}
+	r.emit(e)
+}
+
+// stepTimeout is how long step s may wait: its own timeout, else the
+// sequence's expect timeout for a step that expects, else a delay's
+// length; 0 when it is not known.
+func (r *run) stepTimeout(s *steps.Step) time.Duration {
+	switch {
+	case s.Timeout > 0:
+		return s.Timeout
+	case len(s.Expect) > 0:
+		return r.seq.ExpectTimeout
+	case s.Kind == steps.KindDelay:
+		return s.Delay
+	}
+	return 0
+}
+
+// portFrom says where dev's port came from: the bench, a flag, or the
+// sequence where it is declared.
+func portFrom(dev *steps.Device) string {
+	switch {
+	case dev.PortFrom != "":
+		return dev.PortFrom
+	case dev.Port == "" && dev.USB == nil:
+		return ""
+	case dev.Pos.File != "":
+		return "the sequence, " + dev.Pos.String()
+	}
+	return "the sequence"
+}
