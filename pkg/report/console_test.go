@@ -109,7 +109,7 @@ func TestConsoleTransientLine(t *testing.T) {
 		c.Event(e)
 	}
 	text := out.String()
-	if !strings.Contains(text, "running: step 1 expect erase done…") {
+	if !strings.Contains(text, "running: step 1 expect erase done  0s") {
 		t.Errorf("no running line for step 1 in:\n%q", text)
 	}
 	// Every line drawn after a running line starts with the erase sequence.

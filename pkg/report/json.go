@@ -29,6 +29,9 @@ type seqSummary struct {
 	counts results.Counts
 	width  int // digits of the largest top-level step index, at least 2
 	steps  bool
+	// carry is set when the first testcase that did not run carries the
+	// sequence's error in JUnit, in place of a testcase of its own.
+	carry bool
 }
 
 // scan reads the event file once for the outcome of each sequence.

@@ -100,8 +100,17 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
 			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
-				counts[n].add(tc)
-				counts[n].extra = tc
+				if cb.skippedCases > 0 {
+					// The first case that did not run carries the error
+					// instead, so the case set stays that of a full run.
+					seqs[n].carry = true
+					counts[n].skipped--
+					counts[n].tests--
+					counts[n].add(tc)
+				} else {
+					counts[n].add(tc)
+					counts[n].extra = tc
+				}
 			}
 		},
 	}
@@ -168,6 +177,9 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
 			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
+			if s.carry {
+				cb.carry = sequenceCase(s, false)
+			}
 		},
 		OnStep: func(_ int, st *results.Step) { cb.add(st) },
 		OnEnd: func(i int, _ *results.Sequence, _ results.Counts) {
@@ -180,7 +192,7 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			if out := transcripts(s.seq.Transcripts); out != "" {
 				encode(junit.Output{Data: out}, "system-out")
 			}
-			if extra == nil && s.seq.Error != "" {
+			if extra == nil && !s.carry && s.seq.Error != "" {
 				encode(junit.Output{Data: cleanText(s.seq.Error) + "\n"}, "system-err")
 			}
 			token(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
@@ -237,6 +249,10 @@ type caseBuilder struct {
 	emit func(*junit.Testcase)
 	// problem is set once any testcase of the sequence failed or errored.
 	problem bool
+	// skippedCases counts the testcases of the sequence that did not run;
+	// carry is the sequence's error, for the first of them.
+	skippedCases int
+	carry        *junit.Testcase
 
 	// key is the top-level entry being gathered, "" when none; opened is
 	// its first step and span the time from its start to its end, for an
@@ -493,10 +509,15 @@ func (cb *caseBuilder) finish(top *results.Step) {
 			msg = cleanLine(cb.first.Message)
 		}
 		tc.Skipped = &junit.Result{Message: msg}
+		cb.skippedCases++
+		if cb.carry != nil {
+			tc.Skipped, tc.Error, tc.Failure = nil, cb.carry.Error, cb.carry.Failure
+			cb.carry = nil
+		}
 	}
 	cb.emit(&tc)
-	problem := cb.problem
-	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: problem}
+	problem, skipped, carry := cb.problem, cb.skippedCases, cb.carry
+	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: problem, skippedCases: skipped, carry: carry}
 }
 
 // sequenceCase is the testcase standing for a sequence that did not pass
