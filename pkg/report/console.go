@@ -374,6 +374,9 @@ func (c *Console) step(s *runner.StepResult) {
 	if !isProblem(s.Status) {
 		return
 	}
+	if sent, ok := sentText(s.Data); ok {
+		fmt.Fprintf(&c.buf, "%ssent: %s\n", detail, sent)
+	}
 	if s.Expected != "" {
 		fmt.Fprintf(&c.buf, "%sexpected: %s\n", detail, cleanLine(s.Expected))
 	}
@@ -578,7 +581,7 @@ func labelledValues(data map[string]any) (label, values string, ok bool) {
 	for i := range parts {
 		parts[i] = hexValue(v.Index(i).Interface(), digits)
 	}
-	return label, strings.Join(parts, " "), true
+	return withAddress(label, data["address"]), strings.Join(parts, " "), true
 }
 
 func hexValue(x any, digits int) string {

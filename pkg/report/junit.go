@@ -437,6 +437,9 @@ func (cb *caseBuilder) writeProblem(s *results.Step) {
 	if loc := location(s, cb.seq.seq.File); loc != "" {
 		fmt.Fprintf(b, "at %s\n", loc)
 	}
+	if sent, ok := sentText(s.Data); ok {
+		fmt.Fprintf(b, "sent: %s\n", sent)
+	}
 	if s.Expected != "" {
 		fmt.Fprintf(b, "expected: %s\n", cleanLine(s.Expected))
 	}

@@ -491,7 +491,7 @@ func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
 
 func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
 	return &StepResult{
-		Path: path, Kind: string(s.Kind), Name: s.Title(), Group: group,
+		Path: path, Kind: string(s.Kind), Name: r.title(s), Group: group,
 		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
 		Started: time.Since(r.start),
 	}
