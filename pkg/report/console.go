@@ -149,6 +149,8 @@ func (c *Console) Event(e runner.Event) {
 		c.sequenceStarted(e)
 	case runner.SetupFailed:
 		c.setupFailed(e)
+	case runner.ConsoleNotice:
+		c.notice(e)
 	case runner.StepStarted:
 		c.startWaiting(e)
 		c.stepStarted(e.Step)

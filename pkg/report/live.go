@@ -198,3 +198,12 @@ func lastReceived(b []byte) string {
 func roundSeconds(d time.Duration) string {
 	return fmt.Sprintf("%ds", int64(d.Round(time.Second)/time.Second))
 }
+
+// notice announces what happened to a console's connection, such as a
+// reconnection, whatever the verbosity: it explains the gap that follows.
+func (c *Console) notice(e runner.Event) {
+	c.clearRunning()
+	fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiYellow, "console "+cleanLine(e.Console)+" "+cleanLine(string(e.Data))))
+	c.wrote = true
+	c.drawRunning()
+}

@@ -140,3 +140,13 @@ func TestConsoleStreamsBuildOutputWithoutVerbose(t *testing.T) {
 		})
 	}
 }
+
+func TestConsoleAnnouncesReconnection(t *testing.T) {
+	var out bytes.Buffer
+	c := NewConsole(&out, ConsoleOptions{AfterFunc: (&timers{}).after})
+	c.Event(runner.Event{Type: runner.StepStarted, Step: &runner.StepResult{Path: "1", Kind: "expect"}})
+	c.Event(runner.Event{Type: runner.ConsoleNotice, Console: "esp32", Data: []byte("reconnected on /dev/ttyUSB1")})
+	if want := "      console esp32 reconnected on /dev/ttyUSB1\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+}

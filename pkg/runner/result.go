@@ -93,11 +93,7 @@ type EventType string
 
 // Event types, in the order a run emits them.
 const (
-	SequenceStarted EventType = "sequence_started"
-	// SetupFailed comes when a device or probe did not open, before the
-	// steps that therefore did not run: Result.Error is why, Console the
-	// device that did not open ("" for a probe).
-	SetupFailed      EventType = "setup_failed"
+	SequenceStarted  EventType = "sequence_started"
 	StepStarted      EventType = "step_started"
 	ConsoleOutput    EventType = "console_output"
 	ConsoleInput     EventType = "console_input"

@@ -320,6 +320,7 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
 		})
 		r.cleanup = append(r.cleanup, remove)
+		r.watchConnection(name, c)
 		if len(patterns) > 0 {
 			// A fail_on hit on any console ends the current step at once,
 			// even a delay, and with it the run.

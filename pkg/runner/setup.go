@@ -7,6 +7,17 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
+// Events besides those of a run's ordinary course.
+const (
+	// SetupFailed comes when a device or probe did not open, before the
+	// steps that therefore did not run: Result.Error is why, Console the
+	// device that did not open ("" for a probe).
+	SetupFailed EventType = "setup_failed"
+	// ConsoleNotice tells what happened to a console's connection, in
+	// Data as words for people: "disconnected: …", "reconnected on PATH".
+	ConsoleNotice EventType = "console_notice"
+)
+
 // OpenError is why a device's console or a probe did not open before the
 // first step. Exactly one of Device and Probe is set.
 type OpenError struct {
@@ -122,4 +133,36 @@ func portFrom(dev *steps.Device) string {
 		return "the sequence, " + dev.Pos.String()
 	}
 	return "the sequence"
+}
+
+// connectionNotifier is a console that tells when its device disconnects
+// and comes back; serialx.Console is one.
+type connectionNotifier interface {
+	OnConnection(fn func(at time.Time, event, detail string)) (remove func())
+}
+
+// watchConnection announces the disconnections and reconnections of
+// console name to the sinks, as ConsoleNotice events.
+func (r *run) watchConnection(name string, c Console) {
+	for {
+		if n, ok := c.(connectionNotifier); ok {
+			remove := n.OnConnection(func(_ time.Time, event, detail string) {
+				text := event
+				switch event {
+				case "reconnected":
+					text = "reconnected on " + detail
+				case "disconnected":
+					text = "disconnected: " + detail
+				}
+				r.emit(Event{Type: ConsoleNotice, Console: name, Data: []byte(text)})
+			})
+			r.cleanup = append(r.cleanup, remove)
+			return
+		}
+		u, ok := c.(interface{ Unwrap() Console })
+		if !ok {
+			return
+		}
+		c = u.Unwrap()
+	}
 }

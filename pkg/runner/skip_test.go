@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -114,4 +116,47 @@ func TestPortFrom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// notifying is a device that tells of its reconnections, as
+// serialx.Console does.
+type notifying struct {
+	*device
+	mu sync.Mutex
+	fn func(time.Time, string, string)
+}
+
+func (n *notifying) OnConnection(fn func(time.Time, string, string)) func() {
+	n.mu.Lock()
+	n.fn = fn
+	n.mu.Unlock()
+	return func() {}
+}
+
+func TestReconnectionIsAnnounced(t *testing.T) {
+	dev := &notifying{}
+	dev.device = newDevice(func(line string) string {
+		// The board reboots on the command: its USB bridge comes back.
+		dev.mu.Lock()
+		fn := dev.fn
+		dev.mu.Unlock()
+		fn(time.Now(), "reconnected", "/dev/ttyUSB1")
+		return "ok\r\n"
+	})
+	seq := load(t, `
+steps:
+  - send: reboot
+    expect: ok`)
+	rec := &recorder{}
+	runner.Run(context.Background(), seq, runner.Options{Sink: rec,
+		Open: func(context.Context, *steps.Device) (runner.Console, error) { return dev, nil }})
+	for _, e := range rec.events {
+		if e.Type == runner.ConsoleNotice {
+			if e.Console != "console" || string(e.Data) != "reconnected on /dev/ttyUSB1" {
+				t.Errorf("notice %q on %q", e.Data, e.Console)
+			}
+			return
+		}
+	}
+	t.Errorf("no console_notice event among %v", rec.types())
 }

@@ -238,6 +238,11 @@ type Console struct {
 
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
+
+	// notes are the OnConnection listeners, by id.
+	nmu      sync.Mutex
+	notes    map[int]func(time.Time, string, string)
+	nextNote int
 }
 
 type receiver struct {
@@ -486,6 +491,9 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	port.Close()
 	lock.release()
 	c.log.event(time.Now(), c.buf.End(), "disconnected", derr.Error())
+	if !c.closing.Load() {
+		c.notify("disconnected", derr.Error())
+	}
 	if !c.cfg.Reconnect {
 		return nil
 	}
@@ -526,6 +534,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
+		c.notify("reconnected", path)
 		return np
 	}
 }

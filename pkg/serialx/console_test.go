@@ -279,6 +279,8 @@ func TestReconnect(t *testing.T) {
 	if c.Path() != first.path {
 		t.Fatalf("Path() = %s, want %s", c.Path(), first.path)
 	}
+	notes := make(chan string, 10)
+	defer c.OnConnection(func(_ time.Time, event, detail string) { notes <- event + " " + detail })()
 	first.print("run 1\r\n")
 	m1, err := c.Expect(timeout(t, 20*time.Second), 0, lit("run 1\r\n"), nil)
 	if err != nil {
@@ -308,6 +310,17 @@ func TestReconnect(t *testing.T) {
 	eventually(t, "reconnection", func() bool { return c.Stats().Connected })
 	if c.Path() != second.path {
 		t.Errorf("Path() = %s, want %s", c.Path(), second.path)
+	}
+	// Both changes are told as they happen.
+	for _, want := range []string{"disconnected " + first.path, "reconnected " + second.path} {
+		select {
+		case got := <-notes:
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("told %q, want %q…", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("never told %q", want)
+		}
 	}
 	second.print("run 2\r\n")
 	r := <-waiting
