@@ -112,7 +112,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 // bind points every device, probe and camera of seq at the virtual board.
 func (b *simBench) bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
-		d.Port, d.USB = b.board.SerialPath(), nil
+		d.Port, d.USB, d.PortFrom = b.board.SerialPath(), nil, "--sim"
 	}
 	for _, p := range seq.Probes {
 		p.AttachOpenOCD(b.probe)

@@ -274,7 +274,7 @@ func (c *Console) tally(s *runner.StepResult) {
 		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration)}}
 	c.repeat = nil
 	c.repeats.Add(&results.Record{Type: results.RecordStep, Step: &st})
-	if c.repeat == nil || c.repeat.Repeat == nil {
+	if c.repeat == nil || c.repeat.Repeat == nil || (s.Status == runner.Skipped && c.repeat.Repeat.Iterations == 0) {
 		return
 	}
 	r := c.repeat.Repeat

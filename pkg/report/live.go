@@ -36,7 +36,9 @@ func (c *Console) setupFailed(e runner.Event) {
 	}
 	c.clearRunning()
 	fmt.Fprintf(&c.buf, "  %s %s\n", c.paint(ansiYellow, "!"), c.paint(ansiYellow, cleanLine(e.Result.Error)))
-	if e.Console != "" {
+	// Under --sim the virtual board's port is there; elsewhere the path
+	// may be wrong, and the list of ports tells which is right.
+	if e.Console != "" && string(e.Data) != "--sim" {
 		fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiDim, "`hilrun ports` lists the serial ports of this machine"))
 	}
 	c.wrote = true

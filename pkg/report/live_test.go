@@ -150,3 +150,29 @@ func TestConsoleAnnouncesReconnection(t *testing.T) {
 		t.Errorf("output %q, want %q", out.String(), want)
 	}
 }
+
+func TestConsoleSetupFailureHint(t *testing.T) {
+	tests := []struct {
+		name, from string
+		hint       bool
+	}{
+		{name: "flag", from: "--port dut=/dev/ttyUSB7", hint: true},
+		{name: "sequence", from: "", hint: true},
+		{name: "virtual board", from: "--sim"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c := NewConsole(&out, ConsoleOptions{})
+			c.Event(runner.Event{Type: runner.SetupFailed, Console: "dut", Data: []byte(tt.from),
+				Result: &runner.SequenceResult{Status: runner.Errored, Error: "device dut: open /dev/ttyUSB7: no such port"}})
+			got := out.String()
+			if !strings.HasPrefix(got, "  ! device dut: open /dev/ttyUSB7: no such port\n") {
+				t.Errorf("the cause is not first: %q", got)
+			}
+			if strings.Contains(got, "hilrun ports") != tt.hint {
+				t.Errorf("hint shown = %v, want %v: %q", !tt.hint, tt.hint, got)
+			}
+		})
+	}
+}

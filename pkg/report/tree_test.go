@@ -44,6 +44,10 @@ steps:
     steps:
       - send: boot
         to: dut
+  - repeat: 2
+    steps:
+      - send: status
+        to: dut
 finally:
   - send: led off
     to: dut
@@ -114,12 +118,12 @@ func TestConsoleSetupFailureComesFirst(t *testing.T) {
 	j := junitReport(t, []runner.SequenceResult{res})
 	golden(t, "junit_setup.golden.xml", j)
 	suites := parseJUnit(t, j)
-	if got, want := caseNames(t, res), []string{"00 send version", "boot", "finally.0 send led off", "finally.1 delay 1ms"}; !slices.Equal(got, want) {
+	if got, want := caseNames(t, res), []string{"00 send version", "boot", "02 repeat 2 times", "finally.0 send led off", "finally.1 delay 1ms"}; !slices.Equal(got, want) {
 		t.Errorf("JUnit cases %q, want %q", got, want)
 	}
 	s := suites.Suites[0]
-	if s.Errors != 1 || s.Skipped != 2 {
-		t.Errorf("suite counts: %d errors, %d skipped; want the open error once and 2 skipped", s.Errors, s.Skipped)
+	if s.Errors != 1 || s.Skipped != 3 {
+		t.Errorf("suite counts: %d errors, %d skipped; want the open error once and 3 skipped", s.Errors, s.Skipped)
 	}
 	first := s.Testcases[0]
 	if first.Error == nil || first.Error.Message != res.Error {

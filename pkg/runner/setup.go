@@ -11,7 +11,8 @@ import (
 const (
 	// SetupFailed comes when a device or probe did not open, before the
 	// steps that therefore did not run: Result.Error is why, Console the
-	// device that did not open ("" for a probe).
+	// device that did not open ("" for a probe) and Data where its port
+	// came from (steps.Device.PortFrom, "" for the sequence).
 	SetupFailed EventType = "setup_failed"
 	// ConsoleNotice tells what happened to a console's connection, in
 	// Data as words for people: "disconnected: …", "reconnected on PATH".
@@ -101,7 +102,7 @@ func (r *run) setupFailed(err error) {
 		Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: r.res.Status, Error: err.Error(),
 	}}
 	if oe, ok := err.(*OpenError); ok {
-		e.Console = oe.Device
+		e.Console, e.Data = oe.Device, []byte(oe.From)
 	}
 	r.emit(e)
 }
