@@ -40,10 +40,12 @@ const valueLinesLimit = 100
 // skipped when all its steps were; an interrupted run therefore reads as an
 // error. Its failure lists the steps that did not pass, up to
 // opts.Summary.MaxFailures; a repeat lists its failing iterations under the
-// same cap, with its iteration statistics. A sequence that did not pass
-// although none of its steps failed, such as one whose setup failed, gets
-// an extra testcase named "setup" (no step ran) or "sequence" carrying its
-// Error.
+// same cap, with its iteration statistics. Entries that did not run are
+// testcases too, skipped, so the set of testcases does not depend on where
+// a run stopped. A sequence that did not pass although none of its steps
+// failed, such as one whose device did not open, has its Error carried by
+// its first testcase that did not run; with none, by an extra testcase
+// named "setup" (no step ran) or "sequence".
 //
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
