@@ -43,9 +43,9 @@ const valueLinesLimit = 100
 // same cap, with its iteration statistics. Entries that did not run are
 // testcases too, skipped, so the set of testcases does not depend on where
 // a run stopped. A sequence that did not pass although none of its steps
-// failed, such as one whose device did not open, has its Error carried by
-// its first testcase that did not run; with none, by an extra testcase
-// named "setup" (no step ran) or "sequence".
+// failed has its Error carried by its first testcase when that did not run
+// (a device did not open), else by an extra testcase named "setup" (no
+// step ran) or "sequence".
 //
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
@@ -102,9 +102,10 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
 			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
-				if cb.skippedCases > 0 {
-					// The first case that did not run carries the error
-					// instead, so the case set stays that of a full run.
+				if cb.firstSkipped {
+					// Nothing ran, as when a device did not open: the
+					// first case carries the error instead, so the case
+					// set stays that of a full run.
 					seqs[n].carry = true
 					counts[n].skipped--
 					counts[n].tests--
@@ -251,9 +252,11 @@ type caseBuilder struct {
 	emit func(*junit.Testcase)
 	// problem is set once any testcase of the sequence failed or errored.
 	problem bool
-	// skippedCases counts the testcases of the sequence that did not run;
-	// carry is the sequence's error, for the first of them.
-	skippedCases int
+	// cases counts the testcases of the sequence so far, and firstSkipped
+	// says the first of them did not run; carry is the sequence's error,
+	// for that testcase.
+	cases        int
+	firstSkipped bool
 	carry        *junit.Testcase
 
 	// key is the top-level entry being gathered, "" when none; opened is
@@ -514,15 +517,16 @@ func (cb *caseBuilder) finish(top *results.Step) {
 			msg = cleanLine(cb.first.Message)
 		}
 		tc.Skipped = &junit.Result{Message: msg}
-		cb.skippedCases++
-		if cb.carry != nil {
-			tc.Skipped, tc.Error, tc.Failure = nil, cb.carry.Error, cb.carry.Failure
-			cb.carry = nil
+		if cb.cases == 0 {
+			cb.firstSkipped = true
+			if cb.carry != nil {
+				tc.Skipped, tc.Error, tc.Failure = nil, cb.carry.Error, cb.carry.Failure
+			}
 		}
 	}
 	cb.emit(&tc)
-	problem, skipped, carry := cb.problem, cb.skippedCases, cb.carry
-	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: problem, skippedCases: skipped, carry: carry}
+	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
+		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry}
 }
 
 // sequenceCase is the testcase standing for a sequence that did not pass

@@ -130,3 +130,26 @@ func TestConsoleSetupFailureComesFirst(t *testing.T) {
 		t.Errorf("first case %+v, want it to carry the open error %q", first, res.Error)
 	}
 }
+
+// TestJUnitErrorAfterSteps checks that a sequence error that came after
+// steps ran (a log that lost bytes) is not pinned on a step that did not
+// run: it gets a testcase of its own.
+func TestJUnitErrorAfterSteps(t *testing.T) {
+	seq := runner.SequenceResult{Name: "lossy", File: "seq/lossy.yaml", Status: runner.Errored, StartedAt: base,
+		Error: "console dut: 12 bytes lost",
+		Steps: []runner.StepResult{
+			{Index: 0, Path: "0", Kind: "send", Name: "a", Status: runner.Passed},
+			{Index: 1, Path: "1", Kind: "send", Name: "b", Status: runner.Skipped, Message: "not run"},
+		}}
+	s := parseJUnit(t, junitReport(t, []runner.SequenceResult{seq})).Suites[0]
+	var names []string
+	for _, tc := range s.Testcases {
+		names = append(names, tc.Name)
+	}
+	if want := []string{"00 send a", "01 send b", "sequence"}; !slices.Equal(names, want) {
+		t.Fatalf("cases %q, want %q", names, want)
+	}
+	if s.Testcases[1].Skipped == nil || s.Testcases[2].Error == nil || s.Tests != 3 || s.Errors != 1 || s.Skipped != 1 {
+		t.Errorf("suite %+v", s)
+	}
+}
