@@ -41,6 +41,15 @@ func (r *run) title(s *steps.Step) string {
 	return r.fill(t, s.Name)
 }
 
+// writtenTitle is the name of step s without values, for a step that
+// did not run: Title, and the count of an unnamed repeat.
+func writtenTitle(s *steps.Step) string {
+	if s.Name == "" && s.Kind == steps.KindRepeat {
+		return repeatTitle(s)
+	}
+	return s.Title()
+}
+
 // fill expands t for a label, or returns fallback when it cannot.
 func (r *run) fill(t steps.Template, fallback string) string {
 	text, err := t.ExpandMax(r.lookup, nil, r.maxValue())

@@ -36,3 +36,22 @@ steps:
 		t.Errorf("data.sent of the second send = %#v, want the text sent", sent)
 	}
 }
+
+func TestSkippedStepKeepsItsWrittenName(t *testing.T) {
+	seq := load(t, `
+vars: {i: 7}
+steps:
+  - assert: i == 1
+  - send: "echo ${i}"
+  - repeat: 3
+    steps:
+      - send: "echo ${i}"`)
+	res := run(t, context.Background(), seq, newDevice(shell), nil)
+	var got []string
+	for _, st := range res.Steps {
+		got = append(got, st.Path+" "+st.Name)
+	}
+	if g, want := strings.Join(got, "|"), "0 i == 1|1 echo ${i}|2 3 times"; g != want {
+		t.Errorf("names %s, want %s", g, want)
+	}
+}

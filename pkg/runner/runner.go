@@ -484,6 +484,9 @@ func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
 			r.skip(s.Steps, 0, path+".", g)
 		}
 		res := r.newResult(s, path, g)
+		// A step that did not run has no values: its name stays as
+		// written.
+		res.Name = writtenTitle(s)
 		res.Status = Skipped
 		res.Message = "not run"
 		r.finish(res)
