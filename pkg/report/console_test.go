@@ -128,7 +128,7 @@ func TestConsoleTransientLine(t *testing.T) {
 
 func TestConsoleLongRunningLineIsTruncated(t *testing.T) {
 	var out bytes.Buffer
-	c := NewConsole(&out, ConsoleOptions{Color: true})
+	c := NewConsole(&out, ConsoleOptions{Color: true, AfterFunc: (&timers{}).after})
 	c.Event(runner.Event{Type: runner.StepStarted, Step: &runner.StepResult{Path: "0", Kind: "send", Name: strings.Repeat("x", 200)}})
 	got := strings.TrimSuffix(strings.TrimPrefix(out.String(), ansiDim), ansiReset)
 	if n := len([]rune(got)); n != runningWidth {
