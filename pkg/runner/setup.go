@@ -122,18 +122,13 @@ func (r *run) stepTimeout(s *steps.Step) time.Duration {
 	return 0
 }
 
-// portFrom says where dev's port came from: the bench, a flag, or the
-// sequence where it is declared.
+// portFrom says where dev's port came from: the sequence or the bench
+// file where it is declared, a flag, or a step's to:; "" when not known.
 func portFrom(dev *steps.Device) string {
-	switch {
-	case dev.PortFrom != "":
-		return dev.PortFrom
-	case dev.Port == "" && dev.USB == nil:
-		return ""
-	case dev.Pos.File != "":
-		return "the sequence, " + dev.Pos.String()
+	if dev.PortFrom == "" && dev.Implicit && dev.Port != "" {
+		return "the step at " + dev.Pos.String()
 	}
-	return "the sequence"
+	return dev.PortFrom
 }
 
 // connectionNotifier is a console that tells when its device disconnects

@@ -92,7 +92,9 @@ func TestPortFrom(t *testing.T) {
 		want      string
 	}{
 		{name: "sequence", src: "devices:\n  dut: {port: /dev/ttyUSB9}\nsteps:\n  - send: x\n    to: dut\n",
-			want: "(the port is from the sequence, test.yaml:2:3)"},
+			want: "(the port is from test.yaml:2:3)"},
+		{name: "a step's to:", src: "steps:\n  - send: x\n    to: /dev/ttyUSB5\n",
+			want: "(the port is from the step at test.yaml:2:5)"},
 		{name: "bench", src: "devices:\n  dut: {baud: 9600}\nsteps:\n  - send: x\n    to: dut\n",
 			bench: &steps.Bench{File: "lab.bench.yaml", Devices: map[string]*steps.Device{"dut": {Name: "dut", Port: "/dev/ttyACM3"}}},
 			want:  "(the port is from bench file lab.bench.yaml)"},

@@ -85,6 +85,9 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 				overlay(dev, b)
 				if b.Port != "" || b.USB != nil {
 					dev.PortFrom = "bench file " + bench.File
+					if b.PortFrom != "" {
+						dev.PortFrom = "bench file " + b.PortFrom
+					}
 				}
 			}
 		}
