@@ -72,6 +72,9 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // included, stays in the event file. "counts" counts the steps that are not
 // groups or repeats, iterations included.
 //
+// A send step's data holds "sent", the text it sent with its line ending
+// (a step's name shows the values it used, see runner.StepResult.Name).
+//
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence
 // reads "error". "passed" is true when there was at least one sequence and
