@@ -135,7 +135,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 func (b *simBench) bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
-			d.Port = b.board.SerialPath()
+			d.Port, d.PortFrom = b.board.SerialPath(), "--sim"
 		}
 	}
 	for _, p := range seq.Probes {

@@ -110,7 +110,7 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
 	r.cursor[s.To] = cursor
-	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
+	res.Data = map[string]any{"bytes": len(data), "cursor": cursor, "sent": sentValue(data)}
 	if atPrompt {
 		res.Data["at_prompt"] = true
 	}

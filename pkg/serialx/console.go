@@ -68,7 +68,8 @@ type Config struct {
 	// LogDir, if set, receives NAME.log, the exact bytes received, and
 	// NAME.timeline.jsonl, one JSON object per received chunk
 	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
-	// the bytes as stream.Quote renders them) and per disconnection or
+	// the bytes sent as a JSON string when they are valid UTF-8, else
+	// "hex", the bytes in hexadecimal) and per disconnection or
 	// reconnection, release and reacquisition (dir "event", with "event"
 	// and "detail"). Modem control is recorded as events too: "lines" after
 	// each change of DTR or RTS, with both levels then in effect ("dtr=0
@@ -238,6 +239,11 @@ type Console struct {
 
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
+
+	// notes are the OnConnection listeners, by id.
+	nmu      sync.Mutex
+	notes    map[int]func(time.Time, string, string)
+	nextNote int
 }
 
 type receiver struct {
@@ -487,6 +493,9 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	port.Close()
 	lock.release()
 	c.log.event(time.Now(), c.buf.End(), "disconnected", derr.Error())
+	if !c.closing.Load() {
+		c.notify("disconnected", derr.Error())
+	}
 	if !c.cfg.Reconnect {
 		return nil
 	}
@@ -528,6 +537,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
+		c.notify("reconnected", path)
 		return np
 	}
 }

@@ -83,6 +83,12 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 		for _, dev := range seq.Devices {
 			if b, ok := bench.Devices[dev.Name]; ok {
 				overlay(dev, b)
+				if b.Port != "" || b.USB != nil {
+					dev.PortFrom = "bench file " + bench.File
+					if b.PortFrom != "" {
+						dev.PortFrom = "bench file " + b.PortFrom
+					}
+				}
 			}
 		}
 		for _, p := range seq.Probes {
@@ -121,6 +127,7 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 		}
 		dev.Port = ports[name]
 		dev.USB = nil
+		dev.PortFrom = "--port " + name + "=" + ports[name]
 	}
 	return nil
 }

@@ -414,6 +414,9 @@ func (d *decoder) devices(n *yaml.Node) {
 		} else if p.val.Tag != "!!null" {
 			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
 		}
+		if dev.Port != "" || dev.USB != nil {
+			dev.PortFrom = dev.Pos.String()
+		}
 		d.seq.Devices = append(d.seq.Devices, dev)
 	})
 }
