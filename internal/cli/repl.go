@@ -147,6 +147,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	if err := engine.CheckProbes(seq); err != nil {
 		return invalid(err)
 	}
+	var tempELF map[string]bool
 	if opts.Sim {
 		// A signal while the board or OpenOCD starts stops hilrun through
 		// its cleanup; once the console runs, Ctrl-C is its own.
@@ -165,7 +166,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
 		sb.bind(seq)
-		if err := simELF(sb, seq); err != nil {
+		if tempELF, err = simELF(sb, seq); err != nil {
 			return infra(err)
 		}
 		bindLine = func(line *steps.Sequence) {
@@ -259,6 +260,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		In:       in, Out: out,
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim && qemuSpec == nil && !launches,
+		TempELF:     tempELF,
 		Script:      script,
 	})
 	switch {
@@ -299,17 +301,20 @@ func launchesQEMU(seq *steps.Sequence) bool {
 }
 
 // simELF gives each probe that the virtual board serves and that has no
-// ELF file the board's firmware image, so that symbols resolve.
-func simELF(sb *simBench, seq *steps.Sequence) error {
+// ELF file the board's firmware image, so that symbols resolve. It returns
+// the probes it gave one: the image is a temporary file.
+func simELF(sb *simBench, seq *steps.Sequence) (map[string]bool, error) {
+	given := map[string]bool{}
 	for _, p := range seq.Probes {
 		if p.ELF != "" || sb.probe == "" || p.OpenOCD != sb.probe {
 			continue
 		}
 		path, err := sb.elf()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.ELF = path
+		given[p.Name] = true
 	}
-	return nil
+	return given, nil
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// stub addresses into :record files; off under --sim, where they
 	// change.
 	RecordPorts bool
+	// TempELF names the probes whose ELF file hilrun supplied for the
+	// session only (the virtual board's, in a folder removed at exit):
+	// :record leaves it out, as the file would name a path that is gone.
+	TempELF map[string]bool
 	// Script reads In as a script, not a terminal: lines are taken as they
 	// come, neither edited nor completed; each is echoed after "hilrun> "
 	// so the output reads as a transcript; the output carries no escape
