@@ -96,7 +96,7 @@ func TestReadmeExamples(t *testing.T) {
 // validate, keyed by the block's first line or the command line, each
 // with the reason.
 var readmeUnchecked = map[string]string{
-	"hilrun run --sim --log-dir /mnt/small full.yaml": "needs a full file system at /mnt/small; internal/cli's fault tests fill a disk with a fake",
+	"hilrun run --sim --log-dir /mnt/small full.yaml":                                           "needs a full file system at /mnt/small; internal/cli's fault tests fill a disk with a fake",
 	"serial_send {console: \"dut\", text: \"version\"}     -> {\"cursor\": 1834, \"bytes\": 8}": "MCP tool calls in shorthand, not JSON; the tools are tested in pkg/mcpserver",
 }
 
