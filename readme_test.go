@@ -3,8 +3,10 @@ package hilrun_test
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -85,6 +87,9 @@ func TestReadmeExamples(t *testing.T) {
 		})
 	}
 	t.Run("inline_json", func(t *testing.T) { checkInlineJSON(t, string(src)) })
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
+		return // some examples did not run
+	}
 	for key := range readmeUnchecked {
 		if !used[key] {
 			t.Errorf("readmeUnchecked lists %q, which is no longer in the README: remove it", key)
@@ -96,7 +101,7 @@ func TestReadmeExamples(t *testing.T) {
 // validate, keyed by the block's first line or the command line, each
 // with the reason.
 var readmeUnchecked = map[string]string{
-	"hilrun run --sim --log-dir /mnt/small full.yaml":                                           "needs a full file system at /mnt/small; internal/cli's fault tests fill a disk with a fake",
+	"hilrun run --sim --log-dir /mnt/small full.yaml":                                           "needs a small file system mounted at /mnt/small (root); internal/cli's TestFullLogDisk runs the same on a 64 KiB tmpfs",
 	"serial_send {console: \"dut\", text: \"version\"}     -> {\"cursor\": 1834, \"bytes\": 8}": "MCP tool calls in shorthand, not JSON; the tools are tested in pkg/mcpserver",
 }
 
@@ -255,28 +260,43 @@ func checkJSONBlock(t *testing.T, b readmeBlock) {
 	case []any:
 		loadSteps(t, b.line, b.text)
 	case map[string]any:
-		servers, ok := v["mcpServers"].(map[string]any)
-		if !ok {
-			t.Fatalf("README.md:%d: a JSON object that is not an mcpServers configuration: give it a rule in TestReadmeExamples", b.line)
-		}
-		for name, s := range servers {
-			var srv struct {
-				Command string
-				Args    []string
-			}
-			raw, _ := json.Marshal(s)
-			if err := json.Unmarshal(raw, &srv); err != nil {
-				t.Fatalf("README.md:%d: server %s: %v", b.line, name, err)
-			}
-			if srv.Command != "hilrun" {
-				t.Errorf("README.md:%d: server %s runs %q, not hilrun", b.line, name, srv.Command)
-				continue
-			}
-			checkFlags(t, b.line, srv.Args)
+		if !checkMCPConfig(t, b.line, v) {
+			t.Errorf("README.md:%d: a JSON object that is not an mcpServers configuration: give it a rule in TestReadmeExamples", b.line)
 		}
 	default:
 		t.Errorf("README.md:%d: a JSON %T, which no rule checks", b.line, v)
 	}
+}
+
+// checkMCPConfig checks an MCP client's configuration: a server it starts
+// runs hilrun with arguments that parse; one it reaches over HTTP has a
+// URL. It reports false when v is no such configuration.
+func checkMCPConfig(t *testing.T, line int, v map[string]any) bool {
+	t.Helper()
+	servers, ok := v["mcpServers"].(map[string]any)
+	if !ok {
+		return false
+	}
+	for name, s := range servers {
+		var srv struct {
+			Command string
+			Args    []string
+			URL     string
+		}
+		raw, _ := json.Marshal(s)
+		if err := json.Unmarshal(raw, &srv); err != nil {
+			t.Errorf("README.md:%d: server %s: %v", line, name, err)
+			continue
+		}
+		switch {
+		case srv.Command == "hilrun":
+			checkFlags(t, line, srv.Args)
+		case srv.Command == "" && strings.HasSuffix(srv.URL, "/mcp"):
+		default:
+			t.Errorf("README.md:%d: server %s neither runs hilrun nor reaches it at a URL ending in /mcp", line, name)
+		}
+	}
+	return true
 }
 
 // loadSteps loads a JSON list of serial_sequence steps as a sequence file
@@ -324,9 +344,12 @@ func checkInlineJSON(t *testing.T, src string) {
 			t.Errorf("README.md:%s: %s does not parse as JSON: %v", line, span, err)
 			continue
 		}
-		n++
 		var lineNo int
 		fmt.Sscan(line, &lineNo)
+		if checkMCPConfig(t, lineNo, obj) {
+			continue
+		}
+		n++
 		loadSteps(t, lineNo, "["+span+"]")
 	}
 	if n == 0 {
@@ -363,9 +386,24 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 	n := 0
 	lastCode := -1 // of the last command run, -1 when it was not run
 	for _, c := range cmds {
-		args, ok := hilrunArgs(t, c.line)
+		ex := &exampleRun{dir: dir, output: c.output}
+		line := c.line
+		// printf 'TEXT' | hilrun ...: TEXT is standard input.
+		if m := printfPipeRE.FindStringSubmatch(line); m != nil {
+			ex.stdin = []byte(strings.ReplaceAll(m[1], `\n`, "\n"))
+			line = m[2]
+		}
+		// hilrun ...; echo $?: the last line shown is the exit code.
+		if rest, ok := strings.CutSuffix(line, "; echo $?"); ok && len(ex.output) > 0 {
+			line = rest
+			ex.code = strings.TrimSpace(ex.output[len(ex.output)-1])
+			ex.output = ex.output[:len(ex.output)-1]
+		}
+		args, ok := hilrunArgs(t, line)
 		if !ok {
 			switch {
+			case makeRE.MatchString(c.line):
+				buildFirmware(t, b, makeRE.FindStringSubmatch(c.line)[1])
 			case strings.HasPrefix(c.line, "cat "):
 				checkCat(t, b, dir, c.line, c.output)
 			case c.line == "echo $?" && lastCode >= 0:
@@ -381,11 +419,30 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 			continue
 		}
 		t.Run(strings.Join(args[:1], " "), func(t *testing.T) {
-			lastCode = checkCommand(t, b, c.line, args, &exampleRun{dir: dir, output: c.output})
+			lastCode = checkCommand(t, b, c.line, args, ex)
+			if ex.code != "" && ex.code != fmt.Sprint(lastCode) {
+				t.Errorf("README.md:%d: %s: echo $? shows %s, but the command exited %d", b.line, c.line, ex.code, lastCode)
+			}
 		})
 	}
 	if n == 0 {
 		t.Errorf("README.md:%d: a %s block that runs no hilrun command: give it a rule or list it in readmeUnchecked", b.line, b.lang)
+	}
+}
+
+var (
+	printfPipeRE = regexp.MustCompile(`^printf '([^']*)' \| (.*)$`)
+	makeRE       = regexp.MustCompile(`^make -C (\S+)$`)
+)
+
+// buildFirmware runs make -C dir as the README says. It builds into the
+// folder's own build/ (ignored by git), where the example sequences look
+// for their ELF files.
+func buildFirmware(t *testing.T, b readmeBlock, dir string) {
+	testenv.NeedTool(t, "make", "apt-get install make")
+	testenv.NeedTool(t, "arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+	if o, err := exec.Command("make", "-s", "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("README.md:%d: make -C %s: %v\n%s", b.line, dir, err, o)
 	}
 }
 
@@ -476,6 +533,8 @@ func shellWords(s string) ([]string, error) {
 type exampleRun struct {
 	dir    string   // the block's folder for files it writes
 	output []string // the output shown under the command
+	stdin  []byte   // what a printf pipes into it, or nil
+	code   string   // the exit code an "; echo $?" shows, or ""
 }
 
 // checkCommand runs or validates one hilrun command line and returns its
@@ -515,6 +574,15 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 	}
 	if qemu {
 		testenv.NeedTool(t, "qemu-system-arm", "apt-get install qemu-system-arm")
+		for _, f := range []string{flagValue(rest, "qemu"), flagValue(rest, "qemu-bios")} {
+			if _, err := os.Stat(f); f != "" && err != nil {
+				if strings.HasPrefix(f, "/usr/") {
+					testenv.Missing(t, "%s is not installed (apt-get install u-boot-qemu): %v", f, err)
+				}
+				t.Errorf("README.md:%d: %s: %v (an example that needs a firmware image builds it first, with make -C)", b.line, line, err)
+				return -1
+			}
+		}
 	}
 	dir, args := "", rewriteLogDir(t, args)
 	if ex != nil && needsFixture(args) {
@@ -523,7 +591,11 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 	if ex != nil && usesBlockFile(args, ex.dir) {
 		dir = ex.dir
 	}
-	r := hilrunIn(t, dir, nil, args...)
+	var stdin []byte
+	if ex != nil {
+		stdin = ex.stdin
+	}
+	r := hilrunIn(t, dir, stdin, args...)
 	if ex == nil || len(ex.output) == 0 {
 		expectCode(t, b, line, cli.ExitPassed, r)
 	} else {
@@ -702,14 +774,18 @@ func checkCat(t *testing.T, b readmeBlock, dir, line string, output []string) {
 // boot banner), so the device's lines and hilrun's are compared apart,
 // and the device's prompt is left out.
 func checkRepl(t *testing.T, b readmeBlock, line string, args []string, ex *exampleRun) int {
-	var typed []string
-	for _, l := range ex.output {
-		if in, ok := strings.CutPrefix(l, "hilrun> "); ok {
-			typed = append(typed, in)
+	stdin := ex.stdin
+	if stdin == nil {
+		var typed []string
+		for _, l := range ex.output {
+			if in, ok := strings.CutPrefix(l, "hilrun> "); ok {
+				typed = append(typed, in)
+			}
 		}
+		stdin = []byte(strings.Join(typed, "\n") + "\n")
 	}
-	r := hilrunIn(t, ex.dir, []byte(strings.Join(typed, "\n")+"\n"), args...)
-	if r.code != cli.ExitPassed {
+	r := hilrunIn(t, ex.dir, stdin, args...)
+	if r.code != cli.ExitPassed && ex.code == "" {
 		t.Errorf("README.md:%d: %s: exit %d\n%s", b.line, line, r.code, r.out)
 	}
 	shownDev, shownOwn := splitConsole(withoutPrompts(ex.output))
@@ -785,7 +861,7 @@ func isElision(l string) bool {
 
 // checkOutput checks that the lines shown appear in the real output: runs
 // of lines in a row, the runs in order, "..." lines between runs standing
-// for any lines; "..." inside a line stands for any text.
+// for any lines; "..." or "…" inside a line stands for any text.
 func checkOutput(t *testing.T, b readmeBlock, line string, shown []string, real string) {
 	t.Helper()
 	var got []string
@@ -803,7 +879,7 @@ func checkOutput(t *testing.T, b readmeBlock, line string, shown []string, real 
 			cur, curText = nil, nil
 			continue
 		}
-		n := normLine(l)
+		n := strings.ReplaceAll(normLine(l), "…", "...")
 		parts := strings.Split(n, "...")
 		for i := range parts {
 			parts[i] = regexp.QuoteMeta(parts[i])
