@@ -2,9 +2,11 @@ package hilrun_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -361,8 +364,9 @@ func checkInlineJSON(t *testing.T, src string) {
 // "$ " with the output it shows under it.
 func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, string) bool) {
 	type command struct {
-		line   string
-		output []string
+		line    string
+		comment string // after " # "
+		output  []string
 	}
 	var cmds []*command
 	for l := range strings.SplitSeq(strings.TrimRight(b.text, "\n"), "\n") {
@@ -373,7 +377,11 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 			continue
 		}
 		if c, ok := strings.CutPrefix(l, "$ "); ok {
-			cmds = append(cmds, &command{line: stripComment(c)})
+			cmd := &command{line: stripComment(c)}
+			if _, after, ok := strings.Cut(c, " # "); ok {
+				cmd.comment = strings.TrimSpace(after)
+			}
+			cmds = append(cmds, cmd)
 			continue
 		}
 		if len(cmds) == 0 {
@@ -386,7 +394,7 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 	n := 0
 	lastCode := -1 // of the last command run, -1 when it was not run
 	for _, c := range cmds {
-		ex := &exampleRun{dir: dir, output: c.output}
+		ex := &exampleRun{dir: dir, output: c.output, comment: c.comment}
 		line := c.line
 		// printf 'TEXT' | hilrun ...: TEXT is standard input.
 		if m := printfPipeRE.FindStringSubmatch(line); m != nil {
@@ -535,6 +543,8 @@ type exampleRun struct {
 	output []string // the output shown under the command
 	stdin  []byte   // what a printf pipes into it, or nil
 	code   string   // the exit code an "; echo $?" shows, or ""
+	// comment is what the command line says after " # ".
+	comment string
 }
 
 // checkCommand runs or validates one hilrun command line and returns its
@@ -552,6 +562,12 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 	sim := hasFlag(rest, "sim")
 	qemu := hasFlag(rest, "qemu") || hasFlag(rest, "qemu-bios")
 	switch name := cmd.Name(); {
+	case name == "sim" && ex != nil && len(ex.output) > 0:
+		checkSimServer(t, b, line, args, ex)
+		return -1
+	case name == "mcp" && ex != nil && len(ex.output) > 0:
+		checkMCPCall(t, b, line, args, ex)
+		return -1
 	case name == "mcp" || name == "sim":
 		// Servers run until stopped: their flags must parse, and a bench
 		// file they name must load.
@@ -602,6 +618,88 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 		checkOutput(t, b, line, ex.output, r.out)
 	}
 	return r.code
+}
+
+// serve runs a hilrun server in-process until stop says its output is
+// complete (or 30 s pass, which fails the test), then ends it by closing
+// its standard input and its context. It returns the output.
+func serve(t *testing.T, args []string, in io.Reader, closeIn func(), stop func(out string) bool) string {
+	t.Helper()
+	var out testenv.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := cli.NewRoot(&cli.IO{In: in, Out: &out, ErrOut: &out})
+	root.SetArgs(args)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(30 * time.Second) // only an upper bound for a hang
+	for !stop(out.String()) {
+		select {
+		case err := <-done:
+			t.Fatalf("hilrun %s ended before it printed what the README shows: %v\n%s", strings.Join(args, " "), err, out.String())
+		case <-limit:
+			t.Fatalf("hilrun %s: what the README shows did not come in 30 s:\n%s", strings.Join(args, " "), out.String())
+		case <-tick.C:
+		}
+	}
+	closeIn()
+	cancel()
+	<-done
+	return out.String()
+}
+
+// checkSimServer runs hilrun sim until it has printed as many lines as
+// the README shows for it, and compares them.
+func checkSimServer(t *testing.T, b readmeBlock, line string, args []string, ex *exampleRun) {
+	if strings.Contains(strings.Join(ex.output, "\n"), `"openocd":true`) {
+		testenv.NeedTool(t, "openocd", "apt-get install openocd")
+	}
+	out := serve(t, args, strings.NewReader(""), func() {}, func(out string) bool {
+		return strings.Count(out, "\n") >= len(ex.output)
+	})
+	checkOutput(t, b, line, ex.output, out)
+}
+
+// checkMCPCall runs hilrun mcp over standard input and output, has a
+// client call serial_sequence with the step the command's comment names
+// ("# a client sends {JSON}"), and checks that the result's text shows
+// what the README shows.
+func checkMCPCall(t *testing.T, b readmeBlock, line string, args []string, ex *exampleRun) {
+	_, step, ok := strings.Cut(ex.comment, "a client sends ")
+	if !ok || !json.Valid([]byte(step)) {
+		t.Errorf("README.md:%d: %s shows output, but its comment does not say what a client sends (# a client sends {JSON step})", b.line, line)
+		return
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		for _, msg := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"serial_sequence","arguments":{"steps":[` + step + `]}}}`,
+		} {
+			if _, err := io.WriteString(pw, msg+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	out := serve(t, args, pr, func() { pw.Close() }, func(out string) bool {
+		return strings.Contains(out, `"id":2,`)
+	})
+	var text []string
+	for l := range strings.SplitSeq(out, "\n") {
+		var resp struct {
+			ID     int
+			Result struct{ Content []struct{ Text string } }
+		}
+		if json.Unmarshal([]byte(l), &resp) == nil && resp.ID == 2 {
+			for _, c := range resp.Result.Content {
+				text = append(text, c.Text)
+			}
+		}
+	}
+	checkOutput(t, b, line, ex.output, strings.Join(text, "\n"))
 }
 
 type hilrunResult struct {
