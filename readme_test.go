@@ -155,12 +155,16 @@ func firstLine(s string) string {
 var benchTopKeys = []string{"devices", "probes", "cameras", "power"}
 
 func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, string) bool) {
-	var top map[string]any
-	if err := yaml.Unmarshal([]byte(b.text), &top); err != nil {
+	var doc any
+	if err := yaml.Unmarshal([]byte(b.text), &doc); err != nil {
 		t.Fatalf("README.md:%d: the yaml block does not parse: %v", b.line, err)
 	}
 	dir := t.TempDir()
+	top, isMap := doc.(map[string]any)
 	switch {
+	case !isMap:
+		// A bare list of steps is a sequence too.
+		loadSequence(t, b, dir, b.text, "")
 	case top["jobs"] != nil:
 		checkWorkflow(t, b, top, unchecked)
 	case strings.HasPrefix(firstLine(b.text), "# hilrun.bench.yaml"):
@@ -313,6 +317,20 @@ func loadSteps(t *testing.T, line int, text string) {
 	}
 }
 
+// isStep reports whether a JSON object names a step kind among its keys
+// (the seed servers' delay_ms included).
+func isStep(obj map[string]any) bool {
+	for _, k := range steps.Kinds() {
+		for _, key := range k.Keys {
+			if _, ok := obj[key]; ok {
+				return true
+			}
+		}
+	}
+	_, ok := obj["delay_ms"]
+	return ok
+}
+
 var jsonShapeRE = regexp.MustCompile(`^\{"[a-z_]+", `)
 
 var inlineJSONRE = regexp.MustCompile("`(\\{\"[^`]*\\})`")
@@ -350,6 +368,10 @@ func checkInlineJSON(t *testing.T, src string) {
 		var lineNo int
 		fmt.Sscan(line, &lineNo)
 		if checkMCPConfig(t, lineNo, obj) {
+			continue
+		}
+		if !isStep(obj) {
+			t.Errorf("README.md:%d: %s is JSON that no rule checks (not a serial_sequence step, not an MCP configuration): give it a rule in TestReadmeExamples", lineNo, span)
 			continue
 		}
 		n++
