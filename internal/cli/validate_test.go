@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"bytes"
+	"github.com/hilrun/hilrun/internal/testenv"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -127,12 +129,23 @@ func TestReadmeFilesValidate(t *testing.T) {
 		t.Fatal("the README names no sequence file")
 	}
 	seen := map[string]bool{}
+	builtQEMU := false
 	for _, name := range names {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
 		args := []string{"validate", filepath.Join("../..", name)}
+		if strings.HasPrefix(name, "sequences/qemu/") && !builtQEMU {
+			// Their probes name the firmware's ELF, which the README
+			// builds with make -C firmware/qemu.
+			testenv.NeedTool(t, "make", "apt-get install make")
+			testenv.NeedTool(t, "arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+			if o, err := exec.Command("make", "-s", "-C", "../../firmware/qemu").CombinedOutput(); err != nil {
+				t.Fatalf("make -C firmware/qemu: %v\n%s", err, o)
+			}
+			builtQEMU = true
+		}
 		if strings.HasPrefix(name, "sequences/sim/") {
 			args = []string{"validate", "--sim", filepath.Join("../..", name)}
 		}
