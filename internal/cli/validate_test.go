@@ -2,9 +2,8 @@ package cli_test
 
 import (
 	"bytes"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -139,11 +138,7 @@ func TestReadmeFilesValidate(t *testing.T) {
 		if strings.HasPrefix(name, "sequences/qemu/") && !builtQEMU {
 			// Their probes name the firmware's ELF, which the README
 			// builds with make -C firmware/qemu.
-			testenv.NeedTool(t, "make", "apt-get install make")
-			testenv.NeedTool(t, "arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
-			if o, err := exec.Command("make", "-s", "-C", "../../firmware/qemu").CombinedOutput(); err != nil {
-				t.Fatalf("make -C firmware/qemu: %v\n%s", err, o)
-			}
+			qemutest.BuildInTree(t)
 			builtQEMU = true
 		}
 		if strings.HasPrefix(name, "sequences/sim/") {
