@@ -1089,8 +1089,17 @@ func checkSynopsis(t *testing.T, b readmeBlock) {
 			l = l[:i]
 		}
 		if rest, ok := strings.CutPrefix(l, "hilrun "); ok {
-			name := strings.Fields(rest)[0]
-			c, _, err := root.Find([]string{name})
+			// The command and its subcommands: the leading words that are
+			// not flags.
+			var words []string
+			for _, w := range strings.Fields(rest) {
+				if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") || strings.ToUpper(w) == w {
+					break
+				}
+				words = append(words, w)
+			}
+			name := strings.Join(words, " ")
+			c, _, err := root.Find(words)
 			if err != nil || c == root {
 				t.Errorf("README.md:%d: the synopsis shows hilrun %s, which is no command", b.line, name)
 				cmd = nil
