@@ -486,7 +486,12 @@ func (p *netPort) command(cmd byte, value []byte) ([]byte, error) {
 		return nil, errNetClosed
 	case <-t.C:
 		p.dropWaiter(w)
-		return nil, fmt.Errorf("%s did not acknowledge %s within %s", p.url, commandName(cmd), netAckTimeout)
+		msg := fmt.Sprintf("%s did not acknowledge %s within %s", p.url, describeValue(cmd, value), netAckTimeout)
+		if cmd == cpSetControl {
+			// ser2net stays silent when the ioctl fails, as on a pty.
+			msg += " (a server stays silent when its port cannot do it, as a pty without modem lines)"
+		}
+		return nil, errors.New(msg)
 	}
 }
 
@@ -528,6 +533,24 @@ func commandName(cmd byte) string {
 	return "command " + strconv.Itoa(int(cmd))
 }
 
+// describeValue names a command and its value for messages:
+// "SET-CONTROL 8 (DTR on)".
+func describeValue(cmd byte, value []byte) string {
+	s := commandName(cmd)
+	if len(value) != 1 {
+		return s
+	}
+	s += " " + strconv.Itoa(int(value[0]))
+	if cmd == cpSetControl {
+		names := map[byte]string{ctlFlowNone: "no flow control", ctlFlowXonXoff: "XON/XOFF", ctlFlowRTSCTS: "RTS/CTS",
+			ctlBreakOn: "break on", ctlBreakOff: "break off", ctlDTROn: "DTR on", ctlDTROff: "DTR off", ctlRTSOn: "RTS on", ctlRTSOff: "RTS off"}
+		if n, ok := names[value[0]]; ok {
+			s += " (" + n + ")"
+		}
+	}
+	return s
+}
+
 // setting sends a one-byte command and checks the server applied value.
 func (p *netPort) setting(cmd, value byte, what string) error {
 	got, err := p.command(cmd, []byte{value})
@@ -535,7 +558,7 @@ func (p *netPort) setting(cmd, value byte, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if len(got) != 1 || got[0] != value {
-		return fmt.Errorf("%s: %s answered %v to %s %d, which did not take effect", what, p.url, got, commandName(cmd), value)
+		return fmt.Errorf("%s: %s answered %v to %s: it did not take effect", what, p.url, got, describeValue(cmd, []byte{value}))
 	}
 	return nil
 }
