@@ -52,7 +52,9 @@ type Server struct {
 
 // Start starts ser2net offering device on a free TCP port of 127.0.0.1 in
 // mode, and returns once it listens. dir receives its configuration.
-func Start(ctx context.Context, dir, device string, mode Mode) (*Server, error) {
+// options are more lines of the connection's options (see man
+// ser2net.yaml), such as "chardelay: false".
+func Start(ctx context.Context, dir, device string, mode Mode, options ...string) (*Server, error) {
 	prog, err := Path()
 	if err != nil {
 		return nil, err
@@ -69,6 +71,9 @@ func Start(ctx context.Context, dir, device string, mode Mode) (*Server, error) 
 	// kickolduser lets a console that reconnects take over from its own
 	// previous connection, should the server not have noticed it ended.
 	yaml := fmt.Sprintf("connection: &dut\n  accepter: %s\n  connector: serialdev,%s,115200n81,local\n  options:\n    kickolduser: true\n", accepter, device)
+	for _, o := range options {
+		yaml += "    " + o + "\n"
+	}
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		return nil, fmt.Errorf("write ser2net configuration: %w", err)
 	}
