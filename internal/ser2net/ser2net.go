@@ -68,9 +68,10 @@ func Start(ctx context.Context, dir, device string, mode Mode, options ...string
 		accepter = "telnet(rfc2217)," + accepter
 	}
 	config := filepath.Join(dir, fmt.Sprintf("ser2net-%d.yaml", port))
-	// kickolduser lets a console that reconnects take over from its own
-	// previous connection, should the server not have noticed it ended.
-	yaml := fmt.Sprintf("connection: &dut\n  accepter: %s\n  connector: serialdev,%s,115200n81,local\n  options:\n    kickolduser: true\n", accepter, device)
+	yaml := fmt.Sprintf("connection: &dut\n  accepter: %s\n  connector: serialdev,%s,115200n81,local\n", accepter, device)
+	if len(options) > 0 {
+		yaml += "  options:\n"
+	}
 	for _, o := range options {
 		yaml += "    " + o + "\n"
 	}

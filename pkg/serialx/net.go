@@ -230,21 +230,31 @@ func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, 
 		timeout: -1,
 	}
 	close(p.resumed)
+	var requests []byte
+	if p.telnet {
+		requests = p.requests()
+	}
 	go p.readSocket()
 	if !p.telnet {
 		return p, nil
 	}
 	stop := context.AfterFunc(hctx, func() { p.Close() })
-	err = p.negotiate(hctx)
+	err = p.negotiate(hctx, requests)
 	if err == nil {
 		err = p.SetMode(mode)
 	}
 	if !stop() || hctx.Err() != nil {
 		err = fmt.Errorf("negotiate telnet with %s: %w", addr, ctxErr(hctx))
+	} else if err != nil && p.endedSoon(err) {
+		err = p.endedErr()
 	}
 	if err != nil {
 		p.Close()
-		return nil, &OpenError{Path: url, Kind: Other, Err: err}
+		kind := Other
+		if strings.Contains(err.Error(), "in use") {
+			kind = Busy
+		}
+		return nil, &OpenError{Path: url, Kind: kind, Err: err}
 	}
 	return p, nil
 }
@@ -257,10 +267,12 @@ func kindOfDial(err error) OpenErrorKind {
 	return Other
 }
 
-// negotiate asks for BINARY both ways, SGA both ways and to perform
-// COM-PORT-OPTION, and waits until the server has answered every request.
-func (p *netPort) negotiate(ctx context.Context) error {
-	p.tmu.Lock()
+// requests returns the option requests a telnet port opens with: BINARY
+// both ways, SGA both ways, and to perform COM-PORT-OPTION, marking them
+// asked. It runs before the reader starts, so that the server's own
+// opening burst of negotiation cannot settle the options before they are
+// asked for.
+func (p *netPort) requests() []byte {
 	var out []byte
 	for _, r := range []struct{ verb, opt byte }{
 		{tnWILL, optBinary}, {tnDO, optBinary}, {tnWILL, optSGA}, {tnDO, optSGA}, {tnWILL, optComPort},
@@ -272,8 +284,13 @@ func (p *netPort) negotiate(ctx context.Context) error {
 		}
 		out = append(out, tnIAC, r.verb, r.opt)
 	}
-	p.tmu.Unlock()
-	if err := p.writeRaw(out); err != nil {
+	return out
+}
+
+// negotiate sends the option requests and waits until the server has
+// answered every one.
+func (p *netPort) negotiate(ctx context.Context, requests []byte) error {
+	if err := p.writeRaw(requests); err != nil {
 		return err
 	}
 	select {
@@ -281,7 +298,7 @@ func (p *netPort) negotiate(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("the server did not answer the telnet option requests: %w", ctxErr(ctx))
 	case <-p.done:
-		return p.socketErr()
+		return p.endedErr()
 	}
 	p.tmu.Lock()
 	com := p.opts[optComPort].us
@@ -355,6 +372,46 @@ func (p *netPort) enqueue(data []byte) bool {
 			return false
 		}
 	}
+}
+
+// ended reports whether the connection has ended.
+func (p *netPort) ended() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// endedSoon reports whether the connection has ended, giving the reader
+// a second to see the end when err is a write the server reset: the
+// server's last words arrive before its reset.
+func (p *netPort) endedSoon(err error) bool {
+	if !isGone(err) {
+		return p.ended()
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// endedErr says how the connection ended while it was being set up,
+// quoting what the server said: a server that turns a connection away
+// says why as text, as ser2net's "Port's device already in use".
+func (p *netPort) endedErr() error {
+	p.qmu.Lock()
+	said := strings.TrimSpace(string(p.queue[:min(len(p.queue), 200)]))
+	p.qmu.Unlock()
+	if said != "" {
+		return fmt.Errorf("%w: it said %q", p.socketErr(), said)
+	}
+	return p.socketErr()
 }
 
 func (p *netPort) socketErr() error {

@@ -2,6 +2,7 @@ package serialx
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -170,6 +171,19 @@ func TestConsoleSuiteOverNetwork(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestSer2netBusy checks that a second console on a port ser2net already
+// serves is told the port is busy, in the server's words.
+func TestSer2netBusy(t *testing.T) {
+	d := newDevice(t)
+	srv := startSer2net(t, d.path, ser2net.RFC2217)
+	openNet(t, Config{Path: srv.URL(), NoLock: true})
+	_, err := Open(timeout(t, 30*time.Second), "second", Config{Path: srv.URL(), NoLock: true})
+	var oe *OpenError
+	if !errors.As(err, &oe) || oe.Kind != Busy || !strings.Contains(err.Error(), "already in use") {
+		t.Errorf("a second Open = %v, want a Busy *OpenError quoting the server", err)
 	}
 }
 

@@ -166,7 +166,7 @@ func run(n, batch, chunk int, streamFor time.Duration, opts []string) error {
 	}
 
 	base := bench.Summarize(targets[0].rtt)
-	fmt.Printf("ser2net options: kickolduser: true %q\n", opts)
+	fmt.Printf("ser2net options: %q\n", opts)
 	fmt.Printf("round trip (send \"version\", expect the reply and the prompt), %d per target, interleaved in turns of %d:\n", n, batch)
 	fmt.Printf("  %-16s %10s %10s %10s %14s %14s %8s\n", "target", "median", "p99", "max", "added median", "added p99", "ratio")
 	for _, t := range targets {
