@@ -70,3 +70,37 @@ steps:
 		})
 	}
 }
+
+// TestReplOverSer2net runs a REPL session on the virtual board behind
+// ser2net with RFC 2217; when the server restarts, the session says the
+// device left and came back, and goes on.
+func TestReplOverSer2net(t *testing.T) {
+	if _, err := ser2net.Path(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	b := sim.New(sim.Options{})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv, err := ser2net.Start(ctx, t.TempDir(), b.SerialPath(), ser2net.RFC2217)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	r := startReplWith(t, "--port", "console="+srv.URL())
+	r.typ("send echo before\r")
+	r.waitFor("before")
+	if err := srv.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("device console disconnected")
+	r.waitFor("device console is back")
+	r.typ("send echo after\r")
+	r.waitFor("after")
+	r.typ("{lines: {dtr: false}}\r")
+	r.waitFor("did not acknowledge SET-CONTROL 9 (DTR off)")
+	r.quit()
+}
