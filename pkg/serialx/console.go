@@ -1,5 +1,6 @@
 // Package serialx runs hilrun's serial consoles: a port opened with
-// go.bug.st/serial, a goroutine that reads it continuously into a
+// go.bug.st/serial, or a network port (tcp://, rfc2217://; see net.go)
+// behind the same interface, a goroutine that reads it continuously into a
 // stream.Buffer and a log, so that no byte is lost between steps, and
 // detection of (and optionally recovery from) a device that disconnects.
 package serialx
@@ -34,8 +35,14 @@ const (
 
 // Config describes a serial console.
 type Config struct {
-	// Path is the device, /dev/ttyACM0 or COM3. It may be empty when
-	// Resolve is set.
+	// Path is the device, /dev/ttyACM0 or COM3, or a network port:
+	// tcp://HOST:PORT for a raw socket or rfc2217://HOST:PORT for telnet
+	// with RFC 2217 serial port control (see NetworkPort). A network port
+	// takes no UUCP lock: the server decides who may connect (ser2net
+	// serves one connection at a time by default). On a raw socket the line
+	// settings are the server's (setting any is a warning), and modem
+	// control and flow control fail with an error wrapping ErrNoModemLines
+	// that says to use rfc2217://. It may be empty when Resolve is set.
 	Path string
 	// Baud is the bit rate in bits per second; 0 means 115200.
 	Baud int

@@ -59,6 +59,7 @@ type rfc2217Peer struct {
 	data     bytes.Buffer
 	conns    []net.Conn
 	deny     map[byte]bool
+	noBinary bool // refuse BINARY both ways
 	changed  chan struct{}
 }
 
@@ -172,13 +173,13 @@ func (p *rfc2217Peer) serve(c net.Conn) {
 				state = 0
 				switch verb {
 				case tnWILL: // the client offers: we take BINARY, SGA, COM-PORT
-					if b == optBinary || b == optSGA || b == optComPort {
+					if (b == optBinary && !p.noBinary) || b == optSGA || b == optComPort {
 						out = append(out, tnIAC, tnDO, b)
 					} else {
 						out = append(out, tnIAC, tnDONT, b)
 					}
 				case tnDO:
-					if b == optBinary || b == optSGA {
+					if (b == optBinary && !p.noBinary) || b == optSGA {
 						out = append(out, tnIAC, tnWILL, b)
 					} else {
 						out = append(out, tnIAC, tnWONT, b)
@@ -328,6 +329,26 @@ func TestRFC2217Peer(t *testing.T) {
 			t.Errorf("SetLines = %v, want an error saying the server did not acknowledge", err)
 		}
 	})
+}
+
+// TestTelnetWithoutBinary checks the NVT rule for a server that refuses
+// BINARY: a CR goes out as CR NUL, and CR NUL comes back as CR.
+func TestTelnetWithoutBinary(t *testing.T) {
+	peer := newRFC2217Peer(t)
+	peer.noBinary = true
+	c := openNet(t, Config{Path: peer.url(), NoLock: true})
+	cur, err := c.Write(timeout(t, 20*time.Second), []byte("x\ry\xff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.waitFor(t, "the data", func() bool { return peer.data.Len() >= 5 })
+	if got := peer.data.String(); got != "x\r\x00y\xff" {
+		t.Errorf("the server received %q, want CR as CR NUL", got)
+	}
+	// The peer echoes CR NUL back as it received it.
+	if _, err := c.Expect(timeout(t, 20*time.Second), cur, lit("x\ry\xff"), nil); err != nil {
+		t.Errorf("the echo did not come back with a bare CR: %v; got %q", err, c.Tail(10, 100))
+	}
 }
 
 func TestRFC2217Reconnect(t *testing.T) {
