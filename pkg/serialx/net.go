@@ -117,7 +117,8 @@ type netPort struct {
 	wmu sync.Mutex // serializes writes to conn: data and telnet commands
 
 	qmu     sync.Mutex
-	queue   []byte
+	queue   []byte // received data; queue[head:] is not read yet
+	head    int
 	qerr    error         // why the socket stopped; set once
 	ready   chan struct{} // signalled (cap 1) when queue grows or qerr is set
 	space   chan struct{} // signalled (cap 1) when Read drains the queue
@@ -127,6 +128,10 @@ type netPort struct {
 
 	closed    chan struct{}
 	closeOnce sync.Once
+	// abort is closed by ResetOutputBuffer: writes and commands waiting
+	// for the server stop, so the console can take its lock and close.
+	abort     chan struct{}
+	abortOnce sync.Once
 
 	// Telnet state, guarded by tmu.
 	tmu      sync.Mutex
@@ -225,6 +230,7 @@ func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, 
 		space:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		closed:  make(chan struct{}),
+		abort:   make(chan struct{}),
 		settled: make(chan struct{}),
 		resumed: make(chan struct{}),
 		timeout: -1,
@@ -359,7 +365,11 @@ func signal(ch chan struct{}) {
 func (p *netPort) enqueue(data []byte) bool {
 	for {
 		p.qmu.Lock()
-		if len(p.queue) < netQueueMax {
+		if len(p.queue)-p.head < netQueueMax {
+			if p.head > 0 && p.head >= len(p.queue)/2 {
+				p.queue = p.queue[:copy(p.queue, p.queue[p.head:])]
+				p.head = 0
+			}
 			p.queue = append(p.queue, data...)
 			p.qmu.Unlock()
 			signal(p.ready)
@@ -406,7 +416,7 @@ func (p *netPort) endedSoon(err error) bool {
 // says why as text, as ser2net's "Port's device already in use".
 func (p *netPort) endedErr() error {
 	p.qmu.Lock()
-	said := strings.TrimSpace(string(p.queue[:min(len(p.queue), 200)]))
+	said := strings.TrimSpace(string(p.queue[p.head:min(len(p.queue), p.head+200)]))
 	p.qmu.Unlock()
 	if said != "" {
 		return fmt.Errorf("%w: it said %q", p.socketErr(), said)
@@ -438,10 +448,12 @@ func (p *netPort) Read(b []byte) (int, error) {
 	}
 	for {
 		p.qmu.Lock()
-		if len(p.queue) > 0 {
-			n := copy(b, p.queue)
-			rest := copy(p.queue, p.queue[n:])
-			p.queue = p.queue[:rest]
+		if p.head < len(p.queue) {
+			n := copy(b, p.queue[p.head:])
+			p.head += n
+			if p.head == len(p.queue) {
+				p.queue, p.head = p.queue[:0], 0
+			}
 			p.qmu.Unlock()
 			signal(p.space)
 			return n, nil
@@ -479,6 +491,8 @@ func (p *netPort) Write(b []byte) (int, error) {
 		case <-resumed:
 		case <-p.closed:
 			return 0, errNetClosed
+		case <-p.abort:
+			return 0, fmt.Errorf("%s: output discarded while the server had suspended it", p.url)
 		}
 		out = make([]byte, 0, len(b)+len(b)/16+2)
 		for _, c := range b {
@@ -541,6 +555,9 @@ func (p *netPort) command(cmd byte, value []byte) ([]byte, error) {
 		return v, nil
 	case <-p.closed:
 		return nil, errNetClosed
+	case <-p.abort:
+		p.dropWaiter(w)
+		return nil, fmt.Errorf("%s: stopped waiting for the acknowledgement of %s: the port is closing", p.url, describeValue(cmd, value))
 	case <-t.C:
 		p.dropWaiter(w)
 		msg := fmt.Sprintf("%s did not acknowledge %s within %s", p.url, describeValue(cmd, value), netAckTimeout)
@@ -714,7 +731,7 @@ func (p *netPort) GetModemStatusBits() (*serial.ModemStatusBits, error) {
 // 2217, asks the server to purge its receive buffer (PURGE-DATA 1).
 func (p *netPort) ResetInputBuffer() error {
 	p.qmu.Lock()
-	p.queue = p.queue[:0]
+	p.queue, p.head = p.queue[:0], 0
 	p.qmu.Unlock()
 	signal(p.space)
 	if !p.telnet {
@@ -724,9 +741,12 @@ func (p *netPort) ResetInputBuffer() error {
 }
 
 // ResetOutputBuffer makes a write stuck on a full socket (the server not
-// reading) return at once. The console calls it only before closing the
-// port, so later writes fail too; the server's own buffer is not purged.
+// reading) or on a server's FLOWCONTROL-SUSPEND, and a command waiting for
+// its acknowledgement, return at once. The console calls it only before
+// closing or releasing the port, so later writes fail too; the server's
+// own buffer is not purged.
 func (p *netPort) ResetOutputBuffer() error {
+	p.abortOnce.Do(func() { close(p.abort) })
 	return p.conn.SetWriteDeadline(time.Now())
 }
 

@@ -82,6 +82,15 @@ func (p *rfc2217Peer) close() {
 	p.dropConns()
 }
 
+// send writes raw bytes to every connection, telnet commands included.
+func (p *rfc2217Peer) send(raw []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Write(raw)
+	}
+}
+
 // dropConns closes the connections, as a server that restarts does.
 func (p *rfc2217Peer) dropConns() {
 	p.mu.Lock()
@@ -348,6 +357,53 @@ func TestTelnetWithoutBinary(t *testing.T) {
 	// The peer echoes CR NUL back as it received it.
 	if _, err := c.Expect(timeout(t, 20*time.Second), cur, lit("x\ry\xff"), nil); err != nil {
 		t.Errorf("the echo did not come back with a bare CR: %v; got %q", err, c.Tail(10, 100))
+	}
+}
+
+// TestRFC2217FlowSuspend checks that the server's FLOWCONTROL-SUSPEND
+// holds writes until FLOWCONTROL-RESUME, and that closing the console
+// while a write is held does not hang.
+func TestRFC2217FlowSuspend(t *testing.T) {
+	peer := newRFC2217Peer(t)
+	c := openNet(t, Config{Path: peer.url(), NoLock: true})
+	suspend := []byte{tnIAC, tnSB, optComPort, cpServerReplies + cpFlowSuspend, tnIAC, tnSE}
+	resume := []byte{tnIAC, tnSB, optComPort, cpServerReplies + cpFlowResume, tnIAC, tnSE}
+	// The marker after the command shows the client has read it.
+	peer.send(append(suspend, "suspended\n"...))
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("suspended\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(timeout(t, 20*time.Second), []byte("held"))
+		wrote <- err
+	}()
+	peer.mu.Lock()
+	early := strings.Contains(peer.data.String(), "held")
+	peer.mu.Unlock()
+	if early {
+		t.Fatal("the write went out while the server had suspended output")
+	}
+	peer.send(resume)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	peer.waitFor(t, "the held write", func() bool { return strings.Contains(peer.data.String(), "held") })
+
+	peer.send(append(suspend, "again\n"...))
+	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("again\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := c.Write(timeout(t, 20*time.Second), []byte("never"))
+		wrote <- err
+	}()
+	// Close must not wait for a resume that never comes.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err == nil {
+		t.Error("a write held by the server succeeded after Close")
 	}
 }
 
