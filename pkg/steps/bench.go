@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/serialx"
 )
 
 // BenchFile is the bench file's default name, looked for beside a sequence.
@@ -124,6 +126,9 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 				have = append(have, d.Name)
 			}
 			return fmt.Errorf("--port %s=%s: the sequence %s has no device %q; its devices are %s%s", name, ports[name], seq.File, name, listOrNone(have), suggest(name, have))
+		}
+		if err := serialx.CheckPortURL(ports[name]); err != nil {
+			return fmt.Errorf("--port %s=%s: %w", name, ports[name], err)
 		}
 		dev.Port = ports[name]
 		dev.USB = nil
