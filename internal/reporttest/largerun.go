@@ -66,7 +66,7 @@ func WriteLargeRun(tb testing.TB, dir string, steps int, start time.Time) string
 		b = strconv.AppendInt(b, off, 10)
 		b = append(b, `,"n":`...)
 		b = strconv.AppendInt(b, int64(len(n)+9), 10)
-		b = append(b, `,"data":"echo ok `+n+`\\n"}`+"\n"...)
+		b = append(b, `,"data":"echo ok `+n+`\n"}`+"\n"...)
 		b = append(b, `{"t":"`...)
 		b = at(b, t0+60)
 		b = append(b, `","us":`...)

@@ -88,7 +88,7 @@ func htmlFixture(t *testing.T, dir string) (events string, tx, rx int) {
 		at := base.Add(r.at)
 		line := map[string]any{"t": at.Format(time.RFC3339Nano), "us": at.Sub(opened).Microseconds(), "dir": r.dir, "off": raw.Len(), "n": len(r.data)}
 		if r.dir == "tx" {
-			line["data"] = results.QuoteBytes([]byte(r.data))
+			line["data"] = r.data // the bytes sent, as the console logs them (UTF-8 text)
 			tx++
 		} else {
 			raw.WriteString(r.data)

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -771,6 +772,7 @@ type timelineLine struct {
 	Off    int64     `json:"off"`
 	N      int       `json:"n"`
 	Data   string    `json:"data"`
+	Hex    string    `json:"hex"`
 	Event  string    `json:"event"`
 	Detail string    `json:"detail"`
 }
@@ -889,7 +891,15 @@ func (d *htmlData) console(name, logPath string, tr *results.Transcript) {
 		case "tx":
 			tx++
 			txBytes += int64(l.N)
-			r.text = l.Data
+			// The bytes sent, as text or hex in the timeline, shown with
+			// line endings and other control bytes escaped.
+			sent := []byte(l.Data)
+			if l.Hex != "" {
+				if b, err := hex.DecodeString(l.Hex); err == nil {
+					sent = b
+				}
+			}
+			r.text = results.QuoteBytes(sent)
 		case "rx":
 			rx++
 			rxBytes += int64(l.N)
