@@ -97,6 +97,7 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		newMCPCmd(ios),
 		newReplCmd(ios),
 		newVersionCmd(ios),
+		newReportCmd(ios),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -40,6 +40,12 @@ type RunOptions struct {
 	Filter string
 	// List prints the sequences that would run, and runs none.
 	List bool
+	// Shard is --shard I/N: run the I-th of N balanced shares of the
+	// selected sequence files.
+	Shard string
+	// Durations is a JSON report of a previous run whose sequence times
+	// balance the shards.
+	Durations string
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -67,7 +73,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml
   hilrun run --sim -k 'smoke or memory' sequences/sim
-  hilrun run --list sequences/`,
+  hilrun run --list sequences/
+  hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -87,6 +94,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	opts.QEMU.register(f)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	addSelectFlags(f, &opts.Filter, &opts.List)
+	f.StringVar(&opts.Shard, "shard", "", "run only the `I/N` share of the selected sequence files (counted from 1, a file never split, after -k): the same on every machine, balanced by --durations or else by count")
+	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
@@ -115,7 +124,20 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List}
+	shard, err := parseShard(opts.Shard)
+	if err != nil {
+		return invalid(err)
+	}
+	var times durations
+	if opts.Durations != "" {
+		if !shard.on() {
+			return invalid(errors.New("--durations balances --shard: give --shard I/N too"))
+		}
+		if times, err = readDurations(opts.Durations); err != nil {
+			return invalid(err)
+		}
+	}
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, Shard: shard, Durations: times}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
 	}
@@ -124,7 +146,20 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return err
 	}
 	if opts.List {
-		return listSequences(ios.Out, prep.seqs)
+		if err := listSequences(ios.Out, prep.seqs); err != nil {
+			return err
+		}
+		if prep.shardNote != "" {
+			fmt.Fprintln(ios.Out, prep.shardNote)
+		}
+		return nil
+	}
+	if prep.shardNote != "" {
+		note := prep.shardNote
+		if len(prep.seqs) == 0 {
+			note += ": nothing to run here, the reports list no sequence"
+		}
+		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
 	}
 	seqs, needProbe := prep.seqs, prep.simProbes
 
