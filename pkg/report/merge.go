@@ -27,7 +27,7 @@ var ErrNotReport = errors.New("not a hilrun report")
 
 // ErrDuplicate is wrapped by the errors of MergeJSON and MergeJUnit when
 // two reports hold the same sequence.
-var ErrDuplicate = errors.New("a sequence is in two reports")
+var ErrDuplicate = errors.New("each sequence runs in one shard only")
 
 // SequenceHead is what a JSON report says about one sequence, steps left
 // out.
@@ -179,7 +179,7 @@ func readErr(err error) error {
 // and the files that hold it.
 func checkUnique[T any](items []T, key func(T) string, name func(T) string, src func(T) string) error {
 	seen := map[string]T{}
-	var errs []error
+	var dups []string
 	for _, it := range items {
 		k := key(it)
 		if prev, ok := seen[k]; ok {
@@ -187,12 +187,15 @@ func checkUnique[T any](items []T, key func(T) string, name func(T) string, src 
 			if src(prev) == src(it) {
 				where = "twice in " + src(it)
 			}
-			errs = append(errs, fmt.Errorf("%w: sequence %s is %s: each sequence file runs in one shard only", ErrDuplicate, name(it), where))
+			dups = append(dups, fmt.Sprintf("sequence %s is %s", name(it), where))
 			continue
 		}
 		seen[k] = it
 	}
-	return errors.Join(errs...)
+	if len(dups) > 0 {
+		return fmt.Errorf("%s: %w", strings.Join(dups, "; "), ErrDuplicate)
+	}
+	return nil
 }
 
 // MergeJSON writes to w one JSON report holding the sequences of the JSON
