@@ -105,7 +105,6 @@ func firstDiff(got, want string) string {
 	return "?"
 }
 
-
 // TestMergeDuplicate checks that a sequence in two shards is an error that
 // names it and both files, and that one in a single file twice is too.
 func TestMergeDuplicate(t *testing.T) {
