@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -50,6 +51,8 @@ type prepared struct {
 	simProbes bool
 	// shardNote says what share --shard took, "" without --shard.
 	shardNote string
+	// shard is what the reports say of the share, nil without --shard.
+	shard *report.Shard
 }
 
 // prepare loads every file, binds each sequence to the bench (the bench
@@ -85,8 +88,10 @@ func prepare(o prepareOptions) (*prepared, error) {
 		// runs.
 		all := len(seqs)
 		var load []int64
-		seqs, load = shardSequences(seqs, o.Shard, o.Durations)
+		var plan string
+		seqs, load, plan = shardPlan(seqs, o.Shard, o.Durations)
 		p.shardNote = shardNote(o.Shard, len(seqs), all, load, o.Durations != nil)
+		p.shard = &report.Shard{Index: o.Shard.Index, Total: o.Shard.Total, Sequences: all, Plan: plan}
 	}
 	p.seqs = seqs
 	if o.List {

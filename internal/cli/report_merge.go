@@ -98,8 +98,9 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 	}
 	// Everything is checked before anything is written: a merge into
 	// io.Discard reads every input whole.
+	var inc *report.IncompleteError
 	for _, o := range outs {
-		if err := o.merge(io.Discard); err != nil {
+		if err := o.merge(io.Discard); err != nil && !errors.As(err, &inc) {
 			return mergeErr(err)
 		}
 	}
@@ -108,12 +109,25 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 			return invalid(err)
 		}
 	}
+	var incomplete []string
 	for _, o := range outs {
 		var err error
 		if o.path == "-" {
 			err = o.merge(ctxWriter{ctx, ios.Out})
 		} else {
-			err = writeFile(ctx, o.path, o.merge)
+			err = writeFile(ctx, o.path, func(w io.Writer) error {
+				err := o.merge(w)
+				if errors.As(err, &inc) {
+					// Written whole, and said below.
+					incomplete = append(incomplete, fmt.Sprintf("%s: %v", o.path, err))
+					return nil
+				}
+				return err
+			})
+		}
+		if errors.As(err, &inc) {
+			incomplete = append(incomplete, fmt.Sprintf("%s: %v", o.path, err))
+			err = nil
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -122,11 +136,16 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 			return mergeErr(fmt.Errorf("report merge: write %s: %w", o.path, err))
 		}
 	}
+	if len(incomplete) > 0 {
+		// The reports are written, so CI can show what ran, but they are
+		// not the whole run.
+		return infra(fmt.Errorf("report merge: written, but incomplete: %s", strings.Join(incomplete, "; ")))
+	}
 	return nil
 }
 
 func mergeErr(err error) error {
-	if errors.Is(err, report.ErrNotReport) || errors.Is(err, report.ErrDuplicate) || errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, report.ErrNotReport) || errors.Is(err, report.ErrDuplicate) || errors.Is(err, report.ErrShards) || errors.Is(err, os.ErrNotExist) {
 		return invalid(err)
 	}
 	return infra(err)

@@ -52,6 +52,9 @@ type RunOptions struct {
 	// MaxFailures caps the failing iterations each repeat lists in the
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
+
+	// shard is what the reports say of a --shard run's share.
+	shard *report.Shard
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -162,6 +165,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
 	}
 	seqs, needProbe := prep.seqs, prep.simProbes
+	opts.shard = prep.shard
 
 	if opts.MaxFailures < 0 {
 		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
@@ -474,7 +478,7 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	var lost []string
 	if opts.JUnit != "" {
 		if err := writeFile(ctx, opts.JUnit, func(w io.Writer) error {
-			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum})
+			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum, Shard: opts.shard})
 		}); err != nil {
 			lost = append(lost, fmt.Sprintf("JUnit report %s not written: %v", opts.JUnit, err))
 		}
@@ -482,11 +486,11 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	switch opts.JSON {
 	case "":
 	case "-":
-		if err := report.WriteJSON(ctxWriter{ctx, ios.Out}, events, sum); err != nil {
+		if err := report.WriteShardJSON(ctxWriter{ctx, ios.Out}, events, sum, opts.shard); err != nil {
 			lost = append(lost, fmt.Sprintf("JSON report to standard output not written: %v", err))
 		}
 	default:
-		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, events, sum) }); err != nil {
+		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteShardJSON(w, events, sum, opts.shard) }); err != nil {
 			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
 		}
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -81,6 +83,13 @@ func readDurations(path string) (durations, error) {
 // and with no durations every sequence weighs the same, so shards differ
 // by at most one sequence.
 func shardSequences(seqs []*steps.Sequence, s shardSpec, d durations) ([]*steps.Sequence, []int64) {
+	share, load, _ := shardPlan(seqs, s, d)
+	return share, load
+}
+
+// shardPlan is shardSequences that also returns an identifier of the whole
+// assignment, the same in every shard of it (report.Shard's Plan).
+func shardPlan(seqs []*steps.Sequence, s shardSpec, d durations) ([]*steps.Sequence, []int64, string) {
 	type item struct {
 		key    string
 		weight int64
@@ -137,7 +146,15 @@ func shardSequences(seqs []*steps.Sequence, s shardSpec, d durations) ([]*steps.
 			out = append(out, seq)
 		}
 	}
-	return out, load
+	// The plan: N and each file's shard, in key order.
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n", s.Total)
+	byKey := slices.Clone(order)
+	slices.SortFunc(byKey, func(a, b int) int { return strings.Compare(items[a].key, items[b].key) })
+	for _, i := range byKey {
+		fmt.Fprintf(h, "%s\t%d\n", items[i].key, items[i].bin)
+	}
+	return out, load, hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // shardNote says what share of the selected sequences shard s runs.

@@ -85,9 +85,16 @@ func ReadSequences(path string) ([]SequenceHead, error) {
 // scanJSON checks that path is a hilrun JSON report and finds its
 // sequences.
 func scanJSON(path string) ([]jsonSpan, error) {
+	spans, _, err := scanShardJSON(path)
+	return spans, err
+}
+
+// scanShardJSON is scanJSON that also returns the report's shard, nil
+// when it is not one.
+func scanShardJSON(path string) ([]jsonSpan, *Shard, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
+		return nil, nil, fmt.Errorf("read report: %w", err)
 	}
 	defer f.Close()
 	notReport := func(format string, args ...any) error {
@@ -97,38 +104,49 @@ func scanJSON(path string) ([]jsonSpan, error) {
 	d.UseNumber()
 	tok, err := d.Token()
 	if err != nil {
-		return nil, notReport("%v", readErr(err))
+		return nil, nil, notReport("%v", readErr(err))
 	}
 	if tok != json.Delim('{') {
-		return nil, notReport("it is not a JSON object")
+		return nil, nil, notReport("it is not a JSON object")
 	}
 	var spans []jsonSpan
+	var shard *Shard
 	sawSequences := false
 	for d.More() {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, notReport("%v", readErr(err))
+			return nil, nil, notReport("%v", readErr(err))
 		}
 		key, _ := tok.(string)
+		if key == "shard" {
+			shard = &Shard{}
+			if err := d.Decode(shard); err != nil {
+				return nil, nil, notReport("shard: %v", readErr(err))
+			}
+			if err := shard.check(); err != nil {
+				return nil, nil, notReport("%v", err)
+			}
+			continue
+		}
 		if key != "sequences" {
 			var skip json.RawMessage
 			if err := d.Decode(&skip); err != nil {
-				return nil, notReport("%v", readErr(err))
+				return nil, nil, notReport("%v", readErr(err))
 			}
 			continue
 		}
 		if sawSequences {
-			return nil, notReport(`"sequences" appears twice`)
+			return nil, nil, notReport(`"sequences" appears twice`)
 		}
 		sawSequences = true
 		if tok, err := d.Token(); err != nil || tok != json.Delim('[') {
-			return nil, notReport(`"sequences" is not a list`)
+			return nil, nil, notReport(`"sequences" is not a list`)
 		}
 		for d.More() {
 			start := d.InputOffset()
 			var raw json.RawMessage
 			if err := d.Decode(&raw); err != nil {
-				return nil, notReport("sequence %d: %v", len(spans)+1, readErr(err))
+				return nil, nil, notReport("sequence %d: %v", len(spans)+1, readErr(err))
 			}
 			end := d.InputOffset()
 			var head struct {
@@ -139,10 +157,10 @@ func scanJSON(path string) ([]jsonSpan, error) {
 				Counts     *results.Counts `json:"counts"`
 			}
 			if err := json.Unmarshal(raw, &head); err != nil || head.Name == nil || head.File == nil || head.Status == nil || head.DurationMS == nil || head.Counts == nil {
-				return nil, notReport(`sequence %d lacks a name, file, status, duration_ms or counts`, len(spans)+1)
+				return nil, nil, notReport(`sequence %d lacks a name, file, status, duration_ms or counts`, len(spans)+1)
 			}
 			if ms := float64(*head.DurationMS); ms < 0 || math.IsNaN(ms) || math.IsInf(ms, 0) {
-				return nil, notReport("sequence %d: duration_ms %v is not a duration", len(spans)+1, ms)
+				return nil, nil, notReport("sequence %d: duration_ms %v is not a duration", len(spans)+1, ms)
 			}
 			// The offset before a value may stand before the comma that
 			// separates it from the previous one.
@@ -152,19 +170,19 @@ func scanJSON(path string) ([]jsonSpan, error) {
 			})
 		}
 		if _, err := d.Token(); err != nil {
-			return nil, notReport("%v", readErr(err))
+			return nil, nil, notReport("%v", readErr(err))
 		}
 	}
 	if _, err := d.Token(); err != nil {
-		return nil, notReport("%v", readErr(err))
+		return nil, nil, notReport("%v", readErr(err))
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return nil, notReport("more follows the report's object")
+		return nil, nil, notReport("more follows the report's object")
 	}
 	if !sawSequences {
-		return nil, notReport(`it has no "sequences" list`)
+		return nil, nil, notReport(`it has no "sequences" list`)
 	}
-	return spans, nil
+	return spans, shard, nil
 }
 
 // readErr says that a file ended early rather than "EOF".
@@ -207,12 +225,18 @@ func checkUnique[T any](items []T, key func(T) string, name func(T) string, src 
 // time.
 func MergeJSON(w io.Writer, paths []string) error {
 	var spans []jsonSpan
+	var shards []shardInput
 	for _, p := range paths {
-		s, err := scanJSON(p)
+		s, sh, err := scanShardJSON(p)
 		if err != nil {
 			return err
 		}
 		spans = append(spans, s...)
+		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
+	}
+	incomplete, err := checkShards(shards, len(spans))
+	if err != nil {
+		return fmt.Errorf("merge json reports: %w", err)
 	}
 	if err := checkUnique(spans, func(s jsonSpan) string { return s.Key() },
 		func(s jsonSpan) string { return describe(s.Name, s.File) },
@@ -269,7 +293,7 @@ func MergeJSON(w io.Writer, paths []string) error {
 	if jw.err != nil {
 		return fmt.Errorf("merge json reports: %w", jw.err)
 	}
-	return nil
+	return incomplete
 }
 
 // suiteSpan is a testsuite of a JUnit report: its counts, and where its
@@ -281,6 +305,7 @@ type suiteSpan struct {
 	millis                int64
 	file                  string
 	start                 int64
+	shard                 *Shard
 }
 
 func (s suiteSpan) key() string { return sequenceKey(s.seqFile, s.name) }
@@ -365,6 +390,9 @@ func countSuite(s *junit.Testsuite) (suiteSpan, error) {
 		return span, err
 	}
 	span.millis = ms
+	if span.shard, err = shardFromProperties(s.Properties); err != nil {
+		return span, err
+	}
 	span.seqFile = s.File
 	if span.seqFile == "" && s.Properties != nil {
 		for _, p := range *s.Properties {
@@ -397,12 +425,26 @@ func parseSeconds(s string) (int64, error) {
 // them, and nothing is written. One testsuite is in memory at a time.
 func MergeJUnit(w io.Writer, paths []string) error {
 	var spans []suiteSpan
+	var shards []shardInput
 	for _, p := range paths {
 		s, err := scanJUnit(p)
 		if err != nil {
 			return err
 		}
 		spans = append(spans, s...)
+		in := shardInput{file: p, count: len(s)}
+		for i, sp := range s {
+			if i == 0 {
+				in.shard = sp.shard
+			} else if (sp.shard == nil) != (in.shard == nil) || sp.shard != nil && *sp.shard != *in.shard {
+				return fmt.Errorf("merge junit reports: %w: the testsuites of %s say different shards", ErrShards, p)
+			}
+		}
+		shards = append(shards, in)
+	}
+	incomplete, err := checkShards(shards, len(spans))
+	if err != nil {
+		return fmt.Errorf("merge junit reports: %w", err)
 	}
 	if err := checkUnique(spans, suiteSpan.key,
 		func(s suiteSpan) string { return describe(s.name, s.seqFile) },
@@ -454,6 +496,11 @@ func MergeJUnit(w io.Writer, paths []string) error {
 			return fmt.Errorf("merge junit reports: read %s: %w", s.file, err)
 		}
 		suite.ID = i
+		if suite.Properties != nil {
+			// The merged report is the whole run, no shard.
+			props := slices.DeleteFunc(*suite.Properties, func(p junit.Property) bool { return isShardProperty(p.Name) })
+			suite.Properties = &props
+		}
 		if err := enc.EncodeElement(suite, xml.StartElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
 			return fmt.Errorf("merge junit reports: %w", err)
 		}
@@ -470,7 +517,7 @@ func MergeJUnit(w io.Writer, paths []string) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("merge junit reports: %w", err)
 	}
-	return nil
+	return incomplete
 }
 
 // readSuite decodes the first testsuite element of r.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -15,17 +18,22 @@ import (
 
 // writeShard writes the JSON and JUnit reports of seqs into dir, as one
 // shard of a run would have, and returns their paths.
-func writeShard(t *testing.T, dir, name string, seqs []runner.SequenceResult) (jsonPath, junitPath string) {
+func writeShard(t *testing.T, dir, name string, seqs []runner.SequenceResult, shard *Shard) (jsonPath, junitPath string) {
 	t.Helper()
 	jsonPath, junitPath = filepath.Join(dir, name+".json"), filepath.Join(dir, name+".xml")
-	var js bytes.Buffer
-	if err := WriteJSON(&js, eventFile(t, seqs), results.Options{}); err != nil {
+	events := eventFile(t, seqs)
+	var js, ju bytes.Buffer
+	if err := WriteShardJSON(&js, events, results.Options{}, shard); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(jsonPath, js.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(junitPath, junitReport(t, seqs), 0o644); err != nil {
+	opts := JUnitOptions{Hostname: "bench-1", Now: func() time.Time { return base }, Shard: shard}
+	if err := WriteJUnit(&ju, events, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junitPath, ju.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return jsonPath, junitPath
@@ -34,7 +42,7 @@ func writeShard(t *testing.T, dir, name string, seqs []runner.SequenceResult) (j
 // TestMergeEqualsSingleRun splits the fixture's sequences into shards in
 // several ways, an empty shard among them, and checks that merging the
 // shards' reports, in any order, gives byte for byte the reports of the
-// whole run (the fixture's sequences are in file order, as merge puts
+// whole run, without the shards' marks (the fixture's sequences are in file order, as merge puts
 // them, and its durations are whole milliseconds, so the sum of the
 // rounded suite times is the rounded total).
 func TestMergeEqualsSingleRun(t *testing.T) {
@@ -63,7 +71,8 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 				for _, j := range idx {
 					part = append(part, all[j])
 				}
-				js, ju := writeShard(t, dir, "shard"+string(rune('a'+i)), part)
+				sh := &Shard{Index: i + 1, Total: len(tt.shards), Sequences: len(all), Plan: "p1"}
+				js, ju := writeShard(t, dir, "shard"+string(rune('a'+i)), part, sh)
 				jsons, junits = append(jsons, js), append(junits, ju)
 			}
 			var gotJSON, gotJUnit bytes.Buffer
@@ -110,8 +119,8 @@ func firstDiff(got, want string) string {
 func TestMergeDuplicate(t *testing.T) {
 	all := fixture()
 	dir := t.TempDir()
-	a, ax := writeShard(t, dir, "a", all[:3])
-	b, bx := writeShard(t, dir, "b", all[2:])
+	a, ax := writeShard(t, dir, "a", all[:3], nil)
+	b, bx := writeShard(t, dir, "b", all[2:], nil)
 	for _, tc := range []struct {
 		name  string
 		merge func() error
@@ -191,7 +200,7 @@ func TestMergeNotReport(t *testing.T) {
 // TestReadSequences reads the durations a report holds, in order.
 func TestReadSequences(t *testing.T) {
 	dir := t.TempDir()
-	js, _ := writeShard(t, dir, "all", fixture())
+	js, _ := writeShard(t, dir, "all", fixture(), nil)
 	heads, err := ReadSequences(js)
 	if err != nil {
 		t.Fatal(err)
@@ -204,5 +213,74 @@ func TestReadSequences(t *testing.T) {
 	}
 	if h := heads[3]; h.Status != "error" {
 		t.Errorf("an interrupted sequence reads %q, want error", h.Status)
+	}
+}
+
+// TestMergeShards checks what merge makes of the shards' marks: a missing
+// shard is an IncompleteError naming it, after the merged report is
+// written whole; shards of different plans, a shard with a report that is
+// none, and one shard given twice are refused.
+func TestMergeShards(t *testing.T) {
+	all := fixture()
+	dir := t.TempDir()
+	shard := func(i, n int, plan string) *Shard { return &Shard{Index: i, Total: n, Sequences: len(all), Plan: plan} }
+	s1, x1 := writeShard(t, dir, "s1", all[:2], shard(1, 3, "p"))
+	s2, x2 := writeShard(t, dir, "s2", all[2:4], shard(2, 3, "p"))
+	_, _ = writeShard(t, dir, "s3", all[4:], shard(3, 3, "p"))
+	e4, x4 := writeShard(t, dir, "s4", nil, shard(4, 4, "p"))
+	o2, _ := writeShard(t, dir, "o2", all[2:4], shard(2, 3, "other"))
+	plain, _ := writeShard(t, dir, "plain", all[4:], nil)
+	d2, _ := writeShard(t, dir, "d2", all[4:], shard(2, 3, "p"))
+
+	for _, tc := range []struct {
+		name  string
+		merge func(io.Writer, []string) error
+		paths []string
+	}{
+		{"json", MergeJSON, []string{s1, s2}},
+		{"junit", MergeJUnit, []string{x1, x2}},
+	} {
+		t.Run(tc.name+" missing", func(t *testing.T) {
+			var out bytes.Buffer
+			err := tc.merge(&out, tc.paths)
+			var inc *IncompleteError
+			if !errors.As(err, &inc) || inc.Have != 4 || inc.Want != 6 || !slices.Equal(inc.Missing, []string{"3/3"}) {
+				t.Fatalf("error = %#v, want 4 of 6 sequences, shard 3/3 missing", err)
+			}
+			if !strings.Contains(err.Error(), "holds 4 of the 6 sequences the shards were cut from: shard 3/3 is missing") {
+				t.Errorf("message: %v", err)
+			}
+			if !strings.Contains(out.String(), "seq/net.yaml") || strings.Contains(out.String(), "seq/setup.yaml") {
+				t.Errorf("the merged report was not written whole:\n%s", out.String())
+			}
+		})
+	}
+	// An empty shard's JUnit report says no shard: it is no evidence
+	// either way, and the count decides.
+	var out bytes.Buffer
+	if err := MergeJUnit(&out, []string{x1, x4}); !errors.As(err, new(*IncompleteError)) {
+		t.Errorf("with an empty JUnit report: %v, want incomplete", err)
+	}
+	if err := MergeJSON(&out, []string{s1, e4}); !errors.Is(err, ErrShards) {
+		t.Errorf("shards of 3 and 4: %v, want ErrShards", err)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  error
+		msg   string
+	}{
+		{"other plan", []string{s1, o2}, ErrShards, "plan p), " + o2 + " shard 2/3 of 6 (plan other): the shards must be cut from the same"},
+		{"no shard", []string{s1, plain}, ErrShards, s1 + " is shard 1/3, " + plain + " no shard"},
+		{"no shard first", []string{plain, s1}, ErrShards, s1 + " is shard 1/3, " + plain + " no shard"},
+		{"shard twice", []string{s1, s2, d2}, ErrDuplicate, s2 + " and " + d2 + " are both shard 2/3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := MergeJSON(&bytes.Buffer{}, tc.paths)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error = %v, want %v saying %q", err, tc.want, tc.msg)
+			}
+		})
 	}
 }
