@@ -258,6 +258,34 @@ func TestShardListAndErrors(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge exited %d: %s", code, errOut)
 	}
+
+	// A shard missing: the reports are written, and the exit is 3.
+	code, _, errOut = hilrunIn(t, dir, "report", "merge", "--json", "half.json", "--junit", "half.xml", "a.json", "a.xml")
+	if code != cli.ExitInfra || !strings.Contains(errOut, "written, but incomplete") || !strings.Contains(errOut, "holds 1 of the 2 sequences the shards were cut from: shard 2/2 is missing") {
+		t.Errorf("a shard missing: exit %d, %s", code, errOut)
+	}
+	for _, f := range []string{"half.json", "half.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("an incomplete merge did not write %s: %v", f, err)
+		}
+	}
+
+	// Two files in three shards: the third is empty, runs nothing, passes,
+	// and its reports merge with the others'.
+	code, _, errOut = hilrunIn(t, dir, "run", "--sim", "--shard", "3/3", "-k", "groups", "--json", "c.json", "--junit", "c.xml", "sequences")
+	if code != 0 || !strings.Contains(errOut, "shard 3/3: 0 of 2 sequences: nothing to run here") {
+		t.Fatalf("an empty shard: exit %d, %s", code, errOut)
+	}
+	for i := 1; i <= 2; i++ {
+		code, _, errOut = hilrunIn(t, dir, "run", "--sim", "--shard", fmt.Sprintf("%d/3", i), "-k", "groups", "--json", fmt.Sprintf("t%d.json", i), "--junit", fmt.Sprintf("t%d.xml", i), "sequences")
+		if code != 0 {
+			t.Fatalf("shard %d/3: exit %d, %s", i, code, errOut)
+		}
+	}
+	code, _, errOut = hilrunIn(t, dir, "report", "merge", "--json", "m3.json", "--junit", "m3.xml", "t1.json", "t2.json", "c.json", "t1.xml", "t2.xml", "c.xml")
+	if code != 0 {
+		t.Fatalf("merging with an empty shard: exit %d, %s", code, errOut)
+	}
 }
 
 // factsDiff lists the lines only one of got and want has.
