@@ -35,10 +35,17 @@ reports one run of every shard would have written. REPORT is a JSON report
 (hilrun run --json) or a JUnit XML report (hilrun run --junit); each is told
 by its content. --json writes the JSON reports merged, --junit the JUnit
 ones: every sequence once, ordered by file, with the totals and the time
-(the sum of the sequences' times) counted again. A sequence found in two
-reports is an error that names it and them, and nothing is written. Exit
-codes: 0 written (whatever the tests did; the shards' own exit codes say
-that), 2 invalid input, 3 a report could not be written.`,
+(the sum of the sequences' times) counted again, and no shard marks.
+
+A shard's reports say which shard of which assignment they hold. Reports
+of shards cut differently (other files, -k or --durations), one shard
+given twice, or a sequence found in two reports are refused, naming them,
+and nothing is written. When the shards' reports lack sequences (a shard's
+report is missing, or a shard was cut short) the merged reports are
+written, and merge says what is missing and exits 3.
+
+Exit codes: 0 written (whatever the tests did: the shards' own exit codes
+say that), 2 invalid input, 3 written but incomplete, or not written.`,
 		Example: `  hilrun report merge --junit junit.xml --json report.json shard-*/junit.xml shard-*/report.json
   hilrun report merge --json - shard-1.json shard-2.json`,
 		Args: cobra.MinimumNArgs(1),
