@@ -66,8 +66,8 @@ func newRunCmd(ios *IO) *cobra.Command {
 under it (*.yaml, *.yml, *.json, bench files left out), in path order.
 -k selects sequences by name, file name or group name; --shard I/N then
 keeps one share of them, for CI fleets (hilrun report merge joins the
-shards' reports). Every file is
-validated before any port is opened: one invalid file runs none (exit 2).
+shards' reports). Every file is validated before any port is opened: one
+invalid file runs none (exit 2).
 Otherwise each sequence runs, one summary follows, and the exit code is the
 most serious outcome: 130 interrupted (a second signal cuts finally steps
 short) over 3 infrastructure error (a port or tool could not be reached or
