@@ -280,6 +280,10 @@ var badFiles = map[string]string{
 // loaderOnly lists the files the schema accepts and the loader rejects: what
 // the loader checks that a schema cannot, and the text its error contains.
 var loaderOnly = map[string]struct{ why, loaderErr string }{
+	"network-port-scheme.yaml": {
+		"a port given as a URL must be tcp://HOST:PORT or rfc2217://HOST:PORT",
+		`unknown scheme "telnet"`,
+	},
 	"qemu-console-unknown-device.yaml": {
 		"a QEMU launch's console must name a device of the sequence",
 		`qemu console: unknown device "consol"`,

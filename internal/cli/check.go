@@ -42,6 +42,10 @@ type prepareOptions struct {
 	// with QEMUKernel (engine.ReserveQEMU).
 	QEMU       bool
 	QEMUKernel string
+	// SimELF gives the path of the virtual board's firmware image, for
+	// the probes --sim binds that name no ELF file of their own; nil
+	// gives them none.
+	SimELF func() (string, error)
 }
 
 // prepared is what prepare found: the loaded and bound sequences, and
@@ -138,6 +142,13 @@ func prepare(o prepareOptions) (*prepared, error) {
 			switch {
 			case o.Sim:
 				p.simProbes = true
+				if pr.ELF == "" && o.SimELF != nil {
+					elf, err := o.SimELF()
+					if err != nil {
+						return nil, infra(err)
+					}
+					pr.ELF = elf
+				}
 			case o.Unbound:
 				unbound = append(unbound, "probe "+pr.Name)
 			default:
@@ -147,7 +158,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 			pr.AttachOpenOCD(simAddr)
 		}
 		if len(unbound) > 0 {
-			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, or --sim", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
+			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, --sim or --qemu FILE", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
 		}
 		add(engine.CheckProbes(seq))
 		add(checkImages(seq))

@@ -147,6 +147,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	if err := engine.CheckProbes(seq); err != nil {
 		return invalid(err)
 	}
+	sessionELF := ""
 	if opts.Sim {
 		// A signal while the board or OpenOCD starts stops hilrun through
 		// its cleanup; once the console runs, Ctrl-C is its own.
@@ -165,7 +166,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
 		sb.bind(seq)
-		if err := simELF(sb, seq); err != nil {
+		if sessionELF, err = simELF(sb, seq); err != nil {
 			return infra(err)
 		}
 		bindLine = func(line *steps.Sequence) {
@@ -260,6 +261,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		History:     repl.LoadHistory(historyPath(), 0),
 		RecordPorts: !opts.Sim && qemuSpec == nil && !launches,
 		Script:      script,
+		SessionELF:  sessionELF,
 	})
 	switch {
 	case errors.Is(err, repl.ErrOpen):
@@ -300,16 +302,17 @@ func launchesQEMU(seq *steps.Sequence) bool {
 
 // simELF gives each probe that the virtual board serves and that has no
 // ELF file the board's firmware image, so that symbols resolve.
-func simELF(sb *simBench, seq *steps.Sequence) error {
+func simELF(sb *simBench, seq *steps.Sequence) (string, error) {
+	given := ""
 	for _, p := range seq.Probes {
 		if p.ELF != "" || sb.probe == "" || p.OpenOCD != sb.probe {
 			continue
 		}
 		path, err := sb.elf()
 		if err != nil {
-			return err
+			return "", err
 		}
-		p.ELF = path
+		p.ELF, given = path, path
 	}
-	return nil
+	return given, nil
 }

@@ -55,7 +55,19 @@ func TestReplSimSymbols(t *testing.T) {
 	r.waitFor("0x00000001")
 	r.typ("send status\r")
 	r.waitFor("blink: 1")
+	// A recording leaves the session's firmware image out: its file goes
+	// with the session, and a replay under --sim is given it again.
+	rec := filepath.Join(r.cmd.Dir, "rec.yaml")
+	r.typ(":record " + rec + "\r")
+	r.waitFor("wrote")
 	r.quit()
+	src, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(src), "elf:") {
+		t.Errorf("the recording names the session's firmware image:\n%s", src)
+	}
 }
 
 // An image loaded into RAM through the held probe, under --sim.

@@ -169,6 +169,11 @@ func TestReplRecordValidatesAndRuns(t *testing.T) {
 	if !strings.Contains(string(data), "expect: hello") {
 		t.Errorf("the reply was not recorded as an expect:\n%s", data)
 	}
+	// The virtual board's ELF file is a temporary copy, gone after the
+	// session: a recording that named it would name nothing.
+	if strings.Contains(string(data), "elf:") {
+		t.Errorf("the virtual board's temporary ELF file was recorded:\n%s", data)
+	}
 	for _, args := range [][]string{{"validate", file}, {"run", "--sim", file}} {
 		out, err := exec.Command(hilrunBinary(t), args...).CombinedOutput()
 		if err != nil {

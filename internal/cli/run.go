@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ type RunOptions struct {
 	Files   []string
 	JUnit   string
 	JSON    string
+	HTML    string
+	Allure  string
 	LogDir  string
 	Vars    []string
 	Ports   []string
@@ -53,6 +56,10 @@ type RunOptions struct {
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
 
+	info report.RunInfo // for the HTML report and Allure
+	// consoleRoot holds the console logs of a run without --log-dir for
+	// the HTML report and Allure: a private folder, gone at exit.
+	consoleRoot string
 	// shard is what the reports say of a --shard run's share.
 	shard *report.Shard
 }
@@ -89,6 +96,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
+	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report to `FILE`")
+	f.StringVar(&opts.Allure, "allure", "", "write Allure result files into `DIR`")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device")
@@ -142,7 +151,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			return invalid(err)
 		}
 	}
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, Shard: shard, Durations: times}
+	simELF := &simImage{}
+	defer simELF.remove()
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
 	}
@@ -176,6 +187,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err := checkReportPaths(opts); err != nil {
 		return invalid(err)
 	}
+	if err := checkVisualReports(opts); err != nil {
+		return invalid(err)
+	}
 
 	if opts.Sim {
 		bench, err := startSimBench(in.Run, sim.Options{}, needProbe, nil)
@@ -205,6 +219,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 	}
 
+	opts.info = runInfo(seqs)
 	if in.Run.Err() != nil {
 		return interrupted(errors.New("interrupted before the run started"))
 	}
@@ -226,8 +241,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	// the reports are written from it. Without --log-dir it lives in a
 	// private folder removed at exit.
 	eventsPath := ""
+	// The HTML report and Allure show the consoles' timelines: without
+	// --log-dir, they are logged in the private folder.
+	consoleRoot := ""
 	if opts.LogDir != "" {
 		eventsPath = filepath.Join(opts.LogDir, stamp+"-"+results.EventFile)
+		if err := report.WriteRunInfo(filepath.Join(opts.LogDir, stamp+"-"+report.RunInfoFile), opts.info); err != nil {
+			fmt.Fprintf(ios.ErrOut, "hilrun: %v\n", err)
+		}
 	} else {
 		tmp, err := tmpdir.New("events")
 		if err != nil {
@@ -235,6 +256,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		defer tmp.Remove()
 		eventsPath = filepath.Join(tmp.Path, results.EventFile)
+		if opts.HTML != "" || opts.Allure != "" {
+			consoleRoot = filepath.Join(tmp.Path, "consoles")
+			opts.consoleRoot = consoleRoot
+		}
 	}
 	events, err := results.Create(eventsPath)
 	if err != nil {
@@ -256,7 +281,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 
 	var seqResults []runner.SequenceResult
-	for _, seq := range seqs {
+	for i, seq := range seqs {
 		logDir := ""
 		if opts.LogDir != "" {
 			logDir = filepath.Join(opts.LogDir, stamp+"-"+safeName(seq.Name))
@@ -268,7 +293,11 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if err != nil {
 			return infra(err)
 		}
-		res := runner.Run(runCtx, seq, engine.Options(engine.RunConfig{
+		consoleDir := logDir
+		if consoleRoot != "" {
+			consoleDir = filepath.Join(consoleRoot, strconv.Itoa(i))
+		}
+		o := engine.Options(engine.RunConfig{
 			LogDir:         logDir,
 			Warn:           warnTo(ios.ErrOut),
 			ArtifactDir:    artifacts,
@@ -276,7 +305,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			Sink:           runner.Tee(events, console),
 			FinallyContext: finCtx,
 			MaxValueBytes:  opts.MaxValue,
-		}))
+		})
+		// Consoles log into consoleDir; without --log-dir that is a
+		// private folder gone at exit, which no report names.
+		o.Open = engine.OpenConsole(engine.ConsoleOptions{LogDir: consoleDir, Warn: warnTo(ios.ErrOut)})
+		if consoleRoot != "" {
+			o.LogPaths = func(runner.Console) string { return "" }
+		}
+		res := runner.Run(runCtx, seq, o)
 		// The transcripts are in the event stream; the summary needs none.
 		res.Transcripts = nil
 		seqResults = append(seqResults, *res)
@@ -450,7 +486,7 @@ func benchFor(seq *steps.Sequence, benchPath string) (*steps.Bench, error) {
 // creating and removing a file beside it, so that a bad path is found before
 // the run rather than after it.
 func checkReportPaths(opts *RunOptions) error {
-	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}} {
+	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}, {"--html", opts.HTML}} {
 		if r.path == "" || r.path == "-" {
 			continue
 		}
@@ -496,6 +532,7 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
 		}
 	}
+	lost = append(lost, writeVisualReports(ctx, opts, events, sum)...)
 	if streamErr != nil {
 		lost = append(lost, fmt.Sprintf("the event stream lost steps, so reports may lack them: %v", streamErr))
 	}

@@ -135,7 +135,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 func (b *simBench) bind(seq *steps.Sequence) {
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
-			d.Port = b.board.SerialPath()
+			d.Port, d.PortFrom = b.board.SerialPath(), "--sim"
 		}
 	}
 	for _, p := range seq.Probes {
@@ -166,4 +166,35 @@ func (b *simBench) Close() error {
 		b.elfDir.Remove()
 	}
 	return errors.Join(errs...)
+}
+
+// simImage writes the virtual board's firmware image into a private
+// temporary folder the first time its path is asked for, so that --sim
+// gives symbols to the probes it binds, in run as in the REPL.
+type simImage struct {
+	dir *tmpdir.Dir
+	p   string
+}
+
+func (i *simImage) path() (string, error) {
+	if i.p != "" {
+		return i.p, nil
+	}
+	d, err := tmpdir.New("sim-elf")
+	if err != nil {
+		return "", fmt.Errorf("make a folder for the virtual board's firmware image: %w", err)
+	}
+	p := filepath.Join(d.Path, "sim.elf")
+	if err := os.WriteFile(p, hilrun.SimELF, 0o600); err != nil {
+		d.Remove()
+		return "", fmt.Errorf("write the virtual board's firmware image: %w", err)
+	}
+	i.dir, i.p = d, p
+	return p, nil
+}
+
+func (i *simImage) remove() {
+	if i.dir != nil {
+		i.dir.Remove()
+	}
 }

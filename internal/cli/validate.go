@@ -89,7 +89,9 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	}
 	var seqs []*steps.Sequence
 	if len(seqFiles) > 0 {
-		prep, err := prepare(prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut)})
+		simELF := &simImage{}
+		defer simELF.remove()
+		prep, err := prepare(prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut), SimELF: simELF.path})
 		var el steps.ErrorList
 		switch {
 		case err == nil:

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,12 +128,19 @@ func TestReadmeFilesValidate(t *testing.T) {
 		t.Fatal("the README names no sequence file")
 	}
 	seen := map[string]bool{}
+	builtQEMU := false
 	for _, name := range names {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
 		args := []string{"validate", filepath.Join("../..", name)}
+		if strings.HasPrefix(name, "sequences/qemu/") && !builtQEMU {
+			// Their probes name the firmware's ELF, which the README
+			// builds with make -C firmware/qemu.
+			qemutest.BuildInTree(t)
+			builtQEMU = true
+		}
 		if strings.HasPrefix(name, "sequences/sim/") {
 			args = []string{"validate", "--sim", filepath.Join("../..", name)}
 		}

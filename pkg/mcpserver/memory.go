@@ -180,30 +180,50 @@ func (s *Server) resolveProbe(name string) (*steps.Probe, error) {
 // It has no Unwrap on purpose: it guards the session's optional abilities
 // (raw commands, images) by implementing them itself, and an Unwrap would
 // let the runner reach them unchecked.
+// benchFault says err means the probe's session broke (whatever its
+// backend: its errors say BenchFault), so the next user opens a new one.
+func benchFault(err error) bool {
+	var bf interface{ BenchFault() bool }
+	return errors.Is(err, openocd.ErrUnavailable) || errors.As(err, &bf) && bf.BenchFault()
+}
+
 type guarded struct {
 	d      runner.Debugger
 	policy *Policy
+	// broke, when set, hears of every error that says the session broke.
+	broke func()
 	// tcl is true when the session's raw commands are OpenOCD Tcl, which
 	// the policy parses; any other backend's raw commands need
 	// --allow-debug-tcl.
 	tcl bool
 }
 
+// seen passes err on, telling broke when it says the session broke.
+func (g *guarded) seen(err error) error {
+	if err != nil && g.broke != nil && benchFault(err) {
+		g.broke()
+	}
+	return err
+}
+
 func (g *guarded) ReadMemory(ctx context.Context, addr uint64, width, count int) ([]uint64, error) {
-	return g.d.ReadMemory(ctx, addr, width, count)
+	v, err := g.d.ReadMemory(ctx, addr, width, count)
+	return v, g.seen(err)
 }
 
 func (g *guarded) WriteMemory(ctx context.Context, addr uint64, width int, values []uint64) error {
 	if err := g.policy.CheckMemWrite(addr, uint64(width/8*len(values))); err != nil {
 		return err
 	}
-	return g.d.WriteMemory(ctx, addr, width, values)
+	return g.seen(g.d.WriteMemory(ctx, addr, width, values))
 }
 
-func (g *guarded) Halt(ctx context.Context) error   { return g.d.Halt(ctx) }
-func (g *guarded) Resume(ctx context.Context) error { return g.d.Resume(ctx) }
+func (g *guarded) Halt(ctx context.Context) error   { return g.seen(g.d.Halt(ctx)) }
+func (g *guarded) Resume(ctx context.Context) error { return g.seen(g.d.Resume(ctx)) }
 
-func (g *guarded) Reset(ctx context.Context, mode string) error { return g.d.Reset(ctx, mode) }
+func (g *guarded) Reset(ctx context.Context, mode string) error {
+	return g.seen(g.d.Reset(ctx, mode))
+}
 
 // LastAccessHalted passes on whether the session stopped a running target
 // for its last memory access.
@@ -229,7 +249,8 @@ func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
 	} else if err := g.policy.Allow(fmt.Sprintf("debugger command %q", cmd), steps.CapDebugRaw); err != nil {
 		return "", err
 	}
-	return rc.Command(ctx, send)
+	out, err := rc.Command(ctx, send)
+	return out, g.seen(err)
 }
 
 func (g *guarded) Close() error { return nil }
@@ -258,7 +279,8 @@ func (g *guarded) LoadImage(ctx context.Context, path string, offset uint64) (st
 	if !ok {
 		return "", fmt.Errorf("load %s: this probe cannot load images", path)
 	}
-	return w.LoadImage(ctx, real, offset)
+	out, err := w.LoadImage(ctx, real, offset)
+	return out, g.seen(err)
 }
 
 // VerifyImage compares an image file under a root with target memory.
@@ -274,7 +296,7 @@ func (g *guarded) VerifyImage(ctx context.Context, path string, offset uint64) e
 	if !ok {
 		return fmt.Errorf("verify %s: this probe cannot verify images", path)
 	}
-	return w.VerifyImage(ctx, real, offset)
+	return g.seen(w.VerifyImage(ctx, real, offset))
 }
 
 // Program writes an image into the target's flash.
@@ -287,7 +309,8 @@ func (g *guarded) Program(ctx context.Context, path string, verify, reset bool, 
 	if !ok {
 		return "", fmt.Errorf("program %s: this probe cannot program images", path)
 	}
-	return w.Program(ctx, real, verify, reset, offset)
+	out, err := w.Program(ctx, real, verify, reset, offset)
+	return out, g.seen(err)
 }
 
 // --- mem_read / mem_write ---
@@ -510,10 +533,8 @@ func (s *Server) withProbe(ctx context.Context, req mcp.CallToolRequest, a *memA
 		return nil, fmt.Errorf("probe %s: %w", p.Name, err)
 	}
 	if err := fn(d); err != nil {
-		// A session the bench broke (whatever its backend: its errors say
-		// BenchFault) is dropped.
-		var bf interface{ BenchFault() bool }
-		if errors.Is(err, openocd.ErrUnavailable) || errors.As(err, &bf) && bf.BenchFault() {
+		// A session the bench broke is dropped.
+		if benchFault(err) {
 			s.dropSession(p)
 		}
 		return nil, err

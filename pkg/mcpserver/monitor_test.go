@@ -1,9 +1,13 @@
 package mcpserver
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -55,4 +59,46 @@ func TestMonitorOnGDB(t *testing.T) {
 			t.Errorf("openocd on gdb: %s", msg)
 		}
 	})
+}
+
+// brokenStub is a probe session whose stub went away: every call says the
+// bench broke, as a GDB stub's session does after a lost connection.
+type brokenStub struct{}
+
+type benchErr struct{}
+
+func (benchErr) Error() string    { return "gdb 127.0.0.1:1: the session broke earlier" }
+func (benchErr) BenchFault() bool { return true }
+
+func (brokenStub) ReadMemory(context.Context, uint64, int, int) ([]uint64, error) {
+	return nil, benchErr{}
+}
+func (brokenStub) WriteMemory(context.Context, uint64, int, []uint64) error { return benchErr{} }
+func (brokenStub) Halt(context.Context) error                               { return benchErr{} }
+func (brokenStub) Resume(context.Context) error                             { return benchErr{} }
+func (brokenStub) Reset(context.Context, string) error                      { return benchErr{} }
+func (brokenStub) Close() error                                             { return nil }
+
+// A pooled session that broke inside a sequence, whatever its backend, is
+// dropped: the next sequence opens a new one instead of failing on the
+// broken one for ever.
+func TestBrokenSessionReopened(t *testing.T) {
+	var opened atomic.Int32
+	e := newEnv(t, envOptions{config: func(c *Config) {
+		gdbBench(c)
+		c.OpenProbe = func(context.Context, *steps.Probe) (runner.Debugger, error) {
+			opened.Add(1)
+			return brokenStub{}, nil
+		}
+	}})
+	step := map[string]any{"steps": []any{map[string]any{"mem_read": "0x20000000", "probe": "p"}}}
+	for i := 1; i <= 2; i++ {
+		out := e.sequence(step)
+		if out.Status == "passed" || !strings.Contains(out.Error+fmt.Sprint(out.Steps), "broke") {
+			t.Errorf("sequence %d on a broken stub: %s %q %+v", i, out.Status, out.Error, out.Steps)
+		}
+		if n := opened.Load(); n != int32(i) {
+			t.Errorf("after sequence %d the probe was opened %d times, want %d", i, n, i)
+		}
+	}
 }

@@ -17,12 +17,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
 // Resource URIs.
 const (
 	runReportTemplate  = "hilrun://runs/{run_id}/report.json"
+	runHTMLTemplate    = "hilrun://runs/{run_id}/report.html"
 	runConsoleTemplate = "hilrun://runs/{run_id}/console/{name}"
 	connLogTemplate    = "hilrun://connections/{id}/log"
 	runBuildTemplate   = "hilrun://runs/{run_id}/build/{name}"
@@ -37,6 +39,7 @@ func runArtifactURI(id, file string) string {
 }
 
 func runReportURI(id string) string        { return "hilrun://runs/" + id + "/report.json" }
+func runHTMLURI(id string) string          { return "hilrun://runs/" + id + "/report.html" }
 func runConsoleURI(id, file string) string { return "hilrun://runs/" + id + "/console/" + file }
 func connLogURI(id string) string          { return "hilrun://connections/" + id + "/log" }
 func runBuildURI(id, file string) string   { return "hilrun://runs/" + id + "/build/" + file }
@@ -55,6 +58,23 @@ type runRecord struct {
 	events     string
 	reportOnce sync.Once
 	reportErr  error
+	// version goes into the HTML report, written like report.json when
+	// first read.
+	version  string
+	htmlOnce sync.Once
+	htmlErr  error
+}
+
+// htmlPath writes the run's HTML report from its event file the first
+// time it is asked for, and returns its path.
+func (r *runRecord) htmlPath() (string, error) {
+	p := filepath.Join(r.dir, "report.html")
+	r.htmlOnce.Do(func() {
+		if err := writeHTMLReport(p, r.events, r.version); err != nil {
+			r.htmlErr = fmt.Errorf("write the HTML report of run %s: %w", r.id, err)
+		}
+	})
+	return p, r.htmlErr
 }
 
 // reportPath writes the run's JSON report from its event file the first
@@ -114,6 +134,9 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events stri
 	}
 	add(runReportURI(r.id), "run "+r.id+" report ("+res.Name+")",
 		"JSON report of run "+r.id+", sequence "+res.Name+": "+string(res.Status), "application/json")
+	r.version = rs.s.cfg.Version
+	add(runHTMLURI(r.id), "run "+r.id+" HTML report ("+res.Name+")",
+		"the self-contained HTML report of run "+r.id+" (steps, console waterfall, timeline, plots, pictures), as hilrun run --html writes it", "text/html")
 	// Every .log file of the run is a resource: the consoles' in its
 	// folder, the build and upload tools' in its build folder.
 	addLogs := func(dir string, uri func(id, file string) string, title func(name string) string, desc func(name string) string) {
@@ -213,6 +236,9 @@ func (s *Server) addResourceTemplates() {
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runReportTemplate, "run report",
 		mcp.WithTemplateDescription("JSON report of a serial_sequence or run_sequence run, as hilrun run --json writes it"),
 		mcp.WithTemplateMIMEType("application/json")), s.readResource)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runHTMLTemplate, "run HTML report",
+		mcp.WithTemplateDescription("self-contained HTML report of a serial_sequence or run_sequence run, as hilrun run --html writes it"),
+		mcp.WithTemplateMIMEType("text/html")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runConsoleTemplate, "run console log",
 		mcp.WithTemplateDescription("the exact bytes a console sent during a run; name is NAME.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
@@ -237,10 +263,14 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 	}
 	parts := strings.Split(rest, "/")
 	switch {
-	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "report.json":
+	case len(parts) == 3 && parts[0] == "runs" && (parts[2] == "report.json" || parts[2] == "report.html"):
 		r := s.runs.find(parts[1])
 		if r == nil {
 			return "", "", fmt.Errorf("no run %s: only the last %d runs are kept", parts[1], s.cfg.MaxRuns)
+		}
+		if parts[2] == "report.html" {
+			p, err := r.htmlPath()
+			return p, "text/html", err
 		}
 		p, err := r.reportPath()
 		return p, "application/json", err
@@ -344,4 +374,23 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// writeHTMLReport writes the HTML report of a run from its event file,
+// through a temporary file so that a reader never sees half of it.
+func writeHTMLReport(path, events, version string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := report.WriteHTML(f, events, report.HTMLOptions{Info: report.RunInfo{Version: version, Command: []string{"hilrun", "mcp"}}}); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

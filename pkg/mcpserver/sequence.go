@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -817,16 +818,14 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	defer events.Close()
 	// The result's steps are collected as they finish.
 	summary := newResultSteps()
-	// A probe whose OpenOCD went away is reopened by the next user.
-	probeGone := false
+	// A probe whose session broke (its OpenOCD or GDB stub went away) is
+	// reopened by the next user.
+	var probeGone atomic.Bool
 	// The pictures camera steps took, in order, up to the result's bound.
 	var pictures []string
 	watch := runner.SinkFunc(func(e runner.Event) {
 		if e.Type != runner.StepFinished || e.Step == nil {
 			return
-		}
-		if e.Step.Status == runner.Errored && strings.Contains(e.Step.Message, "openocd unavailable") {
-			probeGone = true
 		}
 		for _, p := range e.Step.Attachments {
 			if len(pictures) < maxResultSteps {
@@ -869,7 +868,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			if err != nil {
 				return nil, err
 			}
-			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD}, nil
+			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, broke: func() { probeGone.Store(true) }}, nil
 		},
 		Symbols:       s.cfg.Symbols,
 		Build:         s.builder(logFile, line),
@@ -883,7 +882,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		MaxValueBytes: s.cfg.MaxValueBytes,
 		MaxSteps:      s.cfg.MaxSteps,
 	})
-	if probeGone {
+	if probeGone.Load() {
 		for _, p := range seq.Probes {
 			s.dropSession(p)
 		}

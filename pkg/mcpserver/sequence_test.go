@@ -396,6 +396,39 @@ func readResource(t *testing.T, e *env, uri string) string {
 	return ""
 }
 
+// TestHTMLResource reads a run's HTML report as a resource: the page
+// hilrun run --html writes, with the run's console in it.
+func TestHTMLResource(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	out := e.sequence(map[string]any{"steps": []any{map[string]any{"send": "echo html-check", "expect": "html-check"}}})
+	var req mcp.ReadResourceRequest
+	req.Params.URI = runHTMLURI(out.RunID)
+	res, err := e.c.ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatalf("read %s: %v", req.Params.URI, err)
+	}
+	page, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok || page.MIMEType != "text/html" {
+		t.Fatalf("contents %#v, want text/html", res.Contents[0])
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `id="hilrun-data"`, "<title>PASSED "} {
+		if !strings.Contains(page.Text, want) {
+			t.Errorf("the HTML report lacks %q: %.300s", want, page.Text)
+		}
+	}
+	list, err := e.c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range list.Resources {
+		found = found || (r.URI == req.Params.URI && r.MIMEType == "text/html")
+	}
+	if !found {
+		t.Errorf("resources/list lacks %s", req.Params.URI)
+	}
+}
+
 func TestResources(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.MaxRuns = 2 }})
 	out := e.sequence(map[string]any{"steps": []any{map[string]any{"send": "echo resource-check", "expect": "resource-check"}}})
@@ -418,7 +451,7 @@ func TestResources(t *testing.T) {
 		t.Errorf("resources/list: %v", uris)
 	}
 	tl, err := e.c.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
-	if err != nil || len(tl.ResourceTemplates) != 6 {
+	if err != nil || len(tl.ResourceTemplates) != 7 {
 		t.Errorf("templates: %v %v", tl, err)
 	}
 	// A connection's log outlives it.

@@ -292,7 +292,7 @@ Prefer serial_sequence: it runs a whole list of steps (send/expect, delays, capt
 Use serial_open/serial_write/serial_read/serial_expect for interactive work; every read returns a cursor, an absolute byte offset into what the device sent.
 A port or probe serves one call at a time: a call that finds it busy fails at once unless it passes lock_timeout_ms.
 build and upload run firmware builds and uploads (commands, PlatformIO, or an image through OpenOCD) inside the server's --root folders and return a compact outcome: ok, the failure class and first diagnostic, flash and RAM use; background: true returns a task_id for task_status. Sequences may hold build and upload steps too.
-Console logs and reports stay readable as resources (hilrun://runs/{run_id}/report.json, hilrun://runs/{run_id}/console/{name}.log, hilrun://connections/{id}/log, hilrun://tasks/{task_id}/log).`
+Console logs and reports stay readable as resources (hilrun://runs/{run_id}/report.json, hilrun://runs/{run_id}/report.html (a self-contained page for people), hilrun://runs/{run_id}/console/{name}.log, hilrun://connections/{id}/log, hilrun://tasks/{task_id}/log).`
 
 // MCP returns the underlying mcp-go server, for transports and in-process
 // clients.

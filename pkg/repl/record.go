@@ -54,7 +54,7 @@ func (s *Session) record(path string, expects bool) error {
 			if s.opts.RecordPorts && p.OpenOCD != "" {
 				m.Content = append(m.Content, scalar("openocd"), scalar(p.OpenOCD))
 			}
-			if p.ELF != "" {
+			if p.ELF != "" && p.ELF != s.opts.SessionELF {
 				m.Content = append(m.Content, scalar("elf"), scalar(p.ELF))
 			}
 			probes.Content = append(probes.Content, scalar(p.Name), m)

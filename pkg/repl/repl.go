@@ -64,6 +64,10 @@ type Options struct {
 	// stub addresses into :record files; off under --sim, where they
 	// change.
 	RecordPorts bool
+	// SessionELF is an ELF file that lives only as long as the session
+	// (the virtual board's firmware image under --sim): :record files
+	// leave it out, as a replay would not find it.
+	SessionELF string
 	// Script reads In as a script, not a terminal: lines are taken as they
 	// come, neither edited nor completed; each is echoed after "hilrun> "
 	// so the output reads as a transcript; the output carries no escape

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -59,6 +58,16 @@ type ConsoleOptions struct {
 	Now func() time.Time
 	// Summary bounds what a finished repeat lists (package results).
 	Summary results.Options
+	// WaitingAfter and WaitingEvery are when a step that is still running
+	// gets a line saying so, with what was last received, when Color is
+	// off: first after WaitingAfter, then every WaitingEvery; 0 means
+	// DefaultWaitingAfter (10 s) and DefaultWaitingEvery (30 s). With
+	// Color the running line counts the seconds instead.
+	WaitingAfter, WaitingEvery time.Duration
+	// AfterFunc calls f after d and returns a function that stops it, as
+	// time.AfterFunc does; nil means time.AfterFunc. Tests drive the
+	// clock with it.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // ColorFor reports whether output to f should be coloured: f is a terminal,
@@ -108,6 +117,12 @@ type Console struct {
 	// a finished repeat prints its statistics.
 	repeats *results.Summarizer
 	repeat  *results.Step
+	// wait is the leaf step running now; gen counts the steps started.
+	wait *waiting
+	gen  uint64
+	// last holds the last bytes lastFrom printed.
+	last     []byte
+	lastFrom string
 }
 
 var _ runner.Sink = (*Console)(nil)
@@ -132,10 +147,16 @@ func (c *Console) Event(e runner.Event) {
 	switch e.Type {
 	case runner.SequenceStarted:
 		c.sequenceStarted(e)
+	case runner.SetupFailed:
+		c.setupFailed(e)
+	case runner.ConsoleNotice:
+		c.notice(e)
 	case runner.StepStarted:
+		c.startWaiting(e)
 		c.stepStarted(e.Step)
 	case runner.ConsoleOutput:
-		if c.opts.Verbose {
+		c.received(e.Console, e.Data)
+		if c.opts.Verbose || c.streams(e.Console) {
 			c.consoleOutput(e.Console, e.Data)
 		}
 	case runner.ConsoleInput:
@@ -144,12 +165,14 @@ func (c *Console) Event(e runner.Event) {
 		}
 	case runner.StepFinished:
 		if e.Step != nil {
+			c.stopWaiting()
 			c.flushPartial()
 			c.clearRunning()
 			c.step(e.Step)
 			c.tally(e.Step)
 		}
 	case runner.SequenceFinished:
+		c.stopWaiting()
 		c.flushPartial()
 		c.clearRunning()
 		c.sequenceFinished(e)
@@ -251,7 +274,7 @@ func (c *Console) tally(s *runner.StepResult) {
 		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration)}}
 	c.repeat = nil
 	c.repeats.Add(&results.Record{Type: results.RecordStep, Step: &st})
-	if c.repeat == nil || c.repeat.Repeat == nil {
+	if c.repeat == nil || c.repeat.Repeat == nil || (s.Status == runner.Skipped && c.repeat.Repeat.Iterations == 0) {
 		return
 	}
 	r := c.repeat.Repeat
@@ -298,18 +321,11 @@ func (c *Console) sequenceStarted(e runner.Event) {
 }
 
 func (c *Console) stepStarted(s *runner.StepResult) {
-	if !c.opts.Color || s == nil {
+	if !c.opts.Color || s == nil || c.wait == nil {
 		return
 	}
 	c.clearRunning()
-	text := "running: step " + cleanLine(s.Path) + " " + cleanLine(s.Kind)
-	if s.Name != "" {
-		text += " " + cleanLine(s.Name)
-	}
-	if utf8.RuneCountInString(text) > runningWidth-1 {
-		text = string([]rune(text)[:runningWidth-1])
-	}
-	c.running = text + "…"
+	c.running = c.runningText(0)
 	c.drawRunning()
 }
 
@@ -359,6 +375,9 @@ func (c *Console) step(s *runner.StepResult) {
 	}
 	if !isProblem(s.Status) {
 		return
+	}
+	if sent, ok := sentText(s.Data); ok {
+		fmt.Fprintf(&c.buf, "%ssent: %s\n", detail, sent)
 	}
 	if s.Expected != "" {
 		fmt.Fprintf(&c.buf, "%sexpected: %s\n", detail, cleanLine(s.Expected))
@@ -564,7 +583,7 @@ func labelledValues(data map[string]any) (label, values string, ok bool) {
 	for i := range parts {
 		parts[i] = hexValue(v.Index(i).Interface(), digits)
 	}
-	return label, strings.Join(parts, " "), true
+	return withAddress(label, data["address"]), strings.Join(parts, " "), true
 }
 
 func hexValue(x any, digits int) string {

@@ -109,7 +109,7 @@ func TestConsoleTransientLine(t *testing.T) {
 		c.Event(e)
 	}
 	text := out.String()
-	if !strings.Contains(text, "running: step 1 expect erase done…") {
+	if !strings.Contains(text, "running: step 1 expect erase done  0s") {
 		t.Errorf("no running line for step 1 in:\n%q", text)
 	}
 	// Every line drawn after a running line starts with the erase sequence.
@@ -128,7 +128,7 @@ func TestConsoleTransientLine(t *testing.T) {
 
 func TestConsoleLongRunningLineIsTruncated(t *testing.T) {
 	var out bytes.Buffer
-	c := NewConsole(&out, ConsoleOptions{Color: true})
+	c := NewConsole(&out, ConsoleOptions{Color: true, AfterFunc: (&timers{}).after})
 	c.Event(runner.Event{Type: runner.StepStarted, Step: &runner.StepResult{Path: "0", Kind: "send", Name: strings.Repeat("x", 200)}})
 	got := strings.TrimSuffix(strings.TrimPrefix(out.String(), ansiDim), ansiReset)
 	if n := len([]rune(got)); n != runningWidth {

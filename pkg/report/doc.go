@@ -1,6 +1,8 @@
 // Package report turns hilrun's results into something people and CI systems
-// read: a live console report fed by the runner's event stream, a JUnit XML
-// file and a JSON document, both written from the run's event stream (package results).
+// read: a live console report fed by the runner's event stream, and a JUnit
+// XML file, a JSON document, a self-contained HTML page and Allure results,
+// all written from the run's event stream (package results) by its one
+// summary rule.
 //
 // Everything a device printed is untrusted: it may hold escape sequences,
 // NUL bytes or invalid UTF-8. Every reporter escapes such bytes as text

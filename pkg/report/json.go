@@ -29,6 +29,9 @@ type seqSummary struct {
 	counts results.Counts
 	width  int // digits of the largest top-level step index, at least 2
 	steps  bool
+	// carry is set when the first testcase that did not run carries the
+	// sequence's error in JUnit, in place of a testcase of its own.
+	carry bool
 }
 
 // scan reads the event file once for the outcome of each sequence.
@@ -68,6 +71,9 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // opts.MaxFailures, the first and last iterations). Every step, iterations
 // included, stays in the event file. "counts" counts the steps that are not
 // groups or repeats, iterations included.
+//
+// A send step's data holds "sent", the text it sent with its line ending
+// (a step's name shows the values it used, see runner.StepResult.Name).
 //
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence

@@ -45,10 +45,12 @@ const valueLinesLimit = 100
 // skipped when all its steps were; an interrupted run therefore reads as an
 // error. Its failure lists the steps that did not pass, up to
 // opts.Summary.MaxFailures; a repeat lists its failing iterations under the
-// same cap, with its iteration statistics. A sequence that did not pass
-// although none of its steps failed, such as one whose setup failed, gets
-// an extra testcase named "setup" (no step ran) or "sequence" carrying its
-// Error.
+// same cap, with its iteration statistics. Entries that did not run are
+// testcases too, skipped, so the set of testcases does not depend on where
+// a run stopped. A sequence that did not pass although none of its steps
+// failed has its Error carried by its first testcase when that did not run
+// (a device did not open), else by an extra testcase named "setup" (no
+// step ran) or "sequence".
 //
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
@@ -105,8 +107,18 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
 			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
-				counts[n].add(tc)
-				counts[n].extra = tc
+				if cb.firstSkipped {
+					// Nothing ran, as when a device did not open: the
+					// first case carries the error instead, so the case
+					// set stays that of a full run.
+					seqs[n].carry = true
+					counts[n].skipped--
+					counts[n].tests--
+					counts[n].add(tc)
+				} else {
+					counts[n].add(tc)
+					counts[n].extra = tc
+				}
 			}
 		},
 	}
@@ -178,6 +190,9 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			}
 			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
+			if s.carry {
+				cb.carry = sequenceCase(s, false)
+			}
 		},
 		OnStep: func(_ int, st *results.Step) { cb.add(st) },
 		OnEnd: func(i int, _ *results.Sequence, _ results.Counts) {
@@ -190,7 +205,7 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			if out := transcripts(s.seq.Transcripts); out != "" {
 				encode(junit.Output{Data: out}, "system-out")
 			}
-			if extra == nil && s.seq.Error != "" {
+			if extra == nil && !s.carry && s.seq.Error != "" {
 				encode(junit.Output{Data: cleanText(s.seq.Error) + "\n"}, "system-err")
 			}
 			token(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
@@ -247,6 +262,12 @@ type caseBuilder struct {
 	emit func(*junit.Testcase)
 	// problem is set once any testcase of the sequence failed or errored.
 	problem bool
+	// cases counts the testcases of the sequence so far, and firstSkipped
+	// says the first of them did not run; carry is the sequence's error,
+	// for that testcase.
+	cases        int
+	firstSkipped bool
+	carry        *junit.Testcase
 
 	// key is the top-level entry being gathered, "" when none; opened is
 	// its first step and span the time from its start to its end, for an
@@ -431,6 +452,9 @@ func (cb *caseBuilder) writeProblem(s *results.Step) {
 	if loc := location(s, cb.seq.seq.File); loc != "" {
 		fmt.Fprintf(b, "at %s\n", loc)
 	}
+	if sent, ok := sentText(s.Data); ok {
+		fmt.Fprintf(b, "sent: %s\n", sent)
+	}
 	if s.Expected != "" {
 		fmt.Fprintf(b, "expected: %s\n", cleanLine(s.Expected))
 	}
@@ -503,10 +527,16 @@ func (cb *caseBuilder) finish(top *results.Step) {
 			msg = cleanLine(cb.first.Message)
 		}
 		tc.Skipped = &junit.Result{Message: msg}
+		if cb.cases == 0 {
+			cb.firstSkipped = true
+			if cb.carry != nil {
+				tc.Skipped, tc.Error, tc.Failure = nil, cb.carry.Error, cb.carry.Failure
+			}
+		}
 	}
 	cb.emit(&tc)
-	problem := cb.problem
-	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: problem}
+	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
+		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry}
 }
 
 // sequenceCase is the testcase standing for a sequence that did not pass

@@ -110,7 +110,7 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
 	r.cursor[s.To] = cursor
-	res.Data = map[string]any{"bytes": len(data), "cursor": cursor}
+	res.Data = map[string]any{"bytes": len(data), "cursor": cursor, "sent": sentValue(data)}
 	if atPrompt {
 		res.Data["at_prompt"] = true
 	}
@@ -542,6 +542,7 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 	res.Data = map[string]any{"iterations": n}
 	if s.Every > 0 {
 		res.Data["max_late_us"] = maxLate.Microseconds()
+		res.Data["every_ms"] = ms(s.Every)
 	}
 	if ctx.Err() != nil && r.open[len(r.open)-1] == Passed {
 		return context.Cause(ctx)

@@ -220,6 +220,36 @@ func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error
 	return nil
 }
 
+// maxPollSamples bounds the values a mem_poll step records for the reports'
+// plots.
+const maxPollSamples = 256
+
+// pollTrace is the values a mem_poll read, for a plot of them over time:
+// each change of value (at most maxPollSamples), and the latest read of a
+// value that stayed the same.
+type pollTrace struct {
+	samples [][2]any // [ms since the sequence started, value]
+	last    uint64
+	// hold says the last sample is the latest read of an unchanged
+	// value, moved on by each read.
+	hold bool
+}
+
+func (p *pollTrace) add(at float64, v uint64) {
+	n := len(p.samples)
+	switch {
+	case n > 0 && v == p.last && p.hold:
+		p.samples[n-1][0] = at
+	case n >= maxPollSamples:
+		// Full: the last sample stands for the latest read.
+		p.samples[n-1] = [2]any{at, v}
+	default:
+		p.hold = n > 0 && v == p.last
+		p.samples = append(p.samples, [2]any{at, v})
+	}
+	p.last = v
+}
+
 func memData(t memTarget, vals []uint64, label string) map[string]any {
 	if label == "" {
 		label = t.what
@@ -347,6 +377,12 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 	began := time.Now()
 	var last uint64
 	polls := 0
+	var trace pollTrace
+	defer func() {
+		if res.Data != nil && len(trace.samples) > 0 {
+			res.Data["samples"] = trace.samples
+		}
+	}()
 	for {
 		next := time.Now().Add(interval)
 		vals, err := d.ReadMemory(pctx, t.addr, t.width, 1)
@@ -358,6 +394,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 		}
 		polls++
 		last = vals[0]
+		trace.add(ms(res.Started+time.Since(began)), last)
 		done, err := r.pollDone(s.Mem, last)
 		if err != nil {
 			return err

@@ -30,7 +30,9 @@ type StepResult struct {
 	// Kind is the step kind: send, expect, delay, capture, assert, set, group,
 	// repeat.
 	Kind string `json:"kind"`
-	// Name is the step's name, or a short description made from its content.
+	// Name is the step's name, or a short description made from its
+	// content, with the values of the ${name} references it holds when the
+	// step ran ("echo adc=100", not "echo adc=${i}00").
 	Name string `json:"name"`
 	// Group is the name of the enclosing named group, nested groups joined
 	// with " / ", or "" when the step is in no named group.
@@ -43,6 +45,9 @@ type StepResult struct {
 	Status   Status        `json:"status"`
 	Started  time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
+	// Timeout is how long the step may wait, set on StepStarted events
+	// only; 0 when it has no timeout of its own.
+	Timeout time.Duration `json:"-"`
 	// Message explains a failure or error in one line; for a passed step it may
 	// carry a short summary (what matched, what was captured).
 	Message string `json:"message,omitempty"`

@@ -137,6 +137,8 @@ type run struct {
 	cleanup []func()
 	// release holds what Options.Prepare returned, run last.
 	release []func()
+	// closed names the devices and probes that did not open.
+	closed map[string]bool
 	// executed counts the steps run, for Options.MaxSteps.
 	executed uint64
 	// logLoss holds what the consoles' logs lost, found as they close.
@@ -260,7 +262,8 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if ctx.Err() != nil {
 			r.res.Status = Interrupted
 		}
-		r.skip(r.seq.Steps, 0, "")
+		r.setupFailed(openErr)
+		r.skip(r.seq.Steps, 0, "", "")
 	} else {
 		r.steps(runCtx, r.seq.Steps, "", "")
 		// A fail_on match or the sequence's timeout that came between
@@ -349,7 +352,8 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 		c, err := r.opts.Open(ctx, dev)
 		if err != nil {
-			return fmt.Errorf("device %s: %w", dev.Name, err)
+			r.notOpened(dev.Name)
+			return &OpenError{Device: dev.Name, Port: dev.Port, From: portFrom(dev), Err: err}
 		}
 		r.consol[dev.Name] = c
 		r.cursor[dev.Name] = c.Cursor()
@@ -363,6 +367,7 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
 		})
 		r.cleanup = append(r.cleanup, remove)
+		r.watchConnection(name, c)
 		if len(patterns) > 0 {
 			// A fail_on hit on any console ends the current step at once,
 			// even a delay, and with it the run.
@@ -386,7 +391,8 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 		d, err := r.opts.OpenProbe(ctx, p)
 		if err != nil {
-			return fmt.Errorf("probe %s: %w", p.Name, err)
+			r.notOpened(p.Name)
+			return &OpenError{Probe: p.Name, Err: err}
 		}
 		r.probes[p.Name] = d
 	}
@@ -504,7 +510,7 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 		res := r.step(ctx, s, path, group)
 		if res.Status == Errored || res.Status == Interrupted ||
 			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
-			r.skip(ss, i+1, prefix)
+			r.skip(ss, i+1, prefix, group)
 			return false
 		}
 	}
@@ -512,15 +518,22 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 }
 
 // skip reports ss[from:], which did not run, so reports list every test
-// case.
-func (r *run) skip(ss []*steps.Step, from int, prefix string) {
+// case. ss is in group; a group that did not run reports its steps first,
+// as one that runs does, so the reports list the same steps however far a
+// run got.
+func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
 	for i := from; i < len(ss); i++ {
 		s := ss[i]
-		group := ""
+		path := prefix + strconv.Itoa(i)
+		g := group
 		if s.Kind == steps.KindGroup {
-			group = s.Name
+			g = joinGroup(group, s.Name)
+			r.skip(s.Steps, 0, path+".", g)
 		}
-		res := r.newResult(s, prefix+strconv.Itoa(i), group)
+		res := r.newResult(s, path, g)
+		// A step that did not run has no values: its name stays as
+		// written.
+		res.Name = writtenTitle(s)
 		res.Status = Skipped
 		res.Message = "not run"
 		r.finish(res)
@@ -529,7 +542,7 @@ func (r *run) skip(ss []*steps.Step, from int, prefix string) {
 
 func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
 	return &StepResult{
-		Path: path, Kind: string(s.Kind), Name: s.Title(), Group: group,
+		Path: path, Kind: string(s.Kind), Name: r.title(s), Group: group,
 		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
 		Started: time.Since(r.start),
 	}
@@ -555,19 +568,21 @@ func (r *run) finish(res *StepResult) {
 
 // step runs one step and records its result.
 func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
-	if s.Kind == steps.KindGroup && s.Name != "" {
-		if group != "" {
-			group += " / " + s.Name
-		} else {
-			group = s.Name
-		}
+	if s.Kind == steps.KindGroup {
+		group = joinGroup(group, s.Name)
 	}
 	res := r.newResult(s, path, group)
-	if s.Kind == steps.KindGroup {
-		res.Group = group
+	if name := r.unopened(s); name != "" {
+		// A finally step for a device that never opened: the open error
+		// is the run's error, and this step could not have run.
+		res.Status = Skipped
+		res.Message = "not run: " + name + " did not open"
+		r.finish(res)
+		return res
 	}
 	started := time.Now()
 	cp := *res
+	cp.Timeout = r.shownTimeout(s)
 	r.emit(Event{Type: StepStarted, Step: &cp})
 
 	var err error

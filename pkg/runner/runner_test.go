@@ -264,7 +264,7 @@ steps:
     steps:
       - send: version`,
 			status: runner.Failed,
-			steps:  "0:failed 1:skipped 2:skipped",
+			steps:  "0:failed 1:skipped 2.0:skipped 2:skipped",
 		},
 		{
 			name: "continue runs the rest",

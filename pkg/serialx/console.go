@@ -1,5 +1,6 @@
 // Package serialx runs hilrun's serial consoles: a port opened with
-// go.bug.st/serial, a goroutine that reads it continuously into a
+// go.bug.st/serial, or a network port (tcp://, rfc2217://; see net.go)
+// behind the same interface, a goroutine that reads it continuously into a
 // stream.Buffer and a log, so that no byte is lost between steps, and
 // detection of (and optionally recovery from) a device that disconnects.
 package serialx
@@ -34,8 +35,14 @@ const (
 
 // Config describes a serial console.
 type Config struct {
-	// Path is the device, /dev/ttyACM0 or COM3. It may be empty when
-	// Resolve is set.
+	// Path is the device, /dev/ttyACM0 or COM3, or a network port:
+	// tcp://HOST:PORT for a raw socket or rfc2217://HOST:PORT for telnet
+	// with RFC 2217 serial port control (see NetworkPort). A network port
+	// takes no UUCP lock: the server decides who may connect (ser2net
+	// serves one connection at a time by default). On a raw socket the line
+	// settings are the server's (setting any is a warning), and modem
+	// control and flow control fail with an error wrapping ErrNoModemLines
+	// that says to use rfc2217://. It may be empty when Resolve is set.
 	Path string
 	// Baud is the bit rate in bits per second; 0 means 115200.
 	Baud int
@@ -68,7 +75,8 @@ type Config struct {
 	// LogDir, if set, receives NAME.log, the exact bytes received, and
 	// NAME.timeline.jsonl, one JSON object per received chunk
 	// ({"t","us","dir":"rx","off","n"}), per write (dir "tx", with "data",
-	// the bytes as stream.Quote renders them) and per disconnection or
+	// the bytes sent as a JSON string when they are valid UTF-8, else
+	// "hex", the bytes in hexadecimal) and per disconnection or
 	// reconnection, release and reacquisition (dir "event", with "event"
 	// and "detail"). Modem control is recorded as events too: "lines" after
 	// each change of DTR or RTS, with both levels then in effect ("dtr=0
@@ -238,6 +246,11 @@ type Console struct {
 
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
+
+	// notes are the OnConnection listeners, by id.
+	nmu      sync.Mutex
+	notes    map[int]func(time.Time, string, string)
+	nextNote int
 }
 
 type receiver struct {
@@ -303,7 +316,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 	}
 	c.receivers.Store(&[]*receiver{})
 	c.lockDir = c.findLockDir()
-	port, lock, err := c.openPort(path)
+	port, lock, err := c.openPort(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -364,9 +377,10 @@ func (c *Console) warn(msg string) {
 // port; errors are *OpenError. The lock comes first so that a port another
 // program has locked is not touched (opening some USB adapters toggles DTR,
 // which resets the board).
-func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
+func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *portLock, error) {
 	var lock *portLock
-	if c.lockDir != "" {
+	network := NetworkPort(path) && c.cfg.OpenPort == nil
+	if c.lockDir != "" && !network {
 		l, busy, err := acquireLock(c.lockDir, path)
 		if busy != nil {
 			return nil, nil, busy
@@ -377,10 +391,23 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 		lock = l
 	}
 	open := c.cfg.OpenPort
-	if open == nil {
+	switch {
+	case network:
+		open = func(path string, mode *serial.Mode) (serial.Port, error) {
+			p, err := openNetPort(ctx, path, mode)
+			if err != nil {
+				return nil, err // not a typed nil
+			}
+			return p, nil
+		}
+		c.warnRawSettings(path)
+	case open == nil:
 		open = serial.Open
 	}
 	port, err := open(path, c.mode)
+	if oe, ok := errors.AsType[*OpenError](err); ok && network {
+		return nil, nil, oe
+	}
 	if err != nil {
 		lock.release()
 		return nil, nil, classify(path, err)
@@ -403,6 +430,9 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 			continue
 		}
 		if err := line.set(*line.val); err != nil {
+			if errors.Is(err, ErrNoModemLines) {
+				return fail(Invalid, fmt.Errorf("set %s: %w", line.name, err))
+			}
 			if errors.Is(err, syscall.ENOTTY) || errors.Is(err, syscall.EINVAL) {
 				return fail(Invalid, fmt.Errorf("port has %w (set %s: %w)", ErrNoModemLines, line.name, err))
 			}
@@ -410,7 +440,13 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 		}
 	}
 	flow, _ := c.cfg.flowControl() // validated by mode
-	if flow != "none" {
+	if np, ok := port.(*netPort); ok && (flow != "none" || np.telnet) {
+		// Over RFC 2217 "none" is set too: the server's port may have
+		// been left with flow control by its last user.
+		if err := np.setFlow(flow); err != nil {
+			return fail(Invalid, err)
+		}
+	} else if flow != "none" {
 		if err := setFlowControl(port, flow); err != nil {
 			return fail(Invalid, err)
 		}
@@ -419,6 +455,19 @@ func (c *Console) openPort(path string) (serial.Port, *portLock, error) {
 		return fail(Other, fmt.Errorf("set read timeout: %w", err))
 	}
 	return port, lock, nil
+}
+
+// warnRawSettings warns that the line settings of a tcp:// port are the
+// server's, when the console's configuration sets any.
+func (c *Console) warnRawSettings(path string) {
+	if scheme, _, err := parsePortURL(path); err != nil || scheme != schemeTCP {
+		return
+	}
+	cfg := c.cfg
+	if cfg.Baud == 0 && cfg.DataBits == 0 && (cfg.Parity == "" || strings.EqualFold(cfg.Parity, "none")) && (cfg.StopBits == "" || cfg.StopBits == "1") {
+		return
+	}
+	c.warn(fmt.Sprintf("%s is a raw socket: baud rate, data bits, parity and stop bits are set on the server, not by hilrun (use rfc2217:// to set them)", path))
 }
 
 // readLoop reads the port until Close or Release, handing every chunk to
@@ -487,6 +536,9 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	port.Close()
 	lock.release()
 	c.log.event(time.Now(), c.buf.End(), "disconnected", derr.Error())
+	if !c.closing.Load() {
+		c.notify("disconnected", derr.Error())
+	}
 	if !c.cfg.Reconnect {
 		return nil
 	}
@@ -509,7 +561,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 			}
 			path = p
 		}
-		np, nl, err := c.openPort(path)
+		np, nl, err := c.openPort(c.ctx, path)
 		if err != nil {
 			continue
 		}
@@ -528,6 +580,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 		c.buf.SetErr(nil)
 		c.mu.Unlock()
 		c.log.event(time.Now(), c.buf.End(), "reconnected", path)
+		c.notify("reconnected", path)
 		return np
 	}
 }

@@ -3,6 +3,7 @@ package serialx
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -278,6 +279,8 @@ func TestReconnect(t *testing.T) {
 	if c.Path() != first.path {
 		t.Fatalf("Path() = %s, want %s", c.Path(), first.path)
 	}
+	notes := make(chan string, 10)
+	defer c.OnConnection(func(_ time.Time, event, detail string) { notes <- event + " " + detail })()
 	first.print("run 1\r\n")
 	m1, err := c.Expect(timeout(t, 20*time.Second), 0, lit("run 1\r\n"), nil)
 	if err != nil {
@@ -307,6 +310,17 @@ func TestReconnect(t *testing.T) {
 	eventually(t, "reconnection", func() bool { return c.Stats().Connected })
 	if c.Path() != second.path {
 		t.Errorf("Path() = %s, want %s", c.Path(), second.path)
+	}
+	// Both changes are told as they happen.
+	for _, want := range []string{"disconnected " + first.path, "reconnected " + second.path} {
+		select {
+		case got := <-notes:
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("told %q, want %q…", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("never told %q", want)
+		}
 	}
 	second.print("run 2\r\n")
 	r := <-waiting
@@ -346,6 +360,9 @@ func TestLogs(t *testing.T) {
 	if _, err := c.Write(timeout(t, 20*time.Second), []byte("cmd \"x\"\x01\n")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Write(timeout(t, 20*time.Second), []byte("\xff\\n\n")); err != nil {
+		t.Fatal(err)
+	}
 	d.print(string(all[100:]))
 	want := append(slices.Clone(all), "END"...)
 	d.print("END")
@@ -378,7 +395,8 @@ func TestLogs(t *testing.T) {
 		Dir  string    `json:"dir"`
 		Off  *int64    `json:"off"`
 		N    *int      `json:"n"`
-		Data string    `json:"data"`
+		Data *string   `json:"data"`
+		Hex  string    `json:"hex"`
 	}
 	var rxBytes int
 	var next int64
@@ -402,7 +420,19 @@ func TestLogs(t *testing.T) {
 			next += int64(*e.N)
 			rxBytes += *e.N
 		case "tx":
-			txData = append(txData, e.Data)
+			// Each write's bytes appear once, either as text or in hex.
+			switch {
+			case e.Data != nil && e.Hex == "":
+				txData = append(txData, *e.Data)
+			case e.Data == nil && e.Hex != "":
+				b, err := hex.DecodeString(e.Hex)
+				if err != nil {
+					t.Errorf("timeline line %d: hex: %v", i+1, err)
+				}
+				txData = append(txData, string(b))
+			default:
+				t.Errorf("timeline line %d: a tx needs data or hex: %s", i+1, line)
+			}
 		default:
 			t.Errorf("timeline line %d: dir %q", i+1, e.Dir)
 		}
@@ -410,7 +440,7 @@ func TestLogs(t *testing.T) {
 	if rxBytes != len(want) {
 		t.Errorf("timeline counts %d received bytes, want %d", rxBytes, len(want))
 	}
-	if !slices.Equal(txData, []string{`cmd \"x\"\x01\n`}) {
+	if !slices.Equal(txData, []string{"cmd \"x\"\x01\n", "\xff\\n\n"}) {
 		t.Errorf("timeline tx data = %q", txData)
 	}
 }

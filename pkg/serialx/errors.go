@@ -2,6 +2,7 @@ package serialx
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"syscall"
 
@@ -174,5 +175,7 @@ func kindOfErrno(errno syscall.Errno) OpenErrorKind {
 // isGone reports whether a write error means the device went away.
 func isGone(err error) bool {
 	return errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENXIO) ||
-		errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.EBADF)
+		errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.EBADF) ||
+		// a network port whose server went away
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }

@@ -171,7 +171,7 @@ func (c *Console) Reacquire(ctx context.Context, opt ReacquireOptions) error {
 			err = errors.New("no port path")
 		}
 		if err == nil {
-			port, lock, oerr := c.openPort(path)
+			port, lock, oerr := c.openPort(wctx, path)
 			if oerr == nil {
 				return c.install(port, lock, path)
 			}

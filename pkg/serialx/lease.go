@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -131,8 +132,13 @@ func NewLeases() *Leases {
 
 // LeaseKey is the key of the port at path: the path its symbolic links
 // lead to, so that /dev/serial/by-id/... and /dev/ttyACM0 share one lease.
-// A path that does not resolve is its own key.
+// A path that does not resolve is its own key, and so is a network port
+// URL (tcp://, rfc2217://), its scheme in lower case.
 func LeaseKey(path string) string {
+	if NetworkPort(path) {
+		scheme, rest, _ := strings.Cut(path, "://")
+		return strings.ToLower(scheme) + "://" + rest
+	}
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		return r
 	}

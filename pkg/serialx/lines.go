@@ -410,6 +410,8 @@ func (m *modem) do(fn func(serial.Port) error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrNoModemLines): // a tcp:// port says why itself
+		return fmt.Errorf("cannot %s: %w", m.what, err)
 	case errors.Is(err, syscall.ENOTTY) || errors.Is(err, syscall.EINVAL):
 		return fmt.Errorf("%s has %w (it is a pty or its driver has none): cannot %s: %w", m.path, ErrNoModemLines, m.what, err)
 	case isGone(err):

@@ -1,6 +1,7 @@
 package serialx
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hilrun/hilrun/internal/logfile"
-	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // consoleLog writes a console's raw log and timeline. Writes go straight to
@@ -147,8 +148,17 @@ func (l *consoleLog) tx(at time.Time, off int64, p []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.start(at, "tx", off, len(p))
-	b = append(b, `,"data":`...)
-	b = appendJSONString(b, stream.Quote(p))
+	// The bytes are encoded once: as a JSON string when they are UTF-8,
+	// which JSON holds exactly, else in hex, since a JSON string cannot
+	// hold an invalid byte.
+	if utf8.Valid(p) {
+		b = append(b, `,"data":`...)
+		b = appendJSONString(b, string(p))
+	} else {
+		b = append(b, `,"hex":"`...)
+		b = hex.AppendEncode(b, p)
+		b = append(b, '"')
+	}
 	l.finish(b)
 }
 

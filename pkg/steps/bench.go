@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/serialx"
 )
 
 // BenchFile is the bench file's default name, looked for beside a sequence.
@@ -83,6 +85,12 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 		for _, dev := range seq.Devices {
 			if b, ok := bench.Devices[dev.Name]; ok {
 				overlay(dev, b)
+				if b.Port != "" || b.USB != nil {
+					dev.PortFrom = "bench file " + bench.File
+					if b.PortFrom != "" {
+						dev.PortFrom = "bench file " + b.PortFrom
+					}
+				}
 			}
 		}
 		for _, p := range seq.Probes {
@@ -119,8 +127,12 @@ func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error 
 			}
 			return fmt.Errorf("--port %s=%s: the sequence %s has no device %q; its devices are %s%s", name, ports[name], seq.File, name, listOrNone(have), suggest(name, have))
 		}
+		if err := serialx.CheckPortURL(ports[name]); err != nil {
+			return fmt.Errorf("--port %s=%s: %w", name, ports[name], err)
+		}
 		dev.Port = ports[name]
 		dev.USB = nil
+		dev.PortFrom = "--port " + name + "=" + ports[name]
 	}
 	return nil
 }

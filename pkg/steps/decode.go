@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
@@ -409,13 +410,25 @@ func (d *decoder) devices(n *yaml.Node) {
 		dev := &Device{Name: name, Pos: d.pos(p.key)}
 		if p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" {
 			dev.Port = p.val.Value
+			d.portURL(p.val)
 		} else if p.val.Kind == yaml.MappingNode {
 			d.device(dev, p.val)
 		} else if p.val.Tag != "!!null" {
 			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
 		}
+		if dev.Port != "" || dev.USB != nil {
+			dev.PortFrom = dev.Pos.String()
+		}
 		d.seq.Devices = append(d.seq.Devices, dev)
 	})
+}
+
+// portURL checks a port given as a URL (tcp://HOST:PORT or
+// rfc2217://HOST:PORT); a device path is left to opening.
+func (d *decoder) portURL(n *yaml.Node) {
+	if err := serialx.CheckPortURL(n.Value); err != nil {
+		d.add(d.pos(n), "%v", err)
+	}
 }
 
 // DeviceSettings fills dev from a mapping node; used for sequence devices
@@ -424,7 +437,10 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 	for _, p := range d.pairs(n) {
 		switch p.key.Value {
 		case "port":
-			dev.Port, _ = d.str(p.val, "port")
+			var ok bool
+			if dev.Port, ok = d.str(p.val, "port"); ok {
+				d.portURL(p.val)
+			}
 		case "usb":
 			dev.USB = d.usb(p.val)
 		case "baud":

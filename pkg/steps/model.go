@@ -270,7 +270,12 @@ type Device struct {
 	Name string
 	// Port is the path of the serial device; empty when USB or the bench
 	// binds it.
-	Port        string
+	Port string
+	// PortFrom says where Port or USB came from, for messages: the
+	// position of the device in its file ("seq.yaml:4:3"), "bench file
+	// hilrun.bench.yaml:3:3", "--port dut=/dev/ttyUSB0", "--sim"; "" when
+	// not known.
+	PortFrom    string
 	USB         *USBMatch
 	Baud        int
 	DataBits    int

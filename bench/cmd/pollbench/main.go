@@ -230,16 +230,15 @@ func measure(ctx context.Context, con *serialx.Console, arr *arrivals, dbg *time
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		res = runner.Run(ctx, seq, runner.Options{
-			OpenProbe: func(context.Context, *steps.Probe) (runner.Debugger, error) { return dbg, nil },
-			Symbols:   engine.Symbols,
-			KeepSteps: true,
-			Sink: runner.SinkFunc(func(e runner.Event) {
-				if e.Type == runner.StepFinished {
-					passAt = e.Time
-				}
-			}),
-		})
+		// The engine's options, with the probe the benchmark times.
+		o := engine.Options(engine.RunConfig{Sink: runner.SinkFunc(func(e runner.Event) {
+			if e.Type == runner.StepFinished {
+				passAt = e.Time
+			}
+		})})
+		o.OpenProbe = func(context.Context, *steps.Probe) (runner.Debugger, error) { return dbg, nil }
+		o.KeepSteps = true
+		res = runner.Run(ctx, seq, o)
 	}()
 	select {
 	case <-first:

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,4 +310,34 @@ func (c *Console) Counter() uint64 {
 		c.t.Fatal(err)
 	}
 	return n
+}
+
+// BuildInTree runs make in firmware/qemu as the README tells users to,
+// into its own build/ folder (ignored by git), where the example
+// sequences look for their ELF file. Test binaries that run at once take
+// turns through a lock file, so two makes never write the same objects.
+// It returns the ELF's path.
+func BuildInTree(t testing.TB) string {
+	t.Helper()
+	testenv.NeedTool(t, "make", "apt-get install make")
+	testenv.NeedTool(t, "arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
+	src, err := SourceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hilrun-qemu-firmware-intree.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("open the firmware build's lock file: %v", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("lock the firmware build: %v", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "make", "-s", "-C", src).CombinedOutput(); err != nil {
+		t.Fatalf("make -C %s: %v\n%s", src, err, out)
+	}
+	return filepath.Join(src, "build", "qemu.elf")
 }

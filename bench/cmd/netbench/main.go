@@ -1,0 +1,234 @@
+// Command netbench measures what a network console costs against a local
+// one: the virtual board's pty opened directly, and through Debian's
+// ser2net in front of that pty, raw (tcp://) and with RFC 2217
+// (rfc2217://), all in the same run.
+//
+// The method. Each target gets its own virtual board and console, opened
+// as hilrun opens a device (serialx.Open, with logs).
+//
+//  1. Round trip: send "version" and wait for the version line and the
+//     prompt after it; the time from just before the write to the match.
+//     The targets take turns in rounds of -batch round trips, so that
+//     load from the other agents on the machine falls on all of them
+//     alike.
+//  2. Stream: the board prints -chunk bytes of test data at full speed
+//     ("stream N"), again and again for -stream per target, the targets
+//     taking turns chunk by chunk. Every chunk is compared byte for byte
+//     with what the board sent, and at the end the raw log must hold
+//     exactly as many bytes as were received, every chunk in it: zero
+//     bytes lost, or the run fails.
+//
+// The added latency of a network target is its median (and p99) minus the
+// pty's; the ratio is network over pty.
+//
+//	go run ./bench/cmd/netbench -n 1000 -stream 10s
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hilrun/hilrun/bench"
+	"github.com/hilrun/hilrun/internal/ser2net"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "round trips per target")
+	batch := flag.Int("batch", 50, "round trips per target per turn")
+	streamFor := flag.Duration("stream", 10*time.Second, "how long each target streams")
+	chunk := flag.Int("chunk", 4<<20, "bytes per stream command")
+	chardelay := flag.Bool("chardelay", true, "leave ser2net's chardelay on (its default: it waits up to 2 characters, at least 1 ms, to gather bytes from the device before sending them on); false measures hilrun's own cost")
+	flag.Parse()
+	if *n < 1 || *batch < 1 || *chunk < 1 || *streamFor <= 0 {
+		fmt.Fprintln(os.Stderr, "netbench: -n, -batch, -chunk and -stream must be positive")
+		os.Exit(2)
+	}
+	var opts []string
+	if !*chardelay {
+		opts = append(opts, "chardelay: false")
+	}
+	if err := run(*n, *batch, *chunk, *streamFor, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "netbench:", err)
+		os.Exit(3)
+	}
+}
+
+type target struct {
+	name    string
+	board   *sim.Board
+	srv     *ser2net.Server
+	con     *serialx.Console
+	rtt     []time.Duration
+	streamB int64
+	streamT time.Duration
+	chunks  int
+}
+
+func run(n, batch, chunk int, streamFor time.Duration, opts []string) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "netbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var targets []*target
+	defer func() {
+		for _, t := range targets {
+			if t.con != nil {
+				t.con.Close()
+			}
+			if t.srv != nil {
+				t.srv.Stop()
+			}
+			t.board.Close()
+		}
+	}()
+	for _, m := range []ser2net.Mode{"", ser2net.Raw, ser2net.RFC2217} {
+		t := &target{name: "pty", board: sim.New(sim.Options{})}
+		targets = append(targets, t)
+		if err := t.board.Start(); err != nil {
+			return err
+		}
+		path := t.board.SerialPath()
+		if m != "" {
+			sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			t.srv, err = ser2net.Start(sctx, dir, path, m, opts...)
+			cancel()
+			if err != nil {
+				return err
+			}
+			path, t.name = t.srv.URL(), "ser2net "+string(m)
+		}
+		t.con, err = serialx.Open(ctx, t.name, serialx.Config{Path: path, NoLock: true, LogDir: dir + "/" + string(m) + "log", BufferSize: 2*chunk + 4096})
+		if err != nil {
+			return err
+		}
+		if _, _, err := expect(ctx, t.con, 0, nil, sim.DefaultPrompt); err != nil {
+			return fmt.Errorf("%s: no prompt: %w", t.name, err)
+		}
+	}
+
+	reply := sim.DefaultVersion + "\r\n" + sim.DefaultPrompt
+	for done := 0; done < n; done += batch {
+		for _, t := range targets {
+			for range min(batch, n-done) {
+				start := time.Now()
+				if _, _, err := expect(ctx, t.con, 0, []byte("version\r\n"), reply); err != nil {
+					return fmt.Errorf("%s: round trip: %w", t.name, err)
+				}
+				t.rtt = append(t.rtt, time.Since(start))
+			}
+		}
+	}
+
+	want := append(sim.StreamData(chunk, "crlf"), "\r\n"+sim.DefaultPrompt...)
+	cmd := fmt.Appendf(nil, "stream %d\r\n", chunk)
+	for {
+		busy := false
+		for _, t := range targets {
+			if t.streamT >= streamFor {
+				continue
+			}
+			busy = true
+			start := time.Now()
+			cur, m, err := expect(ctx, t.con, 0, cmd, string(want[len(want)-300:]))
+			if err != nil {
+				return fmt.Errorf("%s: stream: %w", t.name, err)
+			}
+			t.streamT += time.Since(start)
+			got := readAll(t.con, cur, m.End)
+			if !bytes.Equal(got, want) {
+				return fmt.Errorf("%s: stream chunk %d differs from what the board sent (%d bytes received, %d sent)", t.name, t.chunks+1, len(got), len(want))
+			}
+			t.streamB += int64(chunk)
+			t.chunks++
+		}
+		if !busy {
+			break
+		}
+	}
+
+	for _, t := range targets {
+		if err := t.con.Close(); err != nil {
+			return err
+		}
+		if err := checkLog(t, want); err != nil {
+			return err
+		}
+	}
+
+	base := bench.Summarize(targets[0].rtt)
+	fmt.Printf("ser2net options: %q\n", opts)
+	fmt.Printf("round trip (send \"version\", expect the reply and the prompt), %d per target, interleaved in turns of %d:\n", n, batch)
+	fmt.Printf("  %-16s %10s %10s %10s %14s %14s %8s\n", "target", "median", "p99", "max", "added median", "added p99", "ratio")
+	for _, t := range targets {
+		s := bench.Summarize(t.rtt)
+		fmt.Printf("  %-16s %10s %10s %10s %14s %14s %8.2f\n", t.name, us(s.Median), us(s.P99), us(s.Max),
+			us(s.Median-base.Median), us(s.P99-base.P99), float64(s.Median)/float64(base.Median))
+	}
+	fmt.Printf("stream (\"stream %d\" repeated for %s per target, chunks interleaved), every byte checked, raw log complete:\n", chunk, streamFor)
+	for _, t := range targets {
+		fmt.Printf("  %-16s %6d chunks %8.1f MB in %6.2fs = %6.2f MB/s, 0 bytes lost\n", t.name, t.chunks,
+			float64(t.streamB)/1e6, t.streamT.Seconds(), float64(t.streamB)/1e6/t.streamT.Seconds())
+	}
+	return nil
+}
+
+// expect writes cmd (when not nil) and waits up to a minute for want after
+// it, returning the cursor before the write and the match.
+func expect(ctx context.Context, c *serialx.Console, from int64, cmd []byte, want string) (int64, stream.Match, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if cmd != nil {
+		var err error
+		if from, err = c.Write(ctx, cmd); err != nil {
+			return from, stream.Match{}, err
+		}
+	}
+	m, err := c.Expect(ctx, from, []stream.Pattern{stream.Literal(want)}, nil)
+	return from, m, err
+}
+
+// readAll returns the console's retained output from from to end.
+func readAll(c *serialx.Console, from, end int64) []byte {
+	var out []byte
+	for from < end {
+		p, start, next := c.Read(from, int(end-from))
+		if start != from || len(p) == 0 {
+			break // no longer retained: the comparison fails
+		}
+		out = append(out, p...)
+		from = next
+	}
+	return out
+}
+
+// checkLog checks the raw log holds every byte received and every chunk.
+func checkLog(t *target, chunk []byte) error {
+	raw, _ := t.con.LogPaths()
+	log, err := os.ReadFile(raw)
+	if err != nil {
+		return err
+	}
+	if err := t.con.LogErr(); err != nil {
+		return err
+	}
+	if rx := t.con.Stats().RxBytes; int64(len(log)) != rx {
+		return fmt.Errorf("%s: the raw log holds %d bytes, %d were received", t.name, len(log), rx)
+	}
+	if got := bytes.Count(log, chunk); got != t.chunks {
+		return errors.New(t.name + ": the raw log does not hold every stream chunk")
+	}
+	return nil
+}
+
+// us formats d in microseconds, "1234µs".
+func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }

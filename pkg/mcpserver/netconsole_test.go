@@ -1,0 +1,60 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/internal/ser2net"
+	"github.com/hilrun/hilrun/internal/testenv"
+)
+
+// TestNetworkConsole opens the virtual board through Debian's ser2net as
+// an MCP connection, raw and with RFC 2217: send/expect works, an upload
+// step releases the connection and takes it back over the network, and a
+// reset sequence on a raw socket fails saying why.
+func TestNetworkConsole(t *testing.T) {
+	if _, err := ser2net.Path(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	for _, mode := range []ser2net.Mode{ser2net.Raw, ser2net.RFC2217} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := rootEnv(t, envOptions{}, t.TempDir())
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			srv, err := ser2net.Start(ctx, t.TempDir(), e.board.SerialPath(), mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Stop)
+			c1 := e.open(map[string]any{"port": srv.URL()})
+			out := e.sequence(map[string]any{"steps": []any{
+				map[string]any{"send": "echo first", "expect": "first", "to": c1},
+				map[string]any{"upload": map[string]any{"command": []any{"true"}, "port": c1}},
+				map[string]any{"send": "echo again", "expect": "again", "to": c1},
+			}})
+			if !out.Passed {
+				t.Fatalf("sequence: %s %+v", statuses(out), out.Steps)
+			}
+			conn, err := e.srv.connection(c1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := conn.console.(interface{ Opens() int64 }).Opens(); got != 2 {
+				t.Errorf("the connection opened %d times, want 2: the upload releases it and it is taken back", got)
+			}
+			if mode != ser2net.Raw {
+				return
+			}
+			out = e.sequence(map[string]any{"steps": []any{
+				map[string]any{"reset_sequence": "esp32", "to": c1},
+			}})
+			msg, _ := json.Marshal(out.Steps)
+			if out.Passed || !strings.Contains(string(msg), "is a raw socket: it has no modem lines; use rfc2217://") {
+				t.Errorf("a reset sequence on a raw socket: %s %s", statuses(out), msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,549 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/results"
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// Bounds of the Allure results.
+const (
+	// allureCaseSteps bounds the steps one test case lists; the rest are
+	// counted in its description.
+	allureCaseSteps = 1000
+	// allureConsoleBytes bounds the console bytes attached to one test
+	// case: the last ones of its time are kept.
+	allureConsoleBytes = 1 << 20
+)
+
+// AllureOptions configures WriteAllure.
+type AllureOptions struct {
+	// Summary bounds what a repeat lists (package results).
+	Summary results.Options
+	// Info gives the test cases the host's bench and hilrun's version as
+	// parameters.
+	Info RunInfo
+	// ConsoleDir is as for HTMLOptions.
+	ConsoleDir func(seq int) string
+}
+
+// Allure's result format (allure-results), as its CLI reads it.
+type allureResult struct {
+	UUID          string            `json:"uuid"`
+	HistoryID     string            `json:"historyId"`
+	TestCaseID    string            `json:"testCaseId"`
+	FullName      string            `json:"fullName"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description,omitempty"`
+	Status        string            `json:"status"`
+	StatusDetails *allureDetails    `json:"statusDetails,omitempty"`
+	Stage         string            `json:"stage"`
+	Start         int64             `json:"start"`
+	Stop          int64             `json:"stop"`
+	Labels        []allureLabel     `json:"labels"`
+	Parameters    []allureParameter `json:"parameters,omitempty"`
+	Steps         []*allureStep     `json:"steps"`
+	Attachments   []allureAttach    `json:"attachments"`
+}
+
+type allureDetails struct {
+	Message string `json:"message,omitempty"`
+	Trace   string `json:"trace,omitempty"`
+}
+
+type allureLabel struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type allureParameter struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type allureStep struct {
+	Name          string            `json:"name"`
+	Status        string            `json:"status"`
+	StatusDetails *allureDetails    `json:"statusDetails,omitempty"`
+	Stage         string            `json:"stage"`
+	Start         int64             `json:"start"`
+	Stop          int64             `json:"stop"`
+	Parameters    []allureParameter `json:"parameters,omitempty"`
+	Steps         []*allureStep     `json:"steps"`
+	Attachments   []allureAttach    `json:"attachments"`
+
+	path string
+}
+
+type allureAttach struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	Type   string `json:"type"`
+}
+
+// WriteAllure writes the run recorded in the event file events into dir as
+// Allure results, which Allure's own tools (the npm package allure)
+// render: one <uuid>-result.json per test case, and its attachments beside
+// it as <uuid>-attachment.<ext>.
+//
+// A test case is what it is in the JUnit report: a top-level group, with
+// its steps nested as Allure steps, or a top-level step; a repeat is one
+// step whose nested steps are its failing iterations, first and last (the
+// summary rule, package results). Statuses: failed stays failed, error
+// and interrupted are broken, skipped stays skipped. Each test case has
+// its start and stop (epoch milliseconds), its steps' expected, received
+// and file position as status details, the pictures its camera steps took,
+// and the console bytes received during it (the last MiB of each console)
+// as attachments. Other files in dir are left alone; the names are the
+// same for the same run, so writing again replaces them.
+//
+// The results are written as the event file is read, in bounded memory.
+func WriteAllure(ctx context.Context, dir, events string, opts AllureOptions) error {
+	if err := writeAllure(ctx, dir, events, opts); err != nil {
+		return fmt.Errorf("write allure results: %w", err)
+	}
+	return nil
+}
+
+func writeAllure(ctx context.Context, dir, events string, opts AllureOptions) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	seqs, err := scan(events, opts.Summary)
+	if err != nil {
+		return err
+	}
+	a := &allureWriter{dir: dir, events: events, opts: opts, seqs: seqs}
+	z := &results.Summarizer{
+		Options: opts.Summary,
+		OnStart: func(i int, _ *results.Sequence) { a.start(i) },
+		OnStep: func(_ int, st *results.Step) {
+			if a.err == nil {
+				a.err = ctx.Err()
+			}
+			a.step(st)
+		},
+		OnEnd: func(int, *results.Sequence, results.Counts) { a.end() },
+	}
+	if err := results.Summarize(events, z); err != nil {
+		return err
+	}
+	return a.err
+}
+
+type allureWriter struct {
+	dir    string
+	events string
+	opts   AllureOptions
+	seqs   []seqSummary
+	err    error
+
+	seq      *seqSummary
+	seqIdx   int
+	key      string                 // the top-level entry being gathered
+	nodes    map[string]*allureStep // its steps by path
+	order    []*allureStep          // in finishing order
+	left     int                    // its steps left out past the cap
+	problem  bool                   // a test case of the sequence did not pass
+	consoles []*consoleCursor
+}
+
+func (a *allureWriter) start(i int) {
+	a.seqIdx = i
+	a.seq = &a.seqs[i]
+	a.key, a.nodes, a.order, a.left, a.problem = "", map[string]*allureStep{}, nil, 0, false
+	a.consoles = nil
+	logs := a.seq.seq.Logs
+	if len(logs) == 0 && a.opts.ConsoleDir != nil {
+		logs = consoleLogs(a.opts.ConsoleDir(i))
+	}
+	names := make([]string, 0, len(logs))
+	for n := range logs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := &htmlData{events: a.events}
+	for _, n := range names {
+		if c := openConsoleCursor(n, h.resolve(logs[n])); c != nil {
+			a.consoles = append(a.consoles, c)
+		}
+	}
+}
+
+func (a *allureWriter) end() {
+	a.flush(nil)
+	s := &a.seq.seq
+	if s.Status != runner.Passed && s.Status != runner.Skipped && !a.problem {
+		// The sequence failed outside its steps (setup, a timeout): a
+		// test case says so, as in the JUnit report.
+		name := "sequence"
+		if !a.seq.steps {
+			name = "setup"
+		}
+		start := s.StartedAt.UnixMilli()
+		r := &allureResult{Name: name, Status: allureStatus(s.Status), Stage: "finished", Start: start, Stop: start + int64(s.DurationMS.D()/time.Millisecond),
+			StatusDetails: &allureDetails{Message: cleanText(s.Error)}, Steps: []*allureStep{}, Attachments: []allureAttach{}}
+		a.writeResult(r, name)
+	}
+	for _, c := range a.consoles {
+		c.close()
+	}
+	a.consoles = nil
+}
+
+// step takes a step outside repeats; a top-level step ends its test case.
+func (a *allureWriter) step(st *results.Step) {
+	key := results.TopKey(st.Path)
+	if a.key != "" && key != a.key {
+		a.flush(nil)
+	}
+	a.key = key
+	n := a.stepOf(st)
+	if st.Path == key {
+		a.flush(n)
+		return
+	}
+	if len(a.order) >= allureCaseSteps {
+		a.left++
+		return
+	}
+	a.nodes[st.Path] = n
+	a.order = append(a.order, n)
+}
+
+func (a *allureWriter) stepOf(st *results.Step) *allureStep {
+	name := st.Kind
+	if st.Name != "" {
+		name += " " + cleanLine(st.Name)
+	}
+	start := a.seq.seq.StartedAt.Add(st.StartedMS.D())
+	n := &allureStep{
+		Name: st.Path + " " + name, Status: allureStatus(st.Status), Stage: "finished",
+		Start: start.UnixMilli(), Stop: start.Add(st.DurationMS.D()).UnixMilli(),
+		StatusDetails: stepDetails(&st.StepBase, a.seq.seq.File), Steps: []*allureStep{}, Attachments: []allureAttach{}, path: st.Path,
+	}
+	if st.Kind == "group" && st.Message == "" {
+		// A group failed because a step in it did: that step says why.
+		n.StatusDetails = nil
+	}
+	if st.Message != "" && n.StatusDetails == nil {
+		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
+	}
+	for _, p := range st.Attachments {
+		if at, ok := a.attachFile(p); ok {
+			n.Attachments = append(n.Attachments, at)
+		}
+	}
+	if r := st.Repeat; r != nil {
+		n.Parameters = append(n.Parameters,
+			allureParameter{Name: "iterations", Value: fmt.Sprintf("%d (%d passed, %d failed, %d error)", r.Iterations, r.Passed, r.Failed, r.Errored)},
+			allureParameter{Name: "iteration time", Value: fmt.Sprintf("min %s, median %s, p99 %s, max %s ms", fmtMS(r.MinMS), fmtMS(r.MedianMS), fmtMS(r.P99MS), fmtMS(r.MaxMS))})
+		if r.MoreFailures > 0 {
+			n.Parameters = append(n.Parameters, allureParameter{Name: "failing iterations left out", Value: fmt.Sprint(r.MoreFailures)})
+		}
+		its := append([]results.Iteration(nil), r.Failures...)
+		for _, it := range []*results.Iteration{r.First, r.Last} {
+			if it != nil && !isProblem(it.Status) {
+				its = append(its, *it)
+			}
+		}
+		for _, it := range its {
+			is := a.seq.seq.StartedAt.Add(it.StartedMS.D())
+			in := &allureStep{Name: fmt.Sprintf("iteration %d", it.Index), Status: allureStatus(it.Status), Stage: "finished",
+				Start: is.UnixMilli(), Stop: is.Add(it.DurationMS.D()).UnixMilli(), Steps: []*allureStep{}, Attachments: []allureAttach{}}
+			for i := range it.Detail {
+				in.Steps = append(in.Steps, a.stepOf(&results.Step{StepBase: it.Detail[i]}))
+			}
+			if it.More > 0 {
+				in.Parameters = append(in.Parameters, allureParameter{Name: "steps left out", Value: fmt.Sprint(it.More)})
+			}
+			n.Steps = append(n.Steps, in)
+		}
+	}
+	return n
+}
+
+// stepDetails are a step's message, expected, received and position, for
+// a step that did not pass.
+func stepDetails(st *results.StepBase, file string) *allureDetails {
+	if !isProblem(st.Status) {
+		return nil
+	}
+	var trace strings.Builder
+	if st.Expected != "" {
+		fmt.Fprintf(&trace, "expected: %s\n", cleanText(st.Expected))
+	}
+	if st.Received != "" {
+		fmt.Fprintf(&trace, "received: %s\n", cleanText(st.Received))
+	}
+	if loc := locationOf(st.File, st.Line, st.Column, file); loc != "" {
+		fmt.Fprintf(&trace, "at %s\n", loc)
+	}
+	return &allureDetails{Message: cleanText(st.Message), Trace: trace.String()}
+}
+
+// flush writes the test case gathered, whose top-level step is top (nil
+// when it never came, as for a sequence cut short).
+func (a *allureWriter) flush(top *allureStep) {
+	if a.key == "" || (top == nil && len(a.order) == 0) {
+		a.key = ""
+		return
+	}
+	// Nest the steps by path; a group finished after its children.
+	var roots []*allureStep
+	for _, n := range a.order {
+		parent := n.path[:max(strings.LastIndexByte(n.path, '.'), 0)]
+		if p, ok := a.nodes[parent]; ok && parent != "" && !strings.HasSuffix(parent, "finally") {
+			p.Steps = append(p.Steps, n)
+			continue
+		}
+		roots = append(roots, n)
+	}
+	r := &allureResult{Stage: "finished", Steps: append([]*allureStep{}, roots...), Attachments: []allureAttach{}}
+	if top != nil {
+		r.Name, r.Status, r.Start, r.Stop, r.StatusDetails = top.Name, top.Status, top.Start, top.Stop, top.StatusDetails
+		r.Parameters = top.Parameters
+		r.Attachments = top.Attachments
+		if len(top.Steps) > 0 {
+			r.Steps = append(top.Steps, roots...)
+		}
+	} else {
+		r.Name, r.Status = a.key+" (cut short)", "broken"
+		r.StatusDetails = &allureDetails{Message: results.CutShort}
+		r.Start, r.Stop = roots[0].Start, roots[len(roots)-1].Stop
+	}
+	if r.StatusDetails == nil && r.Status != "passed" && r.Status != "skipped" {
+		// A group's own status: the first step that did not pass says why.
+		r.StatusDetails = firstProblem(r.Steps)
+	}
+	if a.left > 0 {
+		r.Description = fmt.Sprintf("%d more steps of this test case are left out; the JSON report and the event file have them.", a.left)
+	}
+	if r.Status != "passed" && r.Status != "skipped" {
+		a.problem = true
+	}
+	a.writeResult(r, a.key)
+	a.key, a.nodes, a.order, a.left = "", map[string]*allureStep{}, nil, 0
+}
+
+func firstProblem(steps []*allureStep) *allureDetails {
+	for _, s := range steps {
+		if s.StatusDetails != nil {
+			return s.StatusDetails
+		}
+		if d := firstProblem(s.Steps); d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// writeResult completes r (ids, labels, console attachments) and writes it.
+func (a *allureWriter) writeResult(r *allureResult, key string) {
+	if a.err != nil {
+		return
+	}
+	s := &a.seq.seq
+	r.FullName = cleanLine(s.File) + "#" + key
+	id := sha1.Sum([]byte(fmt.Sprintf("%d\x00%s\x00%s\x00%d", a.seqIdx, r.FullName, s.StartedAt.Format(time.RFC3339Nano), r.Start)))
+	r.UUID = uuidOf(id[:16])
+	hist := md5.Sum([]byte(cleanLine(s.Name) + "\x00" + r.FullName))
+	r.HistoryID = hex.EncodeToString(hist[:])
+	r.TestCaseID = r.HistoryID
+	r.Labels = []allureLabel{
+		{Name: "parentSuite", Value: "hilrun"},
+		{Name: "suite", Value: cleanLine(s.Name)},
+		{Name: "package", Value: cleanLine(s.File)},
+		{Name: "framework", Value: "hilrun"},
+	}
+	if v := a.opts.Info.Version; v != "" {
+		r.Parameters = append(r.Parameters, allureParameter{Name: "hilrun", Value: v})
+	}
+	for _, b := range a.opts.Info.Bench {
+		if b.Sequence == s.Name {
+			r.Parameters = append(r.Parameters, allureParameter{Name: b.Kind + " " + b.Name, Value: b.Target})
+		}
+	}
+	for _, c := range a.consoles {
+		data, cut, err := c.window(time.UnixMilli(r.Start), time.UnixMilli(r.Stop).Add(time.Millisecond))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		name := "console " + c.name
+		if cut > 0 {
+			name += fmt.Sprintf(" (its last %d bytes; %d before them are in %s)", len(data), cut, filepath.Base(c.path))
+		}
+		src := r.UUID + "-" + sanitizeName(c.name) + "-attachment.txt"
+		if err := os.WriteFile(filepath.Join(a.dir, src), data, 0o666); err != nil {
+			a.err = err
+			return
+		}
+		r.Attachments = append(r.Attachments, allureAttach{Name: name, Source: src, Type: "text/plain"})
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		a.err = err
+		return
+	}
+	path := filepath.Join(a.dir, r.UUID+"-result.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o666); err != nil {
+		a.err = err
+		return
+	}
+	a.err = os.Rename(tmp, path)
+}
+
+// attachFile copies a picture into the results, named after its content's
+// path, and returns the attachment.
+func (a *allureWriter) attachFile(path string) (allureAttach, bool) {
+	h := &htmlData{events: a.events}
+	src := h.resolve(path)
+	in, err := os.Open(src)
+	if err != nil {
+		return allureAttach{}, false
+	}
+	defer in.Close()
+	sum := sha1.Sum([]byte(fmt.Sprintf("%d\x00%s\x00%s", a.seqIdx, a.seq.seq.StartedAt.Format(time.RFC3339Nano), filepath.Base(path))))
+	ext := strings.ToLower(filepath.Ext(path))
+	typ := map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".log": "text/plain", ".txt": "text/plain"}[ext]
+	if typ == "" {
+		typ = "application/octet-stream"
+	}
+	name := uuidOf(sum[:16]) + "-attachment" + ext
+	out, err := os.Create(filepath.Join(a.dir, name))
+	if err != nil {
+		a.err = err
+		return allureAttach{}, false
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		a.err = err
+		return allureAttach{}, false
+	}
+	if err := out.Close(); err != nil {
+		a.err = err
+		return allureAttach{}, false
+	}
+	return allureAttach{Name: filepath.Base(path), Source: name, Type: typ}, true
+}
+
+func allureStatus(s runner.Status) string {
+	switch s {
+	case runner.Passed:
+		return "passed"
+	case runner.Failed:
+		return "failed"
+	case runner.Skipped:
+		return "skipped"
+	}
+	return "broken"
+}
+
+// uuidOf formats 16 bytes as a UUID (version 5 bits set, as for a name
+// based one), so a run's results have the same names each time.
+func uuidOf(b []byte) string {
+	var u [16]byte
+	copy(u[:], b)
+	u[6] = (u[6] & 0x0f) | 0x50
+	u[8] = (u[8] & 0x3f) | 0x80
+	x := hex.EncodeToString(u[:])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// consoleCursor walks a console's timeline forward in time, to find what
+// the console received during each test case.
+type consoleCursor struct {
+	name, path string
+	raw        *os.File
+	tl         *os.File
+	sc         *bufio.Scanner
+	off        int64 // the stream offset reached
+	pending    *timelineLine
+	done       bool
+}
+
+func openConsoleCursor(name, logPath string) *consoleCursor {
+	raw, err := os.Open(logPath)
+	if err != nil {
+		return nil
+	}
+	tl, err := os.Open(strings.TrimSuffix(logPath, ".log") + ".timeline.jsonl")
+	if err != nil {
+		raw.Close()
+		return nil
+	}
+	sc := bufio.NewScanner(tl)
+	sc.Buffer(make([]byte, 64<<10), timelineLineMax)
+	return &consoleCursor{name: name, path: logPath, raw: raw, tl: tl, sc: sc}
+}
+
+// advance moves past the received chunks that arrived before t.
+func (c *consoleCursor) advance(t time.Time) {
+	for !c.done {
+		if c.pending == nil {
+			if !c.sc.Scan() {
+				c.done = true
+				return
+			}
+			var l timelineLine
+			if json.Unmarshal(c.sc.Bytes(), &l) != nil || l.Dir != "rx" {
+				continue
+			}
+			c.pending = &l
+		}
+		if !c.pending.T.Before(t) {
+			return
+		}
+		c.off = c.pending.Off + int64(c.pending.N)
+		c.pending = nil
+	}
+}
+
+// window returns the bytes received from start to stop (the last
+// allureConsoleBytes of them) and how many before those were cut.
+func (c *consoleCursor) window(start, stop time.Time) ([]byte, int64, error) {
+	c.advance(start)
+	from := c.off
+	c.advance(stop)
+	to := c.off
+	var cut int64
+	if to-from > allureConsoleBytes {
+		cut = to - from - allureConsoleBytes
+		from = to - allureConsoleBytes
+	}
+	buf := make([]byte, to-from)
+	n, err := c.raw.ReadAt(buf, from)
+	if err != nil && err != io.EOF {
+		return nil, 0, err
+	}
+	return buf[:n], cut, nil
+}
+
+func (c *consoleCursor) close() {
+	c.raw.Close()
+	c.tl.Close()
+}

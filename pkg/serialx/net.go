@@ -1,0 +1,961 @@
+package serialx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// Network ports. A console's path may be a URL instead of a device:
+//
+//   - tcp://HOST:PORT, a raw socket carrying the serial bytes unchanged
+//     (ser2net's "accepter: tcp,PORT"). The server owns the line settings,
+//     and there are no modem lines or break.
+//   - rfc2217://HOST:PORT, telnet with the Com Port Control Option of RFC
+//     2217 (ser2net's "accepter: telnet(rfc2217),tcp,PORT"): the console
+//     sets baud rate, data bits, parity, stop bits and flow control, and
+//     drives DTR, RTS and break through the server.
+//
+// Everything above the port (the reader, logs, reconnection, hand-over,
+// leases) is the same as for a local port: a network port implements
+// serial.Port.
+
+const (
+	schemeTCP     = "tcp"
+	schemeRFC2217 = "rfc2217"
+
+	// netHandshakeTimeout bounds connecting and the telnet negotiation
+	// when a network port opens.
+	netHandshakeTimeout = 10 * time.Second
+	// netAckTimeout bounds the wait for the server's acknowledgement of
+	// one RFC 2217 command.
+	netAckTimeout = 5 * time.Second
+	// netQueueMax bounds the received bytes a network port holds for a
+	// Read that has not come yet; beyond it the port stops reading the
+	// socket, so TCP flow control holds the server back and nothing is
+	// dropped.
+	netQueueMax = 1 << 20
+)
+
+// NetworkPort reports whether path is a network port URL (tcp:// or
+// rfc2217://) rather than a device path.
+func NetworkPort(path string) bool {
+	scheme, _, ok := strings.Cut(path, "://")
+	return ok && (strings.EqualFold(scheme, schemeTCP) || strings.EqualFold(scheme, schemeRFC2217))
+}
+
+// CheckPortURL returns nil when path is not a URL (a device path) or a
+// valid network port URL, and otherwise says what is wrong with it:
+// "ftp://x" names an unknown scheme, "tcp://host" lacks a port.
+func CheckPortURL(path string) error {
+	if !strings.Contains(path, "://") {
+		return nil
+	}
+	_, _, err := parsePortURL(path)
+	return err
+}
+
+// parsePortURL splits a network port URL into its scheme (lower case) and
+// HOST:PORT.
+func parsePortURL(path string) (scheme, addr string, err error) {
+	scheme, rest, ok := strings.Cut(path, "://")
+	if !ok {
+		return "", "", fmt.Errorf("port %q is not a URL", path)
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme != schemeTCP && scheme != schemeRFC2217 {
+		return "", "", fmt.Errorf("port %q: unknown scheme %q (want tcp://HOST:PORT for a raw socket or rfc2217://HOST:PORT for telnet with serial port control)", path, scheme)
+	}
+	host, port, err := net.SplitHostPort(strings.TrimSuffix(rest, "/"))
+	if err != nil {
+		return "", "", fmt.Errorf("port %q: want %s://HOST:PORT: %w", path, scheme, err)
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("port %q: no host (want %s://HOST:PORT)", path, scheme)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("port %q: TCP port %q is not a number from 1 to 65535", path, port)
+	}
+	return scheme, net.JoinHostPort(host, port), nil
+}
+
+// rawSocketError is what modem control and line settings return on a
+// tcp:// port. It wraps ErrNoModemLines.
+type rawSocketError struct {
+	url  string
+	what string // "modem lines", "break", "flow control"
+}
+
+func (e *rawSocketError) Error() string {
+	return fmt.Sprintf("%s is a raw socket: it has no %s; use rfc2217://", e.url, e.what)
+}
+
+func (e *rawSocketError) Is(target error) bool { return target == ErrNoModemLines }
+
+// errNetClosed is the error of a Read or Write after the port's own Close.
+var errNetClosed = errors.New("network port closed")
+
+// netPort is a serial.Port over TCP, raw or telnet with RFC 2217. A
+// goroutine reads the socket, decodes telnet and queues the data for Read
+// (at most netQueueMax bytes); it answers option negotiation and hands the
+// server's acknowledgements to the command waiting for them, so that
+// commands are confirmed even when no Read is in progress (as while the
+// console opens the port).
+type netPort struct {
+	url    string // as given, for messages
+	telnet bool
+	conn   net.Conn
+
+	wmu sync.Mutex // serializes writes to conn: data and telnet commands
+
+	qmu     sync.Mutex
+	queue   []byte // received data; queue[head:] is not read yet
+	head    int
+	qerr    error         // why the socket stopped; set once
+	ready   chan struct{} // signalled (cap 1) when queue grows or qerr is set
+	space   chan struct{} // signalled (cap 1) when Read drains the queue
+	done    chan struct{} // closed when the reading goroutine ends
+	rtmu    sync.Mutex
+	timeout time.Duration // of Read; <0 waits for data
+
+	closed    chan struct{}
+	closeOnce sync.Once
+	// abort is closed by ResetOutputBuffer: writes and commands waiting
+	// for the server stop, so the console can take its lock and close.
+	abort     chan struct{}
+	abortOnce sync.Once
+
+	// Telnet state, guarded by tmu.
+	tmu      sync.Mutex
+	opts     [256]telnetOpt
+	settled  chan struct{} // closed when no option we asked about is pending
+	waiters  []*ackWaiter
+	modem    byte // last NOTIFY-MODEMSTATE
+	suspend  bool // the server asked us to stop sending (FLOWCONTROL-SUSPEND)
+	resumed  chan struct{}
+	crPend   bool // a CR was the last data byte (for CR NUL without BINARY)
+	received telnetCounters
+}
+
+// telnetCounters count what the server sent, for tests and messages.
+type telnetCounters struct{ commands, refused int }
+
+// telnetOpt is the state of one telnet option on each side: us is whether
+// we perform it (we said WILL, they DO), him whether the server does; the
+// asked flags mark a request of ours not yet answered.
+type telnetOpt struct {
+	us, him           bool
+	askedUs, askedHim bool
+}
+
+type ackWaiter struct {
+	cmd byte
+	ch  chan []byte // receives the acknowledged value
+}
+
+// Telnet bytes (RFC 854) and options.
+const (
+	tnSE   = 240
+	tnSB   = 250
+	tnWILL = 251
+	tnWONT = 252
+	tnDO   = 253
+	tnDONT = 254
+	tnIAC  = 255
+
+	optBinary  = 0
+	optSGA     = 3
+	optComPort = 44
+)
+
+// RFC 2217 commands, client to server; the server acknowledges command c
+// with c+100.
+const (
+	cpSetBaud       = 1
+	cpSetDataSize   = 2
+	cpSetParity     = 3
+	cpSetStopSize   = 4
+	cpSetControl    = 5
+	cpNotifyLine    = 6
+	cpNotifyModem   = 7
+	cpFlowSuspend   = 8
+	cpFlowResume    = 9
+	cpPurgeData     = 12
+	cpServerReplies = 100
+)
+
+// SET-CONTROL values.
+const (
+	ctlFlowNone    = 1
+	ctlFlowXonXoff = 2
+	ctlFlowRTSCTS  = 3
+	ctlBreakOn     = 5
+	ctlBreakOff    = 6
+	ctlDTROn       = 8
+	ctlDTROff      = 9
+	ctlRTSOn       = 11
+	ctlRTSOff      = 12
+)
+
+// openNetPort connects to the network port url and, for rfc2217://,
+// negotiates telnet options and sets mode. It returns an *OpenError.
+func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, error) {
+	scheme, addr, err := parsePortURL(url)
+	if err != nil {
+		return nil, &OpenError{Path: url, Kind: Invalid, Err: err}
+	}
+	hctx, cancel := context.WithTimeout(ctx, netHandshakeTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(hctx, "tcp", addr)
+	if err != nil {
+		return nil, &OpenError{Path: url, Kind: kindOfDial(err), Err: fmt.Errorf("connect to %s: %w", addr, err)}
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetNoDelay(true) // a typed command goes out at once
+	}
+	p := &netPort{
+		url:     url,
+		telnet:  scheme == schemeRFC2217,
+		conn:    conn,
+		ready:   make(chan struct{}, 1),
+		space:   make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		closed:  make(chan struct{}),
+		abort:   make(chan struct{}),
+		settled: make(chan struct{}),
+		resumed: make(chan struct{}),
+		timeout: -1,
+	}
+	close(p.resumed)
+	var requests []byte
+	if p.telnet {
+		requests = p.requests()
+	}
+	go p.readSocket()
+	if !p.telnet {
+		return p, nil
+	}
+	stop := context.AfterFunc(hctx, func() { p.Close() })
+	err = p.negotiate(hctx, requests)
+	if err == nil {
+		err = p.SetMode(mode)
+	}
+	if !stop() || hctx.Err() != nil {
+		err = fmt.Errorf("negotiate telnet with %s: %w", addr, ctxErr(hctx))
+	} else if err != nil && p.endedSoon(err) {
+		err = p.endedErr()
+	}
+	if err != nil {
+		p.Close()
+		kind := Other
+		if strings.Contains(err.Error(), "in use") {
+			kind = Busy
+		}
+		return nil, &OpenError{Path: url, Kind: kind, Err: err}
+	}
+	return p, nil
+}
+
+func kindOfDial(err error) OpenErrorKind {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return NotFound
+	}
+	return Other
+}
+
+// requests returns the option requests a telnet port opens with: BINARY
+// both ways, SGA both ways, and to perform COM-PORT-OPTION, marking them
+// asked. It runs before the reader starts, so that the server's own
+// opening burst of negotiation cannot settle the options before they are
+// asked for.
+func (p *netPort) requests() []byte {
+	var out []byte
+	for _, r := range []struct{ verb, opt byte }{
+		{tnWILL, optBinary}, {tnDO, optBinary}, {tnWILL, optSGA}, {tnDO, optSGA}, {tnWILL, optComPort},
+	} {
+		if r.verb == tnWILL {
+			p.opts[r.opt].askedUs = true
+		} else {
+			p.opts[r.opt].askedHim = true
+		}
+		out = append(out, tnIAC, r.verb, r.opt)
+	}
+	return out
+}
+
+// negotiate sends the option requests and waits until the server has
+// answered every one.
+func (p *netPort) negotiate(ctx context.Context, requests []byte) error {
+	if err := p.writeRaw(requests); err != nil {
+		return err
+	}
+	select {
+	case <-p.settled:
+	case <-ctx.Done():
+		return fmt.Errorf("the server did not answer the telnet option requests: %w", ctxErr(ctx))
+	case <-p.done:
+		return p.endedErr()
+	}
+	p.tmu.Lock()
+	com := p.opts[optComPort].us
+	p.tmu.Unlock()
+	if !com {
+		return fmt.Errorf("the server refused RFC 2217 serial port control (COM-PORT-OPTION); if it is a raw port, use tcp://")
+	}
+	return nil
+}
+
+// readSocket reads the socket until it fails or closes, decoding telnet
+// when the port speaks it.
+func (p *netPort) readSocket() {
+	defer close(p.done)
+	buf := make([]byte, 32<<10)
+	var tp telnetParser
+	for {
+		n, err := p.conn.Read(buf)
+		if n > 0 {
+			data := buf[:n]
+			if p.telnet {
+				data = tp.feed(p, data)
+			}
+			if len(data) > 0 && !p.enqueue(data) {
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case <-p.closed:
+				err = errNetClosed
+			default:
+				if errors.Is(err, io.EOF) {
+					err = fmt.Errorf("%s: the server closed the connection", p.url)
+				} else {
+					err = fmt.Errorf("%s: %w", p.url, err)
+				}
+			}
+			p.qmu.Lock()
+			p.qerr = err
+			p.qmu.Unlock()
+			signal(p.ready)
+			p.failWaiters()
+			return
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue appends data for Read, waiting while the queue is full; it
+// returns false when the port closed meanwhile.
+func (p *netPort) enqueue(data []byte) bool {
+	for {
+		p.qmu.Lock()
+		if len(p.queue)-p.head < netQueueMax {
+			if p.head > 0 && p.head >= len(p.queue)/2 {
+				p.queue = p.queue[:copy(p.queue, p.queue[p.head:])]
+				p.head = 0
+			}
+			p.queue = append(p.queue, data...)
+			p.qmu.Unlock()
+			signal(p.ready)
+			return true
+		}
+		p.qmu.Unlock()
+		select {
+		case <-p.space:
+		case <-p.closed:
+			return false
+		}
+	}
+}
+
+// ended reports whether the connection has ended.
+func (p *netPort) ended() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// endedSoon reports whether the connection has ended, giving the reader
+// a second to see the end when err is a write the server reset: the
+// server's last words arrive before its reset.
+func (p *netPort) endedSoon(err error) bool {
+	if !isGone(err) {
+		return p.ended()
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// endedErr says how the connection ended while it was being set up,
+// quoting what the server said: a server that turns a connection away
+// says why as text, as ser2net's "Port's device already in use".
+func (p *netPort) endedErr() error {
+	p.qmu.Lock()
+	said := strings.TrimSpace(string(p.queue[p.head:min(len(p.queue), p.head+200)]))
+	p.qmu.Unlock()
+	if said != "" {
+		return fmt.Errorf("%w: it said %q", p.socketErr(), said)
+	}
+	return p.socketErr()
+}
+
+func (p *netPort) socketErr() error {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.qerr == nil {
+		return fmt.Errorf("%s: the connection ended", p.url)
+	}
+	return p.qerr
+}
+
+// Read returns queued data; (0, nil) when the read timeout passes without
+// any, as go.bug.st/serial does; an error once the connection ended and
+// the queue is empty.
+func (p *netPort) Read(b []byte) (int, error) {
+	p.rtmu.Lock()
+	timeout := p.timeout
+	p.rtmu.Unlock()
+	var expire <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	for {
+		p.qmu.Lock()
+		if p.head < len(p.queue) {
+			n := copy(b, p.queue[p.head:])
+			p.head += n
+			if p.head == len(p.queue) {
+				p.queue, p.head = p.queue[:0], 0
+			}
+			p.qmu.Unlock()
+			signal(p.space)
+			return n, nil
+		}
+		err := p.qerr
+		p.qmu.Unlock()
+		select {
+		case <-p.closed:
+			return 0, errNetClosed
+		default:
+		}
+		if err != nil {
+			return 0, err
+		}
+		select {
+		case <-p.ready:
+		case <-p.closed:
+			return 0, errNetClosed
+		case <-expire:
+			return 0, nil
+		}
+	}
+}
+
+// Write sends b, escaping IAC (and CR without BINARY) on a telnet port. It
+// waits while the server has suspended our output (RFC 2217
+// FLOWCONTROL-SUSPEND).
+func (p *netPort) Write(b []byte) (int, error) {
+	out := b
+	if p.telnet {
+		p.tmu.Lock()
+		binary, resumed := p.opts[optBinary].us, p.resumed
+		p.tmu.Unlock()
+		select {
+		case <-resumed:
+		case <-p.closed:
+			return 0, errNetClosed
+		case <-p.abort:
+			return 0, fmt.Errorf("%s: output discarded while the server had suspended it", p.url)
+		}
+		out = make([]byte, 0, len(b)+len(b)/16+2)
+		for _, c := range b {
+			switch {
+			case c == tnIAC:
+				out = append(out, tnIAC, tnIAC)
+			case c == '\r' && !binary:
+				out = append(out, '\r', 0)
+			default:
+				out = append(out, c)
+			}
+		}
+	}
+	if err := p.writeRaw(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (p *netPort) writeRaw(b []byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	select {
+	case <-p.closed:
+		return errNetClosed
+	default:
+	}
+	if _, err := p.conn.Write(b); err != nil {
+		return fmt.Errorf("%s: %w", p.url, err)
+	}
+	return nil
+}
+
+// command sends RFC 2217 command cmd with value and waits for the server
+// to acknowledge it; it returns the value the server says is in effect.
+func (p *netPort) command(cmd byte, value []byte) ([]byte, error) {
+	w := &ackWaiter{cmd: cmd, ch: make(chan []byte, 1)}
+	p.tmu.Lock()
+	p.waiters = append(p.waiters, w)
+	p.tmu.Unlock()
+	out := []byte{tnIAC, tnSB, optComPort, cmd}
+	for _, c := range value {
+		if c == tnIAC {
+			out = append(out, tnIAC)
+		}
+		out = append(out, c)
+	}
+	out = append(out, tnIAC, tnSE)
+	if err := p.writeRaw(out); err != nil {
+		p.dropWaiter(w)
+		return nil, err
+	}
+	t := time.NewTimer(netAckTimeout)
+	defer t.Stop()
+	select {
+	case v, ok := <-w.ch:
+		if !ok {
+			return nil, p.socketErr()
+		}
+		return v, nil
+	case <-p.closed:
+		return nil, errNetClosed
+	case <-p.abort:
+		p.dropWaiter(w)
+		return nil, fmt.Errorf("%s: stopped waiting for the acknowledgement of %s: the port is closing", p.url, describeValue(cmd, value))
+	case <-t.C:
+		p.dropWaiter(w)
+		msg := fmt.Sprintf("%s did not acknowledge %s within %s", p.url, describeValue(cmd, value), netAckTimeout)
+		if cmd == cpSetControl {
+			// ser2net stays silent when the ioctl fails, as on a pty.
+			msg += " (a server stays silent when its port cannot do it, as a pty without modem lines)"
+		}
+		return nil, errors.New(msg)
+	}
+}
+
+func (p *netPort) dropWaiter(w *ackWaiter) {
+	p.tmu.Lock()
+	defer p.tmu.Unlock()
+	for i, x := range p.waiters {
+		if x == w {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			return
+		}
+	}
+}
+
+func (p *netPort) failWaiters() {
+	p.tmu.Lock()
+	defer p.tmu.Unlock()
+	for _, w := range p.waiters {
+		close(w.ch)
+	}
+	p.waiters = nil
+}
+
+func commandName(cmd byte) string {
+	switch cmd {
+	case cpSetBaud:
+		return "SET-BAUDRATE"
+	case cpSetDataSize:
+		return "SET-DATASIZE"
+	case cpSetParity:
+		return "SET-PARITY"
+	case cpSetStopSize:
+		return "SET-STOPSIZE"
+	case cpSetControl:
+		return "SET-CONTROL"
+	case cpPurgeData:
+		return "PURGE-DATA"
+	}
+	return "command " + strconv.Itoa(int(cmd))
+}
+
+// describeValue names a command and its value for messages:
+// "SET-CONTROL 8 (DTR on)".
+func describeValue(cmd byte, value []byte) string {
+	s := commandName(cmd)
+	if len(value) != 1 {
+		return s
+	}
+	s += " " + strconv.Itoa(int(value[0]))
+	if cmd == cpSetControl {
+		names := map[byte]string{ctlFlowNone: "no flow control", ctlFlowXonXoff: "XON/XOFF", ctlFlowRTSCTS: "RTS/CTS",
+			ctlBreakOn: "break on", ctlBreakOff: "break off", ctlDTROn: "DTR on", ctlDTROff: "DTR off", ctlRTSOn: "RTS on", ctlRTSOff: "RTS off"}
+		if n, ok := names[value[0]]; ok {
+			s += " (" + n + ")"
+		}
+	}
+	return s
+}
+
+// setting sends a one-byte command and checks the server applied value.
+func (p *netPort) setting(cmd, value byte, what string) error {
+	got, err := p.command(cmd, []byte{value})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if len(got) != 1 || got[0] != value {
+		return fmt.Errorf("%s: %s answered %v to %s: it did not take effect", what, p.url, got, describeValue(cmd, []byte{value}))
+	}
+	return nil
+}
+
+// SetMode sets the line settings through RFC 2217 in the order the RFC
+// recommends. On a raw socket it does nothing: the server owns them.
+func (p *netPort) SetMode(mode *serial.Mode) error {
+	if !p.telnet || mode == nil {
+		return nil
+	}
+	baud := uint32(mode.BaudRate)
+	got, err := p.command(cpSetBaud, []byte{byte(baud >> 24), byte(baud >> 16), byte(baud >> 8), byte(baud)})
+	if err != nil {
+		return fmt.Errorf("set baud rate %d: %w", baud, err)
+	}
+	if len(got) != 4 {
+		return fmt.Errorf("set baud rate %d: %s answered %d bytes, not 4", baud, p.url, len(got))
+	}
+	if v := uint32(got[0])<<24 | uint32(got[1])<<16 | uint32(got[2])<<8 | uint32(got[3]); v != baud {
+		return fmt.Errorf("set baud rate %d: %s set %d instead", baud, p.url, v)
+	}
+	if err := p.setting(cpSetDataSize, byte(mode.DataBits), fmt.Sprintf("set %d data bits", mode.DataBits)); err != nil {
+		return err
+	}
+	parity := map[serial.Parity]byte{serial.NoParity: 1, serial.OddParity: 2, serial.EvenParity: 3, serial.MarkParity: 4, serial.SpaceParity: 5}[mode.Parity]
+	if err := p.setting(cpSetParity, parity, "set parity"); err != nil {
+		return err
+	}
+	stop := map[serial.StopBits]byte{serial.OneStopBit: 1, serial.TwoStopBits: 2, serial.OnePointFiveStopBits: 3}[mode.StopBits]
+	return p.setting(cpSetStopSize, stop, "set stop bits")
+}
+
+// setFlow sets flow control (none, rtscts or xonxoff) on the server's port.
+func (p *netPort) setFlow(flow string) error {
+	if !p.telnet {
+		return &rawSocketError{url: p.url, what: "flow control setting (the server's port settings apply)"}
+	}
+	v := map[string]byte{"none": ctlFlowNone, "rtscts": ctlFlowRTSCTS, "xonxoff": ctlFlowXonXoff}[flow]
+	return p.setting(cpSetControl, v, "set flow control "+flow)
+}
+
+// SetDTR sets DTR through SET-CONTROL.
+func (p *netPort) SetDTR(on bool) error {
+	if !p.telnet {
+		return &rawSocketError{url: p.url, what: "modem lines"}
+	}
+	return p.setting(cpSetControl, pick(on, ctlDTROn, ctlDTROff), "set DTR")
+}
+
+// SetRTS sets RTS through SET-CONTROL.
+func (p *netPort) SetRTS(on bool) error {
+	if !p.telnet {
+		return &rawSocketError{url: p.url, what: "modem lines"}
+	}
+	return p.setting(cpSetControl, pick(on, ctlRTSOn, ctlRTSOff), "set RTS")
+}
+
+func pick(on bool, yes, no byte) byte {
+	if on {
+		return yes
+	}
+	return no
+}
+
+// Break holds the server's line in break for d (SET-CONTROL BREAK-ON,
+// then BREAK-OFF). The break ends even when d could not be waited out.
+func (p *netPort) Break(d time.Duration) error {
+	if !p.telnet {
+		return &rawSocketError{url: p.url, what: "break"}
+	}
+	if err := p.setting(cpSetControl, ctlBreakOn, "start a break"); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-p.closed:
+		t.Stop()
+	}
+	return p.setting(cpSetControl, ctlBreakOff, "end a break")
+}
+
+// GetModemStatusBits returns the modem inputs the server last notified
+// (zero until it does); on a raw socket an error wrapping ErrNoModemLines.
+func (p *netPort) GetModemStatusBits() (*serial.ModemStatusBits, error) {
+	if !p.telnet {
+		return nil, &rawSocketError{url: p.url, what: "modem lines"}
+	}
+	p.tmu.Lock()
+	m := p.modem
+	p.tmu.Unlock()
+	return &serial.ModemStatusBits{CTS: m&0x10 != 0, DSR: m&0x20 != 0, RI: m&0x40 != 0, DCD: m&0x80 != 0}, nil
+}
+
+// ResetInputBuffer drops the received data not yet read and, over RFC
+// 2217, asks the server to purge its receive buffer (PURGE-DATA 1).
+func (p *netPort) ResetInputBuffer() error {
+	p.qmu.Lock()
+	p.queue, p.head = p.queue[:0], 0
+	p.qmu.Unlock()
+	signal(p.space)
+	if !p.telnet {
+		return nil
+	}
+	return p.setting(cpPurgeData, 1, "purge the receive buffer")
+}
+
+// ResetOutputBuffer makes a write stuck on a full socket (the server not
+// reading) or on a server's FLOWCONTROL-SUSPEND, and a command waiting for
+// its acknowledgement, return at once. The console calls it only before
+// closing or releasing the port, so later writes fail too; the server's
+// own buffer is not purged.
+func (p *netPort) ResetOutputBuffer() error {
+	p.abortOnce.Do(func() { close(p.abort) })
+	return p.conn.SetWriteDeadline(time.Now())
+}
+
+// Drain returns at once: TCP gives no word of when the server has sent
+// the bytes on.
+func (p *netPort) Drain() error { return nil }
+
+// SetReadTimeout sets how long Read waits for data; serial.NoTimeout (or
+// any negative value) waits until data or an error.
+func (p *netPort) SetReadTimeout(t time.Duration) error {
+	p.rtmu.Lock()
+	defer p.rtmu.Unlock()
+	p.timeout = t
+	return nil
+}
+
+// Close closes the connection; a Read in progress returns an error. It is
+// idempotent.
+func (p *netPort) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		err = p.conn.Close()
+		<-p.done
+	})
+	return err
+}
+
+// telnetParser decodes the bytes of a telnet connection; its state spans
+// reads, as a command may be split between two.
+type telnetParser struct {
+	state int
+	verb  byte
+	sb    []byte
+	sbBig bool
+}
+
+const (
+	tpData = iota
+	tpIAC
+	tpVerb
+	tpSB
+	tpSBIAC
+)
+
+// sbMax bounds a subnegotiation; a longer one is dropped.
+const sbMax = 512
+
+// feed decodes in and returns its data bytes, reusing in's storage. It
+// answers negotiation and handles subnegotiations on p.
+func (tp *telnetParser) feed(p *netPort, in []byte) []byte {
+	out := in[:0]
+	for _, c := range in {
+		switch tp.state {
+		case tpData:
+			if c == tnIAC {
+				tp.state = tpIAC
+				continue
+			}
+			p.tmu.Lock()
+			binary, cr := p.opts[optBinary].him, p.crPend
+			p.crPend = c == '\r'
+			p.tmu.Unlock()
+			if c == 0 && cr && !binary {
+				continue // CR NUL is a bare CR outside BINARY
+			}
+			out = append(out, c)
+		case tpIAC:
+			switch c {
+			case tnIAC:
+				out = append(out, tnIAC)
+				tp.state = tpData
+			case tnWILL, tnWONT, tnDO, tnDONT:
+				tp.verb, tp.state = c, tpVerb
+			case tnSB:
+				tp.sb, tp.sbBig, tp.state = tp.sb[:0], false, tpSB
+			default: // NOP, GA, DM, AYT and the like carry nothing for us
+				tp.state = tpData
+			}
+		case tpVerb:
+			p.negotiation(tp.verb, c)
+			tp.state = tpData
+		case tpSB:
+			if c == tnIAC {
+				tp.state = tpSBIAC
+				continue
+			}
+			tp.sbByte(c)
+		case tpSBIAC:
+			switch c {
+			case tnIAC:
+				tp.sbByte(tnIAC)
+				tp.state = tpSB
+			case tnSE:
+				if !tp.sbBig {
+					p.subnegotiation(tp.sb)
+				}
+				tp.state = tpData
+			default: // a malformed subnegotiation: drop it
+				tp.state = tpData
+			}
+		}
+	}
+	return out
+}
+
+func (tp *telnetParser) sbByte(c byte) {
+	if len(tp.sb) >= sbMax {
+		tp.sbBig = true
+		return
+	}
+	tp.sb = append(tp.sb, c)
+}
+
+// negotiation answers the server's WILL, WONT, DO or DONT for opt. Only
+// BINARY and SGA are accepted both ways, and COM-PORT-OPTION for us to
+// perform; anything else is refused. A request that changes nothing gets
+// no answer (RFC 854), so negotiation cannot loop.
+func (p *netPort) negotiation(verb, opt byte) {
+	p.tmu.Lock()
+	o := &p.opts[opt]
+	var reply []byte
+	p.received.commands++
+	switch verb {
+	case tnWILL:
+		switch {
+		case opt != optBinary && opt != optSGA:
+			reply = []byte{tnIAC, tnDONT, opt}
+			p.received.refused++
+		case !o.him && !o.askedHim:
+			reply = []byte{tnIAC, tnDO, opt}
+			o.him = true
+		default:
+			o.him = true
+		}
+		o.askedHim = false
+	case tnWONT:
+		if o.him && !o.askedHim {
+			reply = []byte{tnIAC, tnDONT, opt}
+		}
+		o.him, o.askedHim = false, false
+	case tnDO:
+		switch {
+		case opt != optBinary && opt != optSGA && opt != optComPort:
+			reply = []byte{tnIAC, tnWONT, opt}
+			p.received.refused++
+		case !o.us && !o.askedUs:
+			reply = []byte{tnIAC, tnWILL, opt}
+			o.us = true
+		default:
+			o.us = true
+		}
+		o.askedUs = false
+	case tnDONT:
+		if o.us && !o.askedUs {
+			reply = []byte{tnIAC, tnWONT, opt}
+		}
+		o.us, o.askedUs = false, false
+	}
+	p.checkSettledLocked()
+	p.tmu.Unlock()
+	if reply != nil {
+		go p.writeRaw(reply) // not from the reader: a full socket must not stop it
+	}
+}
+
+func (p *netPort) checkSettledLocked() {
+	select {
+	case <-p.settled:
+		return
+	default:
+	}
+	for _, o := range p.opts {
+		if o.askedUs || o.askedHim {
+			return
+		}
+	}
+	close(p.settled)
+}
+
+// subnegotiation handles IAC SB ... IAC SE: RFC 2217 acknowledgements and
+// notifications; others are ignored.
+func (p *netPort) subnegotiation(sb []byte) {
+	if len(sb) < 2 || sb[0] != optComPort {
+		return
+	}
+	cmd, val := sb[1], append([]byte(nil), sb[2:]...)
+	p.tmu.Lock()
+	defer p.tmu.Unlock()
+	switch {
+	case cmd == cpServerReplies+cpNotifyModem && len(val) == 1:
+		p.modem = val[0]
+	case cmd == cpServerReplies+cpNotifyLine:
+	case cmd == cpServerReplies+cpFlowSuspend:
+		if !p.suspend {
+			p.suspend, p.resumed = true, make(chan struct{})
+		}
+	case cmd == cpServerReplies+cpFlowResume:
+		if p.suspend {
+			p.suspend = false
+			close(p.resumed)
+		}
+	case cmd > cpServerReplies:
+		for i, w := range p.waiters {
+			if w.cmd == cmd-cpServerReplies {
+				w.ch <- val
+				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+				return
+			}
+		}
+	}
+}
