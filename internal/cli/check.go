@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -31,6 +32,10 @@ type prepareOptions struct {
 	Warn func(string)
 	// Filter is the -k expression; "" selects every sequence.
 	Filter string
+	// Shard keeps one share of the selected sequences (--shard I/N),
+	// balanced by Durations when given.
+	Shard     shardSpec
+	Durations durations
 	// List stops after loading and selecting: nothing is bound.
 	List bool
 	// QEMU binds what nothing else binds to a QEMU that --qemu starts
@@ -48,6 +53,10 @@ type prepareOptions struct {
 type prepared struct {
 	seqs      []*steps.Sequence
 	simProbes bool
+	// shardNote says what share --shard took, "" without --shard.
+	shardNote string
+	// shard is what the reports say of the share, nil without --shard.
+	shard *report.Shard
 }
 
 // prepare loads every file, binds each sequence to the bench (the bench
@@ -77,7 +86,18 @@ func prepare(o prepareOptions) (*prepared, error) {
 			return nil, invalid(fmt.Errorf("-k %q selects none of the %d sequences", o.Filter, all))
 		}
 	}
-	p := &prepared{seqs: seqs}
+	p := &prepared{}
+	if o.Shard.on() {
+		// After -k, before binding: a shard binds and checks only what it
+		// runs.
+		all := len(seqs)
+		var load []int64
+		var plan string
+		seqs, load, plan = shardPlan(seqs, o.Shard, o.Durations)
+		p.shardNote = shardNote(o.Shard, len(seqs), all, load, o.Durations != nil)
+		p.shard = &report.Shard{Index: o.Shard.Index, Total: o.Shard.Total, Sequences: all, Plan: plan}
+	}
+	p.seqs = seqs
 	if o.List {
 		return p, nil
 	}

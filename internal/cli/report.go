@@ -113,7 +113,7 @@ type ReportOptions struct {
 func newReportCmd(ios *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
-		Short: "Make a report from a run's log folder after the fact",
+		Short: "Make reports after the fact: from a run's log folder, or merged from the shards of a run",
 	}
 	opts := &ReportOptions{}
 	html := &cobra.Command{
@@ -134,7 +134,7 @@ RUN_DIR is that folder (its latest run is used) or one of its
 	}
 	html.Flags().StringVarP(&opts.Out, "output", "o", "", "write the page to `FILE` (- for standard output; default: <stamp>-report.html in the log folder)")
 	html.Flags().IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat; the rest are counted")
-	cmd.AddCommand(html)
+	cmd.AddCommand(html, newReportMergeCmd(ios))
 	return cmd
 }
 

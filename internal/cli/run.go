@@ -43,6 +43,12 @@ type RunOptions struct {
 	Filter string
 	// List prints the sequences that would run, and runs none.
 	List bool
+	// Shard is --shard I/N: run the I-th of N balanced shares of the
+	// selected sequence files.
+	Shard string
+	// Durations is a JSON report of a previous run whose sequence times
+	// balance the shards.
+	Durations string
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -54,6 +60,8 @@ type RunOptions struct {
 	// consoleRoot holds the console logs of a run without --log-dir for
 	// the HTML report and Allure: a private folder, gone at exit.
 	consoleRoot string
+	// shard is what the reports say of a --shard run's share.
+	shard *report.Shard
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -63,8 +71,10 @@ func newRunCmd(ios *IO) *cobra.Command {
 		Short: "Run sequence files against the bench and report the results",
 		Long: `Run each sequence file in turn; a folder stands for the sequence files
 under it (*.yaml, *.yml, *.json, bench files left out), in path order.
--k selects sequences by name, file name or group name. Every file is
-validated before any port is opened: one invalid file runs none (exit 2).
+-k selects sequences by name, file name or group name; --shard I/N then
+keeps one share of them, for CI fleets (hilrun report merge joins the
+shards' reports). Every file is validated before any port is opened: one
+invalid file runs none (exit 2).
 Otherwise each sequence runs, one summary follows, and the exit code is the
 most serious outcome: 130 interrupted (a second signal cuts finally steps
 short) over 3 infrastructure error (a port or tool could not be reached or
@@ -75,7 +85,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml
   hilrun run --sim -k 'smoke or memory' sequences/sim
-  hilrun run --list sequences/`,
+  hilrun run --list sequences/
+  hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -97,6 +108,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	opts.QEMU.register(f)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	addSelectFlags(f, &opts.Filter, &opts.List)
+	f.StringVar(&opts.Shard, "shard", "", "run only the `I/N` share of the selected sequence files (counted from 1, a file never split, after -k): the same on every machine, balanced by --durations or else by count")
+	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
@@ -125,9 +138,22 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
+	shard, err := parseShard(opts.Shard)
+	if err != nil {
+		return invalid(err)
+	}
+	var times durations
+	if opts.Durations != "" {
+		if !shard.on() {
+			return invalid(errors.New("--durations balances --shard: give --shard I/N too"))
+		}
+		if times, err = readDurations(opts.Durations); err != nil {
+			return invalid(err)
+		}
+	}
 	simELF := &simImage{}
 	defer simELF.remove()
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path}
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
 	}
@@ -136,9 +162,23 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return err
 	}
 	if opts.List {
-		return listSequences(ios.Out, prep.seqs)
+		if err := listSequences(ios.Out, prep.seqs); err != nil {
+			return err
+		}
+		if prep.shardNote != "" {
+			fmt.Fprintln(ios.Out, prep.shardNote)
+		}
+		return nil
+	}
+	if prep.shardNote != "" {
+		note := prep.shardNote
+		if len(prep.seqs) == 0 {
+			note += ": nothing to run here, the reports list no sequence"
+		}
+		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
 	}
 	seqs, needProbe := prep.seqs, prep.simProbes
+	opts.shard = prep.shard
 
 	if opts.MaxFailures < 0 {
 		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
@@ -476,7 +516,7 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	var lost []string
 	if opts.JUnit != "" {
 		if err := writeFile(ctx, opts.JUnit, func(w io.Writer) error {
-			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum})
+			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum, Shard: opts.shard})
 		}); err != nil {
 			lost = append(lost, fmt.Sprintf("JUnit report %s not written: %v", opts.JUnit, err))
 		}
@@ -484,11 +524,11 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	switch opts.JSON {
 	case "":
 	case "-":
-		if err := report.WriteJSON(ctxWriter{ctx, ios.Out}, events, sum); err != nil {
+		if err := report.WriteShardJSON(ctxWriter{ctx, ios.Out}, events, sum, opts.shard); err != nil {
 			lost = append(lost, fmt.Sprintf("JSON report to standard output not written: %v", err))
 		}
 	default:
-		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, events, sum) }); err != nil {
+		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteShardJSON(w, events, sum, opts.shard) }); err != nil {
 			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
 		}
 	}

@@ -86,6 +86,17 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // The document is written as the file is read, so memory stays bounded
 // however many steps ran.
 func WriteJSON(w io.Writer, events string, opts results.Options) error {
+	return WriteShardJSON(w, events, opts, nil)
+}
+
+// WriteShardJSON is WriteJSON for one shard of a run (hilrun run --shard):
+// after "passed" the document says which, as
+//
+//	"shard": {"index", "total", "sequences", "plan"}
+//
+// (Shard), so that MergeJSON can tell when a shard is missing. A nil
+// shard writes what WriteJSON does.
+func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Shard) error {
 	seqs, err := scan(events, opts)
 	if err != nil {
 		return fmt.Errorf("write json report: %w", err)
@@ -96,7 +107,11 @@ func WriteJSON(w io.Writer, events string, opts results.Options) error {
 	for _, s := range seqs {
 		passed = passed && s.seq.Status == runner.Passed
 	}
-	jw.printf("{\n  \"passed\": %t,\n  \"sequences\": [", passed)
+	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if shard != nil {
+		jw.printf("  \"shard\": %s,\n", jw.marshal(shard, "  "))
+	}
+	jw.printf("  \"sequences\": [")
 	nsteps := 0
 	z := &results.Summarizer{
 		Options: opts,

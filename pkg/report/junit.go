@@ -25,6 +25,11 @@ type JUnitOptions struct {
 	Now func() time.Time
 	// Summary bounds what a test case lists (package results).
 	Summary results.Options
+	// Shard, when not nil, says which shard of a run the report holds:
+	// every testsuite gets the properties shard ("2/4"), shard_sequences
+	// and shard_plan (Shard), so that MergeJUnit can tell when a shard
+	// is missing.
+	Shard *Shard
 }
 
 // valueLinesLimit bounds the lines of values a test case's system-out lists.
@@ -178,6 +183,11 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			token(suite)
 			token(xml.StartElement{Name: xml.Name{Local: "properties"}})
 			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
+			if sh := opts.Shard; sh != nil {
+				for _, p := range sh.properties() {
+					encode(p, "property")
+				}
+			}
 			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 			if s.carry {
