@@ -148,8 +148,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if bench.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
-		for _, seq := range seqs {
-			bench.bind(seq)
+		for i, seq := range seqs {
+			seqs[i] = bench.bind(seq)
 		}
 	}
 
@@ -159,8 +159,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			return err
 		}
 		defer board.Close(context.Background())
-		for _, seq := range seqs {
-			board.Bind(seq)
+		for i, seq := range seqs {
+			seqs[i] = board.Bind(seq)
 		}
 	}
 
@@ -361,26 +361,34 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	return seqs, nil
 }
 
-// bindSequence applies the bench file (--bench, else the one beside the
-// sequence), --port, --openocd and --gdb to a sequence's devices and
-// probes, its cameras and power entries, and returns the bench file read,
-// if any.
-func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Bench, error) {
+// bindSequence returns a copy of seq bound to the bench file (--bench,
+// else the one beside the sequence), --port, --openocd and --gdb: its
+// devices and probes, its cameras and power entries; and the bench file
+// read, if any. seq is not changed. An error names the flag that gave the
+// binding.
+func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Sequence, *steps.Bench, error) {
 	bench, err := benchFor(seq, benchPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ports, err := portsFor(seq, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := steps.Bind(seq, bench, ports, f.openocds); err != nil {
-		return nil, err
+	bound, err := steps.Bind(seq, steps.Binding{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs})
+	if err != nil {
+		return nil, nil, flagHint(err)
 	}
-	if err := steps.BindGDB(seq, f.gdbs, f.openocds); err != nil {
-		return nil, err
+	return bound, bench, steps.CheckPower(bound)
+}
+
+// flagHint names the flag that gave a binding steps.Bind refused.
+func flagHint(err error) error {
+	var be *steps.BindError
+	if errors.As(err, &be) {
+		return fmt.Errorf("--%s %s=%s: %w", be.Kind, be.Name, be.Value, err)
 	}
-	return bench, steps.CheckPower(seq)
+	return err
 }
 
 // benchFor loads the bench file given, else the one beside seq, else none.
