@@ -46,6 +46,8 @@ type RunOptions struct {
 	// MaxFailures caps the failing iterations each repeat lists in the
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
+	// Pool runs the sequences in parallel on the benches of a pool file.
+	Pool PoolOptions
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -89,6 +91,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	addSelectFlags(f, &opts.Filter, &opts.List)
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
+	opts.Pool.register(f)
 	return cmd
 }
 
@@ -110,6 +113,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	files, err = skipBenchFiles(ios, files)
 	if err != nil {
 		return err
+	}
+	if opts.Pool.given() {
+		return runPool(in, ios, opts, fl, files)
 	}
 	qemuSpec, err := opts.QEMU.spec(opts.Sim)
 	if err != nil {

@@ -166,6 +166,9 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			token(suite)
 			token(xml.StartElement{Name: xml.Name{Local: "properties"}})
 			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
+			if b := cleanLine(s.seq.Bench); b != "" {
+				encode(junit.Property{Name: "bench", Value: b}, "property")
+			}
 			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 		},

@@ -101,8 +101,11 @@ type Transcript struct {
 
 // Sequence is the outcome of one sequence file without its steps.
 type Sequence struct {
-	Name       string            `json:"name"`
-	File       string            `json:"file"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Bench names the bench of a pool that ran the sequence; "" outside
+	// a pool.
+	Bench      string            `json:"bench,omitempty"`
 	Status     runner.Status     `json:"status"`
 	StartedAt  time.Time         `json:"started_at"`
 	DurationMS Millis            `json:"duration_ms"`
