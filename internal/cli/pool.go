@@ -192,8 +192,19 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	if jobs == 0 || jobs > len(benches) {
 		jobs = len(benches)
 	}
+	// Each sequence's log folder, under its bench's: its name, made unique.
+	logNames := make([]string, len(seqs))
+	used := map[string]int{}
+	for i, seq := range seqs {
+		name := safeName(seq.Name)
+		if used[name]++; used[name] > 1 {
+			name = fmt.Sprintf("%s-%d", name, used[name])
+		}
+		logNames[i] = name
+	}
 	p := &poolRun{
-		in: in, opts: opts, vars: fl.vars, benches: benches, lockDir: lockDir,
+		logNames: logNames,
+		in:       in, opts: opts, vars: fl.vars, benches: benches, lockDir: lockDir,
 		out: out, errOut: errOut, stamp: stamp, events: events, tmp: runTmp.Path,
 		leases: serialx.NewLeases(), changed: make(chan struct{}),
 		results: make([]*runner.SequenceResult, len(seqs)),
@@ -422,6 +433,7 @@ type poolRun struct {
 	stamp       string
 	tmp         string
 	leases      *serialx.Leases
+	logNames    []string
 
 	events   *results.Stream
 	appendMu sync.Mutex // one sequence's records at a time
@@ -484,7 +496,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	opts := p.opts
 	logDir := ""
 	if opts.LogDir != "" {
-		logDir = filepath.Join(opts.LogDir, p.stamp+"-"+b.Name, safeName(seq.Name))
+		logDir = filepath.Join(opts.LogDir, p.stamp+"-"+b.Name, p.logNames[i])
 		if err := os.MkdirAll(logDir, 0o777); err != nil {
 			return fmt.Errorf("create the log folder: %w", err)
 		}
@@ -555,13 +567,13 @@ func (p *poolRun) acquire(ctx context.Context, seq *steps.Sequence) (*poolBench,
 			}
 			if p.opts.Pool.Busy == "skip" {
 				b.skipped = true
-				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, skipped: %v\n", b.Name, errors.Unwrap(err))
+				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, skipped: %s\n", b.Name, busyWhy(err))
 				continue
 			}
 			others = true
 			if !b.waiting {
 				b.waiting = true
-				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, waiting: %v\n", b.Name, errors.Unwrap(err))
+				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, waiting: %s\n", b.Name, busyWhy(err))
 			}
 		}
 		usable := 0
@@ -587,6 +599,11 @@ func (p *poolRun) acquire(ctx context.Context, seq *steps.Sequence) (*poolBench,
 		case <-retry:
 		}
 	}
+}
+
+// busyWhy is what tryLockBench's busy error says of the holder.
+func busyWhy(err error) string {
+	return strings.TrimSuffix(err.Error(), ": "+errBenchBusy.Error())
 }
 
 // release lets a bench go, to this run's other workers and to other
