@@ -586,18 +586,19 @@ func (p *poolRun) acquire(ctx context.Context, seq *steps.Sequence) (*poolBench,
 		if usable == 0 {
 			return nil, nil, errNoBench
 		}
-		var retry <-chan time.Time
-		if others || free > 0 {
-			t := time.NewTimer(poolRetry)
-			defer t.Stop()
-			retry = t.C
+		// Another process lets go unannounced: look again now and then.
+		t := time.NewTimer(poolRetry)
+		if !others && free == 0 {
+			t.Stop()
 		}
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil, nil, ctx.Err()
 		case <-changed:
-		case <-retry:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 

@@ -362,3 +362,44 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// What a pool run refuses before anything opens, as invalid input (exit
+// 2), and --pool-fail-fast, which starts nothing after a failure.
+func TestPoolRefusesAndFailsFast(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	simPool := writeFile(t, dir, "sim.pool.yaml", "benches:\n  - {name: one, sim: true}\n")
+	seq := writeFile(t, dir, "ok.yaml", "name: ok\nsteps:\n  - {send: echo hi, expect: hi}\n")
+	twoDevices := writeFile(t, dir, "two.yaml", "name: two\ndevices: {console: , aux: }\nsteps:\n  - {send: echo hi, expect: hi, to: console}\n")
+	realPool := writeFile(t, dir, "real.pool.yaml", "benches:\n  - name: left\n    devices: {console: /dev/ttyACM0}\n")
+	badPool := writeFile(t, dir, "bad.pool.yaml", "benches:\n  - name: a\n    sim: true\n  - name: a\n    sim: true\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"port with pool", []string{"run", "--pool", simPool, "--port", "/dev/ttyACM0", seq}, "--pool binds each sequence to a bench of the pool: --port cannot be given with it"},
+		{"sim with pool", []string{"run", "--pool", simPool, "--sim", seq}, "--sim cannot be given with it"},
+		{"jobs without pool", []string{"run", "-j", "2", seq}, "give --pool FILE"},
+		{"busy", []string{"run", "--pool", simPool, "--pool-busy", "never", seq}, `--pool-busy "never": want wait or skip`},
+		{"pool file", []string{"run", "--pool", badPool, seq}, `bad.pool.yaml:4:11: bench name "a" is given twice`},
+		{"unbound device", []string{"run", "--pool", realPool, twoDevices}, "two.yaml: device aux has no port: bind it in the pool file's bench (on bench left)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := hilrun(tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, tc.want)
+			}
+		})
+	}
+
+	fail := writeFile(t, dir, "a-fail.yaml", "name: fail\nsteps:\n  - assert: 1 == 2\n")
+	code, stdout, stderr := hilrun("run", "--pool", simPool, "--pool-fail-fast", fail, seq)
+	if code != 1 || strings.Contains(stdout, "▶ ok") || !strings.Contains(stderr, "1 sequence not run (a sequence did not pass and --pool-fail-fast is set)") {
+		t.Errorf("--pool-fail-fast: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = hilrun("run", "--pool", simPool, fail, seq)
+	if code != 1 || !strings.Contains(stdout, "[one] PASSED ok") {
+		t.Errorf("without --pool-fail-fast: exit %d\nstdout:\n%s", code, stdout)
+	}
+}
