@@ -69,7 +69,8 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml
   hilrun run --sim -k 'smoke or memory' sequences/sim
-  hilrun run --list sequences/`,
+  hilrun run --list sequences/
+  hilrun run --pool lab.pool.yaml -j 4 --junit out.xml sequences/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
