@@ -282,6 +282,66 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	return nil
 }
 
+// splitPoolFiles tells the pool files (*.pool.yaml) among files from the
+// rest, keeping the order of each.
+func splitPoolFiles(files []string) (rest, pools []string) {
+	for _, f := range files {
+		if isPoolName(f) {
+			pools = append(pools, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	return rest, pools
+}
+
+// loadPools loads the pool files validate was given.
+func loadPools(files []string) (steps.ErrorList, []*steps.Pool) {
+	var errs steps.ErrorList
+	var pools []*steps.Pool
+	for _, f := range files {
+		p, err := steps.LoadPool(f)
+		var el steps.ErrorList
+		switch {
+		case errors.As(err, &el):
+			errs = append(errs, el...)
+		case err != nil:
+			errs = append(errs, &steps.Error{Pos: steps.Pos{File: f}, Msg: err.Error()})
+		default:
+			pools = append(pools, p)
+		}
+	}
+	return errs, pools
+}
+
+// preparePool loads the sequences of o and checks each against every
+// bench of the pool file, as run --pool does; prepared.seqs are the
+// sequences as loaded.
+func preparePool(poolFile string, o prepareOptions) (*prepared, error) {
+	pool, err := steps.LoadPool(poolFile)
+	if err != nil {
+		var el steps.ErrorList
+		if errors.As(err, &el) {
+			return nil, invalid(el)
+		}
+		return nil, invalid(fmt.Errorf("read the pool file: %w", err))
+	}
+	o.List = true
+	prep, err := prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	benches := make([]*poolBench, len(pool.Benches))
+	for i, pb := range pool.Benches {
+		benches[i] = &poolBench{PoolBench: pb}
+	}
+	if err := checkPool(prep.loaded, benches); err != nil {
+		return nil, err
+	}
+	prep.seqs = prep.loaded
+	return prep, nil
+}
+
 // benchKeys are the keys a pool bench is held by across processes: its
 // devices' ports (the path their links lead to) or USB selectors, else its
 // name. A virtual board has none: it is this process's own.

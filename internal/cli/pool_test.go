@@ -384,6 +384,8 @@ func TestPoolRefusesAndFailsFast(t *testing.T) {
 		{"busy", []string{"run", "--pool", simPool, "--pool-busy", "never", seq}, `--pool-busy "never": want wait or skip`},
 		{"pool file", []string{"run", "--pool", badPool, seq}, `bad.pool.yaml:4:11: bench name "a" is given twice`},
 		{"unbound device", []string{"run", "--pool", realPool, twoDevices}, "two.yaml: device aux has no port: bind it in the pool file's bench (on bench left)"},
+		{"validate unbound device", []string{"validate", "--pool", realPool, twoDevices}, "two.yaml: device aux has no port: bind it in the pool file's bench (on bench left)"},
+		{"validate pool file", []string{"validate", badPool}, `bench name "a" is given twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := hilrun(tc.args...)
@@ -391,6 +393,13 @@ func TestPoolRefusesAndFailsFast(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, tc.want)
 			}
 		})
+	}
+
+	if code, stdout, stderr := hilrun("validate", "--pool", realPool, simPool, seq); code != 0 || !strings.Contains(stdout, "sim.pool.yaml: ok (pool: 1 bench)") || !strings.Contains(stdout, "ok.yaml: ok (ok, 1 steps)") {
+		t.Errorf("validate --pool: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := hilrun("schema", "--pool"); code != 0 || !strings.Contains(stdout, `"title": "hilrun pool file"`) {
+		t.Errorf("schema --pool: exit %d\n%s", code, stdout)
 	}
 
 	fail := writeFile(t, dir, "a-fail.yaml", "name: fail\nsteps:\n  - assert: 1 == 2\n")
