@@ -207,7 +207,8 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		in:       in, opts: opts, vars: fl.vars, benches: benches, lockDir: lockDir,
 		out: out, errOut: errOut, stamp: stamp, events: events, tmp: runTmp.Path,
 		leases: serialx.NewLeases(), changed: make(chan struct{}),
-		results: make([]*runner.SequenceResult, len(seqs)),
+		results:  make([]*runner.SequenceResult, len(seqs)),
+		recorded: make([]recording, len(seqs)),
 	}
 	queue := make(chan int, len(seqs))
 	for i := range seqs {
@@ -232,6 +233,9 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		}()
 	}
 	wg.Wait()
+	p.appendMu.Lock()
+	p.appendReadyLocked(true)
+	p.appendMu.Unlock()
 
 	var seqResults []runner.SequenceResult
 	var notRun []string
@@ -497,11 +501,43 @@ type poolRun struct {
 
 	events   *results.Stream
 	appendMu sync.Mutex // one sequence's records at a time
-	results  []*runner.SequenceResult
-	stop     atomic.Bool
+	// recorded holds each finished sequence's own event file until the
+	// run's stream takes it, in the order the sequences were given;
+	// nextAppend is the first it has not taken.
+	recorded   []recording
+	nextAppend int
+	results    []*runner.SequenceResult
+	stop       atomic.Bool
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a bench is let go
+}
+
+// recording is a finished sequence's own event file.
+type recording struct {
+	path, bench, file string
+}
+
+// appendReadyLocked appends to the run's stream the recordings that are
+// next in order, so that the reports list the sequences as given
+// whatever finished first; all skips the sequences that never ran (once
+// the run is over). appendMu is held.
+func (p *poolRun) appendReadyLocked(all bool) {
+	for p.nextAppend < len(p.recorded) {
+		r := p.recorded[p.nextAppend]
+		if r.path == "" {
+			if !all {
+				return
+			}
+			p.nextAppend++
+			continue
+		}
+		if err := p.events.Append(r.path, r.bench); err != nil {
+			fmt.Fprintf(p.errOut, "hilrun: [%s] the reports may lack steps of %s: %v\n", r.bench, r.file, err)
+		}
+		os.Remove(r.path)
+		p.nextAppend++
+	}
 }
 
 // errNoBench means every bench of the pool was skipped as busy.
@@ -587,15 +623,14 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	if err := console.Err(); err != nil {
 		fmt.Fprintf(errPrefix, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
 	}
-	evErr := ev.Close()
-	p.appendMu.Lock()
-	appendErr := p.events.Append(evPath, b.Name)
-	p.results[i] = res
-	p.appendMu.Unlock()
-	os.Remove(evPath)
-	if err := errors.Join(evErr, appendErr); err != nil {
+	if err := ev.Close(); err != nil {
 		fmt.Fprintf(errPrefix, "hilrun: the reports may lack steps of %s: %v\n", seq.File, err)
 	}
+	p.appendMu.Lock()
+	p.recorded[i] = recording{path: evPath, bench: b.Name, file: seq.File}
+	p.results[i] = res
+	p.appendReadyLocked(false)
+	p.appendMu.Unlock()
 	if res.Status != runner.Passed && opts.Pool.FailFast {
 		p.stop.Store(true)
 	}

@@ -109,7 +109,10 @@ func TestPoolEightVirtualBoards(t *testing.T) {
 		if len(rep.Sequences) != len(names) {
 			t.Fatalf("-j %d: %d sequences in the report, want %d", jobs, len(rep.Sequences), len(names))
 		}
-		for _, s := range rep.Sequences {
+		for i, s := range rep.Sequences {
+			if s.Name != names[i] {
+				t.Errorf("-j %d: sequence %d in the report is %s, want %s (the order given)", jobs, i, s.Name, names[i])
+			}
 			want := "passed"
 			if failing[s.Name] {
 				want = "failed"
