@@ -322,6 +322,29 @@ steps:
 	if err := wait.Wait(); err != nil || !strings.Contains(waitOut.String(), "[only] PASSED second") {
 		t.Errorf("the waiting run: %v\n%s", err, waitOut.String())
 	}
+
+	// A run killed while it holds the bench leaves it free: the kernel
+	// drops its lock.
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(started)
+	killed := exec.Command(bin, "run", "--pool", poolFile, holder)
+	killed.Env = env
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(gate, nil, 0o644) // lets the orphaned shell go
+	waitForFile(t, started, killed)
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed.Wait()
+	after := exec.Command(bin, "run", "--pool", poolFile, "--pool-busy", "skip", second)
+	after.Env = env
+	if out, err := after.CombinedOutput(); err != nil || !strings.Contains(string(out), "[only] PASSED second") {
+		t.Errorf("after the holder was killed: %v\n%s", err, out)
+	}
 }
 
 func waitForFile(t *testing.T, path string, cmd *exec.Cmd) {
