@@ -169,6 +169,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		return interrupted(errors.New("interrupted before the run started"))
 	}
 	in.enter(phaseRun)
+	started := time.Now()
 
 	progress := ios.Out
 	if opts.JSON == "-" {
@@ -209,6 +210,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		leases: serialx.NewLeases(), changed: make(chan struct{}),
 		results:  make([]*runner.SequenceResult, len(seqs)),
 		recorded: make([]recording, len(seqs)),
+		problems: make([]string, len(seqs)),
 	}
 	queue := make(chan int, len(seqs))
 	for i := range seqs {
@@ -238,17 +240,18 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	p.appendMu.Unlock()
 
 	var seqResults []runner.SequenceResult
-	var notRun []string
+	var problems, notRun []string
 	for i, r := range p.results {
 		if r == nil {
 			notRun = append(notRun, seqs[i].File)
 			continue
 		}
 		seqResults = append(seqResults, *r)
+		problems = append(problems, p.problems[i])
 	}
 	if len(seqResults) > 1 {
 		console := report.NewConsole(out, report.ConsoleOptions{Summary: results.Options{MaxFailures: opts.MaxFailures}})
-		console.Summary(seqResults)
+		console.SummaryOf(seqResults, problems, started)
 	}
 	if len(notRun) > 0 {
 		why := "a sequence did not pass and --pool-fail-fast is set"
@@ -507,6 +510,7 @@ type poolRun struct {
 	recorded   []recording
 	nextAppend int
 	results    []*runner.SequenceResult
+	problems   []string // each sequence's first problem, for the summary
 	stop       atomic.Bool
 
 	mu      sync.Mutex
@@ -617,6 +621,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		MaxValueBytes:  opts.MaxValue,
 	}))
 	res.Transcripts = nil
+	res.Bench = b.Name
 	if artifacts != "" && logDir == "" {
 		os.Remove(artifacts)
 	}
@@ -629,6 +634,9 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	p.appendMu.Lock()
 	p.recorded[i] = recording{path: evPath, bench: b.Name, file: seq.File}
 	p.results[i] = res
+	if probs := console.Problems(); len(probs) > 0 {
+		p.problems[i] = probs[0]
+	}
 	p.appendReadyLocked(false)
 	p.appendMu.Unlock()
 	if res.Status != runner.Passed && opts.Pool.FailFast {

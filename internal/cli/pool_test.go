@@ -174,6 +174,11 @@ func TestPoolEightVirtualBoards(t *testing.T) {
 		}
 	}
 	checkPrefixedLines(t, out8, benches, names)
+	for _, name := range names {
+		if !regexp.MustCompile(`(?m)^  [✓✗] ` + name + ` \(.*\) [0-9.]+s on b[1-8]\b`).MatchString(out8) {
+			t.Errorf("the summary does not say which bench ran %s:\n%s", name, out8)
+		}
+	}
 }
 
 // checkWholeLog checks a console log against its timeline: every byte

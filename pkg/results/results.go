@@ -118,7 +118,7 @@ type Sequence struct {
 // SequenceFrom converts a runner result; its Steps are left out.
 func SequenceFrom(r *runner.SequenceResult) Sequence {
 	s := Sequence{
-		Name: r.Name, File: r.File, Status: r.Status, StartedAt: r.StartedAt,
+		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StartedAt: r.StartedAt,
 		DurationMS: MS(r.Duration), Error: r.Error, Logs: r.Logs,
 	}
 	for _, t := range r.Transcripts {
