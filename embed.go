@@ -13,6 +13,12 @@ var SequenceSchema []byte
 //go:embed schemas/bench.schema.json
 var BenchSchema []byte
 
+// PoolSchema is the JSON Schema (2020-12) of hilrun pool files; its
+// benches refer to BenchSchema's definitions (bench.schema.json beside it).
+//
+//go:embed schemas/pool.schema.json
+var PoolSchema []byte
+
 // SimELF is the virtual board's firmware image (firmware/sim/sim.elf): the
 // symbols of hilrun repl --sim resolve in it.
 //

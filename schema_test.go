@@ -40,6 +40,7 @@ const draft2020 = "https://json-schema.org/draft/2020-12/schema"
 const (
 	sequenceSchemaFile = "schemas/sequence.schema.json"
 	benchSchemaFile    = "schemas/bench.schema.json"
+	poolSchemaFile     = "schemas/pool.schema.json"
 )
 
 // badFiles maps each file in testdata/schema/bad to text the loader's error
@@ -123,6 +124,12 @@ var badFiles = map[string]string{
 	"upload-openocd-with-port.yaml":    `an openocd upload writes through the probe: shell, dir, env and port go with command: or pio:`,
 	"two-kinds.yaml":                   "has both send and delay",
 	"unknown-key.bench.yaml":           `unknown key "ports" in the bench file`,
+	"bench-and-sim.pool.yaml":          "bench a: give one of bench: FILE, an inline bench",
+	"sim-and-devices.pool.yaml":        "bench a: give one of bench: FILE, an inline bench",
+	"no-name.pool.yaml":                "a bench of the pool needs a name:",
+	"no-benches.pool.yaml":             "benches must be a list of benches",
+	"bench-name.pool.yaml":             `bench name "a b": want letters, digits`,
+	"unknown-key.pool.yaml":            `unknown key "port" in a bench of the pool`,
 	"unknown-step-key.yaml":            `unknown key "expct" in a send step`,
 	"unknown-step-kind.yaml":           `unknown step kind "reboot"`,
 	"unknown-top-level-key.yaml":       `unknown key "nmae" in the sequence (did you mean "name"?)`,
@@ -284,6 +291,10 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 		"a port given as a URL must be tcp://HOST:PORT or rfc2217://HOST:PORT",
 		`unknown scheme "telnet"`,
 	},
+	"duplicate-name.pool.yaml": {
+		"a pool's bench names are unique",
+		`bench name "a" is given twice (first at line 2)`,
+	},
 	"qemu-console-unknown-device.yaml": {
 		"a QEMU launch's console must name a device of the sequence",
 		`qemu console: unknown device "consol"`,
@@ -442,9 +453,9 @@ var schemaOnly = map[string]string{
 	"colour-name-capitalised.yaml":         "the loader reads colour names in any case (Green); the schema lists them in lower case, as editors offer them",
 }
 
-// schemas holds the compiled sequence and bench schemas.
+// schemas holds the compiled sequence, bench and pool schemas.
 type schemas struct {
-	sequence, bench *jsonschema.Schema
+	sequence, bench, pool *jsonschema.Schema
 }
 
 func compileSchemas(t *testing.T) *schemas {
@@ -458,6 +469,7 @@ func compileSchemas(t *testing.T) *schemas {
 	}{
 		{sequenceSchemaFile, SequenceSchema},
 		{benchSchemaFile, readFile(t, benchSchemaFile)},
+		{poolSchemaFile, readFile(t, poolSchemaFile)},
 	} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src.data))
 		if err != nil {
@@ -472,7 +484,7 @@ func compileSchemas(t *testing.T) *schemas {
 		}
 		ids = append(ids, id)
 	}
-	var out [2]*jsonschema.Schema
+	var out [3]*jsonschema.Schema
 	for i, id := range ids {
 		s, err := c.Compile(id)
 		if err != nil {
@@ -480,7 +492,7 @@ func compileSchemas(t *testing.T) *schemas {
 		}
 		out[i] = s
 	}
-	return &schemas{sequence: out[0], bench: out[1]}
+	return &schemas{sequence: out[0], bench: out[1], pool: out[2]}
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -491,6 +503,10 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// isPool: a file named *.pool.yaml is a pool file, checked against
+// pool.schema.json and loaded with steps.LoadPool.
+func isPool(path string) bool { return strings.HasSuffix(filepath.Base(path), ".pool.yaml") }
 
 func isBench(path string) bool {
 	base := filepath.Base(path)
@@ -506,6 +522,9 @@ func (s *schemas) validate(path string) error {
 	if isBench(path) {
 		return s.bench.Validate(v)
 	}
+	if isPool(path) {
+		return s.pool.Validate(v)
+	}
 	return s.sequence.Validate(v)
 }
 
@@ -513,6 +532,10 @@ func (s *schemas) validate(path string) error {
 func load(path string) error {
 	if isBench(path) {
 		_, err := steps.LoadBench(path)
+		return err
+	}
+	if isPool(path) {
+		_, err := steps.LoadPool(path)
 		return err
 	}
 	_, err := steps.Load(path, steps.LoadOptions{})
@@ -586,6 +609,7 @@ func TestSchemaFilesAreDraft2020(t *testing.T) {
 	}{
 		{sequenceSchemaFile, SequenceSchema},
 		{benchSchemaFile, readFile(t, benchSchemaFile)},
+		{poolSchemaFile, readFile(t, poolSchemaFile)},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var doc map[string]any
@@ -615,7 +639,7 @@ func TestSchemaFilesAreDraft2020(t *testing.T) {
 // TestSchemaDescriptions checks that every property has a description, for
 // editors to show, either its own or that of the definition it refers to.
 func TestSchemaDescriptions(t *testing.T) {
-	for _, file := range []string{sequenceSchemaFile, benchSchemaFile} {
+	for _, file := range []string{sequenceSchemaFile, benchSchemaFile, poolSchemaFile} {
 		t.Run(file, func(t *testing.T) {
 			var doc map[string]any
 			if err := json.Unmarshal(readFile(t, file), &doc); err != nil {
@@ -741,6 +765,9 @@ func TestSchemaExamples(t *testing.T) {
 			want := sequenceSchemaFile
 			if isBench(path) {
 				want = benchSchemaFile
+			}
+			if isPool(path) {
+				want = poolSchemaFile
 			}
 			checkModeline(t, path, want)
 		})

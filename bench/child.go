@@ -202,7 +202,7 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 	if err != nil {
 		return nil, fmt.Errorf("parse the generated sequence: %w", err)
 	}
-	if err := steps.Bind(seq, nil, ports, openocds); err != nil {
+	if seq, err = steps.Bind(seq, steps.Binding{Ports: ports, OpenOCDs: openocds}); err != nil {
 		return nil, err
 	}
 	opts := engine.Options(engine.RunConfig{LogDir: logDir})

@@ -48,11 +48,13 @@ type prepareOptions struct {
 	SimELF func() (string, error)
 }
 
-// prepared is what prepare found: the loaded and bound sequences, and
-// whether --sim must serve a probe.
+// prepared is what prepare found: the bound sequences, and whether --sim
+// must serve a probe. loaded are the sequences as loaded, in the same
+// order, which binding leaves unchanged (a pool binds them again, to each
+// of its benches).
 type prepared struct {
-	seqs      []*steps.Sequence
-	simProbes bool
+	seqs, loaded []*steps.Sequence
+	simProbes    bool
 	// shardNote says what share --shard took, "" without --shard.
 	shardNote string
 	// shard is what the reports say of the share, nil without --shard.
@@ -97,10 +99,11 @@ func prepare(o prepareOptions) (*prepared, error) {
 		p.shardNote = shardNote(o.Shard, len(seqs), all, load, o.Durations != nil)
 		p.shard = &report.Shard{Index: o.Shard.Index, Total: o.Shard.Total, Sequences: all, Plan: plan}
 	}
-	p.seqs = seqs
+	p.seqs, p.loaded = seqs, seqs
 	if o.List {
 		return p, nil
 	}
+	p.seqs = make([]*steps.Sequence, len(seqs))
 	var all steps.ErrorList
 	var other []error
 	add := func(err error) {
@@ -113,17 +116,19 @@ func prepare(o prepareOptions) (*prepared, error) {
 			other = append(other, err)
 		}
 	}
-	for _, seq := range seqs {
-		if _, err := bindSequence(seq, o.Bench, o.Flags); err != nil {
+	for i, loaded := range seqs {
+		seq, _, err := bindSequence(loaded, o.Bench, o.Flags)
+		if err != nil {
 			add(err)
 			continue
 		}
 		if o.QEMU {
-			if err := engine.ReserveQEMU(seq, o.QEMUKernel); err != nil {
+			if seq, err = engine.ReserveQEMU(seq, o.QEMUKernel); err != nil {
 				add(err)
 				continue
 			}
 		}
+		p.seqs[i] = seq
 		var unbound []string
 		for _, d := range seq.Devices {
 			if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {

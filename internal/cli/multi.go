@@ -26,10 +26,17 @@ func isBenchName(path string) bool {
 	return base == steps.BenchFile || strings.HasSuffix(base, ".bench.yaml") || strings.HasSuffix(base, ".bench.yml")
 }
 
+// isPoolName reports whether a file's name says it is a pool file:
+// *.pool.yaml (.yml).
+func isPoolName(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasSuffix(base, ".pool.yaml") || strings.HasSuffix(base, ".pool.yml")
+}
+
 // expandFiles turns the arguments of run and validate into the files to
 // load, in order: a file stays as it is; a folder gives the sequence files
-// under it (*.yaml, *.yml, *.json, folders below included, bench files and
-// hidden files and folders left out), sorted by path. A file named twice
+// under it (*.yaml, *.yml, *.json, folders below included, bench files,
+// pool files and hidden files and folders left out), sorted by path. A file named twice
 // is loaded once, where it first appears. A folder without sequences is
 // an error, so a typo in CI does not pass with nothing run.
 func expandFiles(args []string) ([]string, error) {
@@ -62,7 +69,7 @@ func expandFiles(args []string) ([]string, error) {
 				}
 				return nil
 			}
-			if d.IsDir() || isBenchName(p) || !slices.Contains(sequenceExts, strings.ToLower(filepath.Ext(name))) {
+			if d.IsDir() || isBenchName(p) || isPoolName(p) || !slices.Contains(sequenceExts, strings.ToLower(filepath.Ext(name))) {
 				return nil
 			}
 			found = append(found, p)

@@ -115,15 +115,20 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
-	bench, err := bindSequence(seq, opts.Bench, fl)
+	seq, bench, err := bindSequence(seq, opts.Bench, fl)
 	if err != nil {
 		return invalid(err)
 	}
 	// Each line is a sequence of its own: the bench file names its cameras
 	// and power commands, --sim points its cameras at the board's.
-	bindLine := func(line *steps.Sequence) {
-		steps.Bind(line, bench, nil, nil)
+	bindBench := func(line *steps.Sequence) *steps.Sequence {
+		bound, err := steps.Bind(line, steps.Binding{Bench: bench})
+		if err != nil {
+			return line // a bench binds no names it lacks: only flags can fail
+		}
+		return bound
 	}
+	bindLine := bindBench
 	// --sim binds only what is still unbound, as in run and mcp.
 	simProbes := false
 	if opts.Sim {
@@ -135,7 +140,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		}
 	}
 	if qemuSpec != nil {
-		if err := engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
+		if seq, err = engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
 			return invalid(err)
 		}
 	}
@@ -165,13 +170,12 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		if sb.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
-		sb.bind(seq)
+		seq = sb.bind(seq)
 		if sessionELF, err = simELF(sb, seq); err != nil {
 			return infra(err)
 		}
-		bindLine = func(line *steps.Sequence) {
-			steps.Bind(line, bench, nil, nil)
-			sb.bind(line)
+		bindLine = func(line *steps.Sequence) *steps.Sequence {
+			return sb.bind(bindBench(line))
 		}
 	}
 	// QEMUs: the --qemu board, and those the file's probes launch, for
@@ -205,10 +209,9 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		}
 		defer launched.Close(context.Background())
 		if board != nil {
-			board.Bind(seq)
-			bindLine = func(line *steps.Sequence) {
-				steps.Bind(line, bench, nil, nil)
-				board.Bind(line)
+			seq = board.Bind(seq)
+			bindLine = func(line *steps.Sequence) *steps.Sequence {
+				return board.Bind(bindBench(line))
 			}
 		}
 	}

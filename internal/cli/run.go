@@ -62,6 +62,8 @@ type RunOptions struct {
 	consoleRoot string
 	// shard is what the reports say of a --shard run's share.
 	shard *report.Shard
+	// Pool runs the sequences in parallel on the benches of a pool file.
+	Pool PoolOptions
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -86,7 +88,9 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --json - --var fw=1.2.3 seq.yaml
   hilrun run --sim -k 'smoke or memory' sequences/sim
   hilrun run --list sequences/
-  hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim`,
+  hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim
+
+  hilrun run --pool lab.pool.yaml -j 4 --junit out.xml sequences/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -112,6 +116,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
+	opts.Pool.register(f)
 	return cmd
 }
 
@@ -133,6 +138,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	files, err = skipBenchFiles(ios, files)
 	if err != nil {
 		return err
+	}
+	if opts.Pool.given() {
+		return runPool(in, ios, opts, fl, files)
 	}
 	qemuSpec, err := opts.QEMU.spec(opts.Sim)
 	if err != nil {
@@ -203,8 +211,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if bench.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
-		for _, seq := range seqs {
-			bench.bind(seq)
+		for i, seq := range seqs {
+			seqs[i] = bench.bind(seq)
 		}
 	}
 
@@ -214,8 +222,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			return err
 		}
 		defer board.Close(context.Background())
-		for _, seq := range seqs {
-			board.Bind(seq)
+		for i, seq := range seqs {
+			seqs[i] = board.Bind(seq)
 		}
 	}
 
@@ -438,26 +446,34 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	return seqs, nil
 }
 
-// bindSequence applies the bench file (--bench, else the one beside the
-// sequence), --port, --openocd and --gdb to a sequence's devices and
-// probes, its cameras and power entries, and returns the bench file read,
-// if any.
-func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Bench, error) {
+// bindSequence returns a copy of seq bound to the bench file (--bench,
+// else the one beside the sequence), --port, --openocd and --gdb: its
+// devices and probes, its cameras and power entries; and the bench file
+// read, if any. seq is not changed. An error names the flag that gave the
+// binding.
+func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Sequence, *steps.Bench, error) {
 	bench, err := benchFor(seq, benchPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ports, err := portsFor(seq, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := steps.Bind(seq, bench, ports, f.openocds); err != nil {
-		return nil, err
+	bound, err := steps.Bind(seq, steps.Binding{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs})
+	if err != nil {
+		return nil, nil, flagHint(err)
 	}
-	if err := steps.BindGDB(seq, f.gdbs, f.openocds); err != nil {
-		return nil, err
+	return bound, bench, steps.CheckPower(bound)
+}
+
+// flagHint names the flag that gave a binding steps.Bind refused.
+func flagHint(err error) error {
+	var be *steps.BindError
+	if errors.As(err, &be) {
+		return fmt.Errorf("--%s %s=%s: %w", be.Kind, be.Name, be.Value, err)
 	}
-	return bench, steps.CheckPower(seq)
+	return err
 }
 
 // benchFor loads the bench file given, else the one beside seq, else none.

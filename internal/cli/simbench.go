@@ -129,10 +129,12 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	return nil
 }
 
-// bind points what nothing else binds at the virtual board: devices
-// without a port, probes that prepare attached to simAddr, cameras without
-// an input. What the bench file or a flag bound stays bound.
-func (b *simBench) bind(seq *steps.Sequence) {
+// bind returns a copy of seq with what nothing else binds pointed at the
+// virtual board: devices without a port, probes that prepare attached to
+// simAddr, cameras without an input. What the bench file or a flag bound
+// stays bound; seq is not changed.
+func (b *simBench) bind(seq *steps.Sequence) *steps.Sequence {
+	seq = steps.CloneBindings(seq)
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
 			d.Port, d.PortFrom = b.board.SerialPath(), "--sim"
@@ -143,7 +145,7 @@ func (b *simBench) bind(seq *steps.Sequence) {
 			p.AttachOpenOCD(b.probe)
 		}
 	}
-	steps.BindCameras(seq, b.camera, cameraFormat)
+	return steps.BindCameras(seq, b.camera, cameraFormat)
 }
 
 // Close stops everything; it is idempotent.

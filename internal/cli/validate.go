@@ -22,6 +22,9 @@ type ValidateOptions struct {
 	GDB     []string
 	Bench   string
 	Sim     bool
+	// Pool checks the sequences against every bench of a pool file, as
+	// run --pool does.
+	Pool string
 }
 
 func newValidateCmd(ios *IO) *cobra.Command {
@@ -58,6 +61,7 @@ when any file is invalid.`,
 	f.StringArrayVar(&opts.GDB, "gdb", nil, "a probe binding run will get with --gdb, `NAME=HOST:PORT`")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` run will get with --bench (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "check as run --sim would: the virtual board binds what is still unbound")
+	f.StringVar(&opts.Pool, "pool", "", "check the sequences against every bench of the pool `FILE`, as run --pool does")
 	return cmd
 }
 
@@ -73,7 +77,8 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 		return invalid(err)
 	}
 	seqFiles, benchFiles := splitBenchFiles(files)
-	var errs steps.ErrorList
+	seqFiles, poolFiles := splitPoolFiles(seqFiles)
+	errs, pools := loadPools(poolFiles)
 	var benches []*steps.Bench
 	for _, f := range benchFiles {
 		b, err := steps.LoadBench(f)
@@ -91,7 +96,13 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	if len(seqFiles) > 0 {
 		simELF := &simImage{}
 		defer simELF.remove()
-		prep, err := prepare(prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut), SimELF: simELF.path})
+		po := prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut), SimELF: simELF.path}
+		var prep *prepared
+		if opts.Pool != "" {
+			prep, err = preparePool(opts.Pool, po)
+		} else {
+			prep, err = prepare(po)
+		}
 		var el steps.ErrorList
 		switch {
 		case err == nil:
@@ -114,6 +125,10 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 		if i := slices.IndexFunc(benches, func(b *steps.Bench) bool { return b.File == f }); i >= 0 {
 			b := benches[i]
 			fmt.Fprintf(ios.Out, "%s: ok (bench: %s, %s, %s, %s)\n", f, count(len(b.Devices), "device"), count(len(b.Probes), "probe"), count(len(b.Cameras), "camera"), count(len(b.Power), "power entry"))
+			continue
+		}
+		if i := slices.IndexFunc(pools, func(p *steps.Pool) bool { return p.File == f }); i >= 0 {
+			fmt.Fprintf(ios.Out, "%s: ok (pool: %s)\n", f, count(len(pools[i].Benches), "bench"))
 			continue
 		}
 		if i := slices.IndexFunc(seqs, func(s *steps.Sequence) bool { return s.File == f }); i >= 0 {
@@ -169,7 +184,7 @@ func isBenchFile(path string) bool {
 }
 
 func newSchemaCmd(ios *IO) *cobra.Command {
-	var bench bool
+	var bench, pool bool
 	cmd := &cobra.Command{
 		Use:   "schema [--bench]",
 		Short: "Print the JSON Schema of sequence files (or, with --bench, bench files)",
@@ -179,10 +194,14 @@ that begin with
 # yaml-language-server: $schema=PATH-OR-URL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pool {
+				return writeSchemaBytes(ios.Out, hilrun.PoolSchema)
+			}
 			return writeSchema(ios.Out, bench)
 		},
 	}
 	cmd.Flags().BoolVar(&bench, "bench", false, "print the schema of bench files")
+	cmd.Flags().BoolVar(&pool, "pool", false, "print the schema of pool files (its benches refer to bench.schema.json beside it)")
 	return cmd
 }
 
@@ -191,6 +210,10 @@ func writeSchema(w io.Writer, bench bool) error {
 	if bench {
 		s = hilrun.BenchSchema
 	}
+	return writeSchemaBytes(w, s)
+}
+
+func writeSchemaBytes(w io.Writer, s []byte) error {
 	if _, err := w.Write(s); err != nil {
 		return infra(err)
 	}

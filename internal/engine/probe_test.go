@@ -185,8 +185,13 @@ func TestReserveAndBindQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ReserveQEMU(seq, kernel); err != nil {
+	loaded := seq
+	seq, err = ReserveQEMU(loaded, kernel)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if p := loaded.Probe("free"); p.GDB != "" {
+		t.Errorf("ReserveQEMU changed the loaded sequence: probe free gdb %q", p.GDB)
 	}
 	if p := seq.Probe("free"); p.GDB != QEMUPending || p.ELF != kernel {
 		t.Errorf("probe free: gdb %q elf %q", p.GDB, p.ELF)
@@ -199,7 +204,7 @@ func TestReserveAndBindQEMU(t *testing.T) {
 	}
 
 	seq.Device("uart").Port = ""
-	if err := ReserveQEMU(seq, kernel); err == nil || !strings.Contains(err.Error(), "devices [console uart] have no port") {
+	if _, err := ReserveQEMU(seq, kernel); err == nil || !strings.Contains(err.Error(), "devices [console uart] have no port") {
 		t.Errorf("two devices without a port: %v", err)
 	}
 }

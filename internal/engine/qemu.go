@@ -22,9 +22,10 @@ import (
 //     to which the devices and probes that nothing else binds go, as
 //     --sim does with the built-in board.
 //
-// The board binds the loaded sequence's devices and probes in place, as
-// --sim does, before anything opens; a probe's launch binds a copy of the
-// sequence, which the runner then runs (runner.Options.Prepare).
+// Binding never changes the loaded sequence: the board returns a bound
+// copy, as --sim does, before anything opens; a probe's launch binds a
+// copy of the sequence, which the runner then runs
+// (runner.Options.Prepare).
 
 // QEMUPending is the GDB address of a probe that hilrun run --qemu binds
 // once its QEMU runs (ReserveQEMU): it passes the checks that run before
@@ -65,7 +66,7 @@ func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*steps.
 			continue
 		}
 		if bound == nil {
-			bound = cloneBindings(seq)
+			bound = steps.CloneBindings(seq)
 		}
 		l := p.Launch.QEMU
 		in, err := qemu.Start(ctx, qemu.Spec{
@@ -87,23 +88,6 @@ func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*steps.
 		return seq, qs, nil
 	}
 	return bound, qs, nil
-}
-
-// cloneBindings copies seq with its own devices and probes, which binding
-// changes; steps, which name devices and probes, are shared.
-func cloneBindings(seq *steps.Sequence) *steps.Sequence {
-	c := *seq
-	c.Devices = make([]*steps.Device, len(seq.Devices))
-	for i, d := range seq.Devices {
-		dc := *d
-		c.Devices[i] = &dc
-	}
-	c.Probes = make([]*steps.Probe, len(seq.Probes))
-	for i, p := range seq.Probes {
-		pc := *p
-		c.Probes[i] = &pc
-	}
-	return &c
 }
 
 // prepareQEMU is the runner's Prepare (runner.Options): the QEMUs a
@@ -229,8 +213,9 @@ func CheckQEMUImages(spec qemu.Spec, kernelFlag, biosFlag string) error {
 // checks before QEMU starts pass: every probe bound to nothing gets the
 // address QEMUPending (and the kernel as its ELF file when it has none and
 // the kernel is one), and the device with no port is counted. More than
-// one device with no port is an error: the guest has one console.
-func ReserveQEMU(seq *steps.Sequence, kernel string) error {
+// one device with no port is an error: the guest has one console. It
+// returns a copy of seq so marked; seq is not changed.
+func ReserveQEMU(seq *steps.Sequence, kernel string) (*steps.Sequence, error) {
 	var unbound []string
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
@@ -238,9 +223,10 @@ func ReserveQEMU(seq *steps.Sequence, kernel string) error {
 		}
 	}
 	if len(unbound) > 1 {
-		return fmt.Errorf("%s: devices %v have no port, and --qemu binds one device to QEMU's serial port: bind the others with --port or the bench file", seq.File, unbound)
+		return nil, fmt.Errorf("%s: devices %v have no port, and --qemu binds one device to QEMU's serial port: bind the others with --port or the bench file", seq.File, unbound)
 	}
 	elf := isELF(kernel)
+	seq = steps.CloneBindings(seq)
 	for _, p := range seq.Probes {
 		if p.Backend() != "" {
 			continue
@@ -250,7 +236,7 @@ func ReserveQEMU(seq *steps.Sequence, kernel string) error {
 			p.ELF = kernel
 		}
 	}
-	return nil
+	return seq, nil
 }
 
 // isELF reports whether path begins with the ELF magic number.
@@ -284,8 +270,10 @@ func StartQEMUBoard(ctx context.Context, spec qemu.Spec, o QEMUOptions) (*QEMUBo
 
 // Bind points what ReserveQEMU reserved in seq at the board, as --sim
 // binds its board: the device with no port at the guest's serial port,
-// the probes bound to nothing at QEMU's GDB server.
-func (b *QEMUBoard) Bind(seq *steps.Sequence) {
+// the probes bound to nothing at QEMU's GDB server. It returns the bound
+// copy; seq is not changed.
+func (b *QEMUBoard) Bind(seq *steps.Sequence) *steps.Sequence {
+	seq = steps.CloneBindings(seq)
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
 			d.Port = b.in.ConsolePath()
@@ -296,6 +284,7 @@ func (b *QEMUBoard) Bind(seq *steps.Sequence) {
 			p.AttachGDB(b.in.GDBAddr())
 		}
 	}
+	return seq
 }
 
 // Instance is the board's QEMU.

@@ -336,7 +336,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 	if err != nil {
 		return nil, "", err
 	}
-	if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
+	if seq, err = steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench}); err != nil {
 		return nil, "", err
 	}
 	// Refuse before a task exists: a background call learns at once.

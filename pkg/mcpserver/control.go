@@ -29,9 +29,10 @@ func (s *Server) checkControl(seq *steps.Sequence, st *steps.Step) error {
 	p := &s.cfg.Policy
 	switch st.Kind {
 	case steps.KindPower:
-		e := seq.Power[st.Power.Target]
-		if e == nil || s.cfg.Bench == nil || s.cfg.Bench.Power[st.Power.Target] != e {
-			return refused("power %s: power commands come from the server's bench file (hilrun mcp --bench FILE), and it has no power entry for %q", st.Power.Target, st.Power.Target)
+		target := steps.PowerTarget(seq, st.Power)
+		e := seq.Power[target]
+		if e == nil || s.cfg.Bench == nil || s.cfg.Bench.Power[target] != e {
+			return refused("power %s: power commands come from the server's bench file (hilrun mcp --bench FILE), and it has no power entry for %q", target, target)
 		}
 	case steps.KindExec:
 		if st.Exec.Shell {

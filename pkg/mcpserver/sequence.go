@@ -393,7 +393,8 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if len(a.Probes) > 0 && s.cfg.Policy.ReadOnly {
 		return nil, "", refused("probes: a read-only server does not attach to OpenOCDs it was not given")
 	}
-	if err := steps.Bind(seq, bench, a.Ports, a.Probes); err != nil {
+	seq, err = steps.Bind(seq, steps.Binding{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes})
+	if err != nil {
 		return nil, "", err
 	}
 	return s.execute(ctx, req, seq, execOptions{vars: vars, benchBound: true, lockWait: lockWait(a.LockTimeoutMS)})
@@ -744,12 +745,13 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 // runs it. An error means nothing ran.
 func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (*sequenceResult, *runner.SequenceResult, error) {
 	if !o.benchBound {
-		if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
+		var err error
+		if seq, err = steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench}); err != nil {
 			return nil, nil, err
 		}
 	}
 	if s.cfg.Camera != "" {
-		steps.BindCameras(seq, s.cfg.Camera, s.cfg.CameraFormat)
+		seq = steps.BindCameras(seq, s.cfg.Camera, s.cfg.CameraFormat)
 	}
 	if err := steps.CheckPower(seq); err != nil {
 		return nil, nil, err

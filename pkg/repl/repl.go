@@ -52,8 +52,9 @@ type Options struct {
 	// cannot run (an openocd step on a GDB probe) before it runs.
 	Check func(*steps.Sequence) error
 	// BindLine, if set, binds the cameras of each typed line's sequence
-	// (the bench file's, or the virtual board's under --sim).
-	BindLine func(*steps.Sequence)
+	// (the bench file's, or the virtual board's under --sim): it returns
+	// the bound copy, leaving the line's sequence as it was.
+	BindLine func(*steps.Sequence) *steps.Sequence
 	Vars     map[string]string
 	// In and Out are the terminal, already in raw mode.
 	In  io.Reader
@@ -549,7 +550,7 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 	}
 	if !whole {
 		if s.opts.BindLine != nil {
-			s.opts.BindLine(seq)
+			seq = s.opts.BindLine(seq)
 		}
 		seq.Devices, seq.Probes, seq.Vars = base.Devices, base.Probes, base.Vars
 		seq.FailOn, seq.ExpectTimeout, seq.FilterResponses = base.FailOn, base.ExpectTimeout, base.FilterResponses
@@ -565,7 +566,7 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		}
 	} else if s.opts.BindLine != nil {
 		// A file run with run FILE: the bench's cameras and power too.
-		s.opts.BindLine(seq)
+		seq = s.opts.BindLine(seq)
 	}
 	if err := steps.CheckPower(seq); err != nil {
 		s.say("%v", err)

@@ -189,6 +189,28 @@ func (c *Console) Event(e runner.Event) {
 func (c *Console) Summary(results []runner.SequenceResult) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.summary(results, c.whys, c.started)
+}
+
+// SummaryOf prints the summary of sequences that other Consoles printed
+// (one per bench of a pool, running at once): problems holds the first
+// problem of each, as their Problems gave it, and started is when the
+// run started, for its wall time.
+func (c *Console) SummaryOf(results []runner.SequenceResult, problems []string, started time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.summary(results, problems, started)
+}
+
+// Problems returns the first problem of each sequence this Console
+// printed ("" for one that passed), in order.
+func (c *Console) Problems() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.whys)
+}
+
+func (c *Console) summary(results []runner.SequenceResult, whys []string, started time.Time) {
 	c.buf.Reset()
 	c.clearRunning()
 
@@ -207,8 +229,8 @@ func (c *Console) Summary(results []runner.SequenceResult) {
 			errored++
 		}
 	}
-	if !c.started.IsZero() {
-		total = c.now().Sub(c.started)
+	if !started.IsZero() {
+		total = c.now().Sub(started)
 	}
 
 	if c.wrote {
@@ -236,9 +258,12 @@ func (c *Console) Summary(results []runner.SequenceResult) {
 		r := &results[i]
 		mark, colour := statusMark(r.Status)
 		fmt.Fprintf(&c.buf, "  %s %s (%s) %s", c.paint(colour, mark), cleanLine(r.Name), cleanLine(r.File), c.paint(ansiDim, seconds(r.Duration)+"s"))
+		if b := cleanLine(r.Bench); b != "" {
+			fmt.Fprintf(&c.buf, " on %s", b)
+		}
 		why := cleanLine(r.Error)
-		if why == "" && i < len(c.whys) {
-			why = c.whys[i]
+		if why == "" && i < len(whys) {
+			why = whys[i]
 		}
 		if why != "" {
 			fmt.Fprintf(&c.buf, "  %s", c.paint(colour, why))

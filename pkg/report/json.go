@@ -14,8 +14,10 @@ import (
 // jsonSequence is the head of a sequence in the JSON report. Its field
 // order is the order of the output; its steps follow it.
 type jsonSequence struct {
-	Name       string            `json:"name"`
-	File       string            `json:"file"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Bench is the bench of a pool that ran the sequence.
+	Bench      string            `json:"bench,omitempty"`
 	Status     string            `json:"status"`
 	DurationMS results.Millis    `json:"duration_ms"`
 	Error      string            `json:"error,omitempty"`
@@ -59,7 +61,7 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // WriteJSON writes the run recorded in the event file events to w as one
 // indented JSON document:
 //
-//	{"passed": bool, "sequences": [{"name", "file", "status", "duration_ms",
+//	{"passed": bool, "sequences": [{"name", "file", "bench"?, "status", "duration_ms",
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
 //	  "group"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
@@ -124,7 +126,7 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 				jw.printf(",")
 			}
 			head := jsonSequence{
-				Name: s.seq.Name, File: s.seq.File, Status: reportStatus(s.seq.Status),
+				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Status: reportStatus(s.seq.Status),
 				DurationMS: s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
 			}
 			b := jw.marshal(head, "    ")

@@ -188,6 +188,9 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 					encode(p, "property")
 				}
 			}
+			if b := cleanLine(s.seq.Bench); b != "" {
+				encode(junit.Property{Name: "bench", Value: b}, "property")
+			}
 			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 			if s.carry {

@@ -101,8 +101,11 @@ type Transcript struct {
 
 // Sequence is the outcome of one sequence file without its steps.
 type Sequence struct {
-	Name       string            `json:"name"`
-	File       string            `json:"file"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Bench names the bench of a pool that ran the sequence; "" outside
+	// a pool.
+	Bench      string            `json:"bench,omitempty"`
 	Status     runner.Status     `json:"status"`
 	StartedAt  time.Time         `json:"started_at"`
 	DurationMS Millis            `json:"duration_ms"`
@@ -115,7 +118,7 @@ type Sequence struct {
 // SequenceFrom converts a runner result; its Steps are left out.
 func SequenceFrom(r *runner.SequenceResult) Sequence {
 	s := Sequence{
-		Name: r.Name, File: r.File, Status: r.Status, StartedAt: r.StartedAt,
+		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StartedAt: r.StartedAt,
 		DurationMS: MS(r.Duration), Error: r.Error, Logs: r.Logs,
 	}
 	for _, t := range r.Transcripts {

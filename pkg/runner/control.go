@@ -519,7 +519,8 @@ func exitOK(x *steps.ExecSpec, code int) bool {
 // power runs a power step's commands. A power switch that fails is the
 // bench's problem, not the board's: the step errors.
 func (r *run) power(ctx context.Context, s *steps.Step, res *StepResult) error {
-	p := s.Power
+	p := *s.Power
+	p.Target = steps.PowerTarget(r.seq, s.Power)
 	e := r.seq.Power[p.Target]
 	if e == nil {
 		return fmt.Errorf("power: no power entry for %q in the bench file", p.Target)

@@ -75,8 +75,11 @@ type Transcript struct {
 
 // SequenceResult is the outcome of one sequence file.
 type SequenceResult struct {
-	Name      string        `json:"name"`
-	File      string        `json:"file"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Bench names the bench of a pool the sequence ran on; "" outside a
+	// pool. The runner leaves it to its caller.
+	Bench     string        `json:"bench,omitempty"`
 	Status    Status        `json:"status"`
 	StartedAt time.Time     `json:"-"`
 	Duration  time.Duration `json:"-"`

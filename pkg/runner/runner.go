@@ -541,8 +541,13 @@ func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
 }
 
 func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
+	name := r.title(s)
+	if s.Kind == steps.KindPower && s.Name == "" && s.Power != nil && s.Power.Target == "" {
+		// The board comes from the bench the sequence is bound to.
+		name = strings.TrimSpace(s.Power.Action + " " + steps.PowerTarget(r.seq, s.Power))
+	}
 	return &StepResult{
-		Path: path, Kind: string(s.Kind), Name: r.title(s), Group: group,
+		Path: path, Kind: string(s.Kind), Name: name, Group: group,
 		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
 		Started: time.Since(r.start),
 	}

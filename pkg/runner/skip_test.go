@@ -56,7 +56,8 @@ finally:
   - send: led off
     to: dut
   - delay: 1ms`)
-	if err := steps.Bind(seq, nil, map[string]string{"dut": "/dev/ttyUSB7"}, nil); err != nil {
+	seq, err := steps.Bind(seq, steps.Binding{Ports: map[string]string{"dut": "/dev/ttyUSB7"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
@@ -104,8 +105,8 @@ func TestPortFrom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seq := load(t, tt.src)
-			if err := steps.Bind(seq, tt.bench, tt.ports, nil); err != nil {
+			seq, err := steps.Bind(load(t, tt.src), steps.Binding{Bench: tt.bench, Ports: tt.ports})
+			if err != nil {
 				t.Fatal(err)
 			}
 			res := runner.Run(context.Background(), seq, runner.Options{

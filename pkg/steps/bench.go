@@ -3,7 +3,6 @@ package steps
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -40,12 +39,24 @@ func LoadBench(path string) (*Bench, error) {
 	}
 	e := &errs{file: path}
 	d := &decoder{errs: e, file: path, seq: &Sequence{}, ids: map[string]Pos{}}
-	b := &Bench{File: path, Devices: map[string]*Device{}, Probes: map[string]*Probe{}, Cameras: map[string]*Camera{}}
 	if root.Kind != yaml.MappingNode {
 		d.add(d.pos(root), "a bench file must be a mapping with devices:, found %s", kindName(root))
 		return nil, e.err()
 	}
-	for _, p := range d.pairs(root) {
+	b := d.bench(d.pairs(root), "the bench file", benchKeys)
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// bench decodes a bench's entries (a bench file's, or an inline bench of
+// a pool file); a key not in keys is unknown in where. The decoder's
+// sequence is replaced.
+func (d *decoder) bench(pairs []pair, where string, keys []string) *Bench {
+	d.seq = &Sequence{}
+	b := &Bench{File: d.file, Devices: map[string]*Device{}, Probes: map[string]*Probe{}, Cameras: map[string]*Camera{}}
+	for _, p := range pairs {
 		switch p.key.Value {
 		case "devices":
 			d.devices(p.val)
@@ -55,9 +66,10 @@ func LoadBench(path string) (*Bench, error) {
 			d.cameras(p.val)
 		case "power":
 			d.power(p.val)
-		case "$schema":
 		default:
-			d.unknownKey(p.key, "the bench file", benchKeys)
+			if !slices.Contains(keys, p.key.Value) {
+				d.unknownKey(p.key, where, keys)
+			}
 		}
 	}
 	for _, dev := range d.seq.Devices {
@@ -70,92 +82,143 @@ func LoadBench(path string) (*Bench, error) {
 		b.Cameras[c.Name] = c
 	}
 	b.Power = d.seq.Power
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return b
 }
 
-// Bind applies the bench file (may be nil) and then the --port NAME=PATH
-// and --openocd NAME=HOST:PORT overrides to the sequence's devices and
-// probes. It is an error to name a device or probe the sequence does not
-// have; a bench may list more than one sequence uses.
-func Bind(seq *Sequence, bench *Bench, ports, openocds map[string]string) error {
-	if bench != nil {
+// Binding is what binds a loaded sequence to one bench: the bench file (may
+// be nil), then ports by device name, OpenOCD telnet (or tcl://) addresses
+// and GDB remote stubs by probe name.
+type Binding struct {
+	Bench    *Bench
+	Ports    map[string]string
+	OpenOCDs map[string]string
+	GDBs     map[string]string
+}
+
+// BindError is a Binding that names a device or probe the sequence does
+// not have, or binds a probe twice. Its message names no command-line flag
+// (MCP callers see it too); Kind says which map of the Binding holds the
+// entry ("port", "openocd" or "gdb"), so that a command can say which of
+// its flags gave it.
+type BindError struct {
+	Kind, Name, Value string
+	Msg               string
+}
+
+func (e *BindError) Error() string { return e.Msg }
+
+// Bind returns a copy of seq bound to a bench: the bench file, then the
+// ports, OpenOCD and GDB addresses of b. seq itself is never changed, so
+// one loaded sequence binds to many benches. The copy has its own devices,
+// probes, cameras and power entries (CloneBindings); steps are shared. It
+// is an error to name a device or probe the sequence does not have (a
+// *BindError); a bench may list more than one sequence uses.
+func Bind(seq *Sequence, b Binding) (*Sequence, error) {
+	seq = CloneBindings(seq)
+	if bench := b.Bench; bench != nil {
 		for _, dev := range seq.Devices {
-			if b, ok := bench.Devices[dev.Name]; ok {
-				overlay(dev, b)
-				if b.Port != "" || b.USB != nil {
+			if bd, ok := bench.Devices[dev.Name]; ok {
+				overlay(dev, bd)
+				if bd.Port != "" || bd.USB != nil {
 					dev.PortFrom = "bench file " + bench.File
-					if b.PortFrom != "" {
-						dev.PortFrom = "bench file " + b.PortFrom
+					if bd.PortFrom != "" {
+						dev.PortFrom = "bench file " + bd.PortFrom
 					}
 				}
 			}
 		}
 		for _, p := range seq.Probes {
-			if b, ok := bench.Probes[p.Name]; ok {
-				overlayProbe(p, b)
+			if bp, ok := bench.Probes[p.Name]; ok {
+				overlayProbe(p, bp)
 			}
 		}
 		for _, c := range seq.Cameras {
-			if b, ok := bench.Cameras[c.Name]; ok {
-				overlayCamera(c, b)
+			if bc, ok := bench.Cameras[c.Name]; ok {
+				overlayCamera(c, bc)
 			}
 		}
 		for name, e := range bench.Power {
-			if seq.Power == nil {
-				seq.Power = map[string]*PowerEntry{}
-			}
 			seq.Power[name] = e
 		}
 	}
-	if err := attachProbes(seq, "openocd", openocds, (*Probe).AttachOpenOCD); err != nil {
-		return err
+	if err := attachProbes(seq, "openocd", b.OpenOCDs, (*Probe).AttachOpenOCD); err != nil {
+		return nil, err
 	}
-	var names []string
-	for name := range ports {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range Names(b.Ports) {
 		dev := seq.Device(name)
 		if dev == nil {
 			var have []string
 			for _, d := range seq.Devices {
 				have = append(have, d.Name)
 			}
-			return fmt.Errorf("--port %s=%s: the sequence %s has no device %q; its devices are %s%s", name, ports[name], seq.File, name, listOrNone(have), suggest(name, have))
+			return nil, &BindError{Kind: "port", Name: name, Value: b.Ports[name],
+				Msg: fmt.Sprintf("bind device %s to %s: the sequence %s has no device %q; its devices are %s%s", name, b.Ports[name], seq.File, name, listOrNone(have), suggest(name, have))}
 		}
-		if err := serialx.CheckPortURL(ports[name]); err != nil {
-			return fmt.Errorf("--port %s=%s: %w", name, ports[name], err)
+		if err := serialx.CheckPortURL(b.Ports[name]); err != nil {
+			return nil, &BindError{Kind: "port", Name: name, Value: b.Ports[name],
+				Msg: fmt.Sprintf("bind device %s to %s: %v", name, b.Ports[name], err)}
 		}
-		dev.Port = ports[name]
+		dev.Port = b.Ports[name]
 		dev.USB = nil
-		dev.PortFrom = "--port " + name + "=" + ports[name]
+		dev.PortFrom = "--port " + name + "=" + b.Ports[name]
 	}
-	return nil
-}
-
-// BindGDB applies --gdb NAME=ADDR overrides after Bind: each probe named
-// attaches to the GDB remote stub at ADDR (HOST:PORT or a serial port). It
-// is an error to name a probe the sequence does not have, or one that
-// --openocd binds too (openocds).
-func BindGDB(seq *Sequence, gdbs, openocds map[string]string) error {
-	for _, name := range Names(gdbs) {
-		if addr, ok := openocds[name]; ok {
-			return fmt.Errorf("--gdb %s=%s: probe %s is bound to OpenOCD by --openocd %s=%s too; give one of them", name, gdbs[name], name, name, addr)
+	for _, name := range Names(b.GDBs) {
+		addr := b.GDBs[name]
+		if oc, ok := b.OpenOCDs[name]; ok {
+			return nil, &BindError{Kind: "gdb", Name: name, Value: addr,
+				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %s: it is bound to the OpenOCD at %s too; give one of them", name, addr, oc)}
 		}
-		if addr := gdbs[name]; !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
-			return fmt.Errorf("--gdb %s=%s: want HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)
+		if !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
+			return nil, &BindError{Kind: "gdb", Name: name, Value: addr,
+				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %q: want HOST:PORT, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)}
 		}
 	}
-	return attachProbes(seq, "gdb", gdbs, (*Probe).AttachGDB)
+	if err := attachProbes(seq, "gdb", b.GDBs, (*Probe).AttachGDB); err != nil {
+		return nil, err
+	}
+	return seq, nil
 }
 
-// attachProbes binds each probe named in addrs (from --FLAG NAME=ADDR)
-// with attach.
-func attachProbes(seq *Sequence, flag string, addrs map[string]string, attach func(*Probe, string)) error {
+// CloneBindings returns a copy of seq with its own devices, probes (and
+// their launches), cameras and power map: everything binding changes.
+// Steps, variables and patterns are shared; nothing changes them after
+// loading.
+func CloneBindings(seq *Sequence) *Sequence {
+	c := *seq
+	c.Devices = make([]*Device, len(seq.Devices))
+	for i, d := range seq.Devices {
+		dc := *d
+		c.Devices[i] = &dc
+	}
+	c.Probes = make([]*Probe, len(seq.Probes))
+	for i, p := range seq.Probes {
+		pc := *p
+		if p.Launch != nil {
+			l := *p.Launch
+			if l.QEMU != nil {
+				q := *l.QEMU
+				l.QEMU = &q
+			}
+			pc.Launch = &l
+		}
+		c.Probes[i] = &pc
+	}
+	c.Cameras = make([]*Camera, len(seq.Cameras))
+	for i, cam := range seq.Cameras {
+		cc := *cam
+		c.Cameras[i] = &cc
+	}
+	c.Power = make(map[string]*PowerEntry, len(seq.Power))
+	for name, e := range seq.Power {
+		c.Power[name] = e
+	}
+	return &c
+}
+
+// attachProbes binds each probe named in addrs with attach; kind is the
+// Binding's map ("openocd", "gdb") for a BindError.
+func attachProbes(seq *Sequence, kind string, addrs map[string]string, attach func(*Probe, string)) error {
+	what := map[string]string{"openocd": "the OpenOCD at", "gdb": "the GDB remote stub"}[kind]
 	for _, name := range Names(addrs) {
 		p := seq.Probe(name)
 		if p == nil {
@@ -163,7 +226,8 @@ func attachProbes(seq *Sequence, flag string, addrs map[string]string, attach fu
 			for _, p := range seq.Probes {
 				have = append(have, p.Name)
 			}
-			return fmt.Errorf("--%s %s=%s: the sequence %s has no probe %q; its probes are %s%s", flag, name, addrs[name], seq.File, name, listOrNone(have), suggest(name, have))
+			return &BindError{Kind: kind, Name: name, Value: addrs[name],
+				Msg: fmt.Sprintf("bind probe %s to %s %s: the sequence %s has no probe %q; its probes are %s%s", name, what, addrs[name], seq.File, name, listOrNone(have), suggest(name, have))}
 		}
 		attach(p, addrs[name])
 	}
@@ -295,24 +359,47 @@ func overlayCamera(c, b *Camera) {
 	}
 }
 
-// BindCameras points every camera of seq that nothing binds yet at input
-// (the virtual board's camera for --sim), with ffmpeg input format format:
-// a camera without an input, and one only named by steps (a capture's
-// default camera, a device index or path). A camera that the sequence
-// declares with an input, or that the bench file binds, stays its own.
-func BindCameras(seq *Sequence, input, format string) {
+// BindCameras returns a copy of seq (CloneBindings) whose cameras that
+// nothing binds yet point at input (the virtual board's camera for a
+// virtual bench), with ffmpeg input format format: a camera without an
+// input, and one only named by steps (a capture's default camera, a device
+// index or path). A camera that the sequence declares with an input, or
+// that the bench file binds, stays its own. seq is not changed.
+func BindCameras(seq *Sequence, input, format string) *Sequence {
+	seq = CloneBindings(seq)
 	for _, c := range seq.Cameras {
 		if c.Input == "" || c.Implicit {
 			c.Input, c.Format, c.Args, c.Size = input, format, nil, ""
 		}
 	}
+	return seq
 }
 
-// CheckPower gives each power step without a device its board, and
-// reports a board without a power entry, or without a command for the
-// step's action. The commands for a board come from the bench file (or
-// the sequence), so this is only known after Bind: a step's board is the
-// one it names, else the only power entry, else the only device.
+// PowerTarget is the board a power step switches in a bound sequence: the
+// one it names, else the only power entry, else the only device, else
+// DefaultDevice when there are neither; "" when there are several boards
+// and the step names none.
+func PowerTarget(seq *Sequence, p *PowerSpec) string {
+	switch {
+	case p.Target != "":
+		return p.Target
+	case len(seq.Power) == 1:
+		for name := range seq.Power {
+			return name
+		}
+	case len(seq.Devices) == 1:
+		return seq.Devices[0].Name
+	case len(seq.Power) == 0 && len(seq.Devices) == 0:
+		return DefaultDevice
+	}
+	return ""
+}
+
+// CheckPower reports a power step without a board (PowerTarget), or whose
+// board has no power entry, or no command for the step's action. The
+// commands for a board come from the bench file (or the sequence), so this
+// is only known after Bind. It changes nothing: the runner finds each
+// step's board with PowerTarget.
 func CheckPower(seq *Sequence) error {
 	var list ErrorList
 	add := func(s *Step, format string, args ...any) {
@@ -323,23 +410,10 @@ func CheckPower(seq *Sequence) error {
 			return
 		}
 		p := s.Power
-		// The default is set on the step only once it has an entry, so
-		// that checking again after another bench starts afresh.
-		target := p.Target
+		target := PowerTarget(seq, p)
 		if target == "" {
-			switch {
-			case len(seq.Power) == 1:
-				for name := range seq.Power {
-					target = name
-				}
-			case len(seq.Devices) == 1:
-				target = seq.Devices[0].Name
-			case len(seq.Power) == 0 && len(seq.Devices) == 0:
-				target = DefaultDevice
-			default:
-				add(s, "this power step needs device: because there are several boards (%s)", strings.Join(powerNames(seq), ", "))
-				return
-			}
+			add(s, "this power step needs device: because there are several boards (%s)", strings.Join(powerNames(seq), ", "))
+			return
 		}
 		e, ok := seq.Power[target]
 		switch {
@@ -347,8 +421,6 @@ func CheckPower(seq *Sequence) error {
 			add(s, "power: no power entry for %q: add one to the bench file, such as power: {%s: {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}}", target, target)
 		case p.Action != "cycle" && e.PowerCommand(p.Action) == nil:
 			add(s, "power %s %s: the power entry for %s (%s) has no %s: command", p.Action, target, target, e.Pos, p.Action)
-		default:
-			p.Target = target
 		}
 	})
 	if len(list) > 0 {

@@ -105,15 +105,12 @@ steps:
 	if y := s[4].Exec; !y.Shell || !y.AnyExit || len(s[4].Save) != 1 {
 		t.Errorf("shell exec: %+v save %+v", y, s[4].Save)
 	}
-	// A power step without a device gets its board once the bench is
-	// bound: here the sequence's only power entry.
-	if p := s[6].Power; p.Target != "" || p.Action != "cycle" {
-		t.Errorf("power before CheckPower: %+v", p)
-	}
+	// A power step without a device switches the bound sequence's only
+	// power entry; checking changes nothing.
 	if err := steps.CheckPower(seq); err != nil {
 		t.Errorf("CheckPower: %v", err)
 	}
-	if p := s[6].Power; p.Target != "dut" {
+	if p := s[6].Power; p.Target != "" || p.Action != "cycle" || steps.PowerTarget(seq, p) != "dut" {
 		t.Errorf("power: %+v", p)
 	}
 	if p := s[7].Power; p.Target != "dut" || p.Action != "off" {
@@ -146,7 +143,8 @@ power:
 	if err := steps.CheckPower(seq); err == nil {
 		t.Error("CheckPower before binding the bench found every entry")
 	}
-	if err := steps.Bind(seq, b, nil, nil); err != nil {
+	seq, err = steps.Bind(seq, steps.Binding{Bench: b})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if c := seq.Camera("top"); c == nil || c.Input != "/dev/video2" || c.Size != "1280x720" {

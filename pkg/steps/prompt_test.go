@@ -67,7 +67,8 @@ func TestBenchPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.Bind(seq, b, nil, nil); err != nil {
+	seq, err = steps.Bind(seq, steps.Binding{Bench: b})
+	if err != nil {
 		t.Fatal(err)
 	}
 	d := seq.Device(steps.DefaultDevice)

@@ -54,7 +54,8 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.Bind(seq, b, nil, nil); err != nil {
+	seq, err = steps.Bind(seq, steps.Binding{Bench: b})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if s := seq.Device("dut").Settle; s == nil || *s != 50*time.Millisecond {

@@ -251,17 +251,18 @@ func TestBenchBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.Bind(seq, b, nil, nil); err != nil {
+	bound, err := steps.Bind(seq, steps.Binding{Bench: b})
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := seq.Devices[0]
+	d := bound.Devices[0]
 	if d.Port != "/dev/ttyACM3" || d.USB != nil || d.Baud != 9600 || d.LineEnding != "cr" {
 		t.Errorf("bound device = %+v", d)
 	}
-	if err := steps.Bind(seq, nil, map[string]string{"dut": "/dev/pts/7"}, nil); err != nil || d.Port != "/dev/pts/7" {
-		t.Errorf("--port: %v, port %s", err, d.Port)
+	if again, err := steps.Bind(bound, steps.Binding{Ports: map[string]string{"dut": "/dev/pts/7"}}); err != nil || again.Devices[0].Port != "/dev/pts/7" {
+		t.Errorf("a port: %v", err)
 	}
-	err = steps.Bind(seq, nil, map[string]string{"dot": "/dev/pts/7"}, nil)
+	_, err = steps.Bind(seq, steps.Binding{Ports: map[string]string{"dot": "/dev/pts/7"}})
 	if err == nil || !strings.Contains(err.Error(), `has no device "dot"; its devices are dut (did you mean "dut"?)`) {
 		t.Errorf("unknown --port device: %v", err)
 	}
@@ -318,14 +319,15 @@ func TestQEMULaunchBinding(t *testing.T) {
 	if !pb.LaunchesQEMU() || pb.Backend() != steps.BackendGDB || pb.Launch.QEMU.Kernel != filepath.Join(dir, "sub", "fw.elf") || pb.Launch.QEMU.Console != "console" {
 		t.Errorf("probe b = %+v, launch %+v", pb, pb.Launch.QEMU)
 	}
-	if err := steps.Bind(seq, b, nil, nil); err != nil {
+	seq, err = steps.Bind(seq, steps.Binding{Bench: b})
+	if err != nil {
 		t.Fatal(err)
 	}
 	pa := seq.Probe("a")
 	if !pa.LaunchesQEMU() || len(pa.Launch.Config) != 0 || pa.Launch.QEMU.BIOS != filepath.Join(dir, "u-boot.bin") || pa.Launch.QEMU.Machine != "virt" {
 		t.Errorf("probe a after the bench = %+v", pa.Launch)
 	}
-	if pb.LaunchesQEMU() || pb.GDB != "127.0.0.1:1234" {
+	if pb = seq.Probe("b"); pb.LaunchesQEMU() || pb.GDB != "127.0.0.1:1234" {
 		t.Errorf("probe b after the bench = %+v", pb)
 	}
 }

@@ -113,7 +113,7 @@ func cameraBench(dir string, n, rounds int) error {
 	if err != nil {
 		return err
 	}
-	steps.BindCameras(seq, url, "mpjpeg")
+	seq = steps.BindCameras(seq, url, "mpjpeg")
 	argv := camera.Argv(camera.Source{Input: url, Format: "mpjpeg"}, 1, filepath.Join(dir, "direct.png"))
 	var hil, direct []time.Duration
 	for r := 0; r < rounds; r++ {
