@@ -104,8 +104,10 @@ func TestReadmeExamples(t *testing.T) {
 // validate, keyed by the block's first line or the command line, each
 // with the reason.
 var readmeUnchecked = map[string]string{
-	"hilrun run --sim --log-dir /mnt/small full.yaml":                                           "needs a small file system mounted at /mnt/small (root); internal/cli's TestFullLogDisk runs the same on a 64 KiB tmpfs",
-	"serial_send {console: \"dut\", text: \"version\"}     -> {\"cursor\": 1834, \"bytes\": 8}": "MCP tool calls in shorthand, not JSON; the tools are tested in pkg/mcpserver",
+	"hilrun run --sim --log-dir /mnt/small full.yaml":                                                          "needs a small file system mounted at /mnt/small (root); internal/cli's TestFullLogDisk runs the same on a 64 KiB tmpfs",
+	"serial_send {console: \"dut\", text: \"version\"}     -> {\"cursor\": 1834, \"bytes\": 8}":                "MCP tool calls in shorthand, not JSON; the tools are tested in pkg/mcpserver",
+	"hilrun run --sim --shard 2/3 --durations last.json --junit shard-2.xml --json shard-2.json sequences/sim": "needs the durations report and the shards of earlier runs; internal/cli's TestShardsMergeToSingleRun runs these commands on the virtual board and compares the merge with one run",
+	"hilrun validate --pool lab.pool.yaml sequences/     # every sequence against every bench":                 "needs a lab's pool file and its boards; internal/cli's pool tests run --pool on eight virtual boards",
 	"connection: &dut": "ser2net's own configuration (ser2net.yaml) on a lab host, not hilrun's; internal/ser2net's tests start the real ser2net with files of this form",
 }
 
@@ -168,6 +170,8 @@ func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, stri
 		loadSequence(t, b, dir, b.text, "")
 	case top["jobs"] != nil:
 		checkWorkflow(t, b, top, unchecked)
+	case top["benches"] != nil:
+		loadPool(t, b, dir, top)
 	case strings.HasPrefix(firstLine(b.text), "# hilrun.bench.yaml"):
 		loadBench(t, b, dir)
 	case top["steps"] == nil && onlyKeys(top, benchTopKeys):
@@ -197,6 +201,27 @@ func writeExample(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// loadPool loads a pool file example with the real loader; the bench files
+// it names stand in as empty benches, as the README's name a lab's.
+func loadPool(t *testing.T, b readmeBlock, dir string, top map[string]any) {
+	benches, _ := top["benches"].([]any)
+	for _, e := range benches {
+		m, _ := e.(map[string]any)
+		if f, ok := m["bench"].(string); ok {
+			path := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeExample(t, path, "devices: {}\n")
+		}
+	}
+	path := filepath.Join(dir, "lab.pool.yaml")
+	writeExample(t, path, b.text)
+	if _, err := steps.LoadPool(path); err != nil {
+		t.Errorf("README.md:%d: the pool file example does not load:\n%v", b.line, err)
 	}
 }
 
