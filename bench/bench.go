@@ -33,8 +33,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -45,7 +47,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
-//go:embed pexpect_*.py
+//go:embed pexpect_*.py expect_*.tcl cfloor/floor.c
 var scripts embed.FS
 
 // Scenario names, as -only takes them.
@@ -68,6 +70,11 @@ const (
 	sideRunnerRegex = "hilrun run, regex"
 	sideConsole     = "hilrun serialx"
 	sidePexpect     = "pexpect"
+	// sideExpect is Tcl expect (bench/expect_*.tcl), sideFloor the C
+	// client (bench/floor.c): write, poll, read and absolute sleeps, the
+	// least any client pays on the machine.
+	sideExpect = "Tcl expect"
+	sideFloor  = "C client (floor)"
 )
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
@@ -131,6 +138,12 @@ type Options struct {
 	// Python is the interpreter for the pexpect scripts (see FindPython);
 	// "" runs no pexpect side.
 	Python string
+	// Expect is Tcl expect's executable for the Tcl expect sides of (a)
+	// and (c); "" runs none.
+	Expect string
+	// CC is the C compiler that builds the C client (floor.c) for the
+	// floor sides of (a), (c) and (l); "" runs none.
+	CC string
 	// Child returns the command that runs a hilrun side with args (see
 	// ChildEnv); nil re-executes the running binary with ChildEnv=1.
 	Child func(ctx context.Context, args ...string) *exec.Cmd
@@ -265,6 +278,9 @@ type Series struct {
 	Command string          `json:"command"`
 	Summary Summary         `json:"summary"`
 	Samples []time.Duration `json:"-"`
+	// Rounds summarizes each alternating block, in order, for the
+	// per-round ratios.
+	Rounds []Summary `json:"rounds,omitempty"`
 	// MaxRSSKiB is the peak resident memory of each block's process.
 	MaxRSSKiB []int64 `json:"max_rss_kib"`
 }
@@ -326,6 +342,9 @@ type DelaySeries struct {
 	// not get to read the first line before the second was sent, so the
 	// error equals the delay.
 	Merged int `json:"merged"`
+	// Rounds summarizes the absolute error of each alternating block, in
+	// order, for the per-round ratios.
+	Rounds []Summary `json:"rounds,omitempty"`
 
 	errs, signed, client []time.Duration
 }
@@ -376,6 +395,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	b := &bencher{opts: opts, rep: rep}
+	if opts.CC != "" {
+		b.floor = filepath.Join(opts.WorkDir, "floor")
+		out, err := exec.CommandContext(ctx, opts.CC, "-O2", "-o", b.floor, filepath.Join(opts.WorkDir, "floor.c")).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("compile the C client with %s: %w: %s", opts.CC, err, lastLines(string(out), 5))
+		}
+	}
 	rep.Env = b.env(ctx)
 	only := func(s string) bool { return len(opts.Only) == 0 || slices.Contains(opts.Only, s) }
 	var err error
@@ -407,21 +433,35 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, err
 }
 
+// writeScripts writes the embedded scripts and the C client's source into
+// dir, each under its base name.
 func writeScripts(dir string) error {
-	names, _ := scripts.ReadDir(".")
-	for _, e := range names {
-		data, _ := scripts.ReadFile(e.Name())
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o755); err != nil {
-			return fmt.Errorf("write %s: %w", e.Name(), err)
+	return fs.WalkDir(scripts, ".", func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
 		}
-	}
-	return nil
+		data, _ := scripts.ReadFile(name)
+		if err := os.WriteFile(filepath.Join(dir, path.Base(name)), data, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", path.Base(name), err)
+		}
+		return nil
+	})
 }
 
 type bencher struct {
 	opts Options
 	rep  *Report
+	// floor is the compiled C client, "" without a C compiler.
+	floor string
 }
+
+// Kinds of measured processes, for bencher.run.
+const (
+	kindHilrun = "hilrun"
+	kindPython = "python"
+	kindExpect = "expect"
+	kindFloor  = "floor"
+)
 
 func (b *bencher) progress(format string, args ...any) {
 	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
@@ -500,13 +540,28 @@ func withBoard(fn func(b *sim.Board) error) error {
 // pexpect script (args[0] is the script name). It returns the JSON it
 // printed and its peak memory in KiB.
 func (b *bencher) side(ctx context.Context, python bool, args []string, timeout time.Duration) (childOutput, int64, error) {
+	kind := kindHilrun
+	if python {
+		kind = kindPython
+	}
+	return b.run(ctx, kind, args, timeout)
+}
+
+// run runs one measured process of kind: a hilrun child, a pexpect or Tcl
+// expect script (args[0] names it) or the C client (args are its own).
+func (b *bencher) run(ctx context.Context, kind string, args []string, timeout time.Duration) (childOutput, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var cmd *exec.Cmd
-	if python {
-		full := append([]string{filepath.Join(b.opts.WorkDir, args[0])}, args[1:]...)
-		cmd = exec.CommandContext(ctx, b.opts.Python, full...)
-	} else {
+	script := func() []string { return append([]string{filepath.Join(b.opts.WorkDir, args[0])}, args[1:]...) }
+	switch kind {
+	case kindPython:
+		cmd = exec.CommandContext(ctx, b.opts.Python, script()...)
+	case kindExpect:
+		cmd = exec.CommandContext(ctx, b.opts.Expect, script()...)
+	case kindFloor:
+		cmd = exec.CommandContext(ctx, b.floor, args...)
+	default:
 		cmd = b.opts.Child(ctx, args...)
 	}
 	var stdout, stderr bytes.Buffer
@@ -518,8 +573,13 @@ func (b *bencher) side(ctx context.Context, python bool, args []string, timeout 
 		rss = maxRSS(cmd.ProcessState)
 	}
 	what := strings.Join(args, " ")
-	if python {
+	switch kind {
+	case kindPython:
 		what = b.opts.Python + " " + what
+	case kindExpect:
+		what = b.opts.Expect + " " + what
+	case kindFloor:
+		what = "floor " + what
 	}
 	if err != nil {
 		return childOutput{}, rss, fmt.Errorf("%s: %w: %s", what, err, lastLines(stderr.String(), 5))
@@ -567,6 +627,12 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	if o.Python != "" {
 		names = append(names, sidePexpect)
 	}
+	if o.Expect != "" {
+		names = append(names, sideExpect)
+	}
+	if b.floor != "" {
+		names = append(names, sideFloor)
+	}
 	series := map[string]*Series{}
 	for _, name := range names {
 		s := &Series{Side: name}
@@ -579,6 +645,12 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	if s := series[sidePexpect]; s != nil {
 		s.Command = "python3 bench/pexpect_rtt.py PATH N W"
 	}
+	if s := series[sideExpect]; s != nil {
+		s.Command = "expect bench/expect_rtt.tcl PATH N W"
+	}
+	if s := series[sideFloor]; s != nil {
+		s.Command = "cc -O2 -o floor bench/cfloor/floor.c && ./floor rtt PATH N W"
+	}
 	for round, n := range split(o.N, o.Rounds) {
 		if n == 0 {
 			continue
@@ -587,7 +659,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 			err := withBoard(func(board *sim.Board) error {
 				path := board.SerialPath()
 				var args []string
-				python := false
+				kind := kindHilrun
 				switch name {
 				case sideRunner:
 					args = []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
@@ -596,9 +668,13 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				case sideConsole:
 					args = []string{"rtt-console", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sidePexpect:
-					python, args = true, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
+					kind, args = kindPython, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
+				case sideExpect:
+					kind, args = kindExpect, []string{"expect_rtt.tcl", path, itoa(n), itoa(o.Warmup)}
+				case sideFloor:
+					kind, args = kindFloor, []string{"rtt", path, itoa(n), itoa(o.Warmup)}
 				}
-				out, rss, err := b.side(ctx, python, args, 10*time.Minute)
+				out, rss, err := b.run(ctx, kind, args, 10*time.Minute)
 				if err != nil {
 					return err
 				}
@@ -609,6 +685,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				s.Samples = append(s.Samples, nanos(out.SamplesNs)...)
 				s.MaxRSSKiB = append(s.MaxRSSKiB, rss)
 				sum := summarize(nanos(out.SamplesNs))
+				s.Rounds = append(s.Rounds, sum)
 				b.progress("a: round %d/%d %-14s %5d round trips, median %s, p99 %s", round+1, o.Rounds, name, n, us(sum.Median), us(sum.P99))
 				return nil
 			})
@@ -736,7 +813,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 type delaySide struct {
 	name    string
 	command func(d time.Duration) string
-	args    func(path string, d time.Duration, n int) (python bool, args []string)
+	args    func(path string, d time.Duration, n int) (kind string, args []string)
 }
 
 func (b *bencher) delaySides() []delaySide {
@@ -746,8 +823,8 @@ func (b *bencher) delaySides() []delaySide {
 			command: func(d time.Duration) string {
 				return fmt.Sprintf("HILBENCH_CHILD=1 hilbench %s -serial PATH -delay %s -n N -warmup %d%s", mode, d, delayWarmup, strings.Join(append([]string{""}, extra...), " "))
 			},
-			args: func(path string, d time.Duration, n int) (bool, []string) {
-				return false, append([]string{mode, "-serial", path, "-delay", d.String(), "-n", itoa(n), "-warmup", itoa(delayWarmup)}, extra...)
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindHilrun, append([]string{mode, "-serial", path, "-delay", d.String(), "-n", itoa(n), "-warmup", itoa(delayWarmup)}, extra...)
 			},
 		}
 	}
@@ -758,8 +835,30 @@ func (b *bencher) delaySides() []delaySide {
 			command: func(d time.Duration) string {
 				return fmt.Sprintf("python3 bench/pexpect_delay.py PATH %d N %d", d.Microseconds(), delayWarmup)
 			},
-			args: func(path string, d time.Duration, n int) (bool, []string) {
-				return true, []string{"pexpect_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindPython, []string{"pexpect_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
+	if b.opts.Expect != "" {
+		sides = append(sides, delaySide{
+			name: sideExpect,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("expect bench/expect_delay.tcl PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindExpect, []string{"expect_delay.tcl", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
+	if b.floor != "" {
+		sides = append(sides, delaySide{
+			name: sideFloor,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("./floor delay PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindFloor, []string{"delay", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
 			},
 		})
 	}
@@ -801,8 +900,8 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 		for _, d := range o.Delays {
 			for _, side := range rotate(sides, round) {
 				err := withBoard(func(board *sim.Board) error {
-					python, args := side.args(board.SerialPath(), d, n)
-					out, _, err := b.side(ctx, python, args, 10*time.Minute)
+					kind, args := side.args(board.SerialPath(), d, n)
+					out, _, err := b.run(ctx, kind, args, 10*time.Minute)
 					if err != nil {
 						return err
 					}
@@ -822,6 +921,7 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 					}
 					s.client = append(s.client, nanos(out.SleepNs)...)
 					sum := summarize(blockErrs)
+					s.Rounds = append(s.Rounds, sum)
 					b.progress("c: round %d/%d %-14s delay %-6s %4d pairs, |error| median %s, p99 %s", round+1, rounds, side.name, d, n, us(sum.Median), us(sum.P99))
 					return nil
 				})

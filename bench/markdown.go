@@ -95,11 +95,49 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Side, s.Summary.N,
 			us(s.Summary.Median), us(s.Summary.P99), us(s.Summary.Max), us(s.Summary.Mean), medVs, p99Vs, mib(maxOf(s.MaxRSSKiB)))
 	}
+	peers := map[string][]Summary{}
+	for _, s := range r.Sides {
+		peers[s.Side] = s.Rounds
+	}
+	roundVerdicts(b, "round trip", sideRunner, peers)
 	fmt.Fprintf(b, "\nOne block of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)
 	}
 	b.WriteString("\n")
+}
+
+// roundVerdicts writes the per-round ratios of side against each peer that
+// ran in the same rounds: the verdict is the median of the ratios of each
+// round's median (and p99), so that noise on a shared machine, which
+// moves from round to round, hits both sides of every ratio.
+func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
+	mine := rounds[side]
+	var peers []string
+	for _, p := range []string{sidePexpect, sideExpect, sideFloor} {
+		if len(rounds[p]) > 0 && len(mine) > 0 {
+			peers = append(peers, p)
+		}
+	}
+	if len(peers) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nPer-round ratios, %s %s / peer (below 1: %s is faster or closer); verdict = median of the rounds' ratios:\n\n", side, what, side)
+	fmt.Fprintf(b, "| peer | median: per round | median: verdict | p99: per round | p99: verdict |\n")
+	fmt.Fprintf(b, "|---|---|--:|---|--:|\n")
+	for _, p := range peers {
+		med := roundRatios(mine, rounds[p], pickMedian)
+		p99 := roundRatios(mine, rounds[p], pickP99)
+		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %.3f |\n", p, floats(med), medianFloat(med), floats(p99), medianFloat(p99))
+	}
+}
+
+func floats(v []float64) string {
+	q := make([]string, len(v))
+	for i, x := range v {
+		q[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(q, ", ")
 }
 
 // median returns the median run of c by speed.
@@ -207,6 +245,15 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", s.Delay, s.Side, s.Errors.N,
 			us(s.Errors.Median), us(s.P90), us(s.Errors.P99), us(s.Errors.Max), signedUS(s.Signed.Median), s.Merged, clientCell(s), cmp)
 	}
+	for _, d := range delaysOf(r.Series) {
+		rounds := map[string][]Summary{}
+		for _, s := range r.Series {
+			if s.Delay == d {
+				rounds[s.Side] = s.Rounds
+			}
+		}
+		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunner, rounds)
+	}
 	for _, s := range r.Series {
 		if strings.HasPrefix(s.Side, "serialx +") {
 			fmt.Fprintf(b, "\nRows starting \"serialx +\" are diagnostics (-wait-variants): the same pairs sent through a serialx console, waiting in different ways, to tell the waiting method from the runner's own cost.\n")
@@ -306,4 +353,15 @@ func (r *ToggleReport) markdown(b *strings.Builder) {
 // ms formats d in milliseconds.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+}
+
+// delaysOf lists the delay lengths of series in their order.
+func delaysOf(series []*DelaySeries) []time.Duration {
+	var out []time.Duration
+	for _, s := range series {
+		if !slices.Contains(out, s.Delay) {
+			out = append(out, s.Delay)
+		}
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		jsonOut = fs.String("json", "", "also write the report's figures as JSON to `FILE`")
 		delays  = fs.String("delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
 		noPy    = fs.Bool("no-pexpect", false, "measure hilrun only")
+		noPeers = fs.Bool("no-peers", false, "leave out the Tcl expect and C client sides of a, c and l")
 	)
 	fs.IntVar(&opts.N, "n", 2000, "measured round trips per side (a)")
 	fs.IntVar(&opts.Rounds, "rounds", 4, "alternating blocks per side (a, c)")
@@ -56,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&opts.ToggleEvery, "toggle-every", 10*time.Millisecond, "LED period (f)")
 	fs.IntVar(&opts.ToggleReps, "toggle-reps", 3, "runs of each side (f)")
 	fs.StringVar(&opts.OpenOCD, "openocd", "openocd", "OpenOCD executable (e, f)")
+	fs.StringVar(&opts.Expect, "expect", "expect", "Tcl expect `executable` for the Tcl expect sides of a and c")
+	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
@@ -98,6 +102,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.Python != "" {
 		fmt.Fprintf(stderr, "hilbench: pexpect sides run with %s\n", opts.Python)
+	}
+	// The peers are the floor and the other runner the goals of a, c and l
+	// are set against: a missing tool is an error, as a missing pexpect is.
+	if *noPeers || !needPy {
+		opts.Expect, opts.CC = "", ""
+	}
+	for _, tool := range []*string{&opts.Expect, &opts.CC} {
+		if *tool == "" {
+			continue
+		}
+		p, err := exec.LookPath(*tool)
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: %v (apt-get install expect gcc); -no-peers leaves the Tcl expect and C sides out\n", err)
+			return 2
+		}
+		*tool = p
 	}
 	opts.Command = "go run ./bench/cmd/hilbench " + strings.Join(args, " ")
 	opts.Progress = stderr
