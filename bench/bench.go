@@ -58,10 +58,11 @@ const (
 	Lossless  = "d"
 	MemRead   = "e"
 	MemToggle = "f"
+	Period    = "l"
 )
 
 // Scenarios lists every scenario, in the order Run runs them.
-var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle}
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period}
 
 // Side names.
 const (
@@ -132,6 +133,10 @@ type Options struct {
 	// ToggleReps is how many runs of ToggleN periods each side makes in
 	// (f), alternating; 0 means 3.
 	ToggleReps int
+	// PeriodN is the number of periods per side in (l); 0 means 400.
+	PeriodN int
+	// PeriodEvery is the period of (l); 0 means 10 ms.
+	PeriodEvery time.Duration
 	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
 	// "openocd".
 	OpenOCD string
@@ -208,6 +213,12 @@ func (o *Options) defaults() {
 	if o.ToggleReps <= 0 {
 		o.ToggleReps = 3
 	}
+	if o.PeriodN <= 0 {
+		o.PeriodN = 400
+	}
+	if o.PeriodEvery <= 0 {
+		o.PeriodEvery = 10 * time.Millisecond
+	}
 	if o.OpenOCD == "" {
 		o.OpenOCD = "openocd"
 	}
@@ -255,6 +266,7 @@ type Report struct {
 	Stream   *StreamReport `json:"stream,omitempty"`
 	Mem      *MemReport    `json:"mem,omitempty"`
 	Toggle   *ToggleReport `json:"toggle,omitempty"`
+	Period   *PeriodReport `json:"period,omitempty"`
 }
 
 // Env describes the machine and the tools.
@@ -427,6 +439,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if only(MemToggle) && err == nil {
 		rep.Toggle, err = b.memToggle(ctx)
+	}
+	if only(Period) && err == nil {
+		rep.Period, err = b.periods(ctx)
 	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -68,7 +70,7 @@ type childOutput struct {
 }
 
 // childModes are the modes ChildMain takes.
-const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
+const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
 
 // ChildMain runs one side of a benchmark against the serial port given
 // with -serial, the OpenOCD telnet server given with -openocd or the JTAG
@@ -100,7 +102,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
 	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
 	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
-	every := fs.Duration("every", 10*time.Millisecond, "toggle period (toggle-runner, toggle-telnet, toggle-process)")
+	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -141,6 +143,8 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		out, err = rttConsole(ctx, *port, *n, *warmup)
 	case "delay-runner":
 		out, err = delayRunner(ctx, *port, *delay, *n, *warmup)
+	case "every-runner":
+		out, err = everyRunner(ctx, *port, *every, *n)
 	case "delay-console":
 		out, err = delayConsole(ctx, *port, *wait, *delay, *n, *warmup)
 	case "search":
@@ -205,7 +209,19 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 	if err := steps.Bind(seq, nil, ports, openocds); err != nil {
 		return nil, err
 	}
-	opts := engine.Options(engine.RunConfig{LogDir: logDir})
+	// As hilrun run runs it: every finished step goes to the event stream
+	// on disk.
+	dir, err := os.MkdirTemp("", "hilbench-events-")
+	if err != nil {
+		return nil, fmt.Errorf("make a folder for the event stream: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	events, err := results.Create(filepath.Join(dir, results.EventFile))
+	if err != nil {
+		return nil, err
+	}
+	defer events.Close()
+	opts := engine.Options(engine.RunConfig{LogDir: logDir, Sink: events})
 	opts.KeepSteps = true
 	res := runner.Run(ctx, seq, opts)
 	if res.Status != runner.Passed {

@@ -44,6 +44,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Toggle != nil {
 		r.Toggle.markdown(&b)
 	}
+	if r.Period != nil {
+		r.Period.markdown(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

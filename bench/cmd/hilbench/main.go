@@ -33,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		opts    bench.Options
-		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle)")
+		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period)")
 		out     = fs.String("out", "", "write the Markdown report to `FILE` instead of standard output")
 		jsonOut = fs.String("json", "", "also write the report's figures as JSON to `FILE`")
 		delays  = fs.String("delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
@@ -57,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.ToggleN, "toggle-n", 200, "LED periods per run (f)")
 	fs.DurationVar(&opts.ToggleEvery, "toggle-every", 10*time.Millisecond, "LED period (f)")
 	fs.IntVar(&opts.ToggleReps, "toggle-reps", 3, "runs of each side (f)")
+	fs.IntVar(&opts.PeriodN, "period-n", 400, "periods per side (l)")
+	fs.DurationVar(&opts.PeriodEvery, "period-every", 10*time.Millisecond, "period of the timed sends (l)")
 	fs.StringVar(&opts.OpenOCD, "openocd", "openocd", "OpenOCD executable (e, f)")
 	fs.StringVar(&opts.Expect, "expect", "expect", "Tcl expect `executable` for the Tcl expect sides of a and c")
 	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
@@ -69,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, s := range strings.Split(*only, ",") {
 			s = strings.TrimSpace(s)
 			if !slices.Contains(bench.Scenarios, s) {
-				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e or f)\n", s)
+				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e, f or l)\n", s)
 				return 2
 			}
 			opts.Only = append(opts.Only, s)
@@ -89,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, s := range opts.Only {
 		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
 	}
+	needPeers := needPy || slices.Contains(opts.Only, bench.Period)
 	switch {
 	case *noPy || !needPy:
 		opts.Python = ""
@@ -105,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The peers are the floor and the other runner the goals of a, c and l
 	// are set against: a missing tool is an error, as a missing pexpect is.
-	if *noPeers || !needPy {
+	if *noPeers || !needPeers {
 		opts.Expect, opts.CC = "", ""
 	}
 	for _, tool := range []*string{&opts.Expect, &opts.CC} {
