@@ -115,6 +115,10 @@ type Options struct {
 	// through a serialx console with four ways of waiting, to separate
 	// the runner's overhead from the effect of its waiting method.
 	WaitVariants bool
+	// Hops records, in (c), the wall-clock time of every hop of each pair
+	// of the runner's side (the sends, the delay's start, its wake-up, its
+	// end) and reports where the error comes from (DelaySeries.Hops).
+	Hops bool
 	// MemN is the number of measured reads per hilrun side in (e); 0
 	// means 500.
 	MemN int
@@ -357,8 +361,12 @@ type DelaySeries struct {
 	// Rounds summarizes the absolute error of each alternating block, in
 	// order, for the per-round ratios.
 	Rounds []Summary `json:"rounds,omitempty"`
+	// Hops breaks the error down by hop (Options.Hops), runner side only.
+	Hops *HopReport `json:"hops,omitempty"`
 
 	errs, signed, client []time.Duration
+	pairs                [][]time.Duration // per pair: the hops of hopNames, then the signed error
+	gcPairs              []bool
 }
 
 // DelayReport is scenario (c).
@@ -843,7 +851,11 @@ func (b *bencher) delaySides() []delaySide {
 			},
 		}
 	}
-	sides := []delaySide{hil(sideRunner, "delay-runner")}
+	var runnerExtra []string
+	if b.opts.Hops {
+		runnerExtra = []string{"-hops"}
+	}
+	sides := []delaySide{hil(sideRunner, "delay-runner", runnerExtra...)}
 	if b.opts.Python != "" {
 		sides = append(sides, delaySide{
 			name: sidePexpect,
@@ -935,6 +947,11 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 						blockErrs = append(blockErrs, abs(g-d))
 					}
 					s.client = append(s.client, nanos(out.SleepNs)...)
+					if len(out.Hops) > 0 {
+						if err := s.addHops(board.Received(), out.Hops, delayWarmup, d); err != nil {
+							return fmt.Errorf("%s, %s: %w", side.name, d, err)
+						}
+					}
 					sum := summarize(blockErrs)
 					s.Rounds = append(s.Rounds, sum)
 					b.progress("c: round %d/%d %-14s delay %-6s %4d pairs, |error| median %s, p99 %s", round+1, rounds, side.name, d, n, us(sum.Median), us(sum.P99))
@@ -947,6 +964,7 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 		}
 	}
 	for _, s := range rep.Series {
+		s.summarizeHops()
 		s.Errors, s.Signed, s.Client = summarize(s.errs), summarize(s.signed), summarize(s.client)
 		s.P90 = rank90(s.errs)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -60,6 +61,8 @@ type childOutput struct {
 	Progress [][2]float64 `json:"progress,omitempty"`
 	// Cursors are the stream offsets at which each `stream` reply began.
 	Cursors []int64 `json:"cursors,omitempty"`
+	// Hops are delayRunner's per-pair hop times (see hopSendA).
+	Hops [][]int64 `json:"hops,omitempty"`
 	// Values are the words a memory side read, one per measured sample.
 	Values []uint64 `json:"values,omitempty"`
 	// Iterations and Log describe a logged stream.
@@ -101,6 +104,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	ocdAddr := fs.String("openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
 	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
 	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
+	hops := fs.Bool("hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
 	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
 	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -142,7 +146,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	case "rtt-console":
 		out, err = rttConsole(ctx, *port, *n, *warmup)
 	case "delay-runner":
-		out, err = delayRunner(ctx, *port, *delay, *n, *warmup)
+		out, err = delayRunner(ctx, *port, *delay, *n, *warmup, *hops)
 	case "every-runner":
 		out, err = everyRunner(ctx, *port, *every, *n)
 	case "delay-console":
@@ -202,6 +206,12 @@ func runSequence(ctx context.Context, src, port, logDir string) (*runner.Sequenc
 // --openocd NAME=HOST:PORT does) and runs it with the engine hilrun run
 // uses (internal/engine's options). A sequence that does not pass is an error.
 func runBound(ctx context.Context, src string, ports, openocds map[string]string, logDir string) (*runner.SequenceResult, error) {
+	return runWatched(ctx, src, ports, openocds, logDir, nil)
+}
+
+// runWatched is runBound with watch receiving every event too (nil for
+// none), after the event stream.
+func runWatched(ctx context.Context, src string, ports, openocds map[string]string, logDir string, watch runner.Sink) (*runner.SequenceResult, error) {
 	seq, err := steps.Parse("hilbench.yaml", []byte(src), steps.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("parse the generated sequence: %w", err)
@@ -221,7 +231,7 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 		return nil, err
 	}
 	defer events.Close()
-	opts := engine.Options(engine.RunConfig{LogDir: logDir, Sink: events})
+	opts := engine.Options(engine.RunConfig{LogDir: logDir, Sink: runner.Tee(events, watch)})
 	opts.KeepSteps = true
 	res := runner.Run(ctx, seq, opts)
 	if res.Status != runner.Passed {
@@ -338,7 +348,11 @@ func consoleSync(ctx context.Context, c *serialx.Console) error {
 // as a user writes a timed sequence. The board timestamps the lines; the
 // runner's own account of each delay (actual_us) is returned for
 // reference.
-func delayRunner(ctx context.Context, port string, delay time.Duration, n, warmup int) (childOutput, error) {
+//
+// With hops it also records, per pair, the wall-clock time of each hop the
+// line "echo bI" goes through (see Hop), which the parent lines up with
+// the board's receipt of both lines.
+func delayRunner(ctx context.Context, port string, delay time.Duration, n, warmup int, hops bool) (childOutput, error) {
 	src := fmt.Sprintf(`name: delay
 expect_timeout: 10s
 steps:
@@ -349,7 +363,12 @@ steps:
       - send: echo b${i}
       - expect: %s
 `, syncSteps, warmup+n, delay, quoteYAML("b${i}\r\n"+prompt))
-	res, err := runSequence(ctx, src, port, "")
+	var watch runner.Sink
+	var rec hopRecorder
+	if hops {
+		watch = &rec
+	}
+	res, err := runWatched(ctx, src, map[string]string{steps.DefaultDevice: port}, nil, "", watch)
 	if err != nil {
 		return childOutput{}, err
 	}
@@ -362,7 +381,67 @@ steps:
 		us, _ := s.Data["actual_us"].(int64)
 		out.SleepNs = append(out.SleepNs, us*1000)
 	}
+	if hops {
+		if len(rec.hops) != warmup+n {
+			return childOutput{}, fmt.Errorf("recorded %d pairs' hops, want %d", len(rec.hops), warmup+n)
+		}
+		out.Hops = rec.hops[warmup:]
+	}
 	return out, nil
+}
+
+// Hop indexes the wall-clock times (Unix nanoseconds) delayRunner records
+// for each pair, and the GC cycles counted at the two sends.
+const (
+	hopSendA      = iota // ConsoleInput of "echo aI": just before its write
+	hopDelayStart        // the delay step started (runner's Started)
+	hopWake              // the delay's wait returned (Started + actual_us)
+	hopDelayEnd          // the delay step's StepFinished event
+	hopSendB             // ConsoleInput of "echo bI": just before its write
+	hopGCA               // GC cycles completed at hopSendA
+	hopGCB               // GC cycles completed at hopSendB
+	hopCount
+)
+
+// hopRecorder is the runner.Sink of delayRunner -hops.
+type hopRecorder struct {
+	start time.Time // the sequence's start, wall clock
+	cur   []int64
+	hops  [][]int64
+	gc    []metrics.Sample
+}
+
+func (h *hopRecorder) gcCycles() int64 {
+	if h.gc == nil {
+		h.gc = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	}
+	metrics.Read(h.gc)
+	if h.gc[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(h.gc[0].Value.Uint64())
+}
+
+// Event records the hops of each pair; events outside the pairs (the sync
+// step, the expect steps) are ignored.
+func (h *hopRecorder) Event(e runner.Event) {
+	switch {
+	case e.Type == runner.SequenceStarted:
+		h.start = e.Time.Add(-e.Offset)
+	case e.Type == runner.ConsoleInput && bytes.HasPrefix(e.Data, []byte("echo a")):
+		h.cur = make([]int64, hopCount)
+		h.cur[hopSendA], h.cur[hopGCA] = e.Time.UnixNano(), h.gcCycles()
+	case e.Type == runner.StepFinished && h.cur != nil && e.Step != nil && e.Step.Kind == string(steps.KindDelay):
+		us, _ := e.Step.Data["actual_us"].(int64)
+		started := h.start.Add(e.Step.Started)
+		h.cur[hopDelayStart] = started.UnixNano()
+		h.cur[hopWake] = started.Add(time.Duration(us) * time.Microsecond).UnixNano()
+		h.cur[hopDelayEnd] = e.Time.UnixNano()
+	case e.Type == runner.ConsoleInput && h.cur != nil && bytes.HasPrefix(e.Data, []byte("echo b")):
+		h.cur[hopSendB], h.cur[hopGCB] = e.Time.UnixNano(), h.gcCycles()
+		h.hops = append(h.hops, h.cur)
+		h.cur = nil
+	}
 }
 
 // spinWindow is how long before a deadline the "gosched" and "yield" waits

@@ -248,6 +248,7 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", s.Delay, s.Side, s.Errors.N,
 			us(s.Errors.Median), us(s.P90), us(s.Errors.P99), us(s.Errors.Max), signedUS(s.Signed.Median), s.Merged, clientCell(s), cmp)
 	}
+	r.hopsMarkdown(b)
 	for _, d := range delaysOf(r.Series) {
 		rounds := map[string][]Summary{}
 		for _, s := range r.Series {
@@ -285,7 +286,7 @@ func clientCell(s *DelaySeries) string {
 	if s.Client.N == 0 {
 		return "-"
 	}
-	return signedUS(s.Client.Median-s.Delay) + " off"
+	return signedUS(s.Client.Median-s.Delay) + " off (p99 " + signedUS(s.Client.P99-s.Delay) + ")"
 }
 
 func (s *StreamReport) markdown(b *strings.Builder) {

@@ -51,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&opts.StreamFor, "for", 10*time.Second, "how long to stream (d)")
 	fs.Int64Var(&opts.StreamChunk, "chunk", 20_000_000, "bytes per stream command (d)")
 	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (nanosleep), its former one (Gosched polling), sched_yield polling, time.Sleep")
+	fs.BoolVar(&opts.Hops, "hops", false, "diagnostic for c: record when each pair of the runner's side passes each hop (send, delay start, wake-up, delay end, next send) and show where the error goes")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
 	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
 	fs.IntVar(&opts.MemRounds, "mem-rounds", 8, "alternating blocks per side (e)")
