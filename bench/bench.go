@@ -70,7 +70,9 @@ const (
 	// sideRunnerRegex is (a)'s runner expecting a regexp a delimiter ends.
 	sideRunnerRegex = "hilrun run, regex"
 	sideConsole     = "hilrun serialx"
-	sidePexpect     = "pexpect"
+	// sideRunnerRT is the runner as hilrun run --realtime runs it.
+	sideRunnerRT = "hilrun run --realtime"
+	sidePexpect  = "pexpect"
 	// sideExpect is Tcl expect (bench/expect_*.tcl), sideFloor the C
 	// client (bench/floor.c): write, poll, read and absolute sleeps, the
 	// least any client pays on the machine.
@@ -115,10 +117,16 @@ type Options struct {
 	// through a serialx console with four ways of waiting, to separate
 	// the runner's overhead from the effect of its waiting method.
 	WaitVariants bool
+	// Waits adds only the diagnostic sides of (c) named here (see
+	// WaitNames).
+	Waits []string
 	// Hops records, in (c), the wall-clock time of every hop of each pair
 	// of the runner's side (the sends, the delay's start, its wake-up, its
 	// end) and reports where the error comes from (DelaySeries.Hops).
 	Hops bool
+	// Realtime adds to (c) and (l) the runner's side as hilrun run
+	// --realtime runs it (SCHED_FIFO waits, locked memory).
+	Realtime bool
 	// MemN is the number of measured reads per hilrun side in (e); 0
 	// means 500.
 	MemN int
@@ -856,6 +864,9 @@ func (b *bencher) delaySides() []delaySide {
 		runnerExtra = []string{"-hops"}
 	}
 	sides := []delaySide{hil(sideRunner, "delay-runner", runnerExtra...)}
+	if b.opts.Realtime {
+		sides = append(sides, hil(sideRunnerRT, "delay-runner", append(runnerExtra, "-realtime")...))
+	}
 	if b.opts.Python != "" {
 		sides = append(sides, delaySide{
 			name: sidePexpect,
@@ -889,14 +900,31 @@ func (b *bencher) delaySides() []delaySide {
 			},
 		})
 	}
-	if b.opts.WaitVariants {
-		sides = append(sides,
-			hil(waitGosched, "delay-console", "-wait", "gosched"),
-			hil(waitYield, "delay-console", "-wait", "yield"),
-			hil(waitSleep, "delay-console", "-wait", "sleep"),
-			hil(waitNanosleep, "delay-console", "-wait", "nanosleep"))
+	for _, w := range waitVariants {
+		if b.opts.WaitVariants || slices.Contains(b.opts.Waits, w.wait) {
+			sides = append(sides, hil(w.name, "delay-console", "-wait", w.wait))
+		}
 	}
 	return sides
+}
+
+// waitVariants are the diagnostic sides of (c), by their -wait name.
+var waitVariants = []struct{ wait, name string }{
+	{"gosched", waitGosched},
+	{"yield", waitYield},
+	{"sleep", waitSleep},
+	{"nanosleep", waitNanosleep},
+	{"abs", waitAbs},
+	{"abs-fifo", waitAbsFIFO},
+}
+
+// WaitNames lists the -wait names of the diagnostic sides of (c).
+func WaitNames() []string {
+	var out []string
+	for _, w := range waitVariants {
+		out = append(out, w.wait)
+	}
+	return out
 }
 
 // Names of the diagnostic sides of scenario (c).
@@ -904,8 +932,13 @@ const (
 	waitGosched = "serialx + timer, then poll with Gosched for 1 ms (the runner's former wait)"
 	waitYield   = "serialx + timer, then poll with sched_yield for 1 ms"
 	waitSleep   = "serialx + time.Sleep"
-	// waitNanosleep is the runner's wait since it left Gosched polling.
-	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's wait)"
+	// waitNanosleep was the runner's wait from when it left Gosched
+	// polling until it moved to one absolute sleep (waitAbs).
+	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's former wait)"
+	// waitAbs is the runner's wait; waitAbsFIFO the same as SCHED_FIFO,
+	// as with hilrun run --realtime.
+	waitAbs     = "serialx + absolute clock_nanosleep (1 ns slack), no polling (the runner's wait)"
+	waitAbsFIFO = "serialx + absolute clock_nanosleep as SCHED_FIFO (--realtime)"
 )
 
 // delay runs scenario (c).

@@ -92,7 +92,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 100, "measured iterations")
 	warmup := fs.Int("warmup", 10, "unmeasured iterations first")
 	delay := fs.Duration("delay", time.Millisecond, "delay step length")
-	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep or nanosleep")
+	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs or abs-fifo")
 	size := fs.Int64("size", 1_000_000, "bytes to stream")
 	how := fs.String("how", "runner", "search with the runner, the serialx console or a raw read")
 	match := fs.String("match", "literal", "search pattern kind: literal or regex")
@@ -104,6 +104,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	ocdAddr := fs.String("openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
 	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
 	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
+	rt := fs.Bool("realtime", false, "run timed waits as SCHED_FIFO with locked memory, as hilrun run --realtime does (delay-runner, every-runner)")
 	hops := fs.Bool("hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
 	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
 	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
@@ -122,6 +123,11 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *rt {
+		if err := runner.EnableRealtime(); err != nil {
+			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
+		}
 	}
 	need, have := "-serial", *port
 	switch mode {
@@ -469,9 +475,9 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 		poll = runtime.Gosched
 	case "yield":
 		poll = yieldThread
-	case "sleep", "nanosleep":
+	case "sleep", "nanosleep", "abs", "abs-fifo":
 	default:
-		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep or nanosleep)", wait)
+		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep, nanosleep, abs or abs-fifo)", wait)
 	}
 	c, err := openSynced(ctx, port, "")
 	if err != nil {
@@ -491,6 +497,8 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 			time.Sleep(delay)
 		case wait == "nanosleep":
 			sleepPrecise(deadline, preciseWindow)
+		case wait == "abs", wait == "abs-fifo":
+			sleepAbs(deadline, wait == "abs-fifo")
 		default:
 			if d := time.Until(deadline) - spinWindow; d > 0 {
 				time.Sleep(d)

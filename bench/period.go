@@ -52,6 +52,15 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 			return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
 		},
 	}}
+	if o.Realtime {
+		sides = append(sides, side{
+			s:    &PeriodSeries{Side: sideRunnerRT, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-runner -serial PATH -every %s -n N -realtime", o.PeriodEvery)},
+			kind: kindHilrun,
+			args: func(path string, n int) []string {
+				return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1), "-realtime"}
+			},
+		})
+	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
 		sides = append(sides, side{

@@ -41,3 +41,25 @@ func sleepPrecise(deadline time.Time, window time.Duration) {
 		yieldThread()
 	}
 }
+
+// sleepAbs waits until deadline as the runner now does: one absolute
+// clock_nanosleep on CLOCK_MONOTONIC, on a thread whose timer slack is
+// 1 ns, with no polling; with fifo the thread sleeps and wakes as
+// SCHED_FIFO (hilrun run --realtime), when the process may.
+func sleepAbs(deadline time.Time, fifo bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if fifo {
+		if old, err := unix.SchedGetAttr(0, 0); err == nil {
+			if unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 10}, 0) == nil {
+				defer unix.SchedSetAttr(0, old, 0)
+			}
+		}
+	}
+	var now unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+	ts := unix.NsecToTimespec(unix.TimespecToNsec(now) + time.Until(deadline).Nanoseconds())
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+	}
+}

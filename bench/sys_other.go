@@ -17,3 +17,6 @@ func yieldThread() { runtime.Gosched() }
 
 // sleepPrecise sleeps until deadline with time.Sleep.
 func sleepPrecise(deadline time.Time, _ time.Duration) { time.Sleep(time.Until(deadline)) }
+
+// sleepAbs sleeps until deadline with time.Sleep.
+func sleepAbs(deadline time.Time, _ bool) { time.Sleep(time.Until(deadline)) }

@@ -5,34 +5,24 @@ import (
 	"time"
 )
 
-// Delays hit their deadline in three stretches: the scheduler's timer for
-// all but the last timerMargin (it may fire a millisecond late), a precise
-// sleep of the thread for all but the last spinWindow, and a poll of the
-// clock that gives the CPU away between polls, so other processes (a
-// simulated board on the same machine) keep running.
-const (
-	timerMargin = 2 * time.Millisecond
-	spinWindow  = 200 * time.Microsecond
-)
-
 // sleepUntil waits until deadline on the monotonic clock, or until ctx is
 // done, when it returns ctx's cause.
+//
+// On Linux the goroutine's thread sleeps in clock_nanosleep with an
+// absolute deadline on CLOCK_MONOTONIC (the clock time.Now reads) and a
+// timer slack of 1 ns, so the kernel wakes it at the deadline itself, and
+// the code after sleepUntil (the next step's write) runs on the thread
+// that woke. Nothing polls the clock: a thread that polls with
+// sched_yield on a busy machine hands the CPU to every other runnable task
+// first, which cost a slice of milliseconds at the tail.
 func sleepUntil(ctx context.Context, deadline time.Time) error {
-	if d := time.Until(deadline) - timerMargin; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return context.Cause(ctx)
-		case <-t.C:
-		}
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	preciseWait(ctx, deadline, spinWindow)
+	waitUntil(ctx, deadline)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	return nil
 }
+
+// wakeCheck bounds how long a wait sleeps without looking at its context,
+// and so how late a cancelled delay returns.
+const wakeCheck = 20 * time.Millisecond

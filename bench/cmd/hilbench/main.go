@@ -50,8 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.DelayN, "delay-n", 300, "measured delays per side and length (c)")
 	fs.DurationVar(&opts.StreamFor, "for", 10*time.Second, "how long to stream (d)")
 	fs.Int64Var(&opts.StreamChunk, "chunk", 20_000_000, "bytes per stream command (d)")
-	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (nanosleep), its former one (Gosched polling), sched_yield polling, time.Sleep")
+	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (one absolute clock_nanosleep), the same as SCHED_FIFO, its former ones (nanosleep then sched_yield polling; Gosched polling), sched_yield polling, time.Sleep")
 	fs.BoolVar(&opts.Hops, "hops", false, "diagnostic for c: record when each pair of the runner's side passes each hop (send, delay start, wake-up, delay end, next send) and show where the error goes")
+	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
 	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
 	fs.IntVar(&opts.MemRounds, "mem-rounds", 8, "alternating blocks per side (e)")
@@ -65,8 +66,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
+	waits := fs.String("waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *waits != "" {
+		for _, w := range strings.Split(*waits, ",") {
+			if w = strings.TrimSpace(w); !slices.Contains(bench.WaitNames(), w) {
+				fmt.Fprintf(stderr, "hilbench: -waits: unknown wait %q (want %s)\n", w, strings.Join(bench.WaitNames(), ", "))
+				return 2
+			}
+			opts.Waits = append(opts.Waits, w)
+		}
 	}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
