@@ -35,6 +35,9 @@ type RunOptions struct {
 	Bench   string
 	Sim     bool
 	Verbose bool
+	// Realtime asks for SCHED_FIFO timed waits and locked memory
+	// (runner.EnableRealtime); what is refused is said, and the run goes on.
+	Realtime bool
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -73,6 +76,7 @@ log could not be written in full: the run goes on, and says what was lost),
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: every device and probe is bound to it")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
+	f.BoolVar(&opts.Realtime, "realtime", false, "run delays and repeat every: waits as SCHED_FIFO and lock hilrun's memory, when the system allows it (CAP_SYS_NICE, CAP_IPC_LOCK or root); says so when it does not")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	return cmd
@@ -122,6 +126,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	// A report that cannot be written is found now, before any step runs.
 	if err := checkReportPaths(opts); err != nil {
 		return invalid(err)
+	}
+
+	if opts.Realtime {
+		if err := runner.EnableRealtime(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(ios.ErrOut, "hilrun: --realtime: "+line)
+			}
+		}
 	}
 
 	if opts.Sim {
