@@ -124,6 +124,11 @@ type Options struct {
 	// of the runner's side (the sends, the delay's start, its wake-up, its
 	// end) and reports where the error comes from (DelaySeries.Hops).
 	Hops bool
+	// BoardNormal reads the board's console at normal priority. By
+	// default it reads at real-time priority when the process may
+	// (sim.Options.RealtimeRx), so that the board stamps each line when
+	// it arrived and the instrument is not the tail of (c) and (l).
+	BoardNormal bool
 	// Realtime adds to (c) and (l) the runner's side as hilrun run
 	// --realtime runs it (SCHED_FIFO waits, locked memory).
 	Realtime bool
@@ -293,7 +298,9 @@ type Env struct {
 	OpenOCD    string `json:"openocd,omitempty"`
 	Commit     string `json:"commit,omitempty"`
 	LoadBefore string `json:"load_before"`
-	LoadAfter  string `json:"load_after"`
+	// BoardRx is the priority the board reads its console at.
+	BoardRx   string `json:"board_rx"`
+	LoadAfter string `json:"load_after"`
 }
 
 // Series is one side's samples of a latency scenario.
@@ -500,7 +507,13 @@ func (b *bencher) progress(format string, args ...any) {
 
 // env records the machine and the tool versions.
 func (b *bencher) env(ctx context.Context) Env {
-	e := Env{NumCPU: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: loadAvg()}
+	e := Env{NumCPU: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: loadAvg(), BoardRx: "normal priority (-board-normal)"}
+	if !b.opts.BoardNormal {
+		e.BoardRx = "normal priority (SCHED_FIFO not permitted)"
+		if fifoPermitted() {
+			e.BoardRx = "SCHED_FIFO"
+		}
+	}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -555,8 +568,8 @@ func loadAvg() string {
 
 // withBoard runs fn with a freshly started virtual board, so that no block
 // sees what another left in the pty.
-func withBoard(fn func(b *sim.Board) error) error {
-	b := sim.New(sim.Options{})
+func (bb *bencher) withBoard(fn func(b *sim.Board) error) error {
+	b := sim.New(sim.Options{RealtimeRx: !bb.opts.BoardNormal})
 	if err := b.Start(); err != nil {
 		return fmt.Errorf("start the virtual board: %w", err)
 	}
@@ -687,7 +700,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 			continue
 		}
 		for _, name := range rotate(names, round) {
-			err := withBoard(func(board *sim.Board) error {
+			err := b.withBoard(func(board *sim.Board) error {
 				path := board.SerialPath()
 				var args []string
 				kind := kindHilrun
@@ -781,11 +794,13 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		pyRegexBig = "pexpect expect (regex), full size"
 	)
 	cases := []*SearchCase{
-		goCase("raw read, no matching (the pty's ceiling)", "raw", "literal", big, o.SearchReps, "", false),
+		goCase(rawCase, "raw", "literal", big, o.SearchReps, "", false),
 		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),
+		goCase("hilrun run, literal expect, logging", "runner", "literal", big, o.SearchReps, pyExact, true),
 		goCase("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
+		goCase("hilrun run, regex expect, logging", "runner", "regex", big, o.SearchReps, pyRegexBig, true),
 		goCase("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
 	}
 	if o.Python != "" {
@@ -808,7 +823,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		}
 	}
 	runOne := func(c *SearchCase, round, rounds int) error {
-		return withBoard(func(board *sim.Board) error {
+		return b.withBoard(func(board *sim.Board) error {
 			python, args := c.args(board.SerialPath())
 			out, rss, err := b.side(ctx, python, args, o.Limit+2*time.Minute)
 			if err != nil {
@@ -839,6 +854,9 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	}
 	return rep, nil
 }
+
+// rawCase is the case of (b) that reads with no matching: the ceiling.
+const rawCase = "raw read, no matching (the pty's ceiling)"
 
 // delaySide is one way of sending the pairs of scenario (c).
 type delaySide struct {
@@ -959,7 +977,7 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 	for round, n := range split(o.DelayN, rounds) {
 		for _, d := range o.Delays {
 			for _, side := range rotate(sides, round) {
-				err := withBoard(func(board *sim.Board) error {
+				err := b.withBoard(func(board *sim.Board) error {
 					kind, args := side.args(board.SerialPath(), d, n)
 					out, _, err := b.run(ctx, kind, args, 10*time.Minute)
 					if err != nil {
@@ -1049,7 +1067,7 @@ func (b *bencher) lossless(ctx context.Context) (*StreamReport, error) {
 		Chunk:   o.StreamChunk,
 		Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench stream-log -serial PATH -chunk %d -for %s -logdir DIR", o.StreamChunk, o.StreamFor),
 	}
-	err := withBoard(func(board *sim.Board) error {
+	err := b.withBoard(func(board *sim.Board) error {
 		args := []string{"stream-log", "-serial", board.SerialPath(), "-chunk", strconv.FormatInt(o.StreamChunk, 10),
 			"-for", o.StreamFor.String(), "-logdir", dir, "-timeout", (o.StreamFor + 2*time.Minute).String()}
 		out, rss, err := b.side(ctx, false, args, o.StreamFor+5*time.Minute)

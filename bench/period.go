@@ -74,7 +74,7 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	}
 	for round, n := range split(o.PeriodN, o.Rounds) {
 		for _, sd := range rotate(sides, round) {
-			err := withBoard(func(board *sim.Board) error {
+			err := b.withBoard(func(board *sim.Board) error {
 				if _, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute); err != nil {
 					return err
 				}

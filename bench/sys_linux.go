@@ -63,3 +63,18 @@ func sleepAbs(deadline time.Time, fifo bool) {
 	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
 	}
 }
+
+// fifoPermitted says whether this process may make a thread SCHED_FIFO.
+func fifoPermitted() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	old, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return false
+	}
+	if unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}, 0) != nil {
+		return false
+	}
+	unix.SchedSetAttr(0, old, 0)
+	return true
+}

@@ -20,3 +20,6 @@ func sleepPrecise(deadline time.Time, _ time.Duration) { time.Sleep(time.Until(d
 
 // sleepAbs sleeps until deadline with time.Sleep.
 func sleepAbs(deadline time.Time, _ bool) { time.Sleep(time.Until(deadline)) }
+
+// fifoPermitted returns false: real-time scheduling is used on Linux only.
+func fifoPermitted() bool { return false }
