@@ -71,6 +71,7 @@ func (r *run) console(name string) (Console, error) {
 }
 
 func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
+	defer r.endTimed()
 	c, err := r.console(s.To)
 	if err != nil {
 		return err
@@ -97,6 +98,7 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	}
 	r.emit(Event{Type: ConsoleInput, Console: s.To, Data: data})
 	cursor, err := c.Write(wctx, data)
+	r.endTimed()
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
@@ -267,7 +269,7 @@ func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream
 
 func (r *run) delay(ctx context.Context, s *steps.Step, res *StepResult) error {
 	start := time.Now()
-	err := sleepUntil(ctx, start.Add(s.Delay))
+	err := r.sleepTimed(ctx, start.Add(s.Delay))
 	actual := time.Since(start)
 	res.Data = map[string]any{
 		"requested_us": s.Delay.Microseconds(),
@@ -473,7 +475,7 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 			if s.For > 0 && deadline.Sub(t0) >= s.For {
 				break
 			}
-			if err := sleepUntil(ctx, deadline); err != nil {
+			if err := r.sleepTimed(ctx, deadline); err != nil {
 				return err
 			}
 			if late := time.Since(deadline); late > maxLate {

@@ -133,6 +133,10 @@ type run struct {
 	// steps finished inside it so far: a container's status comes from it,
 	// not from a list of its steps.
 	open []Status
+	// timed, when not nil, releases the thread a timed wait ended on
+	// (see sleepTimed): it is still locked and real-time so that the send
+	// that follows writes at that priority.
+	timed func()
 }
 
 // transcript keeps the last limit bytes a console printed, in a ring that
@@ -232,6 +236,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	}
 	openErr := r.openConsoles(runCtx, cancel)
 	defer r.closeConsoles()
+	defer r.endTimed()
 
 	if openErr != nil {
 		r.res.Status = Errored
@@ -514,6 +519,9 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 		} else {
 			group = s.Name
 		}
+	}
+	if s.Kind != steps.KindSend {
+		r.endTimed() // only a send writes on the thread a wait ended on
 	}
 	res := r.newResult(s, path, group)
 	if s.Kind == steps.KindGroup {

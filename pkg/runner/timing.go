@@ -16,11 +16,39 @@ import (
 // sched_yield on a busy machine hands the CPU to every other runnable task
 // first, which cost a slice of milliseconds at the tail.
 func sleepUntil(ctx context.Context, deadline time.Time) error {
-	waitUntil(ctx, deadline)
+	if release := waitUntil(ctx, deadline, false); release != nil {
+		release()
+	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	return nil
+}
+
+// sleepTimed is sleepUntil for delay and repeat every:. With real-time
+// scheduling on (EnableRealtime), the thread the wait ended on stays
+// locked and SCHED_FIFO until r.endTimed, which the next step calls: a
+// send after its write, any other step before it runs. So the write that
+// follows a delay is not queued behind the machine's other work either.
+func (r *run) sleepTimed(ctx context.Context, deadline time.Time) error {
+	r.endTimed()
+	release := waitUntil(ctx, deadline, true)
+	if ctx.Err() != nil {
+		if release != nil {
+			release()
+		}
+		return context.Cause(ctx)
+	}
+	r.timed = release
+	return nil
+}
+
+// endTimed releases the thread a timed wait left locked, if any.
+func (r *run) endTimed() {
+	if r.timed != nil {
+		r.timed()
+		r.timed = nil
+	}
 }
 
 // wakeCheck bounds how long a wait sleeps without looking at its context,

@@ -11,26 +11,38 @@ import (
 // waitUntil sleeps the calling thread until deadline or ctx is done. The
 // deadline is turned into an absolute time of CLOCK_MONOTONIC once, so the
 // checks of ctx every wakeCheck add no drift. With realtime scheduling on
-// (EnableRealtime), the thread sleeps and wakes as SCHED_FIFO.
-func waitUntil(ctx context.Context, deadline time.Time) {
+// (EnableRealtime), the thread sleeps and wakes as SCHED_FIFO; with hold,
+// it then stays locked and real-time, and waitUntil returns the function
+// that releases it (nil when there is nothing to release).
+func waitUntil(ctx context.Context, deadline time.Time, hold bool) (release func()) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	release = runtime.UnlockOSThread
+	rt := realtime.Load()
+	if rt {
+		restore := fifo()
+		release = func() {
+			restore()
+			runtime.UnlockOSThread()
+		}
+	}
+	if !hold || !rt {
+		// A thread at normal priority has nothing worth holding.
+		defer release()
+		release = nil
+	}
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	var now unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &now) != nil {
 		time.Sleep(time.Until(deadline)) // no such clock: cannot happen on Linux
-		return
+		return release
 	}
 	target := unix.TimespecToNsec(now) + time.Until(deadline).Nanoseconds()
-	if realtime.Load() {
-		defer fifo()()
-	}
 	done := ctx.Done()
 	for {
 		if done != nil {
 			select {
 			case <-done:
-				return
+				return release
 			default:
 			}
 		}
@@ -42,10 +54,10 @@ func waitUntil(ctx context.Context, deadline time.Time) {
 		for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
 		}
 		if t == target {
-			return
+			return release
 		}
 		if unix.ClockGettime(unix.CLOCK_MONOTONIC, &now) != nil {
-			return
+			return release
 		}
 	}
 }
