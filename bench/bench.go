@@ -417,6 +417,13 @@ func (s *StreamReport) MBps() float64 { return ratio(float64(s.Sent)/1e6, s.Seco
 // report. It fails on the first side that cannot be measured.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts.defaults()
+	// The board runs in this process. A thread coming back from a system
+	// call (the board's reader, woken by a line) needs an idle P before it
+	// runs Go code again: with as many Ps as CPUs, a busy P or two (the
+	// GC, the copying of a side's output) can keep it waiting for the
+	// scheduler. Spare Ps keep the instrument from adding to the tail; the
+	// measured sides run with their defaults.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(8, runtime.NumCPU())))
 	rep := &Report{Started: time.Now(), Command: opts.Command}
 	if opts.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "hilbench-")
