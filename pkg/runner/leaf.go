@@ -99,6 +99,9 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	r.emit(Event{Type: ConsoleInput, Console: s.To, Data: data})
 	cursor, err := c.Write(wctx, data)
 	r.endTimed()
+	if err == nil && len(s.Expect) == 0 {
+		r.wrote = time.Now()
+	}
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
@@ -267,8 +270,15 @@ func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream
 	return nil
 }
 
+// delay waits s.Delay. Right after a send that expects nothing it counts
+// from the end of that send's write, not from its own start, so the step
+// bookkeeping between the two does not lengthen the gap the device sees
+// between the writes (a sender that writes then sleeps counts the same).
 func (r *run) delay(ctx context.Context, s *steps.Step, res *StepResult) error {
 	start := time.Now()
+	if !r.wrote.IsZero() {
+		start, r.wrote = r.wrote, time.Time{}
+	}
 	err := r.sleepTimed(ctx, start.Add(s.Delay))
 	actual := time.Since(start)
 	res.Data = map[string]any{

@@ -137,6 +137,10 @@ type run struct {
 	// (see sleepTimed): it is still locked and real-time so that the send
 	// that follows writes at that priority.
 	timed func()
+	// wrote is when the last send without an expect finished writing, if
+	// it was the last step run: a delay right after it counts from there,
+	// as the device sees it (see delay).
+	wrote time.Time
 }
 
 // transcript keeps the last limit bytes a console printed, in a ring that
@@ -522,6 +526,11 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	}
 	if s.Kind != steps.KindSend {
 		r.endTimed() // only a send writes on the thread a wait ended on
+	}
+	wrote := r.wrote
+	r.wrote = time.Time{}
+	if s.Kind == steps.KindDelay {
+		r.wrote = wrote
 	}
 	res := r.newResult(s, path, group)
 	if s.Kind == steps.KindGroup {
