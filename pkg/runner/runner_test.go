@@ -745,3 +745,32 @@ steps:
 		t.Errorf("the first delay ended %s after the send started, want at least 40ms", end-send.Started)
 	}
 }
+
+// TestDelayFirstInAPeriodCountsFromThePeriod: in a repeat with every:, a
+// delay that starts an iteration counts from the iteration's start, not
+// from the previous iteration's last send.
+func TestDelayFirstInAPeriodCountsFromThePeriod(t *testing.T) {
+	seq := load(t, `
+steps:
+  - repeat: {count: 3, every: 60ms}
+    steps:
+      - delay: 30ms
+      - send: echo tick`)
+	dev := newDevice(shell)
+	res := run(t, context.Background(), seq, dev, nil)
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s", res.Status, statuses(res))
+	}
+	n := 0
+	for _, s := range res.Steps {
+		if s.Kind == "delay" {
+			n++
+			if s.Duration < 30*time.Millisecond {
+				t.Errorf("delay %s lasted %s, want at least 30ms", s.Path, s.Duration)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d delays ran, want 3", n)
+	}
+}

@@ -32,6 +32,7 @@ func sleepUntil(ctx context.Context, deadline time.Time) error {
 // follows a delay is not queued behind the machine's other work either.
 func (r *run) sleepTimed(ctx context.Context, deadline time.Time) error {
 	r.endTimed()
+	r.wrote = time.Time{} // a delay after this wait counts from its end
 	release := waitUntil(ctx, deadline, true)
 	if ctx.Err() != nil {
 		if release != nil {
