@@ -6,6 +6,13 @@
 //     memory,
 //   - (c) the accuracy of delays between sends, as the device sees it,
 //   - (d) a full-speed stream logged with no byte lost,
+//   - (l) a line sent on a fixed period (repeat every:), as the device
+//     sees it,
+//
+// with two more peers in (a), (c) and (l): Tcl expect (bench/expect_*.tcl)
+// and a minimal C client (bench/cfloor/floor.c: write, poll, read, and
+// absolute clock_nanosleep), compiled with the system's cc, which is the
+// floor any client pays on the machine;
 //
 // and its memory access through the real OpenOCD driving the board's JTAG
 // port, side by side with running OpenOCD once per operation:
