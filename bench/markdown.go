@@ -267,6 +267,7 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 			}
 		}
 		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunner, rounds)
+		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunnerRT, rounds)
 	}
 	for _, s := range r.Series {
 		if strings.HasPrefix(s.Side, "serialx +") {

@@ -161,6 +161,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", s.Side, s.Error.N, ms(s.Period.Mean), us(s.Error.Median), us(s.Error.P99), us(s.Error.Max), strings.Join(p99s, ", "))
 	}
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
+	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)
