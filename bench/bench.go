@@ -768,7 +768,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		switch how {
 		case "console":
 			side = sideConsole
-		case "raw":
+		case "raw", "raw-select":
 			side = "raw read"
 		}
 		pattern := escapeLiteral(string(streamTail(size)))
@@ -809,6 +809,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	)
 	cases := []*SearchCase{
 		goCase(rawCase, "raw", "literal", big, o.SearchReps, "", false),
+		goCase("raw read, select then read per chunk, as go.bug.st/serial reads (diagnostic)", "raw-select", "literal", big, o.SearchReps, "", false),
 		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),

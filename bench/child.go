@@ -400,8 +400,8 @@ steps:
 // for each pair, and the GC cycles counted at the two sends.
 const (
 	hopSendA      = iota // ConsoleInput of "echo aI": just before its write
-	hopDelayStart        // the delay step started (runner's Started)
-	hopWake              // the delay's wait returned (Started + actual_us)
+	hopDelayStart        // the send of a finished (its StepFinished): the delay counts from its write, just before
+	hopWake              // the delay's wait returned (hopDelayStart + actual_us)
 	hopDelayEnd          // the delay step's StepFinished event
 	hopSendB             // ConsoleInput of "echo bI": just before its write
 	hopGCA               // GC cycles completed at hopSendA
@@ -411,10 +411,9 @@ const (
 
 // hopRecorder is the runner.Sink of delayRunner -hops.
 type hopRecorder struct {
-	start time.Time // the sequence's start, wall clock
-	cur   []int64
-	hops  [][]int64
-	gc    []metrics.Sample
+	cur  []int64
+	hops [][]int64
+	gc   []metrics.Sample
 }
 
 func (h *hopRecorder) gcCycles() int64 {
@@ -432,16 +431,14 @@ func (h *hopRecorder) gcCycles() int64 {
 // step, the expect steps) are ignored.
 func (h *hopRecorder) Event(e runner.Event) {
 	switch {
-	case e.Type == runner.SequenceStarted:
-		h.start = e.Time.Add(-e.Offset)
 	case e.Type == runner.ConsoleInput && bytes.HasPrefix(e.Data, []byte("echo a")):
 		h.cur = make([]int64, hopCount)
 		h.cur[hopSendA], h.cur[hopGCA] = e.Time.UnixNano(), h.gcCycles()
+	case e.Type == runner.StepFinished && h.cur != nil && e.Step != nil && e.Step.Kind == string(steps.KindSend) && h.cur[hopDelayStart] == 0:
+		h.cur[hopDelayStart] = e.Time.UnixNano()
 	case e.Type == runner.StepFinished && h.cur != nil && e.Step != nil && e.Step.Kind == string(steps.KindDelay):
 		us, _ := e.Step.Data["actual_us"].(int64)
-		started := h.start.Add(e.Step.Started)
-		h.cur[hopDelayStart] = started.UnixNano()
-		h.cur[hopWake] = started.Add(time.Duration(us) * time.Microsecond).UnixNano()
+		h.cur[hopWake] = h.cur[hopDelayStart] + us*1000
 		h.cur[hopDelayEnd] = e.Time.UnixNano()
 	case e.Type == runner.ConsoleInput && h.cur != nil && bytes.HasPrefix(e.Data, []byte("echo b")):
 		h.cur[hopSendB], h.cur[hopGCB] = e.Time.UnixNano(), h.gcCycles()
@@ -626,14 +623,20 @@ steps:
 		}
 		return childOutput{Done: true, Seconds: d.Seconds(), Bytes: m.End - cur}, nil
 	case "raw":
-		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit)
+		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit, false)
+	case "raw-select":
+		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit, true)
 	}
 	return childOutput{}, fmt.Errorf("unknown -how %q (want runner, console or raw)", how)
 }
 
 // rawRead sends cmd and reads want bytes with plain read calls, checking
 // only that they end with tail.
-func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration) (childOutput, error) {
+//
+// With sel, the reads after the command go as go.bug.st/serial's Read goes
+// (and so serialx's reader): select(2) on the port and a pipe, then
+// read(2), two system calls per chunk.
+func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration, sel bool) (childOutput, error) {
 	f, err := os.OpenFile(port, os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return childOutput{}, err
@@ -659,8 +662,14 @@ func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration) (ch
 	}
 	var got int64
 	last := make([]byte, 0, 2*len(tail)+len(buf))
+	read := f.Read
+	if sel {
+		if read, err = selectReader(f); err != nil {
+			return childOutput{}, err
+		}
+	}
 	for got < want {
-		n, err := f.Read(buf)
+		n, err := read(buf)
 		got += int64(n)
 		last = append(last, buf[:n]...)
 		if len(last) > len(tail) {

@@ -13,7 +13,7 @@ import (
 // hopNames name the parts of a pair's error, in order; their sum is the
 // signed error exactly: (arrival of b - arrival of a) - D.
 var hopNames = []string{
-	"send a + bookkeeping, to the delay's start",
+	"write of a and the end of its step (the delay counts from the write)",
 	"wake-up after the deadline (runner's clock)",
 	"end of the delay step (event stream, bookkeeping)",
 	"next step, to the write of b",

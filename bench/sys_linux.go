@@ -78,3 +78,34 @@ func fifoPermitted() bool {
 	unix.SchedSetAttr(0, old, 0)
 	return true
 }
+
+// selectReader returns a read function for f that waits in select(2) on
+// f and a pipe that is never written, then reads: what go.bug.st/serial's
+// Read does for every chunk.
+func selectReader(f *os.File) (func([]byte) (int, error), error) {
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd()) // blocking from here on
+	return func(p []byte) (int, error) {
+		for {
+			var set unix.FdSet
+			set.Set(fd)
+			set.Set(pipe[0])
+			tv := unix.NsecToTimeval(time.Second.Nanoseconds())
+			n, err := unix.Select(max(fd, pipe[0])+1, &set, nil, nil, &tv)
+			if err == unix.EINTR || n == 0 {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			k, err := unix.Read(fd, p)
+			if err == unix.EINTR {
+				continue
+			}
+			return max(k, 0), err
+		}
+	}, nil
+}

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"time"
@@ -23,3 +24,8 @@ func sleepAbs(deadline time.Time, _ bool) { time.Sleep(time.Until(deadline)) }
 
 // fifoPermitted returns false: real-time scheduling is used on Linux only.
 func fifoPermitted() bool { return false }
+
+// selectReader is not measured elsewhere than Linux.
+func selectReader(*os.File) (func([]byte) (int, error), error) {
+	return nil, errors.New("the select diagnostic runs on Linux only")
+}
