@@ -129,8 +129,8 @@ func TestScenariosWithPexpect(t *testing.T) {
 		}
 	}
 
-	if rep.Delay == nil || len(rep.Delay.Series) != 6*3 {
-		t.Fatalf("delays: %+v, want six sides (runner, pexpect, four waits) for three lengths", rep.Delay)
+	if want := 2 + len(waitVariants); rep.Delay == nil || len(rep.Delay.Series) != want*3 {
+		t.Fatalf("delays: %+v, want %d sides (runner, pexpect, the waits) for three lengths", rep.Delay, want)
 	}
 	for _, s := range rep.Delay.Series {
 		if s.Errors.N != opts.DelayN {
