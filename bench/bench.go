@@ -948,6 +948,7 @@ var waitVariants = []struct{ wait, name string }{
 	{"sleep", waitSleep},
 	{"nanosleep", waitNanosleep},
 	{"abs", waitAbs},
+	{"abs-poll", waitAbsPoll},
 	{"abs-fifo", waitAbsFIFO},
 }
 
@@ -970,7 +971,8 @@ const (
 	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's former wait)"
 	// waitAbs is the runner's wait; waitAbsFIFO the same as SCHED_FIFO,
 	// as with hilrun run --realtime.
-	waitAbs     = "serialx + absolute clock_nanosleep (1 ns slack), no polling (the runner's wait)"
+	waitAbs     = "serialx + absolute clock_nanosleep (1 ns slack), no polling"
+	waitAbsPoll = "serialx + absolute clock_nanosleep to 80 µs before, then poll the clock without yielding (the runner's wait)"
 	waitAbsFIFO = "serialx + absolute clock_nanosleep as SCHED_FIFO (--realtime)"
 )
 

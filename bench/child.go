@@ -92,7 +92,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 100, "measured iterations")
 	warmup := fs.Int("warmup", 10, "unmeasured iterations first")
 	delay := fs.Duration("delay", time.Millisecond, "delay step length")
-	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs or abs-fifo")
+	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo")
 	size := fs.Int64("size", 1_000_000, "bytes to stream")
 	how := fs.String("how", "runner", "search with the runner, the serialx console or a raw read")
 	match := fs.String("match", "literal", "search pattern kind: literal or regex")
@@ -452,6 +452,10 @@ func (h *hopRecorder) Event(e runner.Event) {
 // runner's wait before it moved to nanosleep).
 const spinWindow = time.Millisecond
 
+// absPollWindow is how long before a deadline the "abs-poll" wait stops
+// sleeping and polls the clock without yielding (the runner's wakeEarly).
+const absPollWindow = 80 * time.Microsecond
+
 // preciseWindow is how long before a deadline the "nanosleep" wait of
 // delayConsole stops sleeping and starts polling.
 const preciseWindow = 200 * time.Microsecond
@@ -472,9 +476,9 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 		poll = runtime.Gosched
 	case "yield":
 		poll = yieldThread
-	case "sleep", "nanosleep", "abs", "abs-fifo":
+	case "sleep", "nanosleep", "abs", "abs-fifo", "abs-poll":
 	default:
-		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep, nanosleep, abs or abs-fifo)", wait)
+		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo)", wait)
 	}
 	c, err := openSynced(ctx, port, "")
 	if err != nil {
@@ -495,7 +499,9 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 		case wait == "nanosleep":
 			sleepPrecise(deadline, preciseWindow)
 		case wait == "abs", wait == "abs-fifo":
-			sleepAbs(deadline, wait == "abs-fifo")
+			sleepAbs(deadline, wait == "abs-fifo", 0)
+		case wait == "abs-poll":
+			sleepAbs(deadline, false, absPollWindow)
 		default:
 			if d := time.Until(deadline) - spinWindow; d > 0 {
 				time.Sleep(d)

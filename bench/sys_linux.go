@@ -46,7 +46,10 @@ func sleepPrecise(deadline time.Time, window time.Duration) {
 // clock_nanosleep on CLOCK_MONOTONIC, on a thread whose timer slack is
 // 1 ns, with no polling; with fifo the thread sleeps and wakes as
 // SCHED_FIFO (hilrun run --realtime), when the process may.
-func sleepAbs(deadline time.Time, fifo bool) {
+//
+// With early > 0 it sleeps until early before the deadline and polls the
+// clock, without yielding, for the rest.
+func sleepAbs(deadline time.Time, fifo bool, early time.Duration) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
@@ -59,8 +62,10 @@ func sleepAbs(deadline time.Time, fifo bool) {
 	}
 	var now unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
-	ts := unix.NsecToTimespec(unix.TimespecToNsec(now) + time.Until(deadline).Nanoseconds())
+	ts := unix.NsecToTimespec(unix.TimespecToNsec(now) + time.Until(deadline).Nanoseconds() - early.Nanoseconds())
 	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+	}
+	for time.Now().Before(deadline) {
 	}
 }
 

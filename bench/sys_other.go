@@ -20,7 +20,7 @@ func yieldThread() { runtime.Gosched() }
 func sleepPrecise(deadline time.Time, _ time.Duration) { time.Sleep(time.Until(deadline)) }
 
 // sleepAbs sleeps until deadline with time.Sleep.
-func sleepAbs(deadline time.Time, _ bool) { time.Sleep(time.Until(deadline)) }
+func sleepAbs(deadline time.Time, _ bool, _ time.Duration) { time.Sleep(time.Until(deadline)) }
 
 // fifoPermitted returns false: real-time scheduling is used on Linux only.
 func fifoPermitted() bool { return false }

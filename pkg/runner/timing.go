@@ -10,11 +10,11 @@ import (
 //
 // On Linux the goroutine's thread sleeps in clock_nanosleep with an
 // absolute deadline on CLOCK_MONOTONIC (the clock time.Now reads) and a
-// timer slack of 1 ns, so the kernel wakes it at the deadline itself, and
-// the code after sleepUntil (the next step's write) runs on the thread
-// that woke. Nothing polls the clock: a thread that polls with
-// sched_yield on a busy machine hands the CPU to every other runnable task
-// first, which cost a slice of milliseconds at the tail.
+// timer slack of 1 ns until wakeEarly before the deadline, then polls the
+// clock without yielding, and the code after sleepUntil (the next step's
+// write) runs on the thread that woke. It never polls with sched_yield: a
+// thread that yields on a busy machine is put behind every other runnable
+// task, which cost a slice of milliseconds at the tail.
 func sleepUntil(ctx context.Context, deadline time.Time) error {
 	if release := waitUntil(ctx, deadline, false); release != nil {
 		release()
@@ -51,6 +51,13 @@ func (r *run) endTimed() {
 		r.timed = nil
 	}
 }
+
+// wakeEarly is how long before its deadline a wait's sleep ends; it polls
+// the clock for the rest. A thread woken from a sleep runs some tens of
+// microseconds after its time (the timer interrupt and the scheduler, more
+// in a virtual machine): waking early and polling briefly takes that out
+// of the wait's error, for at most this much CPU per wait.
+const wakeEarly = 80 * time.Microsecond
 
 // wakeCheck bounds how long a wait sleeps without looking at its context,
 // and so how late a cancelled delay returns.
