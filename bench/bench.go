@@ -6,6 +6,13 @@
 //     memory,
 //   - (c) the accuracy of delays between sends, as the device sees it,
 //   - (d) a full-speed stream logged with no byte lost,
+//   - (l) a line sent on a fixed period (repeat every:), as the device
+//     sees it,
+//
+// with two more peers in (a), (c) and (l): Tcl expect (bench/expect_*.tcl)
+// and a minimal C client (bench/cfloor/floor.c: write, poll, read, and
+// absolute clock_nanosleep), compiled with the system's cc, which is the
+// floor any client pays on the machine;
 //
 // and its memory access through the real OpenOCD driving the board's JTAG
 // port, side by side with running OpenOCD once per operation:
@@ -33,8 +40,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -45,7 +54,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/sim"
 )
 
-//go:embed pexpect_*.py
+//go:embed pexpect_*.py expect_*.tcl cfloor/floor.c
 var scripts embed.FS
 
 // Scenario names, as -only takes them.
@@ -56,10 +65,11 @@ const (
 	Lossless  = "d"
 	MemRead   = "e"
 	MemToggle = "f"
+	Period    = "l"
 )
 
 // Scenarios lists every scenario, in the order Run runs them.
-var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle}
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period}
 
 // Side names.
 const (
@@ -67,7 +77,14 @@ const (
 	// sideRunnerRegex is (a)'s runner expecting a regexp a delimiter ends.
 	sideRunnerRegex = "hilrun run, regex"
 	sideConsole     = "hilrun serialx"
-	sidePexpect     = "pexpect"
+	// sideRunnerRT is the runner as hilrun run --realtime runs it.
+	sideRunnerRT = "hilrun run --realtime"
+	sidePexpect  = "pexpect"
+	// sideExpect is Tcl expect (bench/expect_*.tcl), sideFloor the C
+	// client (bench/floor.c): write, poll, read and absolute sleeps, the
+	// least any client pays on the machine.
+	sideExpect = "Tcl expect"
+	sideFloor  = "C client (floor)"
 )
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
@@ -107,6 +124,21 @@ type Options struct {
 	// through a serialx console with four ways of waiting, to separate
 	// the runner's overhead from the effect of its waiting method.
 	WaitVariants bool
+	// Waits adds only the diagnostic sides of (c) named here (see
+	// WaitNames).
+	Waits []string
+	// Hops records, in (c), the wall-clock time of every hop of each pair
+	// of the runner's side (the sends, the delay's start, its wake-up, its
+	// end) and reports where the error comes from (DelaySeries.Hops).
+	Hops bool
+	// BoardNormal reads the board's console at normal priority. By
+	// default it reads at real-time priority when the process may
+	// (sim.Options.RealtimeRx), so that the board stamps each line when
+	// it arrived and the instrument is not the tail of (c) and (l).
+	BoardNormal bool
+	// Realtime adds to (c) and (l) the runner's side as hilrun run
+	// --realtime runs it (SCHED_FIFO waits, locked memory).
+	Realtime bool
 	// MemN is the number of measured reads per hilrun side in (e); 0
 	// means 500.
 	MemN int
@@ -125,12 +157,22 @@ type Options struct {
 	// ToggleReps is how many runs of ToggleN periods each side makes in
 	// (f), alternating; 0 means 3.
 	ToggleReps int
+	// PeriodN is the number of periods per side in (l); 0 means 400.
+	PeriodN int
+	// PeriodEvery is the period of (l); 0 means 10 ms.
+	PeriodEvery time.Duration
 	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
 	// "openocd".
 	OpenOCD string
 	// Python is the interpreter for the pexpect scripts (see FindPython);
 	// "" runs no pexpect side.
 	Python string
+	// Expect is Tcl expect's executable for the Tcl expect sides of (a)
+	// and (c); "" runs none.
+	Expect string
+	// CC is the C compiler that builds the C client (floor.c) for the
+	// floor sides of (a), (c) and (l); "" runs none.
+	CC string
 	// Child returns the command that runs a hilrun side with args (see
 	// ChildEnv); nil re-executes the running binary with ChildEnv=1.
 	Child func(ctx context.Context, args ...string) *exec.Cmd
@@ -195,6 +237,12 @@ func (o *Options) defaults() {
 	if o.ToggleReps <= 0 {
 		o.ToggleReps = 3
 	}
+	if o.PeriodN <= 0 {
+		o.PeriodN = 400
+	}
+	if o.PeriodEvery <= 0 {
+		o.PeriodEvery = 10 * time.Millisecond
+	}
 	if o.OpenOCD == "" {
 		o.OpenOCD = "openocd"
 	}
@@ -242,6 +290,7 @@ type Report struct {
 	Stream   *StreamReport `json:"stream,omitempty"`
 	Mem      *MemReport    `json:"mem,omitempty"`
 	Toggle   *ToggleReport `json:"toggle,omitempty"`
+	Period   *PeriodReport `json:"period,omitempty"`
 }
 
 // Env describes the machine and the tools.
@@ -256,7 +305,9 @@ type Env struct {
 	OpenOCD    string `json:"openocd,omitempty"`
 	Commit     string `json:"commit,omitempty"`
 	LoadBefore string `json:"load_before"`
-	LoadAfter  string `json:"load_after"`
+	// BoardRx is the priority the board reads its console at.
+	BoardRx   string `json:"board_rx"`
+	LoadAfter string `json:"load_after"`
 }
 
 // Series is one side's samples of a latency scenario.
@@ -265,6 +316,9 @@ type Series struct {
 	Command string          `json:"command"`
 	Summary Summary         `json:"summary"`
 	Samples []time.Duration `json:"-"`
+	// Rounds summarizes each alternating block, in order, for the
+	// per-round ratios.
+	Rounds []Summary `json:"rounds,omitempty"`
 	// MaxRSSKiB is the peak resident memory of each block's process.
 	MaxRSSKiB []int64 `json:"max_rss_kib"`
 }
@@ -326,8 +380,15 @@ type DelaySeries struct {
 	// not get to read the first line before the second was sent, so the
 	// error equals the delay.
 	Merged int `json:"merged"`
+	// Rounds summarizes the absolute error of each alternating block, in
+	// order, for the per-round ratios.
+	Rounds []Summary `json:"rounds,omitempty"`
+	// Hops breaks the error down by hop (Options.Hops), runner side only.
+	Hops *HopReport `json:"hops,omitempty"`
 
 	errs, signed, client []time.Duration
+	pairs                [][]time.Duration // per pair: the hops of hopNames, then the signed error
+	gcPairs              []bool
 }
 
 // DelayReport is scenario (c).
@@ -363,6 +424,13 @@ func (s *StreamReport) MBps() float64 { return ratio(float64(s.Sent)/1e6, s.Seco
 // report. It fails on the first side that cannot be measured.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts.defaults()
+	// The board runs in this process. A thread coming back from a system
+	// call (the board's reader, woken by a line) needs an idle P before it
+	// runs Go code again: with as many Ps as CPUs, a busy P or two (the
+	// GC, the copying of a side's output) can keep it waiting for the
+	// scheduler. Spare Ps keep the instrument from adding to the tail; the
+	// measured sides run with their defaults.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(8, runtime.NumCPU())))
 	rep := &Report{Started: time.Now(), Command: opts.Command}
 	if opts.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "hilbench-")
@@ -376,6 +444,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	b := &bencher{opts: opts, rep: rep}
+	if opts.CC != "" {
+		b.floor = filepath.Join(opts.WorkDir, "floor")
+		out, err := exec.CommandContext(ctx, opts.CC, "-O2", "-o", b.floor, filepath.Join(opts.WorkDir, "floor.c")).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("compile the C client with %s: %w: %s", opts.CC, err, lastLines(string(out), 5))
+		}
+	}
 	rep.Env = b.env(ctx)
 	only := func(s string) bool { return len(opts.Only) == 0 || slices.Contains(opts.Only, s) }
 	var err error
@@ -402,26 +477,43 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if only(MemToggle) && err == nil {
 		rep.Toggle, err = b.memToggle(ctx)
 	}
+	if only(Period) && err == nil {
+		rep.Period, err = b.periods(ctx)
+	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
 	return rep, err
 }
 
+// writeScripts writes the embedded scripts and the C client's source into
+// dir, each under its base name.
 func writeScripts(dir string) error {
-	names, _ := scripts.ReadDir(".")
-	for _, e := range names {
-		data, _ := scripts.ReadFile(e.Name())
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o755); err != nil {
-			return fmt.Errorf("write %s: %w", e.Name(), err)
+	return fs.WalkDir(scripts, ".", func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
 		}
-	}
-	return nil
+		data, _ := scripts.ReadFile(name)
+		if err := os.WriteFile(filepath.Join(dir, path.Base(name)), data, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", path.Base(name), err)
+		}
+		return nil
+	})
 }
 
 type bencher struct {
 	opts Options
 	rep  *Report
+	// floor is the compiled C client, "" without a C compiler.
+	floor string
 }
+
+// Kinds of measured processes, for bencher.run.
+const (
+	kindHilrun = "hilrun"
+	kindPython = "python"
+	kindExpect = "expect"
+	kindFloor  = "floor"
+)
 
 func (b *bencher) progress(format string, args ...any) {
 	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
@@ -429,7 +521,13 @@ func (b *bencher) progress(format string, args ...any) {
 
 // env records the machine and the tool versions.
 func (b *bencher) env(ctx context.Context) Env {
-	e := Env{NumCPU: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: loadAvg()}
+	e := Env{NumCPU: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: loadAvg(), BoardRx: "normal priority (-board-normal)"}
+	if !b.opts.BoardNormal {
+		e.BoardRx = "normal priority (SCHED_FIFO not permitted)"
+		if fifoPermitted() {
+			e.BoardRx = "SCHED_FIFO"
+		}
+	}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -484,8 +582,8 @@ func loadAvg() string {
 
 // withBoard runs fn with a freshly started virtual board, so that no block
 // sees what another left in the pty.
-func withBoard(fn func(b *sim.Board) error) error {
-	b := sim.New(sim.Options{})
+func (bb *bencher) withBoard(fn func(b *sim.Board) error) error {
+	b := sim.New(sim.Options{RealtimeRx: !bb.opts.BoardNormal})
 	if err := b.Start(); err != nil {
 		return fmt.Errorf("start the virtual board: %w", err)
 	}
@@ -500,13 +598,28 @@ func withBoard(fn func(b *sim.Board) error) error {
 // pexpect script (args[0] is the script name). It returns the JSON it
 // printed and its peak memory in KiB.
 func (b *bencher) side(ctx context.Context, python bool, args []string, timeout time.Duration) (childOutput, int64, error) {
+	kind := kindHilrun
+	if python {
+		kind = kindPython
+	}
+	return b.run(ctx, kind, args, timeout)
+}
+
+// run runs one measured process of kind: a hilrun child, a pexpect or Tcl
+// expect script (args[0] names it) or the C client (args are its own).
+func (b *bencher) run(ctx context.Context, kind string, args []string, timeout time.Duration) (childOutput, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var cmd *exec.Cmd
-	if python {
-		full := append([]string{filepath.Join(b.opts.WorkDir, args[0])}, args[1:]...)
-		cmd = exec.CommandContext(ctx, b.opts.Python, full...)
-	} else {
+	script := func() []string { return append([]string{filepath.Join(b.opts.WorkDir, args[0])}, args[1:]...) }
+	switch kind {
+	case kindPython:
+		cmd = exec.CommandContext(ctx, b.opts.Python, script()...)
+	case kindExpect:
+		cmd = exec.CommandContext(ctx, b.opts.Expect, script()...)
+	case kindFloor:
+		cmd = exec.CommandContext(ctx, b.floor, args...)
+	default:
 		cmd = b.opts.Child(ctx, args...)
 	}
 	var stdout, stderr bytes.Buffer
@@ -518,8 +631,13 @@ func (b *bencher) side(ctx context.Context, python bool, args []string, timeout 
 		rss = maxRSS(cmd.ProcessState)
 	}
 	what := strings.Join(args, " ")
-	if python {
+	switch kind {
+	case kindPython:
 		what = b.opts.Python + " " + what
+	case kindExpect:
+		what = b.opts.Expect + " " + what
+	case kindFloor:
+		what = "floor " + what
 	}
 	if err != nil {
 		return childOutput{}, rss, fmt.Errorf("%s: %w: %s", what, err, lastLines(stderr.String(), 5))
@@ -567,6 +685,12 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	if o.Python != "" {
 		names = append(names, sidePexpect)
 	}
+	if o.Expect != "" {
+		names = append(names, sideExpect)
+	}
+	if b.floor != "" {
+		names = append(names, sideFloor)
+	}
 	series := map[string]*Series{}
 	for _, name := range names {
 		s := &Series{Side: name}
@@ -579,15 +703,21 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	if s := series[sidePexpect]; s != nil {
 		s.Command = "python3 bench/pexpect_rtt.py PATH N W"
 	}
+	if s := series[sideExpect]; s != nil {
+		s.Command = "expect bench/expect_rtt.tcl PATH N W"
+	}
+	if s := series[sideFloor]; s != nil {
+		s.Command = "cc -O2 -o floor bench/cfloor/floor.c && ./floor rtt PATH N W"
+	}
 	for round, n := range split(o.N, o.Rounds) {
 		if n == 0 {
 			continue
 		}
 		for _, name := range rotate(names, round) {
-			err := withBoard(func(board *sim.Board) error {
+			err := b.withBoard(func(board *sim.Board) error {
 				path := board.SerialPath()
 				var args []string
-				python := false
+				kind := kindHilrun
 				switch name {
 				case sideRunner:
 					args = []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
@@ -596,9 +726,13 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				case sideConsole:
 					args = []string{"rtt-console", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sidePexpect:
-					python, args = true, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
+					kind, args = kindPython, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
+				case sideExpect:
+					kind, args = kindExpect, []string{"expect_rtt.tcl", path, itoa(n), itoa(o.Warmup)}
+				case sideFloor:
+					kind, args = kindFloor, []string{"rtt", path, itoa(n), itoa(o.Warmup)}
 				}
-				out, rss, err := b.side(ctx, python, args, 10*time.Minute)
+				out, rss, err := b.run(ctx, kind, args, 10*time.Minute)
 				if err != nil {
 					return err
 				}
@@ -609,6 +743,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				s.Samples = append(s.Samples, nanos(out.SamplesNs)...)
 				s.MaxRSSKiB = append(s.MaxRSSKiB, rss)
 				sum := summarize(nanos(out.SamplesNs))
+				s.Rounds = append(s.Rounds, sum)
 				b.progress("a: round %d/%d %-14s %5d round trips, median %s, p99 %s", round+1, o.Rounds, name, n, us(sum.Median), us(sum.P99))
 				return nil
 			})
@@ -633,7 +768,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		switch how {
 		case "console":
 			side = sideConsole
-		case "raw":
+		case "raw", "raw-select":
 			side = "raw read"
 		}
 		pattern := escapeLiteral(string(streamTail(size)))
@@ -673,11 +808,14 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		pyRegexBig = "pexpect expect (regex), full size"
 	)
 	cases := []*SearchCase{
-		goCase("raw read, no matching (the pty's ceiling)", "raw", "literal", big, o.SearchReps, "", false),
+		goCase(rawCase, "raw", "literal", big, o.SearchReps, "", false),
+		goCase("raw read, select then read per chunk, as go.bug.st/serial reads (diagnostic)", "raw-select", "literal", big, o.SearchReps, "", false),
 		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),
+		goCase("hilrun run, literal expect, logging", "runner", "literal", big, o.SearchReps, pyExact, true),
 		goCase("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
+		goCase("hilrun run, regex expect, logging", "runner", "regex", big, o.SearchReps, pyRegexBig, true),
 		goCase("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
 	}
 	if o.Python != "" {
@@ -700,7 +838,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		}
 	}
 	runOne := func(c *SearchCase, round, rounds int) error {
-		return withBoard(func(board *sim.Board) error {
+		return b.withBoard(func(board *sim.Board) error {
 			python, args := c.args(board.SerialPath())
 			out, rss, err := b.side(ctx, python, args, o.Limit+2*time.Minute)
 			if err != nil {
@@ -732,11 +870,14 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	return rep, nil
 }
 
+// rawCase is the case of (b) that reads with no matching: the ceiling.
+const rawCase = "raw read, no matching (the pty's ceiling)"
+
 // delaySide is one way of sending the pairs of scenario (c).
 type delaySide struct {
 	name    string
 	command func(d time.Duration) string
-	args    func(path string, d time.Duration, n int) (python bool, args []string)
+	args    func(path string, d time.Duration, n int) (kind string, args []string)
 }
 
 func (b *bencher) delaySides() []delaySide {
@@ -746,31 +887,78 @@ func (b *bencher) delaySides() []delaySide {
 			command: func(d time.Duration) string {
 				return fmt.Sprintf("HILBENCH_CHILD=1 hilbench %s -serial PATH -delay %s -n N -warmup %d%s", mode, d, delayWarmup, strings.Join(append([]string{""}, extra...), " "))
 			},
-			args: func(path string, d time.Duration, n int) (bool, []string) {
-				return false, append([]string{mode, "-serial", path, "-delay", d.String(), "-n", itoa(n), "-warmup", itoa(delayWarmup)}, extra...)
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindHilrun, append([]string{mode, "-serial", path, "-delay", d.String(), "-n", itoa(n), "-warmup", itoa(delayWarmup)}, extra...)
 			},
 		}
 	}
-	sides := []delaySide{hil(sideRunner, "delay-runner")}
+	var runnerExtra []string
+	if b.opts.Hops {
+		runnerExtra = []string{"-hops"}
+	}
+	sides := []delaySide{hil(sideRunner, "delay-runner", runnerExtra...)}
+	if b.opts.Realtime {
+		sides = append(sides, hil(sideRunnerRT, "delay-runner", append(runnerExtra, "-realtime")...))
+	}
 	if b.opts.Python != "" {
 		sides = append(sides, delaySide{
 			name: sidePexpect,
 			command: func(d time.Duration) string {
 				return fmt.Sprintf("python3 bench/pexpect_delay.py PATH %d N %d", d.Microseconds(), delayWarmup)
 			},
-			args: func(path string, d time.Duration, n int) (bool, []string) {
-				return true, []string{"pexpect_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindPython, []string{"pexpect_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
 			},
 		})
 	}
-	if b.opts.WaitVariants {
-		sides = append(sides,
-			hil(waitGosched, "delay-console", "-wait", "gosched"),
-			hil(waitYield, "delay-console", "-wait", "yield"),
-			hil(waitSleep, "delay-console", "-wait", "sleep"),
-			hil(waitNanosleep, "delay-console", "-wait", "nanosleep"))
+	if b.opts.Expect != "" {
+		sides = append(sides, delaySide{
+			name: sideExpect,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("expect bench/expect_delay.tcl PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindExpect, []string{"expect_delay.tcl", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
+	if b.floor != "" {
+		sides = append(sides, delaySide{
+			name: sideFloor,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("./floor delay PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindFloor, []string{"delay", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
+	for _, w := range waitVariants {
+		if b.opts.WaitVariants || slices.Contains(b.opts.Waits, w.wait) {
+			sides = append(sides, hil(w.name, "delay-console", "-wait", w.wait))
+		}
 	}
 	return sides
+}
+
+// waitVariants are the diagnostic sides of (c), by their -wait name.
+var waitVariants = []struct{ wait, name string }{
+	{"gosched", waitGosched},
+	{"yield", waitYield},
+	{"sleep", waitSleep},
+	{"nanosleep", waitNanosleep},
+	{"abs", waitAbs},
+	{"abs-poll", waitAbsPoll},
+	{"abs-fifo", waitAbsFIFO},
+}
+
+// WaitNames lists the -wait names of the diagnostic sides of (c).
+func WaitNames() []string {
+	var out []string
+	for _, w := range waitVariants {
+		out = append(out, w.wait)
+	}
+	return out
 }
 
 // Names of the diagnostic sides of scenario (c).
@@ -778,8 +966,14 @@ const (
 	waitGosched = "serialx + timer, then poll with Gosched for 1 ms (the runner's former wait)"
 	waitYield   = "serialx + timer, then poll with sched_yield for 1 ms"
 	waitSleep   = "serialx + time.Sleep"
-	// waitNanosleep is the runner's wait since it left Gosched polling.
-	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's wait)"
+	// waitNanosleep was the runner's wait from when it left Gosched
+	// polling until it moved to one absolute sleep (waitAbs).
+	waitNanosleep = "serialx + nanosleep (1 ns slack), then poll with sched_yield for 200 µs (the runner's former wait)"
+	// waitAbs is the runner's wait; waitAbsFIFO the same as SCHED_FIFO,
+	// as with hilrun run --realtime.
+	waitAbs     = "serialx + absolute clock_nanosleep (1 ns slack), no polling"
+	waitAbsPoll = "serialx + absolute clock_nanosleep to 80 µs before, then poll the clock without yielding (the runner's wait)"
+	waitAbsFIFO = "serialx + absolute clock_nanosleep as SCHED_FIFO (--realtime)"
 )
 
 // delay runs scenario (c).
@@ -800,9 +994,9 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 	for round, n := range split(o.DelayN, rounds) {
 		for _, d := range o.Delays {
 			for _, side := range rotate(sides, round) {
-				err := withBoard(func(board *sim.Board) error {
-					python, args := side.args(board.SerialPath(), d, n)
-					out, _, err := b.side(ctx, python, args, 10*time.Minute)
+				err := b.withBoard(func(board *sim.Board) error {
+					kind, args := side.args(board.SerialPath(), d, n)
+					out, _, err := b.run(ctx, kind, args, 10*time.Minute)
 					if err != nil {
 						return err
 					}
@@ -821,7 +1015,13 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 						blockErrs = append(blockErrs, abs(g-d))
 					}
 					s.client = append(s.client, nanos(out.SleepNs)...)
+					if len(out.Hops) > 0 {
+						if err := s.addHops(board.Received(), out.Hops, delayWarmup, d); err != nil {
+							return fmt.Errorf("%s, %s: %w", side.name, d, err)
+						}
+					}
 					sum := summarize(blockErrs)
+					s.Rounds = append(s.Rounds, sum)
 					b.progress("c: round %d/%d %-14s delay %-6s %4d pairs, |error| median %s, p99 %s", round+1, rounds, side.name, d, n, us(sum.Median), us(sum.P99))
 					return nil
 				})
@@ -832,6 +1032,7 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 		}
 	}
 	for _, s := range rep.Series {
+		s.summarizeHops()
 		s.Errors, s.Signed, s.Client = summarize(s.errs), summarize(s.signed), summarize(s.client)
 		s.P90 = rank90(s.errs)
 	}
@@ -883,7 +1084,7 @@ func (b *bencher) lossless(ctx context.Context) (*StreamReport, error) {
 		Chunk:   o.StreamChunk,
 		Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench stream-log -serial PATH -chunk %d -for %s -logdir DIR", o.StreamChunk, o.StreamFor),
 	}
-	err := withBoard(func(board *sim.Board) error {
+	err := b.withBoard(func(board *sim.Board) error {
 		args := []string{"stream-log", "-serial", board.SerialPath(), "-chunk", strconv.FormatInt(o.StreamChunk, 10),
 			"-for", o.StreamFor.String(), "-logdir", dir, "-timeout", (o.StreamFor + 2*time.Minute).String()}
 		out, rss, err := b.side(ctx, false, args, o.StreamFor+5*time.Minute)

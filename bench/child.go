@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -58,6 +61,8 @@ type childOutput struct {
 	Progress [][2]float64 `json:"progress,omitempty"`
 	// Cursors are the stream offsets at which each `stream` reply began.
 	Cursors []int64 `json:"cursors,omitempty"`
+	// Hops are delayRunner's per-pair hop times (see hopSendA).
+	Hops [][]int64 `json:"hops,omitempty"`
 	// Values are the words a memory side read, one per measured sample.
 	Values []uint64 `json:"values,omitempty"`
 	// Iterations and Log describe a logged stream.
@@ -68,7 +73,7 @@ type childOutput struct {
 }
 
 // childModes are the modes ChildMain takes.
-const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
+const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
 
 // ChildMain runs one side of a benchmark against the serial port given
 // with -serial, the OpenOCD telnet server given with -openocd or the JTAG
@@ -87,7 +92,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 100, "measured iterations")
 	warmup := fs.Int("warmup", 10, "unmeasured iterations first")
 	delay := fs.Duration("delay", time.Millisecond, "delay step length")
-	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep or nanosleep")
+	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo")
 	size := fs.Int64("size", 1_000_000, "bytes to stream")
 	how := fs.String("how", "runner", "search with the runner, the serialx console or a raw read")
 	match := fs.String("match", "literal", "search pattern kind: literal or regex")
@@ -99,8 +104,10 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	ocdAddr := fs.String("openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
 	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
 	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
+	rt := fs.Bool("realtime", false, "run timed waits as SCHED_FIFO with locked memory, as hilrun run --realtime does (delay-runner, every-runner)")
+	hops := fs.Bool("hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
 	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
-	every := fs.Duration("every", 10*time.Millisecond, "toggle period (toggle-runner, toggle-telnet, toggle-process)")
+	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -116,6 +123,11 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *rt {
+		if err := runner.EnableRealtime(); err != nil {
+			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
+		}
 	}
 	need, have := "-serial", *port
 	switch mode {
@@ -140,7 +152,9 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	case "rtt-console":
 		out, err = rttConsole(ctx, *port, *n, *warmup)
 	case "delay-runner":
-		out, err = delayRunner(ctx, *port, *delay, *n, *warmup)
+		out, err = delayRunner(ctx, *port, *delay, *n, *warmup, *hops)
+	case "every-runner":
+		out, err = everyRunner(ctx, *port, *every, *n)
 	case "delay-console":
 		out, err = delayConsole(ctx, *port, *wait, *delay, *n, *warmup)
 	case "search":
@@ -198,6 +212,12 @@ func runSequence(ctx context.Context, src, port, logDir string) (*runner.Sequenc
 // --openocd NAME=HOST:PORT does) and runs it with the engine hilrun run
 // uses (internal/engine's options). A sequence that does not pass is an error.
 func runBound(ctx context.Context, src string, ports, openocds map[string]string, logDir string) (*runner.SequenceResult, error) {
+	return runWatched(ctx, src, ports, openocds, logDir, nil)
+}
+
+// runWatched is runBound with watch receiving every event too (nil for
+// none), after the event stream.
+func runWatched(ctx context.Context, src string, ports, openocds map[string]string, logDir string, watch runner.Sink) (*runner.SequenceResult, error) {
 	seq, err := steps.Parse("hilbench.yaml", []byte(src), steps.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("parse the generated sequence: %w", err)
@@ -205,7 +225,19 @@ func runBound(ctx context.Context, src string, ports, openocds map[string]string
 	if seq, err = steps.Bind(seq, steps.Binding{Ports: ports, OpenOCDs: openocds}); err != nil {
 		return nil, err
 	}
-	opts := engine.Options(engine.RunConfig{LogDir: logDir})
+	// As hilrun run runs it: every finished step goes to the event stream
+	// on disk.
+	dir, err := os.MkdirTemp("", "hilbench-events-")
+	if err != nil {
+		return nil, fmt.Errorf("make a folder for the event stream: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	events, err := results.Create(filepath.Join(dir, results.EventFile))
+	if err != nil {
+		return nil, err
+	}
+	defer events.Close()
+	opts := engine.Options(engine.RunConfig{LogDir: logDir, Sink: runner.Tee(events, watch)})
 	opts.KeepSteps = true
 	res := runner.Run(ctx, seq, opts)
 	if res.Status != runner.Passed {
@@ -322,7 +354,11 @@ func consoleSync(ctx context.Context, c *serialx.Console) error {
 // as a user writes a timed sequence. The board timestamps the lines; the
 // runner's own account of each delay (actual_us) is returned for
 // reference.
-func delayRunner(ctx context.Context, port string, delay time.Duration, n, warmup int) (childOutput, error) {
+//
+// With hops it also records, per pair, the wall-clock time of each hop the
+// line "echo bI" goes through (see Hop), which the parent lines up with
+// the board's receipt of both lines.
+func delayRunner(ctx context.Context, port string, delay time.Duration, n, warmup int, hops bool) (childOutput, error) {
 	src := fmt.Sprintf(`name: delay
 expect_timeout: 10s
 steps:
@@ -333,7 +369,12 @@ steps:
       - send: echo b${i}
       - expect: %s
 `, syncSteps, warmup+n, delay, quoteYAML("b${i}\r\n"+prompt))
-	res, err := runSequence(ctx, src, port, "")
+	var watch runner.Sink
+	var rec hopRecorder
+	if hops {
+		watch = &rec
+	}
+	res, err := runWatched(ctx, src, map[string]string{steps.DefaultDevice: port}, nil, "", watch)
 	if err != nil {
 		return childOutput{}, err
 	}
@@ -346,13 +387,74 @@ steps:
 		us, _ := s.Data["actual_us"].(int64)
 		out.SleepNs = append(out.SleepNs, us*1000)
 	}
+	if hops {
+		if len(rec.hops) != warmup+n {
+			return childOutput{}, fmt.Errorf("recorded %d pairs' hops, want %d", len(rec.hops), warmup+n)
+		}
+		out.Hops = rec.hops[warmup:]
+	}
 	return out, nil
+}
+
+// Hop indexes the wall-clock times (Unix nanoseconds) delayRunner records
+// for each pair, and the GC cycles counted at the two sends.
+const (
+	hopSendA      = iota // ConsoleInput of "echo aI": just before its write
+	hopDelayStart        // the send of a finished (its StepFinished): the delay counts from its write, just before
+	hopWake              // the delay's wait returned (hopDelayStart + actual_us)
+	hopDelayEnd          // the delay step's StepFinished event
+	hopSendB             // ConsoleInput of "echo bI": just before its write
+	hopGCA               // GC cycles completed at hopSendA
+	hopGCB               // GC cycles completed at hopSendB
+	hopCount
+)
+
+// hopRecorder is the runner.Sink of delayRunner -hops.
+type hopRecorder struct {
+	cur  []int64
+	hops [][]int64
+	gc   []metrics.Sample
+}
+
+func (h *hopRecorder) gcCycles() int64 {
+	if h.gc == nil {
+		h.gc = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	}
+	metrics.Read(h.gc)
+	if h.gc[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(h.gc[0].Value.Uint64())
+}
+
+// Event records the hops of each pair; events outside the pairs (the sync
+// step, the expect steps) are ignored.
+func (h *hopRecorder) Event(e runner.Event) {
+	switch {
+	case e.Type == runner.ConsoleInput && bytes.HasPrefix(e.Data, []byte("echo a")):
+		h.cur = make([]int64, hopCount)
+		h.cur[hopSendA], h.cur[hopGCA] = e.Time.UnixNano(), h.gcCycles()
+	case e.Type == runner.StepFinished && h.cur != nil && e.Step != nil && e.Step.Kind == string(steps.KindSend) && h.cur[hopDelayStart] == 0:
+		h.cur[hopDelayStart] = e.Time.UnixNano()
+	case e.Type == runner.StepFinished && h.cur != nil && e.Step != nil && e.Step.Kind == string(steps.KindDelay):
+		us, _ := e.Step.Data["actual_us"].(int64)
+		h.cur[hopWake] = h.cur[hopDelayStart] + us*1000
+		h.cur[hopDelayEnd] = e.Time.UnixNano()
+	case e.Type == runner.ConsoleInput && h.cur != nil && bytes.HasPrefix(e.Data, []byte("echo b")):
+		h.cur[hopSendB], h.cur[hopGCB] = e.Time.UnixNano(), h.gcCycles()
+		h.hops = append(h.hops, h.cur)
+		h.cur = nil
+	}
 }
 
 // spinWindow is how long before a deadline the "gosched" and "yield" waits
 // of delayConsole stop sleeping on a timer and start polling the clock (the
 // runner's wait before it moved to nanosleep).
 const spinWindow = time.Millisecond
+
+// absPollWindow is how long before a deadline the "abs-poll" wait stops
+// sleeping and polls the clock without yielding (the runner's wakeEarly).
+const absPollWindow = 80 * time.Microsecond
 
 // preciseWindow is how long before a deadline the "nanosleep" wait of
 // delayConsole stops sleeping and starts polling.
@@ -374,9 +476,9 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 		poll = runtime.Gosched
 	case "yield":
 		poll = yieldThread
-	case "sleep", "nanosleep":
+	case "sleep", "nanosleep", "abs", "abs-fifo", "abs-poll":
 	default:
-		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep or nanosleep)", wait)
+		return childOutput{}, fmt.Errorf("unknown -wait %q (want gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo)", wait)
 	}
 	c, err := openSynced(ctx, port, "")
 	if err != nil {
@@ -396,6 +498,10 @@ func delayConsole(ctx context.Context, port, wait string, delay time.Duration, n
 			time.Sleep(delay)
 		case wait == "nanosleep":
 			sleepPrecise(deadline, preciseWindow)
+		case wait == "abs", wait == "abs-fifo":
+			sleepAbs(deadline, wait == "abs-fifo", 0)
+		case wait == "abs-poll":
+			sleepAbs(deadline, false, absPollWindow)
 		default:
 			if d := time.Until(deadline) - spinWindow; d > 0 {
 				time.Sleep(d)
@@ -523,14 +629,20 @@ steps:
 		}
 		return childOutput{Done: true, Seconds: d.Seconds(), Bytes: m.End - cur}, nil
 	case "raw":
-		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit)
+		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit, false)
+	case "raw-select":
+		return rawRead(port, cmd, size+int64(len("\r\n"+prompt)), tail, limit, true)
 	}
 	return childOutput{}, fmt.Errorf("unknown -how %q (want runner, console or raw)", how)
 }
 
 // rawRead sends cmd and reads want bytes with plain read calls, checking
 // only that they end with tail.
-func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration) (childOutput, error) {
+//
+// With sel, the reads after the command go as go.bug.st/serial's Read goes
+// (and so serialx's reader): select(2) on the port and a pipe, then
+// read(2), two system calls per chunk.
+func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration, sel bool) (childOutput, error) {
 	f, err := os.OpenFile(port, os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return childOutput{}, err
@@ -556,8 +668,14 @@ func rawRead(port, cmd string, want int64, tail []byte, limit time.Duration) (ch
 	}
 	var got int64
 	last := make([]byte, 0, 2*len(tail)+len(buf))
+	read := f.Read
+	if sel {
+		if read, err = selectReader(f); err != nil {
+			return childOutput{}, err
+		}
+	}
 	for got < want {
-		n, err := f.Read(buf)
+		n, err := read(buf)
 		got += int64(n)
 		last = append(last, buf[:n]...)
 		if len(last) > len(tail) {

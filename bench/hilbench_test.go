@@ -129,8 +129,8 @@ func TestScenariosWithPexpect(t *testing.T) {
 		}
 	}
 
-	if rep.Delay == nil || len(rep.Delay.Series) != 6*3 {
-		t.Fatalf("delays: %+v, want six sides (runner, pexpect, four waits) for three lengths", rep.Delay)
+	if want := 2 + len(waitVariants); rep.Delay == nil || len(rep.Delay.Series) != want*3 {
+		t.Fatalf("delays: %+v, want %d sides (runner, pexpect, the waits) for three lengths", rep.Delay, want)
 	}
 	for _, s := range rep.Delay.Series {
 		if s.Errors.N != opts.DelayN {
@@ -386,5 +386,53 @@ func TestVerifyLogFindsDamage(t *testing.T) {
 				t.Errorf("identical %v, lost %d (%s); want %v, %d", rep.Identical, rep.Lost, rep.Problem, tt.identical, tt.lost)
 			}
 		})
+	}
+}
+
+// TestPeersAndPeriods runs (a) and (c) with the Tcl expect and C client
+// sides, and (l), at a tiny size: every side must send what the board
+// expects, and the report must carry their per-round ratios.
+func TestPeersAndPeriods(t *testing.T) {
+	testenv.NeedTool(t, "expect", "apt-get install expect")
+	testenv.NeedTool(t, "cc", "apt-get install gcc")
+	opts := tiny(RoundTrip, Delay, Period)
+	opts.Expect, opts.CC = "expect", "cc"
+	opts.Delays = []time.Duration{time.Millisecond}
+	opts.PeriodN, opts.PeriodEvery = 6, 5*time.Millisecond
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, s := range rep.RTT.Sides {
+		got["a "+s.Side] = s.Summary.N
+	}
+	for _, s := range rep.Delay.Series {
+		got["c "+s.Side] = s.Errors.N
+	}
+	for _, s := range rep.Period.Sides {
+		got["l "+s.Side] = s.Error.N
+		if len(s.Rounds) != opts.Rounds {
+			t.Errorf("(l) %s: %d rounds summarized, want %d", s.Side, len(s.Rounds), opts.Rounds)
+		}
+	}
+	want := map[string]int{
+		"a " + sideExpect: opts.N, "a " + sideFloor: opts.N,
+		"c " + sideExpect: opts.DelayN, "c " + sideFloor: opts.DelayN,
+		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN,
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d samples, want %d", k, got[k], n)
+		}
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("the report has no %q", s)
+		}
 	}
 }

@@ -25,6 +25,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "- Go %s; Python %s, pexpect %s; OpenOCD %s\n", strings.TrimPrefix(e.Go, "go"), py, orDash(e.Pexpect), orDash(e.OpenOCD))
 	fmt.Fprintf(&b, "- hilrun commit %s\n", orDash(e.Commit))
+	fmt.Fprintf(&b, "- The board reads its console at %s\n", orDash(e.BoardRx))
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) before: %s; after: %s\n\n", orDash(e.LoadBefore), orDash(e.LoadAfter))
 	if r.RTT != nil {
 		r.RTT.markdown(&b)
@@ -43,6 +44,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Toggle != nil {
 		r.Toggle.markdown(&b)
+	}
+	if r.Period != nil {
+		r.Period.markdown(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -95,11 +99,49 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Side, s.Summary.N,
 			us(s.Summary.Median), us(s.Summary.P99), us(s.Summary.Max), us(s.Summary.Mean), medVs, p99Vs, mib(maxOf(s.MaxRSSKiB)))
 	}
+	peers := map[string][]Summary{}
+	for _, s := range r.Sides {
+		peers[s.Side] = s.Rounds
+	}
+	roundVerdicts(b, "round trip", sideRunner, peers)
 	fmt.Fprintf(b, "\nOne block of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)
 	}
 	b.WriteString("\n")
+}
+
+// roundVerdicts writes the per-round ratios of side against each peer that
+// ran in the same rounds: the verdict is the median of the ratios of each
+// round's median (and p99), so that noise on a shared machine, which
+// moves from round to round, hits both sides of every ratio.
+func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
+	mine := rounds[side]
+	var peers []string
+	for _, p := range []string{sidePexpect, sideExpect, sideFloor} {
+		if len(rounds[p]) > 0 && len(mine) > 0 {
+			peers = append(peers, p)
+		}
+	}
+	if len(peers) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nPer-round ratios, %s %s / peer (below 1: %s is faster or closer); verdict = median of the rounds' ratios:\n\n", side, what, side)
+	fmt.Fprintf(b, "| peer | median: per round | median: verdict | p99: per round | p99: verdict |\n")
+	fmt.Fprintf(b, "|---|---|--:|---|--:|\n")
+	for _, p := range peers {
+		med := roundRatios(mine, rounds[p], pickMedian)
+		p99 := roundRatios(mine, rounds[p], pickP99)
+		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %.3f |\n", p, floats(med), medianFloat(med), floats(p99), medianFloat(p99))
+	}
+}
+
+func floats(v []float64) string {
+	q := make([]string, len(v))
+	for i, x := range v {
+		q[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(q, ", ")
 }
 
 // median returns the median run of c by speed.
@@ -134,8 +176,9 @@ func (r *SearchReport) byName(name string) *SearchCase {
 func (r *SearchReport) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "### (b) a pattern at the end of a long stream\n\n")
 	fmt.Fprintf(b, "The board prints N bytes (`stream N`); the pattern is the last data line, its line ending and the prompt, so it matches only at the very end. Time runs from the send to the match; MB = 10^6 bytes. \"logging\" writes the console log as `--log-dir` does. Each run uses a fresh board and process; peak RSS is that process's maximum resident set. Ratio: hilrun time / pexpect time, for the same pattern kind and size.\n\n")
-	fmt.Fprintf(b, "| case | size | runs | median time | median MB/s | slowest MB/s | peak RSS (max of runs) | vs pexpect |\n")
-	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "| case | size | runs | median time | median MB/s | slowest MB/s | peak RSS (max of runs) | vs raw read (median of rounds) | vs pexpect |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	raw := r.byName(rawCase)
 	for _, c := range r.Cases {
 		m := c.median()
 		slowest := math.Inf(1)
@@ -164,7 +207,15 @@ func (r *SearchReport) markdown(b *strings.Builder) {
 				cmp = "< " + cmp + " (pexpect gave up)"
 			}
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %.1f | %s | %s |\n", c.Name, mb(c.Size), len(c.Runs), timeCell, rate, slowest, mib(maxOf(rss)), cmp)
+		ceiling := "-"
+		if raw != nil && c != raw && c.Size == raw.Size && len(c.Runs) > 1 {
+			var q []float64
+			for i := range min(len(c.Runs), len(raw.Runs)) {
+				q = append(q, ratio(c.Runs[i].MBps(), raw.Runs[i].MBps()))
+			}
+			ceiling = fmt.Sprintf("%.0f%% (%s)", 100*medianFloat(q), floats(q))
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %.1f | %s | %s | %s |\n", c.Name, mb(c.Size), len(c.Runs), timeCell, rate, slowest, mib(maxOf(rss)), ceiling, cmp)
 	}
 	for _, c := range r.Cases {
 		for _, run := range c.Runs {
@@ -207,6 +258,17 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", s.Delay, s.Side, s.Errors.N,
 			us(s.Errors.Median), us(s.P90), us(s.Errors.P99), us(s.Errors.Max), signedUS(s.Signed.Median), s.Merged, clientCell(s), cmp)
 	}
+	r.hopsMarkdown(b)
+	for _, d := range delaysOf(r.Series) {
+		rounds := map[string][]Summary{}
+		for _, s := range r.Series {
+			if s.Delay == d {
+				rounds[s.Side] = s.Rounds
+			}
+		}
+		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunner, rounds)
+		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunnerRT, rounds)
+	}
 	for _, s := range r.Series {
 		if strings.HasPrefix(s.Side, "serialx +") {
 			fmt.Fprintf(b, "\nRows starting \"serialx +\" are diagnostics (-wait-variants): the same pairs sent through a serialx console, waiting in different ways, to tell the waiting method from the runner's own cost.\n")
@@ -235,7 +297,7 @@ func clientCell(s *DelaySeries) string {
 	if s.Client.N == 0 {
 		return "-"
 	}
-	return signedUS(s.Client.Median-s.Delay) + " off"
+	return signedUS(s.Client.Median-s.Delay) + " off (p99 " + signedUS(s.Client.P99-s.Delay) + ")"
 }
 
 func (s *StreamReport) markdown(b *strings.Builder) {
@@ -306,4 +368,15 @@ func (r *ToggleReport) markdown(b *strings.Builder) {
 // ms formats d in milliseconds.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+}
+
+// delaysOf lists the delay lengths of series in their order.
+func delaysOf(series []*DelaySeries) []time.Duration {
+	var out []time.Duration
+	for _, s := range series {
+		if !slices.Contains(out, s.Delay) {
+			out = append(out, s.Delay)
+		}
+	}
+	return out
 }

@@ -85,3 +85,30 @@ func split(n, parts int) []int {
 
 // Summarize is summarize for the benchmark commands under bench/cmd.
 func Summarize(samples []time.Duration) Summary { return summarize(samples) }
+
+// roundRatios returns, for each alternating round both sides ran, the
+// ratio of pick of a's round to pick of b's.
+func roundRatios(a, b []Summary, pick func(Summary) time.Duration) []float64 {
+	out := make([]float64, 0, min(len(a), len(b)))
+	for i := range min(len(a), len(b)) {
+		out = append(out, ratio(float64(pick(a[i])), float64(pick(b[i]))))
+	}
+	return out
+}
+
+// medianFloat returns the median of v (the mean of the middle two for an
+// even count), or NaN for none.
+func medianFloat(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func pickMedian(s Summary) time.Duration { return s.Median }
+func pickP99(s Summary) time.Duration    { return s.P99 }

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"time"
@@ -17,3 +18,14 @@ func yieldThread() { runtime.Gosched() }
 
 // sleepPrecise sleeps until deadline with time.Sleep.
 func sleepPrecise(deadline time.Time, _ time.Duration) { time.Sleep(time.Until(deadline)) }
+
+// sleepAbs sleeps until deadline with time.Sleep.
+func sleepAbs(deadline time.Time, _ bool, _ time.Duration) { time.Sleep(time.Until(deadline)) }
+
+// fifoPermitted returns false: real-time scheduling is used on Linux only.
+func fifoPermitted() bool { return false }
+
+// selectReader is not measured elsewhere than Linux.
+func selectReader(*os.File) (func([]byte) (int, error), error) {
+	return nil, errors.New("the select diagnostic runs on Linux only")
+}

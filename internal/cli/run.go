@@ -49,6 +49,9 @@ type RunOptions struct {
 	// Durations is a JSON report of a previous run whose sequence times
 	// balance the shards.
 	Durations string
+	// Realtime asks for SCHED_FIFO timed waits and locked memory
+	// (runner.EnableRealtime); what is refused is said, and the run goes on.
+	Realtime bool
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -114,6 +117,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	addSelectFlags(f, &opts.Filter, &opts.List)
 	f.StringVar(&opts.Shard, "shard", "", "run only the `I/N` share of the selected sequence files (counted from 1, a file never split, after -k): the same on every machine, balanced by --durations or else by count")
 	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
+	f.BoolVar(&opts.Realtime, "realtime", false, "run delays and repeat every: waits as SCHED_FIFO and lock hilrun's memory, when the system allows it (CAP_SYS_NICE, CAP_IPC_LOCK or root); says so when it does not")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	opts.Pool.register(f)
@@ -197,6 +201,14 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 	if err := checkVisualReports(opts); err != nil {
 		return invalid(err)
+	}
+
+	if opts.Realtime {
+		if err := runner.EnableRealtime(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(ios.ErrOut, "hilrun: --realtime: "+line)
+			}
+		}
 	}
 
 	if opts.Sim {

@@ -71,6 +71,7 @@ func (r *run) console(name string) (Console, error) {
 }
 
 func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
+	defer r.endTimed()
 	c, err := r.console(s.To)
 	if err != nil {
 		return err
@@ -106,6 +107,10 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	// reconnect the console before the send returns.
 	conn := opens(c)
 	cursor, err := c.Write(wctx, data)
+	r.endTimed()
+	if err == nil && len(s.Expect) == 0 {
+		r.wrote = time.Now()
+	}
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
@@ -313,9 +318,16 @@ func (r *run) saveMatch(s *steps.Step, res *StepResult, m stream.Match, p stream
 	return nil
 }
 
+// delay waits s.Delay. Right after a send that expects nothing it counts
+// from the end of that send's write, not from its own start, so the step
+// bookkeeping between the two does not lengthen the gap the device sees
+// between the writes (a sender that writes then sleeps counts the same).
 func (r *run) delay(ctx context.Context, s *steps.Step, res *StepResult) error {
 	start := time.Now()
-	err := sleepUntil(ctx, start.Add(s.Delay))
+	if !r.wrote.IsZero() {
+		start, r.wrote = r.wrote, time.Time{}
+	}
+	err := r.sleepTimed(ctx, start.Add(s.Delay))
 	actual := time.Since(start)
 	res.Data = map[string]any{
 		"requested_us": s.Delay.Microseconds(),
@@ -521,7 +533,7 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 			if s.For > 0 && deadline.Sub(t0) >= s.For {
 				break
 			}
-			if err := sleepUntil(ctx, deadline); err != nil {
+			if err := r.sleepTimed(ctx, deadline); err != nil {
 				return err
 			}
 			if late := time.Since(deadline); late > maxLate {

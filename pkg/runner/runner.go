@@ -147,6 +147,14 @@ type run struct {
 	// steps finished inside it so far: a container's status comes from it,
 	// not from a list of its steps.
 	open []Status
+	// timed, when not nil, releases the thread a timed wait ended on
+	// (see sleepTimed): it is still locked and real-time so that the send
+	// that follows writes at that priority.
+	timed func()
+	// wrote is when the last send without an expect finished writing, if
+	// it was the last step run: a delay right after it counts from there,
+	// as the device sees it (see delay).
+	wrote time.Time
 }
 
 // transcript keeps the last limit bytes a console printed, in a ring that
@@ -255,6 +263,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		openErr = r.openConsoles(runCtx, cancel)
 	}
 	defer r.closeConsoles()
+	defer r.endTimed()
 
 	if openErr != nil {
 		r.res.Status = Errored
@@ -575,6 +584,14 @@ func (r *run) finish(res *StepResult) {
 func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
 	if s.Kind == steps.KindGroup {
 		group = joinGroup(group, s.Name)
+	}
+	if s.Kind != steps.KindSend {
+		r.endTimed() // only a send writes on the thread a wait ended on
+	}
+	wrote := r.wrote
+	r.wrote = time.Time{}
+	if s.Kind == steps.KindDelay {
+		r.wrote = wrote
 	}
 	res := r.newResult(s, path, group)
 	if name := r.unopened(s); name != "" {

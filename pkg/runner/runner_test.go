@@ -702,3 +702,75 @@ steps:
 		t.Errorf("sequence %s", res.Status)
 	}
 }
+
+// TestDelayAfterSendCountsFromTheWrite: a delay right after a send counts
+// from the end of its write, once: a second delay in a row waits its whole
+// length again, and a delay after a send that expects counts from its own
+// start.
+func TestDelayAfterSendCountsFromTheWrite(t *testing.T) {
+	seq := load(t, `
+steps:
+  - send: echo a
+  - delay: 40ms
+  - delay: 40ms
+  - send: echo b
+    expect: b
+  - delay: 40ms`)
+	dev := newDevice(shell)
+	res := run(t, context.Background(), seq, dev, nil)
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s", res.Status, statuses(res))
+	}
+	var delays []runner.StepResult
+	for _, s := range res.Steps {
+		if s.Kind == "delay" {
+			delays = append(delays, s)
+		}
+	}
+	if len(delays) != 3 {
+		t.Fatalf("%d delay steps ran, want 3", len(delays))
+	}
+	// Each delay lasts at least its length from where it counts; the
+	// second and third count from their own start, so each step lasts
+	// the whole 40 ms. (A stale anchor would end the second at once.)
+	for i, d := range delays[1:] {
+		if d.Duration < 40*time.Millisecond {
+			t.Errorf("delay %d lasted %s, want at least 40ms", i+2, d.Duration)
+		}
+	}
+	// The first ends 40 ms after the write, which ended before it started.
+	first := delays[0]
+	send := res.Steps[0]
+	if end := first.Started + first.Duration; end < send.Started+40*time.Millisecond {
+		t.Errorf("the first delay ended %s after the send started, want at least 40ms", end-send.Started)
+	}
+}
+
+// TestDelayFirstInAPeriodCountsFromThePeriod: in a repeat with every:, a
+// delay that starts an iteration counts from the iteration's start, not
+// from the previous iteration's last send.
+func TestDelayFirstInAPeriodCountsFromThePeriod(t *testing.T) {
+	seq := load(t, `
+steps:
+  - repeat: {count: 3, every: 60ms}
+    steps:
+      - delay: 30ms
+      - send: echo tick`)
+	dev := newDevice(shell)
+	res := run(t, context.Background(), seq, dev, nil)
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s", res.Status, statuses(res))
+	}
+	n := 0
+	for _, s := range res.Steps {
+		if s.Kind == "delay" {
+			n++
+			if s.Duration < 30*time.Millisecond {
+				t.Errorf("delay %s lasted %s, want at least 30ms", s.Path, s.Duration)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d delays ran, want 3", n)
+	}
+}

@@ -4,20 +4,17 @@ package runner
 
 import (
 	"context"
-	"runtime"
 	"time"
 )
 
-// preciseWait polls the clock until deadline, letting other goroutines run
-// between polls.
-func preciseWait(ctx context.Context, deadline time.Time, window time.Duration) {
-	if d := time.Until(deadline) - window; d > 0 {
-		time.Sleep(d)
+// waitUntil waits on a timer until deadline or until ctx is done. It has
+// nothing to release.
+func waitUntil(ctx context.Context, deadline time.Time, _ bool) (release func()) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
-	for n := 0; time.Now().Before(deadline); n++ {
-		if n&63 == 0 && ctx.Err() != nil {
-			return
-		}
-		runtime.Gosched()
-	}
+	return nil
 }

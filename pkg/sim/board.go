@@ -42,6 +42,12 @@ type Options struct {
 	// Version is printed by the `version` command and in the banner. ""
 	// means "hilrun-sim 1.0.0".
 	Version string
+	// RealtimeRx reads the console on a thread of its own at real-time
+	// priority (SCHED_FIFO), when the process may (Linux, CAP_SYS_NICE),
+	// so that each received line is stamped when it arrived, as a UART
+	// interrupt would stamp it, and not when a busy machine got round to
+	// the board. For benchmarks; without the privilege it reads as usual.
+	RealtimeRx bool
 }
 
 // DefaultPrompt and DefaultVersion are used when Options leaves them empty.

@@ -126,6 +126,9 @@ func (s *session) write(ctx context.Context, p []byte) error {
 
 func (s *session) readLoop() {
 	defer s.wg.Done()
+	if s.b.opts.RealtimeRx && s.readRealtime() {
+		return
+	}
 	buf := make([]byte, 4096)
 	for {
 		n, err := s.master.Read(buf)

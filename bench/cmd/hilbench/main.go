@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -32,11 +33,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		opts    bench.Options
-		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle)")
+		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period)")
 		out     = fs.String("out", "", "write the Markdown report to `FILE` instead of standard output")
 		jsonOut = fs.String("json", "", "also write the report's figures as JSON to `FILE`")
 		delays  = fs.String("delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
 		noPy    = fs.Bool("no-pexpect", false, "measure hilrun only")
+		noPeers = fs.Bool("no-peers", false, "leave out the Tcl expect and C client sides of a, c and l")
 	)
 	fs.IntVar(&opts.N, "n", 2000, "measured round trips per side (a)")
 	fs.IntVar(&opts.Rounds, "rounds", 4, "alternating blocks per side (a, c)")
@@ -48,24 +50,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.DelayN, "delay-n", 300, "measured delays per side and length (c)")
 	fs.DurationVar(&opts.StreamFor, "for", 10*time.Second, "how long to stream (d)")
 	fs.Int64Var(&opts.StreamChunk, "chunk", 20_000_000, "bytes per stream command (d)")
-	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (nanosleep), its former one (Gosched polling), sched_yield polling, time.Sleep")
+	fs.BoolVar(&opts.WaitVariants, "wait-variants", false, "add diagnostic sides to c: a serialx console waiting with the runner's wait (one absolute clock_nanosleep), the same as SCHED_FIFO, its former ones (nanosleep then sched_yield polling; Gosched polling), sched_yield polling, time.Sleep")
+	fs.BoolVar(&opts.Hops, "hops", false, "diagnostic for c: record when each pair of the runner's side passes each hop (send, delay start, wake-up, delay end, next send) and show where the error goes")
+	fs.BoolVar(&opts.BoardNormal, "board-normal", false, "read the board's console at normal priority (by default at SCHED_FIFO when permitted, so the board stamps lines when they arrive)")
+	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
 	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
 	fs.IntVar(&opts.MemRounds, "mem-rounds", 8, "alternating blocks per side (e)")
 	fs.IntVar(&opts.ToggleN, "toggle-n", 200, "LED periods per run (f)")
 	fs.DurationVar(&opts.ToggleEvery, "toggle-every", 10*time.Millisecond, "LED period (f)")
 	fs.IntVar(&opts.ToggleReps, "toggle-reps", 3, "runs of each side (f)")
+	fs.IntVar(&opts.PeriodN, "period-n", 400, "periods per side (l)")
+	fs.DurationVar(&opts.PeriodEvery, "period-every", 10*time.Millisecond, "period of the timed sends (l)")
 	fs.StringVar(&opts.OpenOCD, "openocd", "openocd", "OpenOCD executable (e, f)")
+	fs.StringVar(&opts.Expect, "expect", "expect", "Tcl expect `executable` for the Tcl expect sides of a and c")
+	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
+	waits := fs.String("waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *waits != "" {
+		for _, w := range strings.Split(*waits, ",") {
+			if w = strings.TrimSpace(w); !slices.Contains(bench.WaitNames(), w) {
+				fmt.Fprintf(stderr, "hilbench: -waits: unknown wait %q (want %s)\n", w, strings.Join(bench.WaitNames(), ", "))
+				return 2
+			}
+			opts.Waits = append(opts.Waits, w)
+		}
 	}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
 			s = strings.TrimSpace(s)
 			if !slices.Contains(bench.Scenarios, s) {
-				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e or f)\n", s)
+				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e, f or l)\n", s)
 				return 2
 			}
 			opts.Only = append(opts.Only, s)
@@ -85,6 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, s := range opts.Only {
 		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
 	}
+	needPeers := needPy || slices.Contains(opts.Only, bench.Period)
 	switch {
 	case *noPy || !needPy:
 		opts.Python = ""
@@ -98,6 +118,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.Python != "" {
 		fmt.Fprintf(stderr, "hilbench: pexpect sides run with %s\n", opts.Python)
+	}
+	// The peers are the floor and the other runner the goals of a, c and l
+	// are set against: a missing tool is an error, as a missing pexpect is.
+	if *noPeers || !needPeers {
+		opts.Expect, opts.CC = "", ""
+	}
+	for _, tool := range []*string{&opts.Expect, &opts.CC} {
+		if *tool == "" {
+			continue
+		}
+		p, err := exec.LookPath(*tool)
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: %v (apt-get install expect gcc); -no-peers leaves the Tcl expect and C sides out\n", err)
+			return 2
+		}
+		*tool = p
 	}
 	opts.Command = "go run ./bench/cmd/hilbench " + strings.Join(args, " ")
 	opts.Progress = stderr

@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// PeriodReport is scenario (l): a line sent on a fixed period, as the
+// board received it.
+type PeriodReport struct {
+	Every  time.Duration   `json:"every_ns"`
+	N      int             `json:"n"`
+	Rounds int             `json:"rounds"`
+	Sides  []*PeriodSeries `json:"sides"`
+}
+
+// PeriodSeries is one side of (l).
+type PeriodSeries struct {
+	Side    string `json:"side"`
+	Command string `json:"command"`
+	// Error is |period - Every| over every round's periods; Period the
+	// periods themselves.
+	Error  Summary `json:"abs_error"`
+	Period Summary `json:"period"`
+	// Rounds summarizes each round's error, in order.
+	Rounds []Summary `json:"rounds"`
+	errs   []time.Duration
+	period []time.Duration
+}
+
+// periods runs scenario (l): hilrun's `repeat: {every: P}` of a send
+// against the C client's loop of absolute sleeps and writes, in
+// alternating rounds of fresh boards.
+func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
+	o := b.opts
+	rep := &PeriodReport{Every: o.PeriodEvery, N: o.PeriodN, Rounds: o.Rounds}
+	type side struct {
+		s    *PeriodSeries
+		kind string
+		args func(path string, n int) []string
+	}
+	sides := []side{{
+		s:    &PeriodSeries{Side: sideRunner, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-runner -serial PATH -every %s -n N", o.PeriodEvery)},
+		kind: kindHilrun,
+		args: func(path string, n int) []string {
+			return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
+		},
+	}}
+	if o.Realtime {
+		sides = append(sides, side{
+			s:    &PeriodSeries{Side: sideRunnerRT, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-runner -serial PATH -every %s -n N -realtime", o.PeriodEvery)},
+			kind: kindHilrun,
+			args: func(path string, n int) []string {
+				return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1), "-realtime"}
+			},
+		})
+	}
+	if b.floor != "" {
+		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
+		sides = append(sides, side{
+			s:    &PeriodSeries{Side: sideFloor, Command: "./floor every PATH " + us + " N"},
+			kind: kindFloor,
+			args: func(path string, n int) []string { return []string{"every", path, us, itoa(n + 1)} },
+		})
+	}
+	for _, sd := range sides {
+		rep.Sides = append(rep.Sides, sd.s)
+	}
+	for round, n := range split(o.PeriodN, o.Rounds) {
+		for _, sd := range rotate(sides, round) {
+			err := b.withBoard(func(board *sim.Board) error {
+				if _, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute); err != nil {
+					return err
+				}
+				at, err := periodArrivals(board.Received(), n+1)
+				if err != nil {
+					return fmt.Errorf("%s: %w", sd.s.Side, err)
+				}
+				var errs []time.Duration
+				for i := 1; i < len(at); i++ {
+					p := at[i].Sub(at[i-1])
+					sd.s.period = append(sd.s.period, p)
+					errs = append(errs, abs(p-o.PeriodEvery))
+				}
+				sd.s.errs = append(sd.s.errs, errs...)
+				sum := summarize(errs)
+				sd.s.Rounds = append(sd.s.Rounds, sum)
+				b.progress("l: round %d/%d %-16s %4d periods of %s, |error| median %s, p99 %s", round+1, o.Rounds, sd.s.Side, n, o.PeriodEvery, us(sum.Median), us(sum.P99))
+				return nil
+			})
+			if err != nil {
+				return rep, fmt.Errorf("periods: %w", err)
+			}
+		}
+	}
+	for _, s := range rep.Sides {
+		s.Error, s.Period = summarize(s.errs), summarize(s.period)
+	}
+	return rep, nil
+}
+
+// periodArrivals returns when the board received "echo p0" .. "echo pN-1".
+func periodArrivals(lines []sim.RxLine, n int) ([]time.Time, error) {
+	at := make([]time.Time, n)
+	seen := 0
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l.Line, "echo p"); ok {
+			if i, err := strconv.Atoi(rest); err == nil && i < n && at[i].IsZero() {
+				at[i] = l.At
+				seen++
+			}
+		}
+	}
+	if seen != n {
+		return nil, fmt.Errorf("the board received %d of the %d timed lines", seen, n)
+	}
+	return at, nil
+}
+
+// everyRunner sends "echo pI" on a fixed period, as a user writes it:
+// `repeat: {count: n, every: P, as: i}` of a send, then waits for the
+// board to answer a last line.
+func everyRunner(ctx context.Context, port string, every time.Duration, n int) (childOutput, error) {
+	src := fmt.Sprintf(`name: every
+expect_timeout: 10s
+steps:
+%s  - repeat: {count: %d, every: %s, as: i}
+    steps:
+      - send: echo p${i}
+  - send: echo end
+    expect: %s
+`, syncSteps, n, every, quoteYAML("end\r\n"+prompt))
+	res, err := runSequence(ctx, src, port, "")
+	if err != nil {
+		return childOutput{}, err
+	}
+	if got := len(stepsOf(res, steps.KindSend)); got != n+2 {
+		return childOutput{}, fmt.Errorf("ran %d send steps, want %d", got, n+2)
+	}
+	return childOutput{}, nil
+}
+
+func (r *PeriodReport) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "### (l) a line sent every %s, as the board saw it\n\n", r.Every)
+	fmt.Fprintf(b, "%d periods per side in %d alternating rounds, each a fresh board and process. \"%s\" is a sequence: `repeat: {count: N, every: %s, as: i}` of `send: echo p${i}`. \"%s\" sleeps with clock_nanosleep(TIMER_ABSTIME) to each deadline t0 + i*P and writes the line. The period is the time between the board's receipt of consecutive lines; error = |period - %s|.\n\n", r.N, r.Rounds, sideRunner, r.Every, sideFloor, r.Every)
+	fmt.Fprintf(b, "| side | periods | mean period | median error | p99 | max | p99 of each round |\n")
+	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|---|\n")
+	rounds := map[string][]Summary{}
+	for _, s := range r.Sides {
+		var p99s []string
+		for _, x := range s.Rounds {
+			p99s = append(p99s, us(x.P99))
+		}
+		rounds[s.Side] = s.Rounds
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", s.Side, s.Error.N, ms(s.Period.Mean), us(s.Error.Median), us(s.Error.P99), us(s.Error.Max), strings.Join(p99s, ", "))
+	}
+	roundVerdicts(b, "period |error|", sideRunner, rounds)
+	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
+	fmt.Fprintf(b, "\nOne round of each side:\n\n")
+	for _, s := range r.Sides {
+		fmt.Fprintf(b, "    %s\n", s.Command)
+	}
+	b.WriteString("\n")
+}
