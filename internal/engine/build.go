@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/hilrun/hilrun/pkg/build"
-	"github.com/hilrun/hilrun/pkg/build/pio"
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )

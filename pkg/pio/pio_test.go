@@ -24,7 +24,7 @@ func project(t *testing.T, elf bool) string {
 	if !elf {
 		return dir
 	}
-	b, err := os.ReadFile("../../../firmware/sim/sim.elf")
+	b, err := os.ReadFile("../../firmware/sim/sim.elf")
 	if err != nil {
 		t.Fatal(err)
 	}
