@@ -207,6 +207,7 @@ func TestDeviceList(t *testing.T) {
 func TestProjectConfig(t *testing.T) {
 	calls := useScenario(t, "project_config")
 	dir := project(t, false)
+	t.Setenv(envDir, dir)
 	cfg, err := ProjectConfig(context.Background(), dir, build.Options{})
 	if err != nil {
 		t.Fatal(err)
