@@ -372,6 +372,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 		breq.Params.Meta = &m
 	}
 	t := s.tasks.add(string(kind))
+	t.setCancel(cancel)
 	go func() {
 		defer s.inflight.Done()
 		defer stop()
