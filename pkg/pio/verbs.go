@@ -222,15 +222,14 @@ type Defect struct {
 
 // CheckRun is one tool run on one environment.
 type CheckRun struct {
-	Env        string   `json:"env"`
-	Tool       string   `json:"tool"`
-	DurationS  float64  `json:"duration"`
-	Succeeded  bool     `json:"succeeded"`
-	Defects    []Defect `json:"defects"`
-	High       int      `json:"high"`
-	Medium     int      `json:"medium"`
-	Low        int      `json:"low"`
-	ExitStatus int      `json:"-"`
+	Env       string   `json:"env"`
+	Tool      string   `json:"tool"`
+	DurationS float64  `json:"duration"`
+	Succeeded bool     `json:"succeeded"`
+	Defects   []Defect `json:"defects"`
+	High      int      `json:"high"`
+	Medium    int      `json:"medium"`
+	Low       int      `json:"low"`
 }
 
 type rawDefect struct {
