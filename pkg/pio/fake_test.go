@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,6 +174,9 @@ func useScenario(t *testing.T, scenario string) func() [][]string {
 	}
 }
 
+// sourceRef is a commit or a documentation address in a .source file.
+var sourceRef = regexp.MustCompile(`\b[0-9a-f]{40}\b|https://docs\.platformio\.org/`)
+
 // TestScenarioHeaders checks every scenario names the PlatformIO version
 // its output follows and the exit code.
 func TestScenarioHeaders(t *testing.T) {
@@ -192,6 +196,21 @@ func TestScenarioHeaders(t *testing.T) {
 			}
 			if !strings.Contains(string(b), "\n# exit: ") {
 				t.Error("no # exit: line")
+			}
+			// The build and upload scenarios serve tests that check the
+			// arguments themselves; every other one checks them in the
+			// stand-in.
+			name := strings.TrimSuffix(filepath.Base(p), ".txt")
+			legacy := strings.HasPrefix(name, "build_") || strings.HasPrefix(name, "upload_") || name == "clean"
+			if !legacy && !strings.Contains(string(b), "\n# args: [") {
+				t.Error("no # args: line: the stand-in could not reject other arguments")
+			}
+			src, err := os.ReadFile(strings.TrimSuffix(p, ".txt") + ".source")
+			if err != nil {
+				t.Fatalf("no .source file citing where the output comes from: %v", err)
+			}
+			if !strings.Contains(string(src), "platformio/") || !sourceRef.Match(src) {
+				t.Errorf(".source names no PlatformIO file with its commit or page: %s", src)
 			}
 		})
 	}
