@@ -114,7 +114,7 @@ func (s *Server) uploadPortDevices(seq *steps.Sequence) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	steps.Walk(seq, func(st *steps.Step) {
-		if st.Kind != steps.KindUpload || st.Build == nil || st.Build.Port == "" || seq.Device(st.Build.Port) != nil {
+		if (st.Kind != steps.KindUpload && st.Kind != steps.KindPIOTest) || st.Build == nil || st.Build.Port == "" || seq.Device(st.Build.Port) != nil {
 			return
 		}
 		c := s.findConnLocked(st.Build.Port)
@@ -141,7 +141,7 @@ func (s *Server) uploadPortDevices(seq *steps.Sequence) {
 func (s *Server) uploadPortKeys(seq *steps.Sequence) []string {
 	var keys []string
 	steps.Walk(seq, func(st *steps.Step) {
-		if st.Kind == steps.KindUpload && st.Build != nil && st.Build.Port != "" && seq.Device(st.Build.Port) == nil {
+		if (st.Kind == steps.KindUpload || st.Kind == steps.KindPIOTest) && st.Build != nil && st.Build.Port != "" && seq.Device(st.Build.Port) == nil {
 			keys = append(keys, portKey(realPort(st.Build.Port)))
 		}
 	})

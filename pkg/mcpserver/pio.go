@@ -84,9 +84,14 @@ type pioJob func(ctx context.Context, c *pio.Client) (*pioResult, error)
 // runPIOTask runs job as a task: to the end, or in the background when
 // asked. Cancelling the call, or task_cancel, stops pio and what it
 // started.
-func (s *Server) runPIOTask(ctx context.Context, verb string, background bool, job pioJob) (any, string, error) {
+func (s *Server) runPIOTask(ctx context.Context, req mcp.CallToolRequest, verb string, background bool, job pioJob) (any, string, error) {
 	t := s.tasks.add(verb)
 	if !background {
+		// A call with a progress token gets PlatformIO's output lines as
+		// progress notifications, throttled as a build's are.
+		p := s.newProgress(ctx, req, &steps.Sequence{Steps: []*steps.Step{{Kind: steps.KindPIOTest}}})
+		defer p.stop()
+		t.onLine = p.line
 		r, err := s.runPIOJob(ctx, t, job)
 		if err != nil {
 			return nil, "", err
@@ -381,7 +386,7 @@ func (s *Server) pioProjectConfig(ctx context.Context, _ mcp.CallToolRequest, a 
 	return out, strings.Join(lines, "\n"), nil
 }
 
-func (s *Server) pioClean(ctx context.Context, _ mcp.CallToolRequest, a *projectArgs) (any, string, error) {
+func (s *Server) pioClean(ctx context.Context, req mcp.CallToolRequest, a *projectArgs) (any, string, error) {
 	dir, err := s.pioDir(a.ProjectDir)
 	if err != nil {
 		return nil, "", err
@@ -389,7 +394,7 @@ func (s *Server) pioClean(ctx context.Context, _ mcp.CallToolRequest, a *project
 	if err := pio.CheckProject(dir, a.env()); err != nil {
 		return nil, "", err
 	}
-	return s.runPIOTask(ctx, "clean_project", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+	return s.runPIOTask(ctx, req, "clean_project", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
 		out, err := c.RunTarget(ctx, dir, a.env(), "clean", "")
 		if err != nil {
 			return nil, err
@@ -426,7 +431,7 @@ func (s *Server) pioUploadFS(ctx context.Context, req mcp.CallToolRequest, a *pr
 		}
 		keys = append(keys, portKey(realPort(port)))
 	}
-	return s.runPIOTask(ctx, "upload_filesystem", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+	return s.runPIOTask(ctx, req, "upload_filesystem", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
 		if len(keys) > 0 {
 			release, err := s.locks.acquire(ctx, keys, who(ctx, req), 0)
 			if err != nil {
@@ -442,7 +447,7 @@ func (s *Server) pioUploadFS(ctx context.Context, req mcp.CallToolRequest, a *pr
 	})
 }
 
-func (s *Server) pioCheck(ctx context.Context, _ mcp.CallToolRequest, a *projectArgs) (any, string, error) {
+func (s *Server) pioCheck(ctx context.Context, req mcp.CallToolRequest, a *projectArgs) (any, string, error) {
 	dir, err := s.pioDir(a.ProjectDir)
 	if err != nil {
 		return nil, "", err
@@ -450,7 +455,7 @@ func (s *Server) pioCheck(ctx context.Context, _ mcp.CallToolRequest, a *project
 	if err := pio.CheckProject(dir, a.env()); err != nil {
 		return nil, "", err
 	}
-	return s.runPIOTask(ctx, "check_project", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+	return s.runPIOTask(ctx, req, "check_project", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
 		runs, out, err := c.CheckProjectDefects(ctx, dir, a.env())
 		if err != nil {
 			return nil, err
@@ -496,7 +501,7 @@ func (s *Server) pioRunTests(ctx context.Context, req mcp.CallToolRequest, a *ru
 		}
 		keys = append(keys, portKey(realPort(p)))
 	}
-	return s.runPIOTask(ctx, "run_tests", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+	return s.runPIOTask(ctx, req, "run_tests", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
 		if len(keys) > 0 {
 			release, err := s.locks.acquire(ctx, dedupe(keys), who(ctx, req), 0)
 			if err != nil {
@@ -542,7 +547,7 @@ type libraryArgs struct {
 }
 
 func (s *Server) pioLibrary(verb pio.LibraryVerb, tool string) func(context.Context, mcp.CallToolRequest, *libraryArgs) (any, string, error) {
-	return func(ctx context.Context, _ mcp.CallToolRequest, a *libraryArgs) (any, string, error) {
+	return func(ctx context.Context, req mcp.CallToolRequest, a *libraryArgs) (any, string, error) {
 		dir, err := s.pioDir(a.ProjectDir)
 		if err != nil {
 			return nil, "", err
@@ -553,7 +558,7 @@ func (s *Server) pioLibrary(verb pio.LibraryVerb, tool string) func(context.Cont
 		if err := pio.CheckProject(dir, a.env()); err != nil {
 			return nil, "", err
 		}
-		return s.runPIOTask(ctx, tool, a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+		return s.runPIOTask(ctx, req, tool, a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
 			out, err := c.Library(ctx, verb, dir, a.env(), a.Library)
 			if err != nil {
 				return nil, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/pio/piotest"
 )
@@ -285,4 +287,38 @@ func TestPIOLocksAndMonitor(t *testing.T) {
 	if !c.Closed || c.ConnectionID != o.ConnectionID {
 		t.Errorf("stop_monitor = %+v after %+v", c, o)
 	}
+}
+
+func TestPIOProgress(t *testing.T) {
+	r := &piotest.Replay{Scenarios: []string{"test"}}
+	e, proj := pioEnv(t, r, "uno")
+	req := request("run_tests", map[string]any{"project_dir": proj, "env": "uno"})
+	req.Params.Meta = &mcp.Meta{ProgressToken: "pio-1"}
+	res, err := e.c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	var ps []mcp.JSONRPCNotification
+	waitFor(t, "progress", func() bool { ps = e.notifications("notifications/progress"); return len(ps) >= 1 })
+	if f := ps[0].Params.AdditionalFields; f["progressToken"] != "pio-1" {
+		t.Errorf("token %v", f["progressToken"])
+	}
+}
+
+// A port held with acquire_lock is released when its session ends, and
+// while held another session's serial calls on it are busy.
+func TestPIOLockSessionEnd(t *testing.T) {
+	e, _ := pioEnv(t, &piotest.Replay{})
+	port := e.board.SerialPath()
+	id := e.open(nil)
+	c2 := e.connect("second")
+	if res := callWith(t, context.Background(), c2, "acquire_lock", map[string]any{"port": port, "reason": "flashing"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if msg := e.callErr("serial_send", map[string]any{"console": id, "text": "echo x"}); !strings.HasPrefix(msg, "busy: ") || !strings.Contains(msg, "(flashing)") {
+		t.Errorf("serial_send on a locked port: %s", msg)
+	}
+	c2.Close()
+	waitFor(t, "the lock to end with its session", func() bool { return len(e.srv.leases.List()) == 0 })
+	e.call("serial_send", map[string]any{"console": id, "text": "echo x"})
 }

@@ -53,6 +53,8 @@ type task struct {
 	cancel context.CancelFunc
 	// over is closed when the task ends.
 	over chan struct{}
+	// onLine, when set before the task runs, gets each output line too.
+	onLine func(string)
 }
 
 // setCancel makes t a background task that cancel stops.
@@ -77,6 +79,9 @@ func (t *task) stop() bool {
 func (t *task) addLine(l string) {
 	if len(l) > taskLineBytes {
 		l = l[:taskLineBytes] + "…"
+	}
+	if t.onLine != nil {
+		t.onLine(l)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
