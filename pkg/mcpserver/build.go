@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -82,6 +83,11 @@ func (s *Server) checkBuild(seq *steps.Sequence, st *steps.Step) error {
 		dir, err := p.ResolveDir("pio.project_dir", b.PIO.ProjectDir, base)
 		if err != nil {
 			return err
+		}
+		// A folder without platformio.ini, or an environment it lacks, is
+		// refused before PlatformIO runs.
+		if err := pio.CheckProject(dir, b.PIO.Env); err != nil {
+			return fmt.Errorf("%s: %w", st.Kind, err)
 		}
 		b.PIO.ProjectDir = dir
 	default:

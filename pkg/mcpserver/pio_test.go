@@ -322,3 +322,17 @@ func TestPIOLockSessionEnd(t *testing.T) {
 	waitFor(t, "the lock to end with its session", func() bool { return len(e.srv.leases.List()) == 0 })
 	e.call("serial_send", map[string]any{"console": id, "text": "echo x"})
 }
+
+// A pio_test step in a sequence is checked like the pio verbs: its
+// project under a root, with the environment it names.
+func TestPIOTestStepOverMCP(t *testing.T) {
+	e, proj := pioEnv(t, &piotest.Replay{}, "uno")
+	msg := e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"pio_test": map[string]any{"project_dir": proj, "env": "due"}}}})
+	if !strings.Contains(msg, `pio_test: invalid PlatformIO request: project `+proj+` has no environment "due" (it has uno)`) {
+		t.Errorf("unknown env: %s", msg)
+	}
+	msg = e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"pio_test": map[string]any{"project_dir": t.TempDir()}}}})
+	if !strings.Contains(msg, "outside the --root folders") {
+		t.Errorf("outside: %s", msg)
+	}
+}
