@@ -15,6 +15,7 @@ import (
 
 func pioProject(t *testing.T, envs ...string) string {
 	t.Helper()
+	piotest.Note(t)
 	dir := t.TempDir()
 	ini := "[platformio]\n"
 	for _, e := range envs {

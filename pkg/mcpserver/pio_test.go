@@ -19,6 +19,7 @@ import (
 // project, its pio a replay of scenarios.
 func pioEnv(t *testing.T, r pio.Runner, envs ...string) (*env, string) {
 	t.Helper()
+	piotest.Note(t)
 	root := t.TempDir()
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real

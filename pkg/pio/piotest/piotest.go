@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/hilrun/hilrun/pkg/pio"
 )
@@ -87,4 +89,19 @@ func (r *Replay) RunPIO(ctx context.Context, dir string, args []string, out io.W
 	}
 	fmt.Fprintf(out, "fake pio: unexpected arguments %q: no scenario of %s was recorded with them\n", args, strings.Join(r.Scenarios, ","))
 	return ExitRejected, nil
+}
+
+// Note says in the test output, under CI=true, that the test runs on
+// recorded outputs because no real pio is on PATH: PlatformIO is the one
+// tool hilrun's CI replays rather than runs.
+func Note(t testing.TB) {
+	t.Helper()
+	if os.Getenv("CI") != "true" {
+		return
+	}
+	if p, err := exec.LookPath("pio"); err == nil {
+		t.Logf("a real pio is on PATH (%s), but this test replays recorded outputs (pkg/pio/testdata); pkg/pio's TestRealPIO runs it", p)
+		return
+	}
+	t.Log("REPLAY FALLBACK: no real pio on PATH under CI=true; PlatformIO cannot be installed here, so this test runs on recorded outputs (pkg/pio/testdata, sources in *.source)")
 }
