@@ -19,6 +19,18 @@ import (
 // output line to the runner's progress and to line, when not nil. The tools
 // run with environ, or hilrun's own environment when it is nil.
 func Builder(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
+	return PIOBuilder(nil)(logFile, line, environ)
+}
+
+// PIOBuilder is Builder with the pio_test steps run by r; nil runs the pio
+// on PATH. Tests give it a replay of recorded PlatformIO outputs.
+func PIOBuilder(r pio.Runner) func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
+	return func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
+		return builder(logFile, line, environ, r)
+	}
+}
+
+func builder(logFile func(*steps.Step) string, line func(string), environ []string, pioRunner pio.Runner) runner.Builder {
 	return func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 		st := req.Step
 		b := st.Build
@@ -34,7 +46,11 @@ func Builder(logFile func(*steps.Step) string, line func(string), environ []stri
 			opts.LogFile = logFile(st)
 		}
 		if st.Kind == steps.KindPIOTest {
-			return pioTest(ctx, req, environ, opts)
+			r := pioRunner
+			if r == nil {
+				r = pio.Exec{Runner: build.ExecRunner{Environ: environ}}
+			}
+			return pioTest(ctx, req, r, opts)
 		}
 		var res *build.Result
 		var err error
@@ -63,7 +79,7 @@ func Builder(logFile func(*steps.Step) string, line func(string), environ []stri
 // cases of their own. Failing cases fail the step; a run that gives no
 // report is the bench's problem when pio could not run, else a failure
 // with PlatformIO's last words.
-func pioTest(ctx context.Context, req runner.BuildRequest, environ []string, opts build.Options) (runner.BuildOutcome, error) {
+func pioTest(ctx context.Context, req runner.BuildRequest, r pio.Runner, opts build.Options) (runner.BuildOutcome, error) {
 	b := req.Step.Build
 	var log io.Writer
 	if opts.LogFile != "" {
@@ -77,7 +93,7 @@ func pioTest(ctx context.Context, req runner.BuildRequest, environ []string, opt
 		defer f.Close()
 		log = f
 	}
-	c := &pio.Client{Runner: pio.Exec{Runner: build.ExecRunner{Environ: environ}}, Progress: opts.Progress, Log: log}
+	c := &pio.Client{Runner: r, Progress: opts.Progress, Log: log}
 	spec := pio.TestSpec{ProjectDir: b.PIO.ProjectDir, Env: b.PIO.Env, UploadPort: req.Port}
 	if t := b.PIO.Test; t != nil {
 		spec.Filter, spec.Ignore, spec.TestPort, spec.WithoutUploading = t.Filter, t.Ignore, t.TestPort, t.WithoutUploading

@@ -185,6 +185,19 @@ type buildArgs struct {
 	Background    bool              `json:"background"`
 }
 
+// testCaseOut is one test case of a pio_test step.
+type testCaseOut struct {
+	Suite string `json:"suite"`
+	Env   string `json:"env"`
+	Name  string `json:"name"`
+	// Status is PASSED, FAILED, SKIPPED, WARNED or ERRORED.
+	Status     string  `json:"status"`
+	Message    string  `json:"message,omitempty"`
+	File       string  `json:"file,omitempty"`
+	Line       int     `json:"line,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
 type diagnosticOut struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"`
@@ -224,6 +237,14 @@ type buildResult struct {
 	File   string `json:"file,omitempty"`
 	Method string `json:"method,omitempty"`
 	Output string `json:"output,omitempty"`
+
+	// Tests holds the test cases a pio_test step ran, each with its
+	// status; TestCases, Failures, Errors and Skipped count them.
+	Tests     []testCaseOut `json:"tests,omitempty"`
+	TestCases *int64        `json:"test_cases,omitempty"`
+	Failures  *int64        `json:"failures,omitempty"`
+	Errors    *int64        `json:"errors,omitempty"`
+	Skipped   *int64        `json:"skipped,omitempty"`
 
 	LogResource    string `json:"log_resource"`
 	RunID          string `json:"run_id,omitempty"`
@@ -307,6 +328,11 @@ func (s *Server) toolSequence(kind steps.Kind, a *buildArgs) (*steps.Sequence, e
 	if err != nil {
 		return nil, err
 	}
+	return stepSequence(kind, step)
+}
+
+// stepSequence is the one-step sequence of step, a mapping of kind.
+func stepSequence(kind steps.Kind, step map[string]any) (*steps.Sequence, error) {
 	data, err := json.Marshal(map[string]any{"name": string(kind), "steps": []any{step}})
 	if err != nil {
 		return nil, err
@@ -342,6 +368,11 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 	if err != nil {
 		return nil, "", err
 	}
+	return s.runStepTool(ctx, req, kind, seq, a.Background, a.LockTimeoutMS)
+}
+
+// runStepTool runs seq, one step of kind, as a task.
+func (s *Server) runStepTool(ctx context.Context, req mcp.CallToolRequest, kind steps.Kind, seq *steps.Sequence, background bool, lockTimeoutMS *int64) (any, string, error) {
 	if err := steps.Bind(seq, s.cfg.Bench, nil, nil); err != nil {
 		return nil, "", err
 	}
@@ -349,8 +380,8 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 	if err := s.checkSteps(seq, func(steps.Pos) string { return string(kind) }); err != nil {
 		return nil, "", err
 	}
-	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(a.LockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
-	if !a.Background {
+	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(lockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
+	if !background {
 		t := s.tasks.add(string(kind))
 		out, err := s.runTask(ctx, req, t, seq, o)
 		if err != nil {
@@ -449,7 +480,17 @@ func resultFrom(t *task, st runner.StepResult) *buildResult {
 	if v, ok := number(d["duration_ms"]); ok {
 		r.DurationMS = v
 	}
-	ints := map[string]**int64{"exit_code": &r.ExitCode, "text": &r.Text, "data": &r.Data, "bss": &r.BSS,
+	if cases, ok := d["cases"].([]any); ok {
+		for _, x := range cases {
+			m, _ := x.(map[string]any)
+			str := func(k string) string { v, _ := m[k].(string); return v }
+			line, _ := number(m["line"])
+			ms, _ := number(m["duration_ms"])
+			r.Tests = append(r.Tests, testCaseOut{Suite: str("suite"), Env: str("env"), Name: str("name"), Status: str("status"),
+				Message: str("message"), File: str("file"), Line: int(line), DurationMS: ms})
+		}
+	}
+	ints := map[string]**int64{"exit_code": &r.ExitCode, "test_cases": &r.TestCases, "failures": &r.Failures, "errors": &r.Errors, "skipped": &r.Skipped, "text": &r.Text, "data": &r.Data, "bss": &r.BSS,
 		"flash_bytes": &r.FlashBytes, "ram_bytes": &r.RAMBytes, "flash_total": &r.FlashTotal, "ram_total": &r.RAMTotal}
 	for k, p := range ints {
 		if v, ok := number(d[k]); ok {
@@ -515,6 +556,12 @@ func formatBuild(r *buildResult) string {
 			b.WriteString(" " + r.Summary)
 		}
 		fmt.Fprintf(&b, " (after %s)", dur)
+	}
+	for _, c := range r.Tests {
+		fmt.Fprintf(&b, "\n  %s:%s/%s %s", c.Env, c.Suite, c.Name, c.Status)
+		if c.Message != "" {
+			fmt.Fprintf(&b, ": %s (%s:%d)", c.Message, c.File, c.Line)
+		}
 	}
 	b.WriteString("\nlog: " + r.LogResource)
 	return b.String()

@@ -74,7 +74,7 @@ var toolTable = []toolSpec{
 	{Name: "clean_project", Caps: pioProjectCaps, Always: pioProjectCaps},
 	{Name: "upload_filesystem", Caps: pioProjectCaps | steps.CapMemWrite | steps.CapDevice, Always: pioProjectCaps | steps.CapMemWrite},
 	{Name: "check_project", Caps: pioProjectCaps, Always: pioProjectCaps},
-	{Name: "run_tests", Caps: pioProjectCaps | steps.CapMemWrite | steps.CapDevice, Always: pioProjectCaps | steps.CapMemWrite},
+	{Name: "run_tests", Caps: pioProjectCaps | steps.CapMemWrite | steps.CapDevice, Always: pioProjectCaps | steps.CapMemWrite, PerStep: true},
 	{Name: "install_library", Caps: pioProjectCaps, Always: pioProjectCaps},
 	{Name: "list_installed_libraries", Caps: pioProjectCaps, Always: pioProjectCaps},
 	{Name: "uninstall_library", Caps: pioProjectCaps, Always: pioProjectCaps},

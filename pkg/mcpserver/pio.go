@@ -478,8 +478,12 @@ type runTestsArgs struct {
 	Ignore           []string `json:"ignore"`
 	TestPort         string   `json:"test_port"`
 	WithoutUploading bool     `json:"without_uploading"`
+	LockTimeoutMS    *int64   `json:"lock_timeout_ms"`
 }
 
+// pioRunTests runs the tests as a one-step sequence with a pio_test step:
+// a run of hilrun's, its report (report_resource) holding every test case,
+// as `hilrun run` does with the step.
 func (s *Server) pioRunTests(ctx context.Context, req mcp.CallToolRequest, a *runTestsArgs) (any, string, error) {
 	dir, err := s.pioDir(a.ProjectDir)
 	if err != nil {
@@ -488,38 +492,47 @@ func (s *Server) pioRunTests(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if err := pio.CheckProject(dir, a.env()); err != nil {
 		return nil, "", err
 	}
-	var keys []string
-	for _, p := range []string{a.Port, a.TestPort} {
-		if p == "" {
-			continue
+	spec := map[string]any{"project_dir": dir}
+	if e := a.env(); e != "" {
+		spec["env"] = e
+	}
+	if len(a.Filter) > 0 {
+		spec["filter"] = a.Filter
+	}
+	if len(a.Ignore) > 0 {
+		spec["ignore"] = a.Ignore
+	}
+	if a.Port != "" {
+		// A connection's port is lent for the tests, as for an upload.
+		s.mu.Lock()
+		c := s.findConnLocked(a.Port)
+		s.mu.Unlock()
+		switch {
+		case c != nil:
+			spec["port"] = c.port
+		case steps.IsPortPath(a.Port):
+			spec["port"] = a.Port
+		default:
+			return nil, "", fmt.Errorf("port %q: no open connection has this id or label, and it is not a port path", a.Port)
 		}
-		if !steps.IsPortPath(p) {
-			return nil, "", fmt.Errorf("port %q: not a port path", p)
+	}
+	if a.TestPort != "" {
+		if !steps.IsPortPath(a.TestPort) {
+			return nil, "", fmt.Errorf("test_port %q: not a port path", a.TestPort)
 		}
-		if err := s.checkPort(p); err != nil {
+		if err := s.checkPort(a.TestPort); err != nil {
 			return nil, "", err
 		}
-		keys = append(keys, portKey(realPort(p)))
+		spec["test_port"] = a.TestPort
 	}
-	return s.runPIOTask(ctx, req, "run_tests", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
-		if len(keys) > 0 {
-			release, err := s.locks.acquire(ctx, dedupe(keys), who(ctx, req), 0)
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-		}
-		rep, out, err := c.Test(ctx, pio.TestSpec{ProjectDir: dir, Env: a.env(), Filter: a.Filter, Ignore: a.Ignore,
-			UploadPort: a.Port, TestPort: a.TestPort, WithoutUploading: a.WithoutUploading})
-		if err != nil {
-			return nil, err
-		}
-		r := outputResult(out)
-		r.Tests = rep
-		r.OK = rep.Passed()
-		r.Summary = fmt.Sprintf("%d test cases: %d failed, %d errored, %d skipped", rep.Cases, rep.Failures, rep.Errors, rep.Skipped)
-		return r, nil
-	})
+	if a.WithoutUploading {
+		spec["without_uploading"] = true
+	}
+	seq, err := stepSequence(steps.KindPIOTest, map[string]any{string(steps.KindPIOTest): spec})
+	if err != nil {
+		return nil, "", err
+	}
+	return s.runStepTool(ctx, req, steps.KindPIOTest, seq, a.Background, a.LockTimeoutMS)
 }
 
 // --- libraries ---
@@ -785,14 +798,15 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("run_tests", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Run a PlatformIO project's unit tests"),
-		mcp.WithDescription("Build, upload and run the project's unit tests (pio test -d DIR [-e ENV] --json-output), on the board or natively, and return every test case: suite, name, status (PASSED, FAILED, SKIPPED, ERRORED), message, file and line. Refused when the server is --read-only (it flashes the board)." + host + taskNote),
+		mcp.WithDescription("Build, upload and run the project's unit tests (pio test -d DIR [-e ENV] --json-output), on the board or natively, as a run of a pio_test step: returns every test case (tests: suite, name, status PASSED, FAILED, SKIPPED or ERRORED, message, file, line), and the run's report (report_resource) holds them too. port names a connection (id, label or path) or a port path: a connection's console lends the port for the run and takes it back after. Refused when the server is --read-only (it flashes the board)." + host + taskNote),
 		projectDir, env, envAlias, background,
 		mcp.WithArray("filter", mcp.WithStringItems(), mcp.Description("Only tests matching these patterns (pio test -f).")),
 		mcp.WithArray("ignore", mcp.WithStringItems(), mcp.Description("Leave out tests matching these patterns (pio test -i).")),
-		mcp.WithString("port", mcp.Description("The upload port path (--upload-port); held for the run.")),
+		mcp.WithString("port", mcp.Description("The upload port (--upload-port): a connection id, label or port path; held for the run.")),
 		mcp.WithString("test_port", mcp.Description("The port the test results come from (--test-port); held for the run.")),
 		mcp.WithBoolean("without_uploading", mcp.Description("Run the tests already on the board.")),
-		outputSchema[pioResult](),
+		lockTimeout(),
+		outputSchema[buildResult](),
 		mcp.WithDestructiveHintAnnotation(true),
 	}, readOnly(false)...)...), toolHandler(s, s.pioRunTests))
 

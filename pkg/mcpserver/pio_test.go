@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/pio/piotest"
 )
@@ -42,6 +43,7 @@ func pioEnv(t *testing.T, r pio.Runner, envs ...string) (*env, string) {
 		c.Policy.AllowExec = true
 		c.Policy.Roots = []string{root}
 		c.PIORunner = r
+		c.Builder = engine.PIOBuilder(r)
 	}})
 	return e, proj
 }
@@ -134,20 +136,31 @@ func TestPIOCheckAndTests(t *testing.T) {
 	}
 
 	res := e.call("run_tests", map[string]any{"project_dir": proj, "environment": "uno"})
-	var tr pioResult
+	var tr buildResult
 	decode(t, res, &tr)
-	if tr.OK || tr.Tests == nil || tr.Tests.Failures != 1 || len(tr.Tests.Suites[0].Cases) != 3 {
+	if tr.OK || len(tr.Tests) != 3 || tr.Failures == nil || *tr.Failures != 1 || tr.Kind != "pio_test" {
 		t.Fatalf("tests = %+v", tr)
+	}
+	want := testCaseOut{Suite: "test_ring", Env: "uno", Name: "test_ring_wrap", Status: "FAILED", Message: "Expected 4 Was 0", File: "test/test_ring/test_main.c", Line: 42}
+	if tr.Tests[1] != want {
+		t.Errorf("case = %+v\nwant %+v", tr.Tests[1], want)
 	}
 	if !strings.Contains(text(res), "uno:test_ring/test_ring_wrap FAILED: Expected 4 Was 0 (test/test_ring/test_main.c:42)") {
 		t.Errorf("text: %s", text(res))
+	}
+	// The run's report holds the cases too.
+	if tr.ReportResource == "" {
+		t.Fatal("no report_resource")
+	}
+	if rep := e.readResource(tr.ReportResource); !strings.Contains(rep, `"test_ring_wrap"`) {
+		t.Errorf("the run report lacks the test case: %.2000s", rep)
 	}
 }
 
 func TestPIOBackgroundTask(t *testing.T) {
 	r := &piotest.Replay{Scenarios: []string{"test"}}
 	e, proj := pioEnv(t, r, "uno")
-	var started pioResult
+	var started buildResult
 	decode(t, e.call("run_tests", map[string]any{"project_dir": proj, "env": "uno", "background": true}), &started)
 	if started.State != taskRunning || started.TaskID == "" {
 		t.Fatalf("started = %+v", started)
@@ -157,7 +170,7 @@ func TestPIOBackgroundTask(t *testing.T) {
 	var st taskStatus
 	res := e.call("task_status", map[string]any{"task_id": started.TaskID})
 	decode(t, res, &st)
-	if st.State != taskDone || st.PIO == nil || st.PIO.Tests == nil || st.PIO.Tests.Cases != 3 || st.PIO.OK {
+	if st.State != taskDone || st.Result == nil || len(st.Result.Tests) != 3 || st.Result.OK {
 		t.Errorf("status = %+v", st)
 	}
 	if !strings.Contains(text(res), "test_ring_wrap FAILED") {
