@@ -72,10 +72,8 @@ type pioResult struct {
 	Tail       string  `json:"tail,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 	// Check holds check_project's defects per environment and tool.
-	Check []pio.CheckRun `json:"check,omitempty"`
-	// Tests holds run_tests' report: every test case with its status.
-	Tests       *pio.TestReport `json:"tests,omitempty"`
-	LogResource string          `json:"log_resource"`
+	Check       []pio.CheckRun `json:"check,omitempty"`
+	LogResource string         `json:"log_resource"`
 }
 
 // pioJob is one long verb: what it runs, given a client.
@@ -177,17 +175,6 @@ func formatPIO(r *pioResult) string {
 		fmt.Fprintf(&b, "\n%s %s: %d high, %d medium, %d low", c.Env, c.Tool, c.High, c.Medium, c.Low)
 		for _, d := range c.Defects {
 			fmt.Fprintf(&b, "\n  %s:%d: [%s:%s] %s [%s]", d.File, d.Line, d.Severity, d.Category, d.Message, d.ID)
-		}
-	}
-	if t := r.Tests; t != nil {
-		fmt.Fprintf(&b, "\n%d test cases: %d failed, %d errored, %d skipped", t.Cases, t.Failures, t.Errors, t.Skipped)
-		for _, su := range t.Suites {
-			for _, c := range su.Cases {
-				fmt.Fprintf(&b, "\n  %s:%s/%s %s", su.Env, su.Name, c.Name, c.Status)
-				if c.Message != "" {
-					fmt.Fprintf(&b, ": %s (%s:%d)", c.Message, c.File, c.Line)
-				}
-			}
 		}
 	}
 	fmt.Fprintf(&b, "\nlog: %s", r.LogResource)
