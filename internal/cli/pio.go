@@ -81,6 +81,7 @@ platformio.ini, unknown board or environment), 3 pio missing or failing.`,
 			},
 		}
 		c.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+		c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "stream PlatformIO's output to stderr as it runs")
 		if v.flags != nil {
 			v.flags(c, o)
 		}
