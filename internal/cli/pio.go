@@ -54,6 +54,17 @@ Every project verb takes -d PROJECT and acts on that project only; global
 settings, upgrades, account and remote commands are not offered.
 Exit codes: 0 done, 1 defects found or tests failed, 2 invalid input (no
 platformio.ini, unknown board or environment), 3 pio missing or failing.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			verbs := make([]string, 0, len(cmd.Commands()))
+			for _, c := range cmd.Commands() {
+				verbs = append(verbs, c.Name())
+			}
+			return invalid(fmt.Errorf("pio %s: not a verb hilrun offers (%s); global settings, upgrades, account and cloud commands and pio remote are left out on purpose", args[0], strings.Join(verbs, ", ")))
+		},
 	}
 	dirFlag := func(c *cobra.Command, o *pioOptions) {
 		c.Flags().StringVarP(&o.ProjectDir, "project-dir", "d", ".", "the PlatformIO project folder (holding platformio.ini)")

@@ -49,6 +49,8 @@ func TestPIOVerbs(t *testing.T) {
 		{"list libs", []string{"list_installed_libraries", "-d", dir}, []string{"pkg_list"}, 0, "  esp32dev: OneWire@2.3.8"},
 		{"install", []string{"install_library", "-d", dir, "-e", "esp32dev", "bblanchon/ArduinoJson@^7.0.4"}, []string{"pkg_install"}, 0, "has been installed!"},
 		{"system", []string{"system_info"}, []string{"system_info"}, 0, "PlatformIO Core"},
+		{"out of scope", []string{"remote", "agent", "start"}, nil, cli.ExitInvalid, ""},
+		{"upgrade", []string{"upgrade"}, nil, cli.ExitInvalid, ""},
 		{"uploadfs", []string{"upload_filesystem", "-d", dir, "-e", "esp32dev"}, []string{"uploadfs"}, 0, "Hash of data verified."},
 	}
 	for _, tt := range tests {
