@@ -274,9 +274,10 @@ type initProjectArgs struct {
 	Board      string `json:"board"`
 	Framework  string `json:"framework"`
 	ProjectDir string `json:"project_dir"`
+	Background bool   `json:"background"`
 }
 
-func (s *Server) pioInitProject(ctx context.Context, _ mcp.CallToolRequest, a *initProjectArgs) (any, string, error) {
+func (s *Server) pioInitProject(ctx context.Context, req mcp.CallToolRequest, a *initProjectArgs) (any, string, error) {
 	if a.ProjectDir == "" {
 		return nil, "", errors.New("project_dir is required: the new project's folder under a --root")
 	}
@@ -298,13 +299,18 @@ func (s *Server) pioInitProject(ctx context.Context, _ mcp.CallToolRequest, a *i
 	if err := p.CheckOutput("project_dir", dir); err != nil {
 		return nil, "", err
 	}
-	out, err := s.pioClient(nil, nil).InitProject(ctx, pio.InitSpec{ProjectDir: dir, Board: a.Board, Framework: a.Framework})
-	if err != nil {
+	// An unknown board is refused before a task exists: a background
+	// call learns at once.
+	if _, err := s.pioClient(nil, nil).BoardInfo(ctx, a.Board); err != nil {
 		return nil, "", err
 	}
-	r := outputResult(out)
-	r.Verb, r.State = "init_project", taskDone
-	return r, fmt.Sprintf("init_project %s: %s", dir, r.Summary), nil
+	return s.runPIOTask(ctx, req, "init_project", a.Background, func(ctx context.Context, c *pio.Client) (*pioResult, error) {
+		out, err := c.InitProject(ctx, pio.InitSpec{ProjectDir: dir, Board: a.Board, Framework: a.Framework})
+		if out == nil {
+			return nil, err
+		}
+		return outputResult(out), nil
+	})
 }
 
 type projectArgs struct {
@@ -742,10 +748,11 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("init_project", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Create a PlatformIO project"),
-		mcp.WithDescription("Create (or add a board to) a PlatformIO project (pio project init -d DIR -b BOARD [-O framework=...]). The board is checked first: an unknown board is an error before anything is written. The folder is made when missing; its parent must be under a --root." + host),
+		mcp.WithDescription("Create (or add a board to) a PlatformIO project (pio project init -d DIR -b BOARD [-O framework=...]), which may download the board's platform. The board is checked first: an unknown board is an error before anything is written. The folder is made when missing; its parent must be under a --root." + host + taskNote),
 		mcp.WithString("board", mcp.Required(), mcp.Description("The board id (see list_boards).")),
 		mcp.WithString("framework", mcp.Description("arduino, espidf, zephyr, stm32cube...; default: none set.")),
 		mcp.WithString("project_dir", mcp.Required(), mcp.Description("The project folder, under a --root.")),
+		background,
 		outputSchema[pioResult](),
 		mcp.WithDestructiveHintAnnotation(false),
 	}, readOnly(false)...)...), toolHandler(s, s.pioInitProject))
