@@ -1,8 +1,13 @@
-// Package pio runs PlatformIO Core for hilrun's build and upload steps:
-// `pio run` to build, upload and clean a project, `pio device list` and
-// `pio project config` as JSON. Results are build.Results: a compact
-// outcome with RAM and Flash use on success and the isolated cause of a
-// failure, the full output going to a log file.
+// Package pio runs PlatformIO Core for hilrun: `pio run` to build, upload
+// and clean a project for the build and upload steps (results are
+// build.Results: RAM and Flash use on success, the isolated cause of a
+// failure), and the verbs agents and people need around it (Client): boards,
+// devices with their likely board, project init and config, the
+// filesystem image, static analysis with its defects as data, unit tests
+// with every test case, libraries scoped to a project, and system
+// information. Every verb runs pio through a Runner, so tests replay
+// recorded outputs; global settings, upgrades, account and cloud commands
+// and `pio remote` are not offered.
 package pio
 
 import (
