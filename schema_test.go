@@ -200,6 +200,8 @@ var badFiles = map[string]string{
 	"probes-list.yaml":                      "probes must map probe names to their settings, found a list",
 	// Build and upload steps.
 	"build-unknown-key.yaml":        `unknown key "target" in build`,
+	"pio-test-no-project.yaml":      "pio_test needs project_dir",
+	"pio-test-unknown-key.yaml":     `unknown key "target" in pio_test`,
 	"build-command-and-pio.yaml":    "build takes one of command: or pio:",
 	"build-command-empty-list.yaml": "command must not be empty",
 	"build-not-mapping.yaml":        `build must be a mapping such as {command: [make, -C, firmware]} or {pio: {project_dir: fw}}, found the text "make"`,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -167,6 +168,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 		}
 		add(engine.CheckProbes(seq))
 		add(checkImages(seq))
+		add(checkPIOProjects(seq))
 	}
 	if len(other) > 0 {
 		// Printed whole: an ErrorList inside would be printed alone.
@@ -226,6 +228,27 @@ func checkImages(seq *steps.Sequence) error {
 		}
 		if _, err := os.Stat(f); err != nil {
 			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("upload: image file %s: %v", f, errors.Unwrap(err))})
+		}
+	})
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkPIOProjects reports pio_test steps (and PlatformIO builds and
+// uploads) whose project has no platformio.ini or lacks the environment
+// named, before anything runs.
+func checkPIOProjects(seq *steps.Sequence) error {
+	var errs steps.ErrorList
+	steps.Walk(seq, func(s *steps.Step) {
+		if s.Build == nil || s.Build.PIO == nil || strings.Contains(s.Build.PIO.ProjectDir, "${") {
+			return
+		}
+		// A build may make the project it builds only in odd setups; a
+		// missing platformio.ini is still worth saying before the run.
+		if err := pio.CheckProject(s.Build.PIO.ProjectDir, s.Build.PIO.Env); err != nil {
+			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("%s: %s", s.Kind, strings.TrimPrefix(err.Error(), pio.ErrInvalid.Error()+": "))})
 		}
 	})
 	if len(errs) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hilrun/hilrun/internal/tmpdir"
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -35,12 +36,19 @@ func Version() string {
 type IO struct {
 	In          io.Reader
 	Out, ErrOut io.Writer
+	// PIO runs PlatformIO for hilrun pio; nil runs the pio on PATH.
+	PIO pio.Runner
 }
 
 // Main runs hilrun with args and returns the process exit code.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	return MainIO(args, &IO{In: in, Out: out, ErrOut: errOut})
+}
+
+// MainIO is Main with its streams and seams in ios.
+func MainIO(args []string, ios *IO) int {
 	ignoreBrokenPipes()
-	ios := &IO{In: in, Out: out, ErrOut: errOut}
+	errOut := ios.ErrOut
 	root := NewRoot(ios)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
@@ -95,6 +103,7 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		newPortsCmd(ios),
 		newSimCmd(ios),
 		newMCPCmd(ios),
+		newPIOCmd(ios),
 		newReplCmd(ios),
 		newVersionCmd(ios),
 		newReportCmd(ios),

@@ -54,8 +54,8 @@ type Options struct {
 
 // installHints tell a user without a tool how to get it.
 var installHints = map[string]string{
-	"pio":        "install PlatformIO Core: https://docs.platformio.org/page/core/installation.html",
-	"platformio": "install PlatformIO Core: https://docs.platformio.org/page/core/installation.html",
+	"pio":        "install PlatformIO Core: pipx install platformio, or pip install platformio",
+	"platformio": "install PlatformIO Core: pipx install platformio, or pip install platformio",
 	"make":       "install make (Debian: apt-get install make)",
 	"cmake":      "install CMake (Debian: apt-get install cmake)",
 	"ninja":      "install Ninja (Debian: apt-get install ninja-build)",

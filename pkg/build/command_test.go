@@ -242,7 +242,7 @@ func TestCommandRunnerErrors(t *testing.T) {
 		wantText string
 	}{
 		{"toolchain missing", []string{"arm-none-eabi-gcc"}, notFound, exec.ErrNotFound, "apt-get install gcc-arm-none-eabi"},
-		{"pio missing", []string{"pio", "run"}, &exec.Error{Name: "pio", Err: exec.ErrNotFound}, exec.ErrNotFound, "docs.platformio.org"},
+		{"pio missing", []string{"pio", "run"}, &exec.Error{Name: "pio", Err: exec.ErrNotFound}, exec.ErrNotFound, "pipx install platformio"},
 		{"other tool missing", []string{"west", "build"}, &exec.Error{Name: "west", Err: exec.ErrNotFound}, exec.ErrNotFound, "west is not installed"},
 		{"cancelled", []string{"make"}, fmt.Errorf("run make: %w", context.Canceled), context.Canceled, "run make"},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -83,6 +84,11 @@ func (s *Server) checkBuild(seq *steps.Sequence, st *steps.Step) error {
 		if err != nil {
 			return err
 		}
+		// A folder without platformio.ini, or an environment it lacks, is
+		// refused before PlatformIO runs.
+		if err := pio.CheckProject(dir, b.PIO.Env); err != nil {
+			return fmt.Errorf("%s: %w", st.Kind, err)
+		}
 		b.PIO.ProjectDir = dir
 	default:
 		dir, err := p.ResolveDir("dir", b.Dir, base)
@@ -114,7 +120,7 @@ func (s *Server) uploadPortDevices(seq *steps.Sequence) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	steps.Walk(seq, func(st *steps.Step) {
-		if st.Kind != steps.KindUpload || st.Build == nil || st.Build.Port == "" || seq.Device(st.Build.Port) != nil {
+		if (st.Kind != steps.KindUpload && st.Kind != steps.KindPIOTest) || st.Build == nil || st.Build.Port == "" || seq.Device(st.Build.Port) != nil {
 			return
 		}
 		c := s.findConnLocked(st.Build.Port)
@@ -141,7 +147,7 @@ func (s *Server) uploadPortDevices(seq *steps.Sequence) {
 func (s *Server) uploadPortKeys(seq *steps.Sequence) []string {
 	var keys []string
 	steps.Walk(seq, func(st *steps.Step) {
-		if st.Kind == steps.KindUpload && st.Build != nil && st.Build.Port != "" && seq.Device(st.Build.Port) == nil {
+		if (st.Kind == steps.KindUpload || st.Kind == steps.KindPIOTest) && st.Build != nil && st.Build.Port != "" && seq.Device(st.Build.Port) == nil {
 			keys = append(keys, portKey(realPort(st.Build.Port)))
 		}
 	})
@@ -177,6 +183,19 @@ type buildArgs struct {
 	TimeoutMS     int64             `json:"timeout_ms"`
 	LockTimeoutMS *int64            `json:"lock_timeout_ms"`
 	Background    bool              `json:"background"`
+}
+
+// testCaseOut is one test case of a pio_test step.
+type testCaseOut struct {
+	Suite string `json:"suite"`
+	Env   string `json:"env"`
+	Name  string `json:"name"`
+	// Status is PASSED, FAILED, SKIPPED, WARNED or ERRORED.
+	Status     string  `json:"status"`
+	Message    string  `json:"message,omitempty"`
+	File       string  `json:"file,omitempty"`
+	Line       int     `json:"line,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 type diagnosticOut struct {
@@ -218,6 +237,14 @@ type buildResult struct {
 	File   string `json:"file,omitempty"`
 	Method string `json:"method,omitempty"`
 	Output string `json:"output,omitempty"`
+
+	// Tests holds the test cases a pio_test step ran, each with its
+	// status; TestCases, Failures, Errors and Skipped count them.
+	Tests     []testCaseOut `json:"tests,omitempty"`
+	TestCases *int64        `json:"test_cases,omitempty"`
+	Failures  *int64        `json:"failures,omitempty"`
+	Errors    *int64        `json:"errors,omitempty"`
+	Skipped   *int64        `json:"skipped,omitempty"`
 
 	LogResource    string `json:"log_resource"`
 	RunID          string `json:"run_id,omitempty"`
@@ -301,6 +328,11 @@ func (s *Server) toolSequence(kind steps.Kind, a *buildArgs) (*steps.Sequence, e
 	if err != nil {
 		return nil, err
 	}
+	return stepSequence(kind, step)
+}
+
+// stepSequence is the one-step sequence of step, a mapping of kind.
+func stepSequence(kind steps.Kind, step map[string]any) (*steps.Sequence, error) {
 	data, err := json.Marshal(map[string]any{"name": string(kind), "steps": []any{step}})
 	if err != nil {
 		return nil, err
@@ -336,15 +368,21 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 	if err != nil {
 		return nil, "", err
 	}
-	if seq, err = steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench}); err != nil {
+	return s.runStepTool(ctx, req, kind, seq, a.Background, a.LockTimeoutMS)
+}
+
+// runStepTool runs seq, one step of kind, as a task.
+func (s *Server) runStepTool(ctx context.Context, req mcp.CallToolRequest, kind steps.Kind, seq *steps.Sequence, background bool, lockTimeoutMS *int64) (any, string, error) {
+	seq, err := steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench})
+	if err != nil {
 		return nil, "", err
 	}
 	// Refuse before a task exists: a background call learns at once.
 	if err := s.checkSteps(seq, func(steps.Pos) string { return string(kind) }); err != nil {
 		return nil, "", err
 	}
-	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(a.LockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
-	if !a.Background {
+	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(lockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
+	if !background {
 		t := s.tasks.add(string(kind))
 		out, err := s.runTask(ctx, req, t, seq, o)
 		if err != nil {
@@ -372,6 +410,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 		breq.Params.Meta = &m
 	}
 	t := s.tasks.add(string(kind))
+	t.setCancel(cancel)
 	go func() {
 		defer s.inflight.Done()
 		defer stop()
@@ -442,7 +481,17 @@ func resultFrom(t *task, st runner.StepResult) *buildResult {
 	if v, ok := number(d["duration_ms"]); ok {
 		r.DurationMS = v
 	}
-	ints := map[string]**int64{"exit_code": &r.ExitCode, "text": &r.Text, "data": &r.Data, "bss": &r.BSS,
+	if cases, ok := d["cases"].([]any); ok {
+		for _, x := range cases {
+			m, _ := x.(map[string]any)
+			str := func(k string) string { v, _ := m[k].(string); return v }
+			line, _ := number(m["line"])
+			ms, _ := number(m["duration_ms"])
+			r.Tests = append(r.Tests, testCaseOut{Suite: str("suite"), Env: str("env"), Name: str("name"), Status: str("status"),
+				Message: str("message"), File: str("file"), Line: int(line), DurationMS: ms})
+		}
+	}
+	ints := map[string]**int64{"exit_code": &r.ExitCode, "test_cases": &r.TestCases, "failures": &r.Failures, "errors": &r.Errors, "skipped": &r.Skipped, "text": &r.Text, "data": &r.Data, "bss": &r.BSS,
 		"flash_bytes": &r.FlashBytes, "ram_bytes": &r.RAMBytes, "flash_total": &r.FlashTotal, "ram_total": &r.RAMTotal}
 	for k, p := range ints {
 		if v, ok := number(d[k]); ok {
@@ -508,6 +557,12 @@ func formatBuild(r *buildResult) string {
 			b.WriteString(" " + r.Summary)
 		}
 		fmt.Fprintf(&b, " (after %s)", dur)
+	}
+	for _, c := range r.Tests {
+		fmt.Fprintf(&b, "\n  %s:%s/%s %s", c.Env, c.Suite, c.Name, c.Status)
+		if c.Message != "" {
+			fmt.Fprintf(&b, ": %s (%s:%d)", c.Message, c.File, c.Line)
+		}
 	}
 	b.WriteString("\nlog: " + r.LogResource)
 	return b.String()

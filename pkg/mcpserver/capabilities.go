@@ -62,6 +62,27 @@ var toolTable = []toolSpec{
 	{Name: "log_search", Caps: steps.CapDevice, Always: steps.CapDevice},
 	{Name: "console_release", Caps: steps.CapDevice, Always: steps.CapDevice},
 	{Name: "console_hold", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "task_cancel"},
+	// PlatformIO (pio.go).
+	{Name: "list_boards", Caps: pioCaps, Always: pioCaps},
+	{Name: "get_board_info", Caps: pioCaps, Always: pioCaps},
+	{Name: "list_devices", Caps: pioCaps, Always: pioCaps},
+	{Name: "system_info", Caps: pioCaps, Always: pioCaps},
+	{Name: "search_libraries", Caps: pioCaps, Always: pioCaps},
+	{Name: "init_project", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "get_project_config", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "clean_project", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "upload_filesystem", Caps: pioProjectCaps | steps.CapMemWrite | steps.CapDevice, Always: pioProjectCaps | steps.CapMemWrite},
+	{Name: "check_project", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "run_tests", Caps: pioProjectCaps | steps.CapMemWrite | steps.CapDevice, Always: pioProjectCaps | steps.CapMemWrite, PerStep: true},
+	{Name: "install_library", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "list_installed_libraries", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "uninstall_library", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "update_library", Caps: pioProjectCaps, Always: pioProjectCaps},
+	{Name: "start_monitor", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "stop_monitor", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "acquire_lock", Caps: steps.CapDevice, Always: steps.CapDevice},
+	{Name: "release_lock", Caps: steps.CapDevice, Always: steps.CapDevice},
 }
 
 func lookupTool(name string) (toolSpec, bool) {

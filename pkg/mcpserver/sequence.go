@@ -687,7 +687,7 @@ func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
 		}
 		st.Mem.ELF = real
 	}
-	if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload) && st.Build != nil {
+	if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload || st.Kind == steps.KindPIOTest) && st.Build != nil {
 		return s.checkBuild(seq, st)
 	}
 	return s.checkControl(seq, st)
@@ -1243,7 +1243,7 @@ func (s *Server) newProgress(ctx context.Context, req mcp.CallToolRequest, seq *
 		switch st.Kind {
 		case steps.KindRepeat:
 			repeat = true
-		case steps.KindBuild, steps.KindUpload:
+		case steps.KindBuild, steps.KindUpload, steps.KindPIOTest:
 			p.lines = true
 		}
 	})

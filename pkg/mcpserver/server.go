@@ -36,6 +36,7 @@ import (
 
 	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -133,8 +134,11 @@ type Config struct {
 	DialProbe    ProbeDialer
 	SerialConfig func(*steps.Device) serialx.Config
 	Builder      BuilderFactory
-	Grab         runner.CameraGrabber
-	CheckProbes  func(*steps.Sequence) error
+	// PIORunner runs PlatformIO for the pio verbs; nil runs the pio on
+	// PATH with the policy's environment.
+	PIORunner   pio.Runner
+	Grab        runner.CameraGrabber
+	CheckProbes func(*steps.Sequence) error
 
 	// Seams for tests; nil means the real thing.
 	OpenConsole ConsoleOpener

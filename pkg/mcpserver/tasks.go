@@ -45,14 +45,43 @@ type task struct {
 	state  string
 	ended  time.Time
 	result *buildResult
-	err    string
-	lines  []string
+	// pio is the result of a PlatformIO verb.
+	pio   *pioResult
+	err   string
+	lines []string
+	// cancel stops a background task; nil for one a call runs.
+	cancel context.CancelFunc
+	// over is closed when the task ends.
+	over chan struct{}
+	// onLine, when set before the task runs, gets each output line too.
+	onLine func(string)
+}
+
+// setCancel makes t a background task that cancel stops.
+func (t *task) setCancel(cancel context.CancelFunc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cancel = cancel
+}
+
+// stop cancels a running background task; false when t is not one.
+func (t *task) stop() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cancel == nil || t.state != taskRunning {
+		return false
+	}
+	t.cancel()
+	return true
 }
 
 // addLine keeps the last taskLines lines the tool printed.
 func (t *task) addLine(l string) {
 	if len(l) > taskLineBytes {
 		l = l[:taskLineBytes] + "…"
+	}
+	if t.onLine != nil {
+		t.onLine(l)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -70,6 +99,17 @@ func (t *task) finish(state string, r *buildResult, msg string) {
 	if r != nil {
 		r.State = state
 	}
+	close(t.over)
+}
+
+func (t *task) finishPIO(state string, r *pioResult, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state, t.pio, t.err, t.ended = state, r, msg, time.Now()
+	if r != nil {
+		r.State = state
+	}
+	close(t.over)
 }
 
 // taskStore keeps the last maxTasks tasks, and every running one.
@@ -84,7 +124,7 @@ type taskStore struct {
 func (ts *taskStore) add(kind string) *task {
 	ts.mu.Lock()
 	ts.next++
-	t := &task{id: "t" + strconv.Itoa(ts.next), kind: kind, started: time.Now(), state: taskRunning}
+	t := &task{id: "t" + strconv.Itoa(ts.next), kind: kind, started: time.Now(), state: taskRunning, over: make(chan struct{})}
 	t.logPath = filepath.Join(ts.s.logDir, "tasks", t.id+".log")
 	ts.tasks = append(ts.tasks, t)
 	var evict []*task
@@ -142,7 +182,9 @@ type taskStatus struct {
 	Started    string       `json:"started"`
 	DurationMS float64      `json:"duration_ms"`
 	Result     *buildResult `json:"result,omitempty"`
-	Error      string       `json:"error,omitempty"`
+	// PIO is the result of a PlatformIO verb (check_project, run_tests...).
+	PIO   *pioResult `json:"pio,omitempty"`
+	Error string     `json:"error,omitempty"`
 	// Progress is the last lines the tool printed.
 	Progress    []string `json:"progress"`
 	LogResource string   `json:"log_resource"`
@@ -168,6 +210,10 @@ func (s *Server) taskStatus(ctx context.Context, req mcp.CallToolRequest, a *tas
 		r := *t.result
 		out.Result = &r
 	}
+	if t.pio != nil {
+		r := *t.pio
+		out.PIO = &r
+	}
 	t.mu.Unlock()
 	var text string
 	switch {
@@ -178,6 +224,8 @@ func (s *Server) taskStatus(ctx context.Context, req mcp.CallToolRequest, a *tas
 		}
 	case out.Result != nil && out.State == taskDone:
 		text = formatBuild(out.Result)
+	case out.PIO != nil && out.State == taskDone:
+		text = formatPIO(out.PIO)
 	default:
 		text = fmt.Sprintf("%s %s %s: %s\nlog: %s", t.kind, t.id, out.State, out.Error, out.LogResource)
 	}

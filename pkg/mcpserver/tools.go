@@ -244,6 +244,7 @@ Returns data, cursor (where the next read continues), start, bytes and reason (a
 	s.addTool(mcp.NewTool("mem_write", writeOpts...), toolHandler(s, s.memWrite))
 
 	s.addSeedTools()
+	s.addPIOTools()
 }
 
 func (s *Server) addBuildTools() {

@@ -27,8 +27,15 @@ func TestToolList(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnly := map[string]bool{"list_ports": true, "serial_read": true, "serial_expect": true, "validate_sequence": true, "serial_status": true, "mem_read": true, "task_status": true,
-		"console_list": true, "serial_snapshot": true, "log_info": true, "log_search": true}
-	want := []string{"build", "console_hold", "console_list", "console_release", "list_ports", "log_info", "log_search", "mem_read", "mem_write", "run_sequence", "serial_close", "serial_expect", "serial_open", "serial_read", "serial_send", "serial_send_ctrl", "serial_sequence", "serial_snapshot", "serial_status", "serial_write", "task_status", "upload", "validate_sequence"}
+		"console_list": true, "serial_snapshot": true, "log_info": true, "log_search": true,
+		"list_boards": true, "get_board_info": true, "list_devices": true, "system_info": true, "search_libraries": true,
+		"get_project_config": true, "check_project": true, "list_installed_libraries": true}
+	want := []string{"acquire_lock", "build", "check_project", "clean_project", "console_hold", "console_list", "console_release",
+		"get_board_info", "get_project_config", "init_project", "install_library", "list_boards", "list_devices", "list_installed_libraries",
+		"list_ports", "log_info", "log_search", "mem_read", "mem_write", "release_lock", "run_sequence", "run_tests", "search_libraries",
+		"serial_close", "serial_expect", "serial_open", "serial_read", "serial_send", "serial_send_ctrl", "serial_sequence", "serial_snapshot",
+		"serial_status", "serial_write", "start_monitor", "stop_monitor", "system_info", "task_cancel", "task_status", "uninstall_library",
+		"update_library", "upload", "upload_filesystem", "validate_sequence"}
 	var got []string
 	for _, tool := range res.Tools {
 		got = append(got, tool.Name)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -285,7 +286,20 @@ type caseBuilder struct {
 	body                  strings.Builder
 	values                strings.Builder
 	valueLines, moreValue int
+	// pioCases are the test cases pio_test steps of the entry reported,
+	// each a testcase of its own; pioOnly says the entry is one pio_test
+	// step, which its cases then stand for.
+	pioCases  []*junit.Testcase
+	moreCases int
+	pioOnly   bool
 }
+
+// pioTestKind is the kind of a pio_test step (steps.KindPIOTest).
+const pioTestKind = "pio_test"
+
+// maxTestCases bounds the pio_test cases one entry reports; the rest are
+// counted in a last testcase's output.
+const maxTestCases = 10000
 
 func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Testcase)) *caseBuilder {
 	return &caseBuilder{seq: seq, opts: opts, emit: emit}
@@ -340,8 +354,11 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 	if label, vals, ok := labelledValues(st.Data); ok {
 		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), vals))
 	}
+	if st.Kind == pioTestKind {
+		cb.addTestCases(st)
+	}
 	// What a build or an upload reported: sizes, or the isolated cause.
-	if (st.Kind == "build" || st.Kind == "upload") && st.Message != "" {
+	if (st.Kind == "build" || st.Kind == "upload" || st.Kind == pioTestKind) && st.Message != "" {
 		lines = append(lines, fmt.Sprintf("%s: %s", st.Kind, cleanLine(st.Message)))
 	}
 	// Pictures, as the attachment lines that Jenkins and GitLab show
@@ -357,6 +374,73 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 		cb.valueLines++
 		cb.values.WriteString(l + "\n")
 	}
+}
+
+// addTestCases turns the cases of a pio_test step (its data's "cases")
+// into testcases named after the step, the suite and the case.
+func (cb *caseBuilder) addTestCases(st *results.Step) {
+	list, _ := st.Data["cases"].([]any)
+	if len(list) == 0 {
+		return
+	}
+	cb.pioOnly = st.Path == results.TopKey(st.Path)
+	prefix := stepCaseName(st, cb.seq.width)
+	if st.Group != "" {
+		prefix = cleanLine(st.Group) + " " + prefix
+	}
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		if m == nil {
+			continue
+		}
+		if len(cb.pioCases) >= maxTestCases {
+			cb.moreCases++
+			continue
+		}
+		str := func(k string) string { v, _ := m[k].(string); return cleanLine(v) }
+		ms, line := num(m["duration_ms"]), num(m["line"])
+		tc := &junit.Testcase{Name: prefix + ": " + str("suite") + "/" + str("name"), Classname: cleanLine(cb.seq.seq.Name),
+			Time: seconds(time.Duration(ms * float64(time.Millisecond)))}
+		msg := str("message")
+		where := str("file")
+		if where != "" {
+			where = fmt.Sprintf("%s:%d", where, int(line))
+		}
+		switch str("status") {
+		case "FAILED":
+			tc.Failure = &junit.Result{Message: first(msg, "failed"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+		case "ERRORED":
+			tc.Error = &junit.Result{Message: first(msg, "errored"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+		case "SKIPPED":
+			tc.Skipped = &junit.Result{Message: first(msg, "skipped")}
+		}
+		cb.pioCases = append(cb.pioCases, tc)
+	}
+}
+
+// num is a number of a step's data, however the event file decoded it.
+func num(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	}
+	return 0
+}
+
+func first(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 // addRepeat lists a repeat's failing iterations, under the summary cap.
@@ -537,7 +621,18 @@ func (cb *caseBuilder) finish(top *results.Step) {
 			}
 		}
 	}
-	cb.emit(&tc)
+	// An entry that is one pio_test step that ran its tests is its test
+	// cases; else they follow the entry's testcase.
+	if !(cb.pioOnly && cb.leaves == 1 && len(cb.pioCases) > 0 && top.Kind == pioTestKind) {
+		cb.emit(&tc)
+	}
+	for _, c := range cb.pioCases {
+		cb.emit(c)
+	}
+	if cb.moreCases > 0 {
+		cb.emit(&junit.Testcase{Name: fmt.Sprintf("… and %d more test cases", cb.moreCases), Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
+			SystemOut: &junit.Output{Data: "the event stream lists every test case\n"}})
+	}
 	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
 		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry}
 }

@@ -241,3 +241,56 @@ func TestJUnitEmpty(t *testing.T) {
 		t.Errorf("empty run gave %+v", suites)
 	}
 }
+
+// TestJUnitPIOTestCases checks that each test case a pio_test step ran is
+// a testcase of its own: alone, the step is its cases; in a group, they
+// follow the group's testcase.
+func TestJUnitPIOTestCases(t *testing.T) {
+	cases := []any{
+		map[string]any{"suite": "test_ring", "env": "uno", "name": "test_ring_push", "status": "PASSED", "message": "", "file": "test/test_ring/test_main.c", "line": 31, "duration_ms": 0.0},
+		map[string]any{"suite": "test_ring", "env": "uno", "name": "test_ring_wrap", "status": "FAILED", "message": "Expected 4 Was 0", "file": "test/test_ring/test_main.c", "line": 42, "duration_ms": 12.5},
+		map[string]any{"suite": "test_ring", "env": "uno", "name": "test_ring_dma", "status": "SKIPPED", "message": "needs DMA", "file": "test/test_ring/test_main.c", "line": 50, "duration_ms": 0.0},
+	}
+	pioStep := func(path, group string) runner.StepResult {
+		return runner.StepResult{Path: path, Kind: "pio_test", Name: "pio fw -e uno", Group: group, Status: runner.Failed,
+			Message: "3 test cases: 1 passed, 1 failed, 1 skipped", Data: map[string]any{"cases": cases}}
+	}
+	tests := []struct {
+		name  string
+		steps []runner.StepResult
+		want  string
+	}{
+		{"alone", []runner.StepResult{pioStep("0", ""), {Path: "1", Kind: "expect", Name: "boot", Status: runner.Passed}},
+			"00 pio_test pio fw -e uno: test_ring/test_ring_push=passed|00 pio_test pio fw -e uno: test_ring/test_ring_wrap=failed:Expected 4 Was 0|00 pio_test pio fw -e uno: test_ring/test_ring_dma=skipped|01 expect boot=passed"},
+		{"in a group", []runner.StepResult{pioStep("0.0", "unit"), {Path: "0.1", Kind: "expect", Name: "boot", Group: "unit", Status: runner.Passed}},
+			"unit=failed:3 test cases: 1 passed, 1 failed, 1 skipped|unit 00.0 pio_test pio fw -e uno: test_ring/test_ring_push=passed|unit 00.0 pio_test pio fw -e uno: test_ring/test_ring_wrap=failed:Expected 4 Was 0|unit 00.0 pio_test pio fw -e uno: test_ring/test_ring_dma=skipped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seq := runner.SequenceResult{Name: "s", File: "s.yaml", Status: runner.Failed, StartedAt: base, Steps: tt.steps}
+			suites := parseJUnit(t, junitReport(t, []runner.SequenceResult{seq}))
+			s := suites.Suites[0]
+			var got []string
+			failures := 0
+			for _, tc := range s.Testcases {
+				st := "passed"
+				switch {
+				case tc.Error != nil:
+					st = "error:" + tc.Error.Message
+				case tc.Failure != nil:
+					st = "failed:" + tc.Failure.Message
+					failures++
+				case tc.Skipped != nil:
+					st = "skipped"
+				}
+				got = append(got, tc.Name+"="+st)
+			}
+			if g := strings.Join(got, "|"); g != tt.want {
+				t.Errorf("got  %s\nwant %s", g, tt.want)
+			}
+			if s.Tests != len(s.Testcases) || s.Failures != failures {
+				t.Errorf("suite counts tests=%d failures=%d, testcases %d failures %d", s.Tests, s.Failures, len(s.Testcases), failures)
+			}
+		})
+	}
+}

@@ -46,6 +46,7 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindMonitor:       (*run).debugger,
 	steps.KindBuild:         (*run).build,
 	steps.KindUpload:        (*run).build,
+	steps.KindPIOTest:       (*run).build,
 	steps.KindCamera:        (*run).camera,
 	steps.KindLines:         (*run).lines,
 	steps.KindBreak:         (*run).lines,

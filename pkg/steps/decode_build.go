@@ -152,3 +152,45 @@ func (d *decoder) image(n *yaml.Node) *ImageSpec {
 	}
 	return im
 }
+
+var pioTestKeys = []string{"project_dir", "env", "filter", "ignore", "port", "test_port", "without_uploading", "verbose"}
+
+// pioTest decodes a pio_test: mapping into the PlatformIO build spec it
+// runs: {project_dir, env, filter, ignore, port, test_port,
+// without_uploading}.
+func (d *decoder) pioTest(n *yaml.Node) *BuildSpec {
+	p := &PIOSpec{Test: &PIOTestSpec{}}
+	b := &BuildSpec{PIO: p}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), "pio_test must be a mapping such as {project_dir: fw, env: nucleo_f401re}, found %s", kindName(n))
+		return b
+	}
+	for _, e := range d.pairs(n) {
+		switch e.key.Value {
+		case "project_dir":
+			if s, ok := d.str(e.val, "project_dir"); ok {
+				p.ProjectDir = d.relPath(s)
+			}
+		case "env":
+			p.Env, _ = d.str(e.val, "env")
+		case "verbose":
+			p.Verbose, _ = d.boolean(e.val, "verbose")
+		case "filter":
+			p.Test.Filter = d.strings(e.val, "filter")
+		case "ignore":
+			p.Test.Ignore = d.strings(e.val, "ignore")
+		case "port":
+			b.Port, _ = d.str(e.val, "port")
+		case "test_port":
+			p.Test.TestPort, _ = d.str(e.val, "test_port")
+		case "without_uploading":
+			p.Test.WithoutUploading, _ = d.boolean(e.val, "without_uploading")
+		default:
+			d.unknownKey(e.key, "pio_test", pioTestKeys)
+		}
+	}
+	if p.ProjectDir == "" {
+		d.add(d.pos(n), "pio_test needs project_dir: the PlatformIO project folder")
+	}
+	return b
+}

@@ -128,6 +128,10 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		s.Build = d.buildSpec(s.Kind, v)
 		return
 	}
+	if k == "pio_test" && s.Kind == KindPIOTest {
+		s.Build = d.pioTest(v)
+		return
+	}
 	if d.controlField(s, k, v) {
 		return
 	}

@@ -185,6 +185,9 @@ var kindTable = []KindSpec{
 	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",
 		Note:    "an image through the probe: mem-write+read-files; device only with port:",
 		Allowed: []string{"probe", "timeout"}, caps: uploadCaps},
+	{Kind: KindPIOTest, Keys: []string{"pio_test"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
+		Doc: "run a PlatformIO project's unit tests on the target (pio test): each test case a result", Note: "device only with port: or test_port:",
+		Allowed: []string{"timeout"}, caps: pioTestCaps},
 
 	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
 		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
@@ -206,6 +209,14 @@ func uploadCaps(s *Step) Cap {
 	}
 	c := CapHostExec | CapMemWrite | CapReadFiles
 	if b.Port != "" {
+		c |= CapDevice
+	}
+	return c
+}
+
+func pioTestCaps(s *Step) Cap {
+	c := CapHostExec | CapMemWrite | CapReadFiles
+	if b := s.Build; b == nil || b.Port != "" || b.PIO == nil || b.PIO.Test == nil || b.PIO.Test.TestPort != "" {
 		c |= CapDevice
 	}
 	return c

@@ -38,6 +38,9 @@ const (
 
 	KindBuild  Kind = "build"
 	KindUpload Kind = "upload"
+	// KindPIOTest runs a PlatformIO project's unit tests (pio test):
+	// build, flash, run on the target, one result per test case.
+	KindPIOTest Kind = "pio_test"
 
 	// KindCamera is a camera capture (capture: true, capture: {camera:
 	// ...}) or an image check (expect_image).
@@ -445,6 +448,20 @@ type PIOSpec struct {
 	Env        string
 	Verbose    bool
 	Clean      bool
+
+	// Test holds what a pio_test step adds.
+	Test *PIOTestSpec
+}
+
+// PIOTestSpec is the test selection of a pio_test step.
+type PIOTestSpec struct {
+	// Filter and Ignore are test name patterns (pio test -f, -i).
+	Filter, Ignore []string
+	// TestPort is the port the results come from (--test-port); "" lets
+	// PlatformIO use the upload port or test_port.
+	TestPort string
+	// WithoutUploading runs the tests already on the target.
+	WithoutUploading bool
 }
 
 // ImageSpec writes an image file through a probe: with OpenOCD's program
@@ -674,7 +691,7 @@ func (s *Step) Title() string {
 		}
 	case KindReset:
 		return "reset " + s.ResetMode
-	case KindBuild, KindUpload:
+	case KindBuild, KindUpload, KindPIOTest:
 		return s.Build.describe()
 	case KindCamera:
 		if s.Camera != nil && s.Camera.Label != "" {

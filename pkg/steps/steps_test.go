@@ -21,7 +21,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "a.yaml", "stepz: []\nsteps: [{delay: 1s}]\n",
 			[]string{`a.yaml:1:1: unknown key "stepz" in the sequence (did you mean "steps"?)`}},
 		{"unknown step kind", "a.yaml", "steps:\n  - sned: hi\n",
-			[]string{`a.yaml:2:5: unknown step kind "sned": expected one of send, expect, delay, capture, assert, set, group, repeat, mem_read, mem_write, mem_poll, halt, resume, reset, openocd, monitor, build, upload, expect_image, lines, break, reset_sequence, exec, power (did you mean "send"?)`}},
+			[]string{`a.yaml:2:5: unknown step kind "sned": expected one of send, expect, delay, capture, assert, set, group, repeat, mem_read, mem_write, mem_poll, halt, resume, reset, openocd, monitor, build, upload, pio_test, expect_image, lines, break, reset_sequence, exec, power (did you mean "send"?)`}},
 		{"unknown step key", "a.yaml", "steps:\n  - send: hi\n    expct: x\n",
 			[]string{`a.yaml:3:5: unknown key "expct" in a send step (did you mean "expect"?)`}},
 		{"bare number duration", "a.yaml", "steps:\n  - delay: 100\n",

@@ -356,7 +356,7 @@ func (v *validator) step(s *Step) {
 	case KindMonitor:
 		v.template(s.Pos, s.Monitor)
 		v.expect(s)
-	case KindBuild, KindUpload:
+	case KindBuild, KindUpload, KindPIOTest:
 		if b := s.Build; b != nil {
 			v.command(s.Pos, b.Command, b.Env, b.Port)
 		}

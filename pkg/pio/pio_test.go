@@ -24,7 +24,7 @@ func project(t *testing.T, elf bool) string {
 	if !elf {
 		return dir
 	}
-	b, err := os.ReadFile("../../../firmware/sim/sim.elf")
+	b, err := os.ReadFile("../../firmware/sim/sim.elf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +207,7 @@ func TestDeviceList(t *testing.T) {
 func TestProjectConfig(t *testing.T) {
 	calls := useScenario(t, "project_config")
 	dir := project(t, false)
+	t.Setenv(envDir, dir)
 	cfg, err := ProjectConfig(context.Background(), dir, build.Options{})
 	if err != nil {
 		t.Fatal(err)

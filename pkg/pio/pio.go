@@ -1,8 +1,13 @@
-// Package pio runs PlatformIO Core for hilrun's build and upload steps:
-// `pio run` to build, upload and clean a project, `pio device list` and
-// `pio project config` as JSON. Results are build.Results: a compact
-// outcome with RAM and Flash use on success and the isolated cause of a
-// failure, the full output going to a log file.
+// Package pio runs PlatformIO Core for hilrun: `pio run` to build, upload
+// and clean a project for the build and upload steps (results are
+// build.Results: RAM and Flash use on success, the isolated cause of a
+// failure), and the verbs agents and people need around it (Client): boards,
+// devices with their likely board, project init and config, the
+// filesystem image, static analysis with its defects as data, unit tests
+// with every test case, libraries scoped to a project, and system
+// information. Every verb runs pio through a Runner, so tests replay
+// recorded outputs; global settings, upgrades, account and cloud commands
+// and `pio remote` are not offered.
 package pio
 
 import (
@@ -123,6 +128,9 @@ type Device struct {
 	VID    string `json:"vid,omitempty"`
 	PID    string `json:"pid,omitempty"`
 	Serial string `json:"serial,omitempty"`
+	// Board is the likely board or adapter for VID:PID; "" when it is not a
+	// well-known one.
+	Board string `json:"board,omitempty"`
 }
 
 var (
@@ -208,6 +216,19 @@ func ProjectConfig(ctx context.Context, dir string, opts build.Options) (*Config
 	if err := runJSON(ctx, argv, opts, &raw); err != nil {
 		return nil, err
 	}
+	return configFrom(raw)
+}
+
+// parseConfig reads the output of `pio project config --json-output`.
+func parseConfig(text []byte) (*Config, error) {
+	var raw [][]json.RawMessage
+	if err := decodeJSON("pio project config", text, &raw); err != nil {
+		return nil, err
+	}
+	return configFrom(raw)
+}
+
+func configFrom(raw [][]json.RawMessage) (*Config, error) {
 	cfg := &Config{}
 	for i, pair := range raw {
 		var sec Section
@@ -233,12 +254,17 @@ const maxJSON = 4 << 20
 // limitedBuffer keeps the first max bytes written to it.
 type limitedBuffer struct {
 	bytes.Buffer
-	max int
+	max  int
+	over bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
+	room := b.max - b.Len()
+	if room > 0 {
 		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	if len(p) > room {
+		b.over = true
 	}
 	return len(p), nil
 }
@@ -257,7 +283,7 @@ func runJSON(ctx context.Context, argv []string, opts build.Options, v any) erro
 	code, err := runner.Run(ctx, argv, "", nil, out)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%s is not installed (install PlatformIO Core: https://docs.platformio.org/page/core/installation.html): %w", Tool, err)
+			return fmt.Errorf("%s is not installed (install PlatformIO Core: pipx install platformio, or pip install platformio): %w", Tool, err)
 		}
 		return err
 	}
@@ -268,7 +294,12 @@ func runJSON(ctx context.Context, argv []string, opts build.Options, v any) erro
 		}
 		return fmt.Errorf("%s: exit code %d: %s", name, code, summary)
 	}
-	data := out.Bytes()
+	return decodeJSON(name, out.Bytes(), v)
+}
+
+// decodeJSON decodes the JSON answer in data into v, starting at the first
+// line that opens a JSON array or object.
+func decodeJSON(name string, data []byte, v any) error {
 	start := -1
 	for off := 0; off < len(data); {
 		line := data[off:]

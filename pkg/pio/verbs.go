@@ -1,0 +1,694 @@
+package pio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hilrun/hilrun/pkg/serialx"
+)
+
+// --- boards ---
+
+// Board is one board of `pio boards --json-output`.
+type Board struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	MCU      string `json:"mcu"`
+	// FCPU is the clock in Hz.
+	FCPU int64 `json:"fcpu"`
+	// RAM and ROM are the board's RAM and flash in bytes.
+	RAM        int64    `json:"ram"`
+	ROM        int64    `json:"rom"`
+	Frameworks []string `json:"frameworks"`
+	Vendor     string   `json:"vendor"`
+	URL        string   `json:"url"`
+	// Connectivity and debug tools, when the board's manifest names any.
+	Connectivity []string `json:"connectivity,omitempty"`
+	DebugTools   []string `json:"debug_tools,omitempty"`
+}
+
+type rawBoard struct {
+	Board
+	Debug *struct {
+		Tools map[string]json.RawMessage `json:"tools"`
+	} `json:"debug"`
+}
+
+// ListBoards runs `pio boards --json-output [filter]`: the boards whose
+// data mention filter (every board for "").
+func (c *Client) ListBoards(ctx context.Context, filter string) ([]Board, error) {
+	args := []string{"boards", "--json-output"}
+	if filter != "" {
+		args = append(args, filter)
+	}
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	var raw []rawBoard
+	if err := decodeJSON("pio boards", []byte(out.Text), &raw); err != nil {
+		return nil, err
+	}
+	boards := make([]Board, 0, len(raw))
+	for _, r := range raw {
+		b := r.Board
+		if b.Frameworks == nil {
+			b.Frameworks = []string{}
+		}
+		if r.Debug != nil {
+			for t := range r.Debug.Tools {
+				b.DebugTools = append(b.DebugTools, t)
+			}
+			slices.Sort(b.DebugTools)
+		}
+		boards = append(boards, b)
+	}
+	return boards, nil
+}
+
+// BoardInfo is the board with id exactly. An unknown board is an error
+// wrapping ErrInvalid.
+func (c *Client) BoardInfo(ctx context.Context, id string) (*Board, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: board_id is required", ErrInvalid)
+	}
+	boards, err := c.ListBoards(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var near []string
+	for i := range boards {
+		if boards[i].ID == id {
+			return &boards[i], nil
+		}
+		if len(near) < 5 {
+			near = append(near, boards[i].ID)
+		}
+	}
+	hint := "`hilrun pio list_boards FILTER` finds board ids"
+	if len(near) > 0 {
+		hint = "boards that mention it: " + strings.Join(near, ", ")
+	}
+	return nil, fmt.Errorf("%w: unknown board %q (%s)", ErrInvalid, id, hint)
+}
+
+// --- devices ---
+
+// ListDevices runs `pio device list --json-output`; each device with a
+// well-known VID:PID has its likely board in Board.
+func (c *Client) ListDevices(ctx context.Context) ([]Device, error) {
+	out, err := c.run(ctx, "", []string{"device", "list", "--json-output"})
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	devs := []Device{}
+	if err := decodeJSON("pio device list", []byte(out.Text), &devs); err != nil {
+		return nil, err
+	}
+	for i := range devs {
+		d := &devs[i]
+		if m := vidPID.FindStringSubmatch(d.HWID); m != nil {
+			d.VID, d.PID = strings.ToUpper(m[1]), strings.ToUpper(m[2])
+			d.Board = serialx.BoardName(d.VID, d.PID)
+		}
+		if m := serialNo.FindStringSubmatch(d.HWID); m != nil {
+			d.Serial = m[1]
+		}
+	}
+	return devs, nil
+}
+
+// --- projects ---
+
+// InitSpec is a new project: `pio project init -d dir -b board
+// [-O framework=...]`.
+type InitSpec struct {
+	ProjectDir string
+	Board      string
+	// Framework is arduino, espidf, zephyr...; "" leaves it to the board.
+	Framework string
+}
+
+// InitProject checks the board exists, makes the folder, and scaffolds the
+// project in it.
+func (c *Client) InitProject(ctx context.Context, spec InitSpec) (*Output, error) {
+	if spec.ProjectDir == "" {
+		return nil, fmt.Errorf("%w: project_dir is required", ErrInvalid)
+	}
+	if _, err := c.BoardInfo(ctx, spec.Board); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(spec.Framework, "\n=") {
+		return nil, fmt.Errorf("%w: framework %q is not a framework name", ErrInvalid, spec.Framework)
+	}
+	if err := os.MkdirAll(spec.ProjectDir, 0o755); err != nil {
+		return nil, fmt.Errorf("make project folder: %w", err)
+	}
+	args := []string{"project", "init", "-d", spec.ProjectDir, "-b", spec.Board}
+	if spec.Framework != "" {
+		args = append(args, "-O", "framework="+spec.Framework)
+	}
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return out, failed(out)
+	}
+	return out, nil
+}
+
+// GetProjectConfig checks the project, then reads its configuration with
+// `pio project config -d dir --json-output`.
+func (c *Client) GetProjectConfig(ctx context.Context, dir string) (*Config, error) {
+	if err := CheckProject(dir, ""); err != nil {
+		return nil, err
+	}
+	out, err := c.run(ctx, "", []string{"project", "config", "-d", dir, "--json-output"})
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	return parseConfig([]byte(out.Text))
+}
+
+// RunTarget runs `pio run -d dir [-e env] -t target [--upload-port port]`:
+// clean, uploadfs. It returns the output whatever the exit code.
+func (c *Client) RunTarget(ctx context.Context, dir, env, target, port string) (*Output, error) {
+	if err := CheckProject(dir, env); err != nil {
+		return nil, err
+	}
+	args := append(append([]string{"run"}, projectArgs(dir, env)...), "-t", target)
+	if port != "" {
+		args = append(args, "--upload-port", port)
+	}
+	return c.run(ctx, "", args)
+}
+
+// --- check ---
+
+// Defect is one finding of `pio check`.
+type Defect struct {
+	// Severity is high, medium or low.
+	Severity string `json:"severity"`
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	// File is absolute, as PlatformIO gives it; Line and Column are 1-based,
+	// 0 when the tool gave none.
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	// ID is the check tool's name for the rule (cppcheck's
+	// unusedVariable); CWE its CWE number, 0 for none.
+	ID  string `json:"id"`
+	CWE int    `json:"cwe"`
+}
+
+// CheckRun is one tool run on one environment.
+type CheckRun struct {
+	Env       string   `json:"env"`
+	Tool      string   `json:"tool"`
+	DurationS float64  `json:"duration"`
+	Succeeded bool     `json:"succeeded"`
+	Defects   []Defect `json:"defects"`
+	High      int      `json:"high"`
+	Medium    int      `json:"medium"`
+	Low       int      `json:"low"`
+}
+
+type rawDefect struct {
+	Severity string          `json:"severity"`
+	Category string          `json:"category"`
+	Message  string          `json:"message"`
+	File     string          `json:"file"`
+	Line     int             `json:"line"`
+	Column   int             `json:"column"`
+	ID       *string         `json:"id"`
+	CWE      json.RawMessage `json:"cwe"`
+}
+
+// CheckProjectDefects runs `pio check -d dir [-e env] --json-output`. A
+// check that found defects is a result, not an error: the error is for a
+// check that could not run.
+func (c *Client) CheckProjectDefects(ctx context.Context, dir, env string) ([]CheckRun, *Output, error) {
+	if err := CheckProject(dir, env); err != nil {
+		return nil, nil, err
+	}
+	args := append(append([]string{"check"}, projectArgs(dir, env)...), "--json-output")
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, nil, err
+	}
+	var raw []struct {
+		Env       string      `json:"env"`
+		Tool      string      `json:"tool"`
+		Duration  float64     `json:"duration"`
+		Succeeded bool        `json:"succeeded"`
+		Defects   []rawDefect `json:"defects"`
+	}
+	if err := decodeJSON("pio check", []byte(out.Text), &raw); err != nil {
+		if !out.OK() {
+			return nil, out, failed(out)
+		}
+		return nil, out, err
+	}
+	runs := make([]CheckRun, 0, len(raw))
+	for _, r := range raw {
+		run := CheckRun{Env: r.Env, Tool: r.Tool, DurationS: r.Duration, Succeeded: r.Succeeded, Defects: []Defect{}}
+		for _, d := range r.Defects {
+			def := Defect{Severity: d.Severity, Category: d.Category, Message: d.Message, File: d.File, Line: d.Line, Column: d.Column}
+			if d.ID != nil {
+				def.ID = *d.ID
+			}
+			// cppcheck gives the CWE as a number, some tools as text.
+			var n json.Number
+			if json.Unmarshal(d.CWE, &n) == nil {
+				v, _ := n.Int64()
+				def.CWE = int(v)
+			} else {
+				var s string
+				if json.Unmarshal(d.CWE, &s) == nil {
+					def.CWE, _ = strconv.Atoi(s)
+				}
+			}
+			switch d.Severity {
+			case "high":
+				run.High++
+			case "medium":
+				run.Medium++
+			default:
+				run.Low++
+			}
+			run.Defects = append(run.Defects, def)
+		}
+		runs = append(runs, run)
+	}
+	return runs, out, nil
+}
+
+// --- test ---
+
+// TestSpec is a `pio test` run.
+type TestSpec struct {
+	ProjectDir string
+	Env        string
+	// Filter and Ignore are test name patterns (-f, -i).
+	Filter, Ignore []string
+	// UploadPort and TestPort are --upload-port and --test-port.
+	UploadPort, TestPort string
+	// WithoutUploading runs tests already on the target.
+	WithoutUploading bool
+}
+
+// TestCase is one test case of a `pio test` report.
+type TestCase struct {
+	Name string `json:"name"`
+	// Status is PASSED, FAILED, SKIPPED, WARNED or ERRORED.
+	Status    string  `json:"status"`
+	Message   string  `json:"message"`
+	Stdout    string  `json:"stdout"`
+	DurationS float64 `json:"duration"`
+	File      string  `json:"file"`
+	Line      int     `json:"line"`
+}
+
+// TestSuite is one test folder run on one environment.
+type TestSuite struct {
+	Env       string     `json:"env"`
+	Name      string     `json:"name"`
+	Status    string     `json:"status"`
+	DurationS float64    `json:"duration"`
+	Cases     []TestCase `json:"cases"`
+}
+
+// TestReport is PlatformIO's JSON test report.
+type TestReport struct {
+	DurationS float64     `json:"duration"`
+	Cases     int         `json:"cases"`
+	Failures  int         `json:"failures"`
+	Errors    int         `json:"errors"`
+	Skipped   int         `json:"skipped"`
+	Suites    []TestSuite `json:"suites"`
+}
+
+// Passed reports whether every case passed or was skipped and every suite
+// ran.
+func (r *TestReport) Passed() bool {
+	if r.Failures > 0 || r.Errors > 0 {
+		return false
+	}
+	for _, s := range r.Suites {
+		if s.Status == "FAILED" || s.Status == "ERRORED" {
+			return false
+		}
+	}
+	return true
+}
+
+type rawTestReport struct {
+	Version    string  `json:"version"`
+	Duration   float64 `json:"duration"`
+	Cases      int     `json:"testcase_nums"`
+	Errors     int     `json:"error_nums"`
+	Failures   int     `json:"failure_nums"`
+	Skipped    int     `json:"skipped_nums"`
+	TestSuites []struct {
+		Env      string  `json:"env_name"`
+		Name     string  `json:"test_name"`
+		Status   string  `json:"status"`
+		Duration float64 `json:"duration"`
+		Cases    []struct {
+			Name     string  `json:"name"`
+			Status   string  `json:"status"`
+			Message  *string `json:"message"`
+			Stdout   *string `json:"stdout"`
+			Duration float64 `json:"duration"`
+			Source   *struct {
+				File string `json:"file"`
+				Line int    `json:"line"`
+			} `json:"source"`
+		} `json:"test_cases"`
+	} `json:"test_suites"`
+}
+
+// Test runs `pio test -d dir [-e env] ... --json-output`: it builds,
+// uploads and runs the tests, and returns PlatformIO's report. Failing
+// tests are a report, not an error: the error is for tests that could not
+// run (no report).
+func (c *Client) Test(ctx context.Context, spec TestSpec) (*TestReport, *Output, error) {
+	if err := CheckProject(spec.ProjectDir, spec.Env); err != nil {
+		return nil, nil, err
+	}
+	args := append([]string{"test"}, projectArgs(spec.ProjectDir, spec.Env)...)
+	for _, f := range spec.Filter {
+		args = append(args, "-f", f)
+	}
+	for _, f := range spec.Ignore {
+		args = append(args, "-i", f)
+	}
+	if spec.UploadPort != "" {
+		args = append(args, "--upload-port", spec.UploadPort)
+	}
+	if spec.TestPort != "" {
+		args = append(args, "--test-port", spec.TestPort)
+	}
+	if spec.WithoutUploading {
+		args = append(args, "--without-uploading")
+	}
+	args = append(args, "--json-output")
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, perr := ParseTestReport([]byte(out.Text))
+	if perr != nil {
+		if !out.OK() {
+			return nil, out, failed(out)
+		}
+		return nil, out, perr
+	}
+	return rep, out, nil
+}
+
+// ParseTestReport reads the JSON report `pio test --json-output` prints
+// as the last line of its output, after the test log.
+func ParseTestReport(text []byte) (*TestReport, error) {
+	lines := strings.Split(strings.TrimRight(string(text), "\r\n \t"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(l, "{") {
+			continue
+		}
+		var raw rawTestReport
+		if err := json.Unmarshal([]byte(l), &raw); err != nil || raw.Version == "" {
+			continue
+		}
+		rep := &TestReport{DurationS: raw.Duration, Cases: raw.Cases, Failures: raw.Failures, Errors: raw.Errors, Skipped: raw.Skipped, Suites: []TestSuite{}}
+		for _, s := range raw.TestSuites {
+			suite := TestSuite{Env: s.Env, Name: s.Name, Status: s.Status, DurationS: s.Duration, Cases: []TestCase{}}
+			for _, tc := range s.Cases {
+				c := TestCase{Name: tc.Name, Status: tc.Status, DurationS: tc.Duration}
+				if tc.Message != nil {
+					c.Message = *tc.Message
+				}
+				if tc.Stdout != nil {
+					c.Stdout = *tc.Stdout
+				}
+				if tc.Source != nil {
+					c.File, c.Line = tc.Source.File, tc.Source.Line
+				}
+				suite.Cases = append(suite.Cases, c)
+			}
+			rep.Suites = append(rep.Suites, suite)
+		}
+		return rep, nil
+	}
+	return nil, errors.New("pio test: no JSON report in its output")
+}
+
+// --- libraries ---
+
+// Library is one search result of `pio pkg search`.
+type Library struct {
+	Owner string `json:"owner"`
+	Name  string `json:"name"`
+	// Type is Library, Tool or Platform, with the registry's tier when it
+	// is not community ("Official Library").
+	Type        string `json:"type"`
+	Version     string `json:"version"`
+	Published   string `json:"published"`
+	Description string `json:"description"`
+}
+
+// SearchResult is a page of `pio pkg search`.
+type SearchResult struct {
+	Total     int       `json:"total"`
+	Page      int       `json:"page"`
+	Pages     int       `json:"pages"`
+	Libraries []Library `json:"libraries"`
+}
+
+var (
+	searchFound = regexp.MustCompile(`^Found (\d+) packages \(page (\d+) of (\d+)\)`)
+	searchName  = regexp.MustCompile(`^([\w.\-]+)/(\S+)$`)
+	searchMeta  = regexp.MustCompile(`^(.+?) • (\S+) • Published on (.+)$`)
+)
+
+// SearchLibraries runs `pio pkg search "type:library QUERY" [-p page]`.
+// PlatformIO answers in text only; this reads it.
+func (c *Client) SearchLibraries(ctx context.Context, query string, page int) (*SearchResult, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("%w: query is required", ErrInvalid)
+	}
+	args := []string{"pkg", "search", "type:library " + query}
+	if page > 1 {
+		args = append(args, "-p", strconv.Itoa(page))
+	}
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	return ParseSearch(out.Text)
+}
+
+// ParseSearch reads the text of `pio pkg search`.
+func ParseSearch(text string) (*SearchResult, error) {
+	res := &SearchResult{Libraries: []Library{}}
+	if strings.Contains(text, "Nothing has been found") {
+		return res, nil
+	}
+	lines := strings.Split(strings.ReplaceAll(text, "\r", ""), "\n")
+	found := false
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if m := searchFound.FindStringSubmatch(l); m != nil {
+			res.Total, _ = strconv.Atoi(m[1])
+			res.Page, _ = strconv.Atoi(m[2])
+			res.Pages, _ = strconv.Atoi(m[3])
+			found = true
+			continue
+		}
+		m := searchName.FindStringSubmatch(l)
+		if !found || m == nil || i+1 >= len(lines) {
+			continue
+		}
+		meta := searchMeta.FindStringSubmatch(strings.TrimSpace(lines[i+1]))
+		if meta == nil {
+			continue
+		}
+		lib := Library{Owner: m[1], Name: m[2], Type: meta[1], Version: meta[2], Published: meta[3]}
+		if i+2 < len(lines) {
+			lib.Description = strings.TrimSpace(lines[i+2])
+		}
+		res.Libraries = append(res.Libraries, lib)
+		i += 2
+	}
+	if !found {
+		return nil, errors.New("pio pkg search: no \"Found N packages\" line in its output")
+	}
+	return res, nil
+}
+
+// LibraryVerb is install, uninstall or update.
+type LibraryVerb string
+
+const (
+	Install   LibraryVerb = "install"
+	Uninstall LibraryVerb = "uninstall"
+	Update    LibraryVerb = "update"
+)
+
+// Library runs `pio pkg VERB -d dir [-e env] -l spec`, always on the
+// project in dir, never globally. install and uninstall save the change to
+// platformio.ini, as PlatformIO does by default.
+func (c *Client) Library(ctx context.Context, verb LibraryVerb, dir, env, spec string) (*Output, error) {
+	switch verb {
+	case Install, Uninstall, Update:
+	default:
+		return nil, fmt.Errorf("%w: library verb %q", ErrInvalid, verb)
+	}
+	if strings.TrimSpace(spec) == "" || strings.HasPrefix(spec, "-") {
+		return nil, fmt.Errorf("%w: library %q: give a library name or specification (owner/name@^1.2.3)", ErrInvalid, spec)
+	}
+	if err := CheckProject(dir, env); err != nil {
+		return nil, err
+	}
+	args := append(append([]string{"pkg", string(verb)}, projectArgs(dir, env)...), "-l", spec)
+	return c.run(ctx, "", args)
+}
+
+// InstalledLibrary is one library of a project environment.
+type InstalledLibrary struct {
+	Env     string `json:"env"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Required is the specification it was installed for ("Any").
+	Required string `json:"required"`
+	// Depth is 0 for a library of lib_deps, 1 for its dependencies...
+	Depth int `json:"depth"`
+}
+
+var (
+	pkgResolving = regexp.MustCompile(`^Resolving (\S+) dependencies\.\.\.`)
+	pkgTreeLine  = regexp.MustCompile(`^((?:│   |    )*)(?:├──|└──) (\S+) @ (\S+) \(required: ([^,)]*)`)
+)
+
+// ListLibraries runs `pio pkg list -d dir [-e env] --only-libraries`.
+// PlatformIO answers in text only; this reads its tree.
+func (c *Client) ListLibraries(ctx context.Context, dir, env string) ([]InstalledLibrary, error) {
+	if err := CheckProject(dir, env); err != nil {
+		return nil, err
+	}
+	args := append(append([]string{"pkg", "list"}, projectArgs(dir, env)...), "--only-libraries")
+	out, err := c.run(ctx, "", args)
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	return ParseLibraryList(out.Text), nil
+}
+
+// ParseLibraryList reads the text of `pio pkg list --only-libraries`.
+func ParseLibraryList(text string) []InstalledLibrary {
+	libs := []InstalledLibrary{}
+	env := ""
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		if m := pkgResolving.FindStringSubmatch(l); m != nil {
+			env = m[1]
+			continue
+		}
+		if m := pkgTreeLine.FindStringSubmatch(l); m != nil {
+			libs = append(libs, InstalledLibrary{Env: env, Name: m[2], Version: m[3], Required: strings.TrimSpace(m[4]),
+				Depth: len([]rune(m[1])) / 4})
+		}
+	}
+	return libs
+}
+
+// --- system ---
+
+// InfoItem is one line of `pio system info`.
+type InfoItem struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
+	Value string `json:"value"`
+}
+
+// SystemInfo runs `pio system info --json-output`, in PlatformIO's order.
+func (c *Client) SystemInfo(ctx context.Context) ([]InfoItem, error) {
+	out, err := c.run(ctx, "", []string{"system", "info", "--json-output"})
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK() {
+		return nil, failed(out)
+	}
+	text := []byte(out.Text)
+	var m map[string]struct {
+		Title string          `json:"title"`
+		Value json.RawMessage `json:"value"`
+	}
+	if err := decodeJSON("pio system info", text, &m); err != nil {
+		return nil, err
+	}
+	keys, err := objectKeys(text)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]InfoItem, 0, len(keys))
+	for _, k := range keys {
+		v := m[k]
+		var s string
+		if json.Unmarshal(v.Value, &s) != nil {
+			s = strings.TrimSpace(string(v.Value))
+		}
+		items = append(items, InfoItem{Key: k, Title: v.Title, Value: s})
+	}
+	return items, nil
+}
+
+// objectKeys is the keys of the first JSON object in text, in order.
+func objectKeys(text []byte) ([]string, error) {
+	i := strings.IndexByte(string(text), '{')
+	if i < 0 {
+		return nil, errors.New("pio system info: no JSON object in its output")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(text[i:])))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("pio system info: %w", err)
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, fmt.Errorf("pio system info: %w", err)
+		}
+	}
+	return keys, nil
+}
