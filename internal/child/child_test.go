@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,57 +260,60 @@ func TestStop(t *testing.T) {
 
 // TestStopEndsTheGroup: what the program started in its group goes with
 // it, whether it runs watched or not, and whether it was running or had
-// exited already.
+// exited already. The program's child holds a FIFO open, which the test
+// reads to its end: the end comes when the child is gone.
 func TestStopEndsTheGroup(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		script string
-		watch  bool
+		name    string
+		script  string // $1 is the FIFO
+		running bool   // the program still runs when Stop is called
+		watch   bool
 	}{
-		{"running", "trap '' TERM; sleep 100 & echo child $!; wait", false},
-		{"running, watched", "trap '' TERM; sleep 100 & echo child $!; wait", true},
-		{"exited", "sleep 100 >/dev/null 2>&1 & echo child $!", false},
-		{"exited, watched", "sleep 100 >/dev/null 2>&1 & echo child $!", true},
+		{"running", `trap '' TERM; sleep 100 3>"$1" & wait`, true, false},
+		{"running, watched", `trap '' TERM; sleep 100 3>"$1" & wait`, true, true},
+		{"exited", `sleep 100 3>"$1" >/dev/null 2>&1 &`, false, false},
+		{"exited, watched", `sleep 100 3>"$1" >/dev/null 2>&1 &`, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			onLine, ch := lines()
-			p := start(t, tc.script, Config{OnLine: onLine, Grace: time.Millisecond, Watch: tc.watch})
-			var pid int
-			select {
-			case l := <-ch:
-				if _, err := fmt.Sscanf(l, "child %d", &pid); err != nil {
-					t.Fatalf("the program printed %q", l)
-				}
-			case <-time.After(hang):
-				t.Fatal("the program printed no child pid")
+			fifo := filepath.Join(t.TempDir(), "held")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
 			}
-			if strings.HasPrefix(tc.name, "exited") {
+			opened := make(chan struct{})
+			held := make(chan error, 1)
+			go func() {
+				f, err := os.Open(fifo) // returns once the child opened it
+				close(opened)
+				if err == nil {
+					_, err = io.Copy(io.Discard, f) // returns once it is gone
+					f.Close()
+				}
+				held <- err
+			}()
+			p, err := Start(exec.Command("sh", "-c", tc.script, "sh", fifo), Config{Name: "sh", Grace: time.Millisecond, Watch: tc.watch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-opened:
+			case <-time.After(hang):
+				p.Stop(context.Background())
+				t.Fatal("the program's child did not open the FIFO")
+			}
+			if !tc.running {
 				waitDone(t, p)
 			}
 			p.Stop(context.Background())
-			deadline := time.Now().Add(hang)
-			for !gone(pid) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the program's child %d outlived Stop", pid)
+			select {
+			case err := <-held:
+				if err != nil {
+					t.Fatalf("read the FIFO: %v", err)
 				}
-				time.Sleep(10 * time.Millisecond)
+			case <-time.After(hang):
+				t.Fatal("the program's child outlived Stop")
 			}
 		})
 	}
-}
-
-// gone reports whether pid has exited: it is not there, or it is a zombie
-// that no one reaped (as under a container's init).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false // alive, or no /proc to tell a zombie by
-	}
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	return strings.HasPrefix(rest, "Z")
 }
 
 func TestLogFile(t *testing.T) {
@@ -342,10 +346,7 @@ func TestLogFileFull(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	path := filepath.Join(t.TempDir(), "sh.log")
-	if err := os.Symlink("/dev/full", path); err != nil {
-		t.Fatal(err)
-	}
+	const path = "/dev/full"
 	p := start(t, "echo 12345; echo 6789; exit 4", Config{Name: "prog", LogFile: path})
 	waitDone(t, p)
 	if got := p.Output(); got != "12345\n6789" {
