@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,17 +16,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/logfile"
-	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/internal/child"
 )
 
 // DefaultStopGrace is how long Stop waits after SIGTERM before it kills
 // OpenOCD.
 const DefaultStopGrace = 3 * time.Second
-
-// outputLines is how many of OpenOCD's last output lines a Process keeps
-// for error messages.
-const outputLines = 40
 
 // LaunchConfig describes an OpenOCD process.
 type LaunchConfig struct {
@@ -78,20 +72,17 @@ type LaunchConfig struct {
 // process group, which Stop ends; on Linux it is also killed if hilrun
 // dies.
 type Process struct {
-	cmd     *exec.Cmd
-	addr    string // the telnet server's
-	tclAddr string // the Tcl RPC server's, "" when disabled
-	nonce   string // the value of ::_hilrun_launch, telling this OpenOCD from others
-	rpc     bool   // the Tcl RPC server answered
-	rpcErr  error  // why sessions use telnet instead, when they do
-	out     *outputRing
-	log     *logfile.File
-	grace   time.Duration
+	child   *child.Process
+	cmd     *exec.Cmd // child's, for tests that signal OpenOCD
+	addr    string    // the telnet server's
+	tclAddr string    // the Tcl RPC server's, "" when disabled
+	nonce   string    // the value of ::_hilrun_launch, telling this OpenOCD from others
+	rpc     bool      // the Tcl RPC server answered
+	rpcErr  error     // why sessions use telnet instead, when they do
 
-	done    chan struct{} // closed when the process has exited
-	waitErr error         // how it exited; set before done closes
-
-	stopOnce sync.Once
+	mu      sync.Mutex
+	port    string // the telnet port OpenOCD announced
+	tclPort string // the Tcl port OpenOCD announced
 }
 
 // Launch starts OpenOCD and waits until its telnet server answers. ctx
@@ -127,7 +118,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 			return p, nil
 		}
 		p.Stop()
-		if i < attempts && p.out.contains("couldn't bind ") {
+		if i < attempts && p.child.Contains("couldn't bind ") {
 			continue
 		}
 		return nil, err
@@ -170,9 +161,7 @@ func (cfg *LaunchConfig) argv(port, tclPort int, nonce string) []string {
 
 func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 	p := &Process{
-		addr:  net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		grace: cfg.StopGrace,
-		done:  make(chan struct{}),
+		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 	}
 	if tclPort != 0 {
 		p.tclAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(tclPort))
@@ -181,19 +170,6 @@ func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 			return nil, fmt.Errorf("launch openocd: %w", err)
 		}
 		p.nonce = hex.EncodeToString(b[:])
-	}
-	p.out = &outputRing{max: outputLines, onLine: p.sawLine}
-	var w io.Writer = p.out
-	if cfg.LogFile != "" {
-		// A write that fails does not fail the copy of OpenOCD's output
-		// (which would leave OpenOCD to die of SIGPIPE on its next
-		// message): it is counted, for LogErr.
-		f, err := logfile.Append("openocd log", cfg.LogFile)
-		if err != nil {
-			return nil, fmt.Errorf("launch openocd: open log file: %w", err)
-		}
-		p.log = f
-		w = io.MultiWriter(p.out, p.log)
 	}
 	cmd := exec.Command(cfg.Binary, cfg.argv(port, tclPort, p.nonce)...)
 	cmd.Dir = cfg.Dir
@@ -205,24 +181,17 @@ func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 		// Never nil here: a nil Env would give OpenOCD hilrun's environment.
 		cmd.Env = append(append(make([]string, 0, len(base)+len(cfg.Env)), base...), cfg.Env...)
 	}
-	cmd.Stdin = nil
-	cmd.Stdout = w
-	cmd.Stderr = w
-	cmd.SysProcAttr = procgroup.SysProcAttr()
-	// OpenOCD starts no children, but should one keep the output pipe
-	// open, Wait must still return.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		if p.log != nil {
-			p.log.Close()
-		}
+	c, err := child.Start(cmd, child.Config{
+		Name:      "openocd",
+		OnLine:    p.sawLine,
+		Important: func(l string) bool { return strings.HasPrefix(l, "Error") },
+		LogFile:   cfg.LogFile,
+		Grace:     cfg.StopGrace,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("launch openocd: %w", err)
 	}
-	p.cmd = cmd
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
+	p.child, p.cmd = c, cmd
 	return p, nil
 }
 
@@ -234,13 +203,13 @@ var listening = regexp.MustCompile(`Listening on port ([0-9]+) for (telnet|tcl) 
 // moved a port, the port it announces is the one to use.
 func (p *Process) sawLine(line string) {
 	if m := listening.FindStringSubmatch(line); m != nil {
-		p.out.mu.Lock()
+		p.mu.Lock()
 		if m[2] == "tcl" {
-			p.out.tclPort = m[1]
+			p.tclPort = m[1]
 		} else {
-			p.out.port = m[1]
+			p.port = m[1]
 		}
-		p.out.mu.Unlock()
+		p.mu.Unlock()
 	}
 }
 
@@ -261,14 +230,14 @@ func (p *Process) checkRPC(ctx context.Context, required bool) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("launch openocd: %w", err)
 	case required:
-		return fmt.Errorf("launch openocd: its Tcl RPC server: %w%s", err, p.lastWords())
+		return fmt.Errorf("launch openocd: its Tcl RPC server: %w%s", err, p.child.LastWords())
 	}
 	p.rpcErr = err
 	return nil
 }
 
 func (p *Process) rpcAnswers(ctx context.Context) error {
-	if p.out.contains("tcl server disabled") {
+	if p.child.Contains("tcl server disabled") {
 		return errors.New("a configuration file disabled the Tcl server (tcl_port disabled)")
 	}
 	ctx, cancel := context.WithTimeout(ctx, rpcCheckTime)
@@ -297,14 +266,14 @@ func (p *Process) waitReady(ctx context.Context) error {
 	var last error
 	for {
 		select {
-		case <-p.done:
-			return p.exitedError("before its telnet server was ready")
+		case <-p.child.Done():
+			return fmt.Errorf("launch openocd: %w", p.child.Exited("before its telnet server was ready"))
 		case <-ctx.Done():
 			msg := fmt.Sprintf("launch openocd: its telnet server at %s was not ready after %v", p.TelnetAddr(), time.Since(start).Round(time.Millisecond))
 			if last != nil {
 				msg += " (" + last.Error() + ")"
 			}
-			return fmt.Errorf("%s: %w%s", msg, ctx.Err(), p.lastWords())
+			return fmt.Errorf("%s: %w%s", msg, ctx.Err(), p.child.LastWords())
 		default:
 		}
 		err := p.greeted(ctx)
@@ -314,7 +283,7 @@ func (p *Process) waitReady(ctx context.Context) error {
 		last = err
 		select {
 		case <-time.After(backoff):
-		case <-p.done:
+		case <-p.child.Done():
 		case <-ctx.Done():
 		}
 		backoff = min(2*backoff, 200*time.Millisecond)
@@ -335,7 +304,7 @@ func (p *Process) greeted(ctx context.Context) error {
 	defer close(exited)
 	go func() {
 		select {
-		case <-p.done:
+		case <-p.child.Done():
 			c.SetDeadline(aLongTimeAgo)
 		case <-exited:
 		}
@@ -354,10 +323,10 @@ func (p *Process) greeted(ctx context.Context) error {
 
 // TelnetAddr returns the address of OpenOCD's telnet server, HOST:PORT.
 func (p *Process) TelnetAddr() string {
-	p.out.mu.Lock()
-	defer p.out.mu.Unlock()
-	if p.out.port != "" {
-		return net.JoinHostPort("127.0.0.1", p.out.port)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.port != "" {
+		return net.JoinHostPort("127.0.0.1", p.port)
 	}
 	return p.addr
 }
@@ -372,10 +341,10 @@ func (p *Process) TclAddr() string {
 }
 
 func (p *Process) tclAddrNow() string {
-	p.out.mu.Lock()
-	defer p.out.mu.Unlock()
-	if p.out.tclPort != "" {
-		return net.JoinHostPort("127.0.0.1", p.out.tclPort)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tclPort != "" {
+		return net.JoinHostPort("127.0.0.1", p.tclPort)
 	}
 	return p.tclAddr
 }
@@ -409,101 +378,30 @@ func (p *Process) Dial(ctx context.Context, opts ...Option) (*Session, error) {
 }
 
 // Pid returns the process ID.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.child.Pid() }
 
 // Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.child.Done() }
 
 // Err returns how the process exited, once Done is closed; nil before.
-func (p *Process) Err() error {
-	select {
-	case <-p.done:
-		return p.waitErr
-	default:
-		return nil
-	}
-}
+func (p *Process) Err() error { return p.child.Err() }
 
 // Output returns the last lines OpenOCD printed.
-func (p *Process) Output() string {
-	return strings.Join(p.out.lines(), "\n")
-}
+func (p *Process) Output() string { return p.child.Output() }
 
 // Stop ends OpenOCD and everything in its process group: SIGTERM, then
 // SIGKILL if it has not exited after LaunchConfig.StopGrace. It returns
 // once the process has exited. Stop is idempotent and returns nil: an exit
 // forced by Stop is not an error.
 func (p *Process) Stop() error {
-	p.stopOnce.Do(func() {
-		select {
-		case <-p.done:
-		default:
-			procgroup.Terminate(p.cmd.Process)
-			select {
-			case <-p.done:
-			case <-time.After(p.grace):
-				procgroup.Kill(p.cmd.Process)
-				<-p.done
-			}
-		}
-		// Whatever OpenOCD left in its group goes with it.
-		procgroup.Kill(p.cmd.Process)
-		if p.log != nil {
-			p.log.Close()
-		}
-	})
+	p.child.Stop(context.Background())
 	return nil
 }
 
 // LogErr returns nil when LaunchConfig.LogFile holds all OpenOCD printed
 // (or there is none), else an error saying how many bytes it lost, as on a
 // full disk. Call it after Stop for the final word.
-func (p *Process) LogErr() error {
-	if p.log == nil {
-		return nil
-	}
-	if e := p.log.Loss(); e != nil {
-		return e
-	}
-	return nil
-}
-
-// exitedError describes an unexpected exit, with OpenOCD's last words.
-func (p *Process) exitedError(when string) error {
-	status := "exited"
-	if p.waitErr != nil {
-		var ee *exec.ExitError
-		if errors.As(p.waitErr, &ee) {
-			status = "exited with " + ee.ProcessState.String()
-		} else {
-			status = "failed: " + p.waitErr.Error()
-		}
-	}
-	return fmt.Errorf("launch openocd: %s %s%s", status, when, p.lastWords())
-}
-
-// lastWords returns OpenOCD's last output lines for an error message,
-// errors first, or "" when it printed nothing.
-func (p *Process) lastWords() string {
-	lines := p.out.lines()
-	if len(lines) == 0 {
-		return ""
-	}
-	const show = 10
-	var errs []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "Error") {
-			errs = append(errs, l)
-		}
-	}
-	if len(errs) == 0 {
-		errs = lines
-	}
-	if len(errs) > show {
-		errs = errs[len(errs)-show:]
-	}
-	return "; openocd said:\n\t" + strings.Join(errs, "\n\t")
-}
+func (p *Process) LogErr() error { return p.child.LogErr() }
 
 // freePorts returns n distinct TCP ports of 127.0.0.1 that were free a
 // moment ago.
@@ -518,62 +416,4 @@ func freePorts(n int) ([]int, error) {
 		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
 	return ports, nil
-}
-
-// outputRing keeps the last lines written to it.
-type outputRing struct {
-	max    int
-	onLine func(string)
-
-	mu      sync.Mutex
-	partial []byte
-	ring    []string
-	port    string // the telnet port OpenOCD announced
-	tclPort string // the Tcl port OpenOCD announced
-}
-
-func (r *outputRing) Write(b []byte) (int, error) {
-	r.mu.Lock()
-	var done []string
-	for _, c := range b {
-		if c == '\n' {
-			l := strings.TrimRight(string(r.partial), "\r")
-			r.partial = r.partial[:0]
-			r.ring = append(r.ring, l)
-			if len(r.ring) > r.max {
-				r.ring = r.ring[len(r.ring)-r.max:]
-			}
-			done = append(done, l)
-			continue
-		}
-		if len(r.partial) < 4096 {
-			r.partial = append(r.partial, c)
-		}
-	}
-	r.mu.Unlock()
-	if r.onLine != nil {
-		for _, l := range done {
-			r.onLine(l)
-		}
-	}
-	return len(b), nil
-}
-
-func (r *outputRing) lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := append([]string(nil), r.ring...)
-	if len(r.partial) > 0 {
-		l = append(l, string(r.partial))
-	}
-	return l
-}
-
-func (r *outputRing) contains(s string) bool {
-	for _, l := range r.lines() {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -338,15 +338,6 @@ func TestLaunchLogFile(t *testing.T) {
 	}
 }
 
-func TestOutputRing(t *testing.T) {
-	r := &outputRing{max: 3}
-	fmt.Fprint(r, "one\r\ntwo\nthree\nfo")
-	fmt.Fprint(r, "ur\nfive")
-	if got, want := r.lines(), []string{"three", "four", "five"}; !reflect.DeepEqual(got[1:], want) || got[0] != "two" {
-		t.Errorf("lines() = %q, want two, %q", got, want)
-	}
-}
-
 // TestLaunchLogFileFull gives OpenOCD a log file on a full disk
 // (/dev/full): it still starts, and LogErr says what the log lost. (The
 // end-to-end TestE2ELogFileFull reads memory through it.)

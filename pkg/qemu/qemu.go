@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -21,8 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/logfile"
-	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/internal/child"
 )
 
 // DefaultBinary is the QEMU that Start runs when Spec.Binary is "".
@@ -31,10 +29,6 @@ const DefaultBinary = "qemu-system-arm"
 // DefaultStopGrace is how long Close waits after SIGTERM before it kills
 // QEMU.
 const DefaultStopGrace = 3 * time.Second
-
-// outputLines is how many of QEMU's last output lines an Instance keeps for
-// error messages.
-const outputLines = 40
 
 // ErrNotInstalled is wrapped by Start's error when the QEMU binary is not
 // found.
@@ -80,21 +74,13 @@ type Spec struct {
 // QEMU's GDB server stops the guest when a debugger connects; Start does
 // not connect to it.
 type Instance struct {
-	cmd     *exec.Cmd
+	child   *child.Process
 	machine string
 	gdbAddr string
-	grace   time.Duration
-	out     *outputRing
-	log     *logfile.File
 
 	mu      sync.Mutex
 	console string   // the pty, once QEMU announced it
 	hold    *os.File // the pty, held open; see Instance
-
-	done    chan struct{} // closed when QEMU has exited
-	waitErr error         // how it exited; set before done closes
-
-	closeOnce sync.Once
 }
 
 // Start starts QEMU and waits until the guest's serial port is on a pty and
@@ -152,7 +138,7 @@ func startWith(ctx context.Context, spec Spec, ports func() (int, error)) (*Inst
 			return in, nil
 		}
 		in.Close(context.Background())
-		if i < attempts && in.out.portTaken() {
+		if i < attempts && in.portTaken() {
 			continue
 		}
 		return nil, err
@@ -217,43 +203,21 @@ func start(spec Spec, port int) (*Instance, error) {
 	in := &Instance{
 		machine: spec.Machine,
 		gdbAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		grace:   spec.StopGrace,
-		done:    make(chan struct{}),
-	}
-	in.out = &outputRing{max: outputLines, onLine: in.sawLine}
-	var w io.Writer = in.out
-	if spec.LogFile != "" {
-		// A write that fails does not fail the copy of QEMU's output: it is
-		// counted, for LogErr.
-		f, err := logfile.Append("qemu log", spec.LogFile)
-		if err != nil {
-			return nil, fmt.Errorf("start qemu: open log file: %w", err)
-		}
-		in.log = f
-		w = io.MultiWriter(in.out, in.log)
 	}
 	cmd := exec.Command(spec.Binary, spec.argv(port)...)
 	cmd.Dir = spec.Dir
-	cmd.Stdin = nil
-	cmd.Stdout = w
-	cmd.Stderr = w
-	// Should anything keep the output pipe open after QEMU exits, Wait
-	// must still return.
-	cmd.WaitDelay = time.Second
-	// A process group of its own, killed when hilrun dies, however it
-	// dies.
-	procgroup.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		if in.log != nil {
-			in.log.Close()
-		}
+	c, err := child.Start(cmd, child.Config{
+		Name:    "qemu",
+		OnLine:  in.sawLine,
+		LogFile: spec.LogFile,
+		Grace:   spec.StopGrace,
+		// Killed when hilrun dies, however it dies.
+		Watch: true,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
 	}
-	in.cmd = cmd
-	go func() {
-		in.waitErr = cmd.Wait()
-		close(in.done)
-	}()
+	in.child = c
 	return in, nil
 }
 
@@ -286,8 +250,8 @@ func (in *Instance) waitReady(ctx context.Context) error {
 	backoff := 5 * time.Millisecond
 	for {
 		select {
-		case <-in.done:
-			return in.exitedError("before it was ready")
+		case <-in.child.Done():
+			return fmt.Errorf("start qemu -machine %s: %w", in.machine, in.child.Exited("before it was ready"))
 		case <-ctx.Done():
 			var missing []string
 			if in.ConsolePath() == "" {
@@ -296,7 +260,7 @@ func (in *Instance) waitReady(ctx context.Context) error {
 			if !in.listening() {
 				missing = append(missing, "gdb server not listening on "+in.gdbAddr)
 			}
-			return fmt.Errorf("start qemu -machine %s: not ready after %v (%s): %w%s", in.machine, time.Since(start).Round(time.Millisecond), strings.Join(missing, ", "), ctx.Err(), in.lastWords())
+			return fmt.Errorf("start qemu -machine %s: not ready after %v (%s): %w%s", in.machine, time.Since(start).Round(time.Millisecond), strings.Join(missing, ", "), ctx.Err(), in.child.LastWords())
 		default:
 		}
 		if in.ConsolePath() != "" && in.listening() {
@@ -304,7 +268,7 @@ func (in *Instance) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-time.After(backoff):
-		case <-in.done:
+		case <-in.child.Done():
 		case <-ctx.Done():
 		}
 		backoff = min(2*backoff, 100*time.Millisecond)
@@ -316,7 +280,7 @@ func (in *Instance) waitReady(ctx context.Context) error {
 func (in *Instance) listening() bool {
 	_, port, _ := net.SplitHostPort(in.gdbAddr)
 	p, _ := strconv.Atoi(port)
-	return listening(in.cmd.Process.Pid, p)
+	return listening(in.child.Pid(), p)
 }
 
 // ConsolePath returns the pty of the guest's first serial port, such as
@@ -331,25 +295,16 @@ func (in *Instance) ConsolePath() string {
 func (in *Instance) GDBAddr() string { return in.gdbAddr }
 
 // Pid returns QEMU's process ID, which is also its process group's.
-func (in *Instance) Pid() int { return in.cmd.Process.Pid }
+func (in *Instance) Pid() int { return in.child.Pid() }
 
 // Done is closed when QEMU has exited.
-func (in *Instance) Done() <-chan struct{} { return in.done }
+func (in *Instance) Done() <-chan struct{} { return in.child.Done() }
 
 // Err returns how QEMU exited, once Done is closed; nil before.
-func (in *Instance) Err() error {
-	select {
-	case <-in.done:
-		return in.waitErr
-	default:
-		return nil
-	}
-}
+func (in *Instance) Err() error { return in.child.Err() }
 
 // Output returns the last lines QEMU printed.
-func (in *Instance) Output() string {
-	return strings.Join(in.out.lines(), "\n")
-}
+func (in *Instance) Output() string { return in.child.Output() }
 
 // Close ends QEMU and everything in its process group: SIGTERM, then
 // SIGKILL after Spec.StopGrace or when ctx ends, whichever comes first. It
@@ -357,75 +312,19 @@ func (in *Instance) Output() string {
 // An exit forced by Close is not an error: it returns nil, or the error of
 // Spec.LogFile if the log lost bytes.
 func (in *Instance) Close(ctx context.Context) error {
-	in.closeOnce.Do(func() {
-		select {
-		case <-in.done:
-		default:
-			procgroup.Terminate(in.cmd.Process)
-			t := time.NewTimer(in.grace)
-			select {
-			case <-in.done:
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			t.Stop()
-			procgroup.Kill(in.cmd.Process)
-			<-in.done
-		}
-		// Whatever QEMU left in its group (the watcher) goes with it.
-		procgroup.Kill(in.cmd.Process)
-		in.mu.Lock()
-		if in.hold != nil {
-			in.hold.Close()
-			in.hold = nil
-		}
-		in.mu.Unlock()
-		if in.log != nil {
-			in.log.Close()
-		}
-	})
+	in.child.Stop(ctx)
+	in.mu.Lock()
+	if in.hold != nil {
+		in.hold.Close()
+		in.hold = nil
+	}
+	in.mu.Unlock()
 	return in.LogErr()
 }
 
 // LogErr returns nil when Spec.LogFile holds all QEMU printed (or there is
 // none), else an error saying how many bytes it lost.
-func (in *Instance) LogErr() error {
-	if in.log == nil {
-		return nil
-	}
-	if e := in.log.Loss(); e != nil {
-		return e
-	}
-	return nil
-}
-
-// exitedError describes an unexpected exit, with QEMU's last words.
-func (in *Instance) exitedError(when string) error {
-	status := "exited"
-	if in.waitErr != nil {
-		var ee *exec.ExitError
-		if errors.As(in.waitErr, &ee) {
-			status = "exited with " + ee.ProcessState.String()
-		} else {
-			status = "failed: " + in.waitErr.Error()
-		}
-	}
-	return fmt.Errorf("start qemu -machine %s: %s %s%s", in.machine, status, when, in.lastWords())
-}
-
-// lastWords returns QEMU's last output lines for an error message, or ""
-// when it printed nothing.
-func (in *Instance) lastWords() string {
-	lines := in.out.lines()
-	if len(lines) == 0 {
-		return ""
-	}
-	const show = 10
-	if len(lines) > show {
-		lines = lines[len(lines)-show:]
-	}
-	return "; qemu said:\n\t" + strings.Join(lines, "\n\t")
-}
+func (in *Instance) LogErr() error { return in.child.LogErr() }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
 func freePort() (int, error) {
@@ -437,56 +336,11 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// outputRing keeps the last lines written to it.
-type outputRing struct {
-	max    int
-	onLine func(string)
-
-	mu      sync.Mutex
-	partial []byte
-	ring    []string
-}
-
-func (r *outputRing) Write(b []byte) (int, error) {
-	r.mu.Lock()
-	var done []string
-	for _, c := range b {
-		if c == '\n' {
-			l := strings.TrimRight(string(r.partial), "\r")
-			r.partial = r.partial[:0]
-			r.ring = append(r.ring, l)
-			if len(r.ring) > r.max {
-				r.ring = r.ring[len(r.ring)-r.max:]
-			}
-			done = append(done, l)
-			continue
-		}
-		if len(r.partial) < 4096 {
-			r.partial = append(r.partial, c)
-		}
-	}
-	r.mu.Unlock()
-	for _, l := range done {
-		r.onLine(l)
-	}
-	return len(b), nil
-}
-
-func (r *outputRing) lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := append([]string(nil), r.ring...)
-	if len(r.partial) > 0 {
-		l = append(l, string(r.partial))
-	}
-	return l
-}
-
 // portTaken reports whether QEMU said it could not listen on the GDB port:
 // "-gdb tcp:127.0.0.1:37743: Failed to find an available port: Address
 // already in use" (QEMU 7.2), "Failed to bind socket" (older releases).
-func (r *outputRing) portTaken() bool {
-	for _, l := range r.lines() {
+func (in *Instance) portTaken() bool {
+	for _, l := range in.child.Lines() {
 		if strings.Contains(l, "-gdb tcp:") &&
 			(strings.Contains(l, "in use") || strings.Contains(l, "available port") || strings.Contains(l, "bind")) {
 			return true
