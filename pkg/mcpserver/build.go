@@ -391,18 +391,8 @@ func (s *Server) runStepTool(ctx context.Context, req mcp.CallToolRequest, kind 
 		return out, formatBuild(out), nil
 	}
 
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, "", errors.New("the server is shutting down")
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	// The task outlives the call but not the server; it keeps the call's
-	// session (for "held by") but no progress token, which ends with the
-	// call.
-	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(s.life, cancel)
+	// The task keeps the call's session (for "held by") but no progress
+	// token, which ends with the call.
 	breq := req
 	if req.Params.Meta != nil {
 		m := *req.Params.Meta
@@ -410,15 +400,36 @@ func (s *Server) runStepTool(ctx context.Context, req mcp.CallToolRequest, kind 
 		breq.Params.Meta = &m
 	}
 	t := s.tasks.add(string(kind))
+	if err := s.background(ctx, t, func(bctx context.Context) { s.runTask(bctx, breq, t, seq, o) }); err != nil {
+		return nil, "", err
+	}
+	out := buildResult{TaskID: t.id, Kind: t.kind, State: taskRunning, Summary: "running in the background: call task_status with task_id " + t.id, LogResource: taskLogURI(t.id)}
+	return out, fmt.Sprintf("%s started as task %s: call task_status {\"task_id\": %q}; log: %s", kind, t.id, t.id, out.LogResource), nil
+}
+
+// background runs fn for task t after the call returns: it outlives the
+// call but not the server, and task_cancel (t's cancel) stops it. A server
+// that is shutting down runs nothing, and t ends failed.
+func (s *Server) background(ctx context.Context, t *task, fn func(ctx context.Context)) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		err := errors.New("the server is shutting down")
+		t.finish(taskFailed, nil, err.Error())
+		return err
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(s.life, cancel)
 	t.setCancel(cancel)
 	go func() {
 		defer s.inflight.Done()
 		defer stop()
 		defer cancel()
-		s.runTask(bctx, breq, t, seq, o)
+		fn(bctx)
 	}()
-	out := buildResult{TaskID: t.id, Kind: t.kind, State: taskRunning, Summary: "running in the background: call task_status with task_id " + t.id, LogResource: taskLogURI(t.id)}
-	return out, fmt.Sprintf("%s started as task %s: call task_status {\"task_id\": %q}; log: %s", kind, t.id, t.id, out.LogResource), nil
+	return nil
 }
 
 // runTask runs seq for t and records how it ended. The error is for a run

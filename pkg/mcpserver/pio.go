@@ -96,22 +96,9 @@ func (s *Server) runPIOTask(ctx context.Context, req mcp.CallToolRequest, verb s
 		}
 		return r, formatPIO(r), nil
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, "", errors.New("the server is shutting down")
+	if err := s.background(ctx, t, func(bctx context.Context) { s.runPIOJob(bctx, t, job) }); err != nil {
+		return nil, "", err
 	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(s.life, cancel)
-	t.setCancel(cancel)
-	go func() {
-		defer s.inflight.Done()
-		defer stop()
-		defer cancel()
-		s.runPIOJob(bctx, t, job)
-	}()
 	r := &pioResult{TaskID: t.id, Verb: verb, State: taskRunning, Summary: "running in the background: call task_status with task_id " + t.id, LogResource: taskLogURI(t.id)}
 	return r, fmt.Sprintf("%s started as task %s: call task_status {\"task_id\": %q}, task_cancel to stop it; log: %s", verb, t.id, t.id, r.LogResource), nil
 }

@@ -105,22 +105,34 @@ func (d *decoder) pio(n *yaml.Node) *PIOSpec {
 		return p
 	}
 	for _, e := range d.pairs(n) {
-		switch e.key.Value {
-		case "project_dir":
-			if s, ok := d.str(e.val, "project_dir"); ok {
-				p.ProjectDir = d.relPath(s)
-			}
-		case "env":
-			p.Env, _ = d.str(e.val, "env")
-		case "verbose":
-			p.Verbose, _ = d.boolean(e.val, "verbose")
-		case "clean":
+		switch {
+		case d.pioProject(p, e):
+		case e.key.Value == "clean":
 			p.Clean, _ = d.boolean(e.val, "clean")
 		default:
 			d.unknownKey(e.key, "pio", pioKeys)
 		}
 	}
 	return p
+}
+
+// pioProject decodes the keys that name a PlatformIO project and how to run
+// it, common to pio: and pio_test: (project_dir, env, verbose); false for
+// any other key.
+func (d *decoder) pioProject(p *PIOSpec, e pair) bool {
+	switch e.key.Value {
+	case "project_dir":
+		if s, ok := d.str(e.val, "project_dir"); ok {
+			p.ProjectDir = d.relPath(s)
+		}
+	case "env":
+		p.Env, _ = d.str(e.val, "env")
+	case "verbose":
+		p.Verbose, _ = d.boolean(e.val, "verbose")
+	default:
+		return false
+	}
+	return true
 }
 
 func (d *decoder) image(n *yaml.Node) *ImageSpec {
@@ -166,15 +178,10 @@ func (d *decoder) pioTest(n *yaml.Node) *BuildSpec {
 		return b
 	}
 	for _, e := range d.pairs(n) {
+		if d.pioProject(p, e) {
+			continue
+		}
 		switch e.key.Value {
-		case "project_dir":
-			if s, ok := d.str(e.val, "project_dir"); ok {
-				p.ProjectDir = d.relPath(s)
-			}
-		case "env":
-			p.Env, _ = d.str(e.val, "env")
-		case "verbose":
-			p.Verbose, _ = d.boolean(e.val, "verbose")
 		case "filter":
 			p.Test.Filter = d.strings(e.val, "filter")
 		case "ignore":
