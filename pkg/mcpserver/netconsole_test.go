@@ -21,7 +21,10 @@ func TestNetworkConsole(t *testing.T) {
 	}
 	for _, mode := range []ser2net.Mode{ser2net.Raw, ser2net.RFC2217} {
 		t.Run(string(mode), func(t *testing.T) {
-			e := rootEnv(t, envOptions{}, t.TempDir())
+			// A network console needs an --allow-port glob that names it.
+			e := rootEnv(t, envOptions{config: func(c *Config) {
+				c.Policy.AllowPorts = []string{"tcp://127.0.0.1:*", "rfc2217://127.0.0.1:*", "/dev/pts/*"}
+			}}, t.TempDir())
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			srv, err := ser2net.Start(ctx, t.TempDir(), e.board.SerialPath(), mode)
@@ -56,5 +59,25 @@ func TestNetworkConsole(t *testing.T) {
 				t.Errorf("a reset sequence on a raw socket: %s %s", statuses(out), msg)
 			}
 		})
+	}
+}
+
+// A network console is refused unless an --allow-port glob names it: a
+// client could otherwise reach any host, OpenOCD's Tcl server or a GDB
+// stub, which run host commands. Other spellings of a port are no way
+// round a --deny-port.
+func TestNetworkConsoleNeedsAllowPort(t *testing.T) {
+	e := newEnv(t, envOptions{config: func(c *Config) {
+		c.Policy.DenyPorts = []string{"/dev/ttyS*", "tcp://10.*"}
+	}})
+	for _, port := range []string{"tcp://127.0.0.1:1", "TCP://127.0.0.1:1", "rfc2217://localhost.:22", "tcp://127.0.0.1:022"} {
+		if msg := e.callErr("serial_open", map[string]any{"port": port}); !strings.Contains(msg, "is a network console") || !strings.Contains(msg, "--allow-port") {
+			t.Errorf("serial_open %s: %s", port, msg)
+		}
+	}
+	for _, port := range []string{"/dev/ttyS0", "../../../../../../../dev/ttyS0", "/dev/../dev/ttyS0", "TCP://10.0.0.1:2000", "tcp://10.0.0.1:02000"} {
+		if msg := e.callErr("serial_open", map[string]any{"port": port}); !strings.Contains(msg, "--deny-port") {
+			t.Errorf("serial_open %s gets past --deny-port: %s", port, msg)
+		}
 	}
 }

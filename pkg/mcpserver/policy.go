@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/serialx"
 	"os"
 	"path"
 	"path/filepath"
@@ -204,16 +205,40 @@ func matchAny(globs []string, names ...string) string {
 	return ""
 }
 
-// CheckPort returns nil when callers may use the port at p.
-func (p *Policy) CheckPort(port string) error {
-	names := []string{port}
-	if real, err := filepath.EvalSymlinks(port); err == nil && real != port {
-		names = append(names, real)
+// CheckPort returns nil when callers may use the port at p. Globs match
+// the port as given, its canonical spelling (serialx.CanonicalPort: an
+// absolute, clean device path; a URL in lower case with a plain port
+// number) and, for a device, the path its links lead to, so no other
+// spelling gets past a --deny-port. A network console (tcp://,
+// rfc2217://) needs an --allow-port glob that names it: it could reach any
+// host, OpenOCD's Tcl server or a GDB stub, which run host commands.
+func (p *Policy) CheckPort(port string) error { return p.checkPort(port, false) }
+
+// CheckTrustedPort is CheckPort for a port the server's own bench file
+// names: a network console there needs no --allow-port, --deny-port still
+// applies.
+func (p *Policy) CheckTrustedPort(port string) error { return p.checkPort(port, true) }
+
+func (p *Policy) checkPort(port string, trusted bool) error {
+	canon, err := serialx.CanonicalPort(port)
+	if err != nil {
+		return refused("%v", err)
+	}
+	names := []string{port, canon}
+	network := serialx.NetworkPort(canon)
+	if !network {
+		if real, err := filepath.EvalSymlinks(canon); err == nil && real != canon {
+			names = append(names, real)
+		}
 	}
 	if g := matchAny(p.DenyPorts, names...); g != "" {
 		return refused("port %s matches --deny-port %s", port, g)
 	}
-	if len(p.AllowPorts) > 0 && matchAny(p.AllowPorts, names...) == "" {
+	allowed := len(p.AllowPorts) > 0 && matchAny(p.AllowPorts, names...) != ""
+	switch {
+	case network && !trusted && !allowed:
+		return refused("port %s is a network console: this server opens one only where an --allow-port glob names it, such as --allow-port '%s' (a network console can reach any host, and OpenOCD's Tcl server or a GDB stub run host commands)", port, canon)
+	case len(p.AllowPorts) > 0 && !allowed && !(network && trusted):
 		return refused("port %s matches no --allow-port glob (%s)", port, strings.Join(p.AllowPorts, ", "))
 	}
 	return nil

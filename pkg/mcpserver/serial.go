@@ -46,22 +46,36 @@ type connection struct {
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// realPort is the path a port's symbolic links lead to, so that two names of
-// one device share a lock.
-func realPort(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
-}
+// realPort is the one spelling of a port (serialx.LeaseKey: the absolute
+// path its symbolic links lead to, or a URL's canonical form), so that two
+// names of one device share a lock and a lease.
+func realPort(p string) string { return serialx.LeaseKey(p) }
 
 // checkPort applies the port globs; the server's own default port (the
-// virtual board) is exempt.
+// virtual board) is exempt, and a network console the server's --bench
+// names needs no --allow-port.
 func (s *Server) checkPort(p string) error {
 	if p != "" && s.cfg.DefaultPort != "" && realPort(p) == realPort(s.cfg.DefaultPort) {
 		return nil
 	}
+	if s.benchPort(p) {
+		return s.cfg.Policy.CheckTrustedPort(p)
+	}
 	return s.cfg.Policy.CheckPort(p)
+}
+
+// benchPort reports whether a device of the server's --bench file has the
+// port p.
+func (s *Server) benchPort(p string) bool {
+	if s.cfg.Bench == nil || p == "" {
+		return false
+	}
+	for _, d := range s.cfg.Bench.Devices {
+		if d.Port != "" && realPort(d.Port) == realPort(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // connection finds an open connection by id, label or port path. An empty

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -130,19 +129,23 @@ func NewLeases() *Leases {
 	return &Leases{m: map[string]*Lease{}, changed: make(chan struct{})}
 }
 
-// LeaseKey is the key of the port at path: the path its symbolic links
-// lead to, so that /dev/serial/by-id/... and /dev/ttyACM0 share one lease.
-// A path that does not resolve is its own key, and so is a network port
-// URL (tcp://, rfc2217://), its scheme in lower case.
+// LeaseKey is the key of the port at path: the absolute path its symbolic
+// links lead to, so that /dev/serial/by-id/..., ../../dev/ttyACM0 and
+// /dev/ttyACM0 share one lease. A path that does not resolve is its
+// absolute self, and a network port URL its canonical spelling
+// (CanonicalPort).
 func LeaseKey(path string) string {
-	if NetworkPort(path) {
-		scheme, rest, _ := strings.Cut(path, "://")
-		return strings.ToLower(scheme) + "://" + rest
+	canon, err := CanonicalPort(path)
+	if err != nil {
+		return path
 	}
-	if r, err := filepath.EvalSymlinks(path); err == nil {
+	if NetworkPort(canon) {
+		return canon
+	}
+	if r, err := filepath.EvalSymlinks(canon); err == nil {
 		return r
 	}
-	return path
+	return canon
 }
 
 func (t *Leases) now() time.Time {

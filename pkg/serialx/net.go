@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +63,32 @@ func CheckPortURL(path string) error {
 	}
 	_, _, err := parsePortURL(path)
 	return err
+}
+
+// CanonicalPort returns the one spelling of a port that globs, locks and
+// leases compare: a network URL with its scheme and host in lower case, a
+// host name without its trailing dot and the port as a plain number
+// (tcp://Lab1.:022 is tcp://lab1:22); a device path made absolute and
+// clean. A URL that is not a valid network port is an error.
+func CanonicalPort(path string) (string, error) {
+	if !strings.Contains(path, "://") {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", fmt.Errorf("port %q: %w", path, err)
+		}
+		return abs, nil
+	}
+	scheme, addr, err := parsePortURL(path)
+	if err != nil {
+		return "", err
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.Unmap().String()
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(n)), nil
 }
 
 // parsePortURL splits a network port URL into its scheme (lower case) and
