@@ -81,3 +81,20 @@ func TestNetworkConsoleNeedsAllowPort(t *testing.T) {
 		}
 	}
 }
+
+// Millisecond arguments never wrap around into other values: a capture
+// window past its bound is refused naming it, an expect's wait is cut to
+// its bound.
+func TestMillisecondArgumentsDoNotWrap(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	c := e.open(map[string]any{"port": e.board.SerialPath()})
+	for _, arg := range []string{"duration_ms", "idle_timeout_ms", "initial_timeout_ms", "timeout_ms"} {
+		msg := e.callErr("serial_read", map[string]any{"connection": c, arg: int64(18446744073710)})
+		if !strings.Contains(msg, arg+" must be from 0 to") {
+			t.Errorf("serial_read %s of 584 years: %s", arg, msg)
+		}
+	}
+	if got := lockWait(func() *int64 { v := int64(18446744073710); return &v }()); got != maxLockWait {
+		t.Errorf("lock_timeout_ms of 584 years waits %v, want %v", got, maxLockWait)
+	}
+}

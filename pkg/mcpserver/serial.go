@@ -663,6 +663,9 @@ const defaultMaxRead = 64 << 10
 // burstIdle ends a timeout_ms read once the device pauses.
 const burstIdle = 20 * time.Millisecond
 
+// maxReadWindow bounds a serial_read's capture window and first-byte wait.
+const maxReadWindow = time.Hour
+
 func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *readArgs) (any, string, error) {
 	c, err := s.connection(first(a.Connection, a.ConnectionID))
 	if err != nil {
@@ -701,12 +704,15 @@ func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *rea
 		// reply to a serial_write just before) is in it: a reader's cursor
 		// never passes bytes it was not given.
 		from := c.readFrom(a.Cursor)
-		opt := stream.CaptureOptions{
-			Duration:         time.Duration(a.DurationMS) * time.Millisecond,
-			IdleTimeout:      time.Duration(a.IdleTimeoutMS) * time.Millisecond,
-			InitialTimeout:   time.Duration(a.InitialTimeoutMS) * time.Millisecond,
-			StartOnFirstByte: trigger != "immediate",
-			MaxBytes:         max,
+		opt := stream.CaptureOptions{StartOnFirstByte: trigger != "immediate", MaxBytes: max}
+		for _, w := range []struct {
+			name string
+			ms   int64
+			d    *time.Duration
+		}{{"duration_ms", a.DurationMS, &opt.Duration}, {"idle_timeout_ms", a.IdleTimeoutMS, &opt.IdleTimeout}, {"initial_timeout_ms", a.InitialTimeoutMS, &opt.InitialTimeout}} {
+			if *w.d, err = msArg(w.name, w.ms, maxReadWindow); err != nil {
+				return nil, "", err
+			}
 		}
 		if opt.Duration == 0 && opt.IdleTimeout == 0 {
 			opt.Duration = opt.InitialTimeout
@@ -730,8 +736,12 @@ func (s *Server) serialRead(ctx context.Context, req mcp.CallToolRequest, a *rea
 	case a.TimeoutMS > 0:
 		// Wait up to timeout_ms for the first byte, then return the burst.
 		from := c.readFrom(a.Cursor)
+		first, err := msArg("timeout_ms", a.TimeoutMS, maxReadWindow)
+		if err != nil {
+			return nil, "", err
+		}
 		capt, err := c.console.Capture(ctx, from, stream.CaptureOptions{
-			InitialTimeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+			InitialTimeout: first,
 			IdleTimeout:    burstIdle, StartOnFirstByte: true, MaxBytes: max,
 		})
 		if err != nil && ctx.Err() == nil && len(capt.Data) == 0 {
@@ -833,12 +843,11 @@ func (s *Server) serialExpect(ctx context.Context, req mcp.CallToolRequest, a *e
 		}
 		settle = time.Duration(*a.SettleMS) * time.Millisecond
 	}
-	wait := time.Duration(a.TimeoutMS) * time.Millisecond
-	if wait <= 0 {
-		wait = steps.DefaultExpectTimeout
-	}
-	if wait > maxExpectWait {
-		wait = maxExpectWait
+	// A longer wait is cut to maxExpectWait (the client calls again), in
+	// milliseconds first so that no value wraps around.
+	wait := steps.DefaultExpectTimeout
+	if a.TimeoutMS > 0 {
+		wait = time.Duration(min(a.TimeoutMS, int64(maxExpectWait/time.Millisecond))) * time.Millisecond
 	}
 	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(a.LockTimeoutMS))
 	if err != nil {

@@ -549,12 +549,30 @@ func imageContents(paths, uris []string) []mcp.Content {
 	return out
 }
 
-// lockWait is the lock_timeout_ms argument as a duration.
+// maxLockWait bounds lock_timeout_ms: a wait for a port or probe that
+// another call holds.
+const maxLockWait = time.Hour
+
+// lockWait is the lock_timeout_ms argument as a duration, at most
+// maxLockWait (a longer wait is only a longer "up to").
 func lockWait(ms *int64) time.Duration {
 	if ms == nil || *ms <= 0 {
 		return 0
 	}
+	if *ms >= int64(maxLockWait/time.Millisecond) {
+		return maxLockWait
+	}
 	return time.Duration(*ms) * time.Millisecond
+}
+
+// msArg is a client's millisecond argument name as a duration: from 0 to
+// max, else an error naming it, so that no value wraps around into another
+// (18446744073710 ms is not half a millisecond).
+func msArg(name string, ms int64, max time.Duration) (time.Duration, error) {
+	if ms < 0 || ms > int64(max/time.Millisecond) {
+		return 0, fmt.Errorf("%s must be from 0 to %d (%v), found %d", name, int64(max/time.Millisecond), max, ms)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // encodeBytes renders data for a client: utf8 (invalid bytes become
