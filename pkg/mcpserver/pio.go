@@ -668,7 +668,11 @@ func (s *Server) taskCancel(ctx context.Context, _ mcp.CallToolRequest, a *taskA
 	if t == nil {
 		return nil, "", fmt.Errorf("no task %q: only the last %d tasks are kept", a.TaskID, maxTasks)
 	}
-	if !t.stop() {
+	stopped, err := t.stop(sessionOwner(ctx))
+	if err != nil {
+		return nil, "", err
+	}
+	if !stopped {
 		t.mu.Lock()
 		st := t.state
 		t.mu.Unlock()
@@ -860,7 +864,7 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("task_cancel", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Cancel a background task"),
-		mcp.WithDescription("Stop a task started with background: true (build, upload, clean_project, check_project, run_tests, library verbs...): its tool and what it started are stopped, and the call returns once the task has ended (state cancelled)."),
+		mcp.WithDescription("Stop a task started with background: true (build, upload, clean_project, check_project, run_tests, library verbs...): its tool and what it started are stopped, and the call returns once the task has ended (state cancelled). Only the session that started the task may cancel it, until that session ends."),
 		mcp.WithString("task_id", mcp.Required(), mcp.Description("The task_id the tool returned.")),
 		outputSchema[cancelResult](),
 		mcp.WithDestructiveHintAnnotation(false),

@@ -200,6 +200,12 @@ func TestPIOTaskCancel(t *testing.T) {
 	var started pioResult
 	decode(t, e.call("check_project", map[string]any{"project_dir": proj, "background": true}), &started)
 	<-b.started
+	// Another session may not cancel it.
+	c2 := e.connect("second")
+	res := callWith(t, context.Background(), c2, "task_cancel", map[string]any{"task_id": started.TaskID})
+	if !res.IsError || !strings.Contains(text(res), "only that session may cancel it") {
+		t.Fatalf("task_cancel by another session: %s", text(res))
+	}
 	var c cancelResult
 	decode(t, e.call("task_cancel", map[string]any{"task_id": started.TaskID}), &c)
 	if c.State != taskCancelled {

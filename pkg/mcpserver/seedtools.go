@@ -155,7 +155,11 @@ func (s *Server) leaseBusy(ctx context.Context, key string) error {
 // console it had released stays released (another program may still have
 // the port), and any session may take it back with console_hold.
 func (s *Server) sessionEnded(id string) {
-	if s.leases == nil || id == "" {
+	if id == "" {
+		return
+	}
+	s.tasks.sessionEnded(id)
+	if s.leases == nil {
 		return
 	}
 	for _, l := range s.leases.DropOwner(id) {
