@@ -476,11 +476,12 @@ func (s *Server) consoleHold(ctx context.Context, req mcp.CallToolRequest, a *ho
 	}
 	defer release()
 	wait := time.Duration(a.TimeoutMS) * time.Millisecond
-	if _, err := s.leases.HoldConsole(ctx, ho, owner, serialx.LeaseOptions{Note: "console_hold"}, serialx.ReacquireOptions{Timeout: wait}); err != nil {
+	// Taken back, the lease is as before console_release: a port this
+	// session held with acquire_lock stays held, else the console is
+	// shared again.
+	if _, _, err := s.leases.TakeBackConsole(ctx, ho, owner, serialx.ReacquireOptions{Timeout: wait}); err != nil {
 		return nil, "", fmt.Errorf("take back %s: %w", c.port, err)
 	}
-	// Taken back, the console is shared again, as before console_release.
-	s.leases.Drop(leaseKey(c.port), owner)
 	ci := s.consoleInfo(c)
 	text := fmt.Sprintf("holding %s (%s) again; reading goes on at cursor %d", c.id, c.port, ci.Cursor)
 	if n := len(ci.Gaps); n > 0 {

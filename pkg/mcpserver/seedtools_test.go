@@ -432,6 +432,25 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 	}
 }
 
+// console_release then console_hold leaves the session's acquire_lock as
+// it was: held, with its reason.
+func TestConsoleHoldKeepsAcquireLock(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.open(nil)
+	e.call("acquire_lock", map[string]any{"port": id, "reason": "flashing"})
+	e.call("console_release", map[string]any{"console": id})
+	var ci consoleInfo
+	decode(t, e.call("console_hold", map[string]any{"console": id}), &ci)
+	if ci.Released || ci.LeaseState != "held" || ci.LeaseOwner == "" {
+		t.Fatalf("console_hold after acquire_lock = %+v", ci)
+	}
+	c2 := e.connect("second")
+	res := callWith(t, context.Background(), c2, "serial_send", map[string]any{"console": id, "text": "echo x"})
+	if !res.IsError || !strings.Contains(text(res), "(flashing)") {
+		t.Errorf("serial_send by another session while the lock is held: %s", text(res))
+	}
+}
+
 // The end of a session ends its leases: a console it released may be taken
 // back by any session.
 func TestSessionEndDropsLeases(t *testing.T) {

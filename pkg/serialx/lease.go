@@ -79,6 +79,11 @@ type Lease struct {
 	Changed time.Time `json:"changed"`
 	// Expires is when the lease lapses unless renewed; zero means never.
 	Expires time.Time `json:"expires,omitzero"`
+
+	// prior is the held lease that Release turned into this released
+	// one: taking the port back (TakeBackConsole), or this lease lapsing,
+	// restores it, so a hand-over does not end the owner's hold.
+	prior *Lease
 }
 
 // ErrLeased is wrapped by the error of a call on a port whose lease another
@@ -157,6 +162,13 @@ func (t *Leases) now() time.Time {
 func (t *Leases) liveLocked(key string, now time.Time) *Lease {
 	l := t.m[key]
 	if l != nil && !l.Expires.IsZero() && !now.Before(l.Expires) {
+		if p := l.prior; p != nil && (p.Expires.IsZero() || now.Before(p.Expires)) {
+			// The release lapsed; the hold under it did not.
+			*l = *p
+			l.Changed = now
+			t.signalLocked()
+			return l
+		}
 		delete(t.m, key)
 		t.signalLocked()
 		return nil
@@ -207,6 +219,12 @@ func (t *Leases) set(ctx context.Context, key, owner string, state LeaseState, o
 			}
 			if l.State != state {
 				l.Changed = now
+				if state == LeaseReleased && l.State == LeaseHeld {
+					p := *l
+					l.prior = &p
+				} else {
+					l.prior = nil
+				}
 			}
 			l.State = state
 			if opt.Note != "" {
@@ -378,6 +396,42 @@ func (t *Leases) HoldConsole(ctx context.Context, c HandOver, owner string, opt 
 		return Lease{}, err
 	}
 	return l, nil
+}
+
+// TakeBackConsole takes back the port of c, which owner released with
+// ReleaseConsole (see Console.Reacquire, which waits, up to ro.Timeout,
+// while another program still has it open or locked), and puts owner's
+// lease back as it was before the release: held, as Hold left it, or none.
+// A console nobody holds a lease of is taken back for anyone (its releaser
+// ended). When another owner holds the port, nothing happens and the error
+// is a *LeaseError; when the port cannot be taken back, the lease is as it
+// was. It returns the lease after, if any.
+func (t *Leases) TakeBackConsole(ctx context.Context, c HandOver, owner string, ro ReacquireOptions) (Lease, bool, error) {
+	key := LeaseKey(c.Path())
+	if err := t.Check(key, owner); err != nil {
+		return Lease{}, false, err
+	}
+	if err := c.Reacquire(ctx, ro); err != nil {
+		return Lease{}, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.liveLocked(key, t.now())
+	if l == nil || l.Owner != owner || l.State != LeaseReleased {
+		if l == nil || l.Owner != owner {
+			return Lease{}, false, nil
+		}
+		return *l, true, nil
+	}
+	if l.prior == nil {
+		delete(t.m, key)
+		t.signalLocked()
+		return Lease{}, false, nil
+	}
+	*l = *l.prior
+	l.Changed = t.now()
+	t.signalLocked()
+	return *l, true, nil
 }
 
 // restore puts owner's lease of key back as it was before a hand-over that
