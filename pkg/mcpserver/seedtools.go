@@ -159,6 +159,15 @@ func (s *Server) sessionEnded(id string) {
 		return
 	}
 	s.tasks.sessionEnded(id)
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.mu.Lock()
+		if c.owner == id {
+			c.owner = ""
+		}
+		c.mu.Unlock()
+	}
+	s.mu.Unlock()
 	if s.leases == nil {
 		return
 	}
@@ -437,6 +446,12 @@ func (s *Server) handOverConsole(ctx context.Context, req mcp.CallToolRequest, r
 	if owner == "" {
 		return nil, nil, "", nil, errors.New("this call has no MCP session to hold the lease")
 	}
+	c.mu.Lock()
+	opener := c.owner
+	c.mu.Unlock()
+	if opener != "" && opener != owner {
+		return nil, nil, "", nil, fmt.Errorf("connection %s belongs to session %s, which opened it: only that session may release or hold its console (until it ends)", c.id, shortOwner(opener))
+	}
 	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(lockTimeoutMS))
 	if err != nil {
 		return nil, nil, "", nil, err
@@ -577,7 +592,7 @@ func (s *Server) addSeedTools() {
 	}
 	s.addTool(mcp.NewTool("console_release", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Let another program use a console's port"),
-		mcp.WithDescription(`Let go of a console's port so another program (a flasher, picocom) can open it: returns once the port is really closed and its lock file removed. The console keeps its buffer, cursors and log; writes fail until console_hold takes the port back, and what the device sends meanwhile is not read (the log records the gap, with its times). The release is this session's lease: only this session takes the port back, until it ends or ttl_ms passes.`),
+		mcp.WithDescription(`Let go of a console's port so another program (a flasher, picocom) can open it: returns once the port is really closed and its lock file removed. The console keeps its buffer, cursors and log; writes fail until console_hold takes the port back, and what the device sends meanwhile is not read (the log records the gap, with its times). Only the session that opened the connection may release it (or any session, once that one has ended). The release is this session's lease: only this session takes the port back, until it ends or ttl_ms passes; a port it held with acquire_lock is held again after console_hold; no session may serial_close the connection meanwhile.`),
 		mcp.WithInteger("ttl_ms", mcp.Min(0), mcp.Description("The right to take the port back lapses after this many milliseconds; 0 (the default) keeps it until console_hold or the end of the session.")),
 	}, handOver...)...), toolHandler(s, s.consoleRelease))
 
