@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -354,5 +355,36 @@ func TestPIOTestStepOverMCP(t *testing.T) {
 	msg = e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"pio_test": map[string]any{"project_dir": t.TempDir()}}}})
 	if !strings.Contains(msg, "outside the --root folders") {
 		t.Errorf("outside: %s", msg)
+	}
+}
+
+// acquire_lock holds a port for ttl_ms (default 10 minutes, at most 24
+// hours) unless renewed: a client that vanishes does not keep it.
+func TestAcquireLockTTL(t *testing.T) {
+	e, _ := pioEnv(t, &piotest.Replay{})
+	port := e.board.SerialPath()
+	now := time.Now()
+	e.srv.leases.Now = func() time.Time { return now }
+	var l lockResult
+	decode(t, e.call("acquire_lock", map[string]any{"port": port}), &l)
+	exp, err := time.Parse(time.RFC3339Nano, l.Expires)
+	if err != nil || !exp.Equal(now.Add(10*time.Minute).UTC()) {
+		t.Fatalf("default lock = %+v (%v)", l, err)
+	}
+	other := e.connect("other-client")
+	now = now.Add(9 * time.Minute)
+	decode(t, e.call("acquire_lock", map[string]any{"port": port, "ttl_ms": 60000}), &l) // renews
+	now = now.Add(59 * time.Second)
+	if res := callWith(t, context.Background(), other, "acquire_lock", map[string]any{"port": port}); !res.IsError {
+		t.Fatalf("another session took the port before the lock lapsed: %s", text(res))
+	}
+	now = now.Add(time.Second)
+	if res := callWith(t, context.Background(), other, "acquire_lock", map[string]any{"port": port}); res.IsError {
+		t.Fatalf("the lapsed lock still holds the port: %s", text(res))
+	}
+	for _, ttl := range []int64{0, -1, 24*3600*1000 + 1} {
+		if msg := e.callErr("acquire_lock", map[string]any{"port": port, "ttl_ms": ttl}); !strings.Contains(msg, "ttl_ms") {
+			t.Errorf("ttl_ms %d: %s", ttl, msg)
+		}
 	}
 }

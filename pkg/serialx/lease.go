@@ -189,6 +189,50 @@ func (t *Leases) Hold(ctx context.Context, key, owner string, opt LeaseOptions) 
 	return t.set(ctx, key, owner, LeaseHeld, opt)
 }
 
+// Lock is Hold for a lock that outlasts hand-overs (the MCP acquire_lock):
+// while owner's lease of key is released, it takes or renews the hold
+// under the release, which taking the port back restores, and the lease
+// stays released; otherwise it is Hold.
+func (t *Leases) Lock(ctx context.Context, key, owner string, opt LeaseOptions) (Lease, error) {
+	t.mu.Lock()
+	now := t.now()
+	if l := t.liveLocked(key, now); l != nil && l.Owner == owner && l.State == LeaseReleased {
+		p := l.prior
+		if p == nil || (!p.Expires.IsZero() && !now.Before(p.Expires)) {
+			p = &Lease{Key: key, Owner: owner, State: LeaseHeld, Since: now, Changed: l.Changed}
+		}
+		if opt.Note != "" {
+			p.Note = opt.Note
+		}
+		p.Expires = time.Time{}
+		if opt.TTL > 0 {
+			p.Expires = now.Add(opt.TTL)
+		}
+		l.prior = p
+		out := *p
+		t.mu.Unlock()
+		return out, nil
+	}
+	t.mu.Unlock()
+	return t.Hold(ctx, key, owner, opt)
+}
+
+// Unlock ends what Lock took: the hold under owner's released lease of
+// key (the release stays), or else owner's lease, as Drop does. It reports
+// whether there was one.
+func (t *Leases) Unlock(key, owner string) bool {
+	t.mu.Lock()
+	l := t.liveLocked(key, t.now())
+	if l != nil && l.Owner == owner && l.State == LeaseReleased {
+		had := l.prior != nil
+		l.prior = nil
+		t.mu.Unlock()
+		return had
+	}
+	t.mu.Unlock()
+	return t.Drop(key, owner)
+}
+
 // Release marks owner's lease of key released (taking it first, as Hold
 // does, when owner has none): the port is given to another program and
 // owner keeps the right to take it back. It only records the fact;

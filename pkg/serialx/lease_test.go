@@ -348,6 +348,25 @@ func TestLeaseReleaseKeepsHold(t *testing.T) {
 		t.Fatalf("after the release lapsed: %+v, %v", l, ok)
 	}
 
+	// Lock while released takes the hold under the release; Unlock ends
+	// it and leaves the release.
+	ls.Drop(key, "s1")
+	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := ls.Lock(ctx, key, "s1", LeaseOptions{Note: "again"}); err != nil || l.State != LeaseHeld {
+		t.Fatalf("Lock while released = %+v, %v", l, err)
+	}
+	if l, _ := ls.Get(key); l.State != LeaseReleased {
+		t.Fatalf("Lock while released changed the release: %+v", l)
+	}
+	if !ls.Unlock(key, "s1") {
+		t.Fatal("Unlock found no hold under the release")
+	}
+	if l, ok := ls.Get(key); !ok || l.State != LeaseReleased {
+		t.Fatalf("after Unlock: %+v, %v", l, ok)
+	}
+
 	// Without a hold before it, taking back ends the lease.
 	ls.Drop(key, "s1")
 	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{}); err != nil {
