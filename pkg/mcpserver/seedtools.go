@@ -598,7 +598,7 @@ func (s *Server) addSeedTools() {
 
 	s.addTool(mcp.NewTool("console_hold", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Take a console's port back"),
-		mcp.WithDescription(`Take back a port that console_release let go of, reopening it with the same settings; reading goes on at the same cursor. Waits up to timeout_ms (default 10000) while another program still has the port open or locked. Refused while another session's lease holds it. On a console that is not released it just returns its status.`),
+		mcp.WithDescription(`Take back a port that console_release let go of, reopening it with the same settings; reading goes on at the same cursor. Waits up to timeout_ms (default 10000) while another program still has the port open or locked. Only the session that opened the connection may call it (any session, once that one has ended); refused while another session's lease holds the port. A port this session held with acquire_lock before console_release is held again. On a console that is not released it just returns its status.`),
 		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("How long to wait for the other program to let go of the port; default 10000.")),
 	}, handOver...)...), toolHandler(s, s.consoleHold))
 }
