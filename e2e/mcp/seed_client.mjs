@@ -156,7 +156,7 @@ async function sessionEnd(client, id) {
   try {
     await call(client, "console_release", { console: id });
     const refused = await other.callTool({ name: "console_hold", arguments: { console: id } });
-    check(refused.isError && /only it may take the port back/.test(textOf(refused)), `console_hold by another session: ${short(refused)}`);
+    check(refused.isError && /only that session may release or hold its console/.test(textOf(refused)), `console_hold by another session: ${short(refused)}`);
     await client.transport.terminateSession();
     const held = await call(other, "console_hold", { console: id });
     check(held.released === false && held.gaps.length === 2, `console_hold after the releasing session ended: ${short(held)}`);

@@ -76,9 +76,9 @@ HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
 gets 413 and is not read; so does a body with more than 100000 JSON items
 (objects, arrays and commas). The requests in flight hold at most 8 times
 --max-body of bodies together; past that a request gets 503. A body that
-stops arriving gets 408 after 1 minute. At most 1000 sessions are kept;
-past that the least recently used one is forgotten (its client gets 404
-and starts a new session).
+stops arriving gets 408 after 1 minute. A session ends after 30 minutes
+without a request (its leases and locks end too); at most 1000 sessions
+are kept, and past that initialize gets 503 until one ends.
 
 Deny by default. With no flags a client may talk to serial consoles, read
 target memory, halt, resume and reset the target, write memory through typed

@@ -422,7 +422,7 @@ func (s *Server) background(ctx context.Context, t *task, fn func(ctx context.Co
 	s.mu.Unlock()
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.life, cancel)
-	t.setCancel(cancel)
+	t.setCancel(cancel, sessionOwner(ctx))
 	go func() {
 		defer s.inflight.Done()
 		defer stop()

@@ -154,6 +154,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 		return
 	}
+	if sess != nil {
+		defer g.sessions.leave(r.Header.Get(server.HeaderKeySessionID))
+	}
 	if sess != nil && g.callEnded != nil {
 		w = g.ackCancellation(w, r, body)
 	}
@@ -396,7 +399,13 @@ func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg stri
 		if json.Unmarshal(body, &m) != nil {
 			return 0, "", nil // the transport answers with a JSON-RPC parse error
 		}
-		if m.Method == string(mcp.MethodInitialize) || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+		if mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+			return 0, "", nil
+		}
+		if m.Method == string(mcp.MethodInitialize) {
+			if g.sessions.full() {
+				return http.StatusServiceUnavailable, fmt.Sprintf("503 busy: this hilrun MCP server already has %d sessions, its limit; end one with DELETE, or wait until one has gone %s without a request, then initialize again", g.sessions.max, g.sessions.idle), nil
+			}
 			return 0, "", nil
 		}
 	case http.MethodGet, http.MethodDelete:
@@ -407,7 +416,7 @@ func (g *guard) checkSession(r *http.Request, body []byte) (status int, msg stri
 	if id == "" {
 		return http.StatusBadRequest, fmt.Sprintf("400 bad request: %s needs the %s header that initialize returned; send initialize first to start a session", r.Method, server.HeaderKeySessionID), nil
 	}
-	sess = g.sessions.lookup(id)
+	sess = g.sessions.enter(id)
 	if sess == nil {
 		return http.StatusNotFound, fmt.Sprintf("404 not found: session %q is unknown or has ended; send initialize to start a new one", clip(id)), nil
 	}

@@ -601,12 +601,28 @@ type lockArgs struct {
 	Reason string `json:"reason"`
 }
 
+type acquireLockArgs struct {
+	Port   string `json:"port"`
+	Reason string `json:"reason"`
+	TTLMS  *int64 `json:"ttl_ms"`
+}
+
 type lockResult struct {
 	Port   string `json:"port"`
 	Held   bool   `json:"held"`
 	Owner  string `json:"owner"`
 	Reason string `json:"reason,omitempty"`
+	// Expires is when the lock lapses unless acquire_lock renews it.
+	Expires string `json:"expires,omitempty"`
 }
+
+// defaultLockTTL is how long acquire_lock holds a port without ttl_ms, and
+// maxLockTTL the most ttl_ms may ask: a client that vanishes does not keep
+// a port for ever.
+const (
+	defaultLockTTL = 10 * time.Minute
+	maxLockTTL     = 24 * time.Hour
+)
 
 // lockPort is the port path behind a connection id, label or path.
 func (s *Server) lockPort(ref string) (string, error) {
@@ -628,18 +644,28 @@ func (s *Server) lockPort(ref string) (string, error) {
 	return ref, nil
 }
 
-func (s *Server) acquireLock(ctx context.Context, _ mcp.CallToolRequest, a *lockArgs) (any, string, error) {
+func (s *Server) acquireLock(ctx context.Context, _ mcp.CallToolRequest, a *acquireLockArgs) (any, string, error) {
 	port, err := s.lockPort(a.Port)
 	if err != nil {
 		return nil, "", err
 	}
+	ttl := defaultLockTTL
+	if a.TTLMS != nil {
+		if *a.TTLMS <= 0 || *a.TTLMS > maxLockTTL.Milliseconds() {
+			return nil, "", fmt.Errorf("ttl_ms must be from 1 to %d (24 hours), found %d", maxLockTTL.Milliseconds(), *a.TTLMS)
+		}
+		ttl = time.Duration(*a.TTLMS) * time.Millisecond
+	}
 	owner := sessionOwner(ctx)
-	l, err := s.leases.Hold(ctx, serialx.LeaseKey(port), owner, serialx.LeaseOptions{Note: first(a.Reason, "acquire_lock")})
+	if owner == "" {
+		return nil, "", errors.New("this call has no MCP session to hold the lock")
+	}
+	l, err := s.leases.Lock(ctx, serialx.LeaseKey(port), owner, serialx.LeaseOptions{TTL: ttl, Note: first(a.Reason, "acquire_lock")})
 	if err != nil {
 		return nil, "", err
 	}
-	return lockResult{Port: port, Held: true, Owner: l.Owner, Reason: a.Reason},
-		fmt.Sprintf("%s is held by this session until release_lock or the session ends", port), nil
+	return lockResult{Port: port, Held: true, Owner: l.Owner, Reason: a.Reason, Expires: rfc3339(l.Expires)},
+		fmt.Sprintf("%s is held by this session until %s (call acquire_lock again to renew), release_lock, or the end of the session", port, rfc3339(l.Expires)), nil
 }
 
 func (s *Server) releaseLock(ctx context.Context, _ mcp.CallToolRequest, a *lockArgs) (any, string, error) {
@@ -648,7 +674,7 @@ func (s *Server) releaseLock(ctx context.Context, _ mcp.CallToolRequest, a *lock
 		return nil, "", err
 	}
 	owner := sessionOwner(ctx)
-	if !s.leases.Drop(serialx.LeaseKey(port), owner) {
+	if !s.leases.Unlock(serialx.LeaseKey(port), owner) {
 		return lockResult{Port: port, Owner: owner}, port + " was not held by this session", nil
 	}
 	return lockResult{Port: port, Owner: owner}, port + " released", nil
@@ -668,7 +694,11 @@ func (s *Server) taskCancel(ctx context.Context, _ mcp.CallToolRequest, a *taskA
 	if t == nil {
 		return nil, "", fmt.Errorf("no task %q: only the last %d tasks are kept", a.TaskID, maxTasks)
 	}
-	if !t.stop() {
+	stopped, err := t.stop(sessionOwner(ctx))
+	if err != nil {
+		return nil, "", err
+	}
+	if !stopped {
 		t.mu.Lock()
 		st := t.state
 		t.mu.Unlock()
@@ -841,9 +871,10 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("acquire_lock", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Hold a port across calls"),
-		mcp.WithDescription("Hold a port for this MCP session across several calls: other sessions' calls on it get \"busy\" until release_lock, or until this session ends (then it is released by itself)."),
+		mcp.WithDescription("Hold a port for this MCP session across several calls: other sessions' calls on it get \"busy\" until release_lock, until the lock lapses (ttl_ms, default 10 minutes; call acquire_lock again to renew it), or until this session ends (then it is released by itself). A console_release and console_hold of the port by this session keep the lock."),
 		mcp.WithString("port", mcp.Required(), mcp.Description("A port path, or a connection id or label.")),
 		mcp.WithString("reason", mcp.Description("Why, shown to whoever finds the port busy.")),
+		mcp.WithInteger("ttl_ms", mcp.Min(1), mcp.Max(float64(maxLockTTL.Milliseconds())), mcp.Description("The lock lapses this many milliseconds from now unless acquire_lock is called again; default 600000 (10 minutes), at most 86400000 (24 hours).")),
 		outputSchema[lockResult](),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(true),
@@ -860,7 +891,7 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("task_cancel", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Cancel a background task"),
-		mcp.WithDescription("Stop a task started with background: true (build, upload, clean_project, check_project, run_tests, library verbs...): its tool and what it started are stopped, and the call returns once the task has ended (state cancelled)."),
+		mcp.WithDescription("Stop a task started with background: true (build, upload, clean_project, check_project, run_tests, library verbs...): its tool and what it started are stopped, and the call returns once the task has ended (state cancelled). Only the session that started the task may cancel it, until that session ends."),
 		mcp.WithString("task_id", mcp.Required(), mcp.Description("The task_id the tool returned.")),
 		outputSchema[cancelResult](),
 		mcp.WithDestructiveHintAnnotation(false),

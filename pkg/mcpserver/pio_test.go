@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -200,6 +201,12 @@ func TestPIOTaskCancel(t *testing.T) {
 	var started pioResult
 	decode(t, e.call("check_project", map[string]any{"project_dir": proj, "background": true}), &started)
 	<-b.started
+	// Another session may not cancel it.
+	c2 := e.connect("second")
+	res := callWith(t, context.Background(), c2, "task_cancel", map[string]any{"task_id": started.TaskID})
+	if !res.IsError || !strings.Contains(text(res), "only that session may cancel it") {
+		t.Fatalf("task_cancel by another session: %s", text(res))
+	}
 	var c cancelResult
 	decode(t, e.call("task_cancel", map[string]any{"task_id": started.TaskID}), &c)
 	if c.State != taskCancelled {
@@ -348,5 +355,36 @@ func TestPIOTestStepOverMCP(t *testing.T) {
 	msg = e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"pio_test": map[string]any{"project_dir": t.TempDir()}}}})
 	if !strings.Contains(msg, "outside the --root folders") {
 		t.Errorf("outside: %s", msg)
+	}
+}
+
+// acquire_lock holds a port for ttl_ms (default 10 minutes, at most 24
+// hours) unless renewed: a client that vanishes does not keep it.
+func TestAcquireLockTTL(t *testing.T) {
+	e, _ := pioEnv(t, &piotest.Replay{})
+	port := e.board.SerialPath()
+	now := time.Now()
+	e.srv.leases.Now = func() time.Time { return now }
+	var l lockResult
+	decode(t, e.call("acquire_lock", map[string]any{"port": port}), &l)
+	exp, err := time.Parse(time.RFC3339Nano, l.Expires)
+	if err != nil || !exp.Equal(now.Add(10*time.Minute).UTC()) {
+		t.Fatalf("default lock = %+v (%v)", l, err)
+	}
+	other := e.connect("other-client")
+	now = now.Add(9 * time.Minute)
+	decode(t, e.call("acquire_lock", map[string]any{"port": port, "ttl_ms": 60000}), &l) // renews
+	now = now.Add(59 * time.Second)
+	if res := callWith(t, context.Background(), other, "acquire_lock", map[string]any{"port": port}); !res.IsError {
+		t.Fatalf("another session took the port before the lock lapsed: %s", text(res))
+	}
+	now = now.Add(time.Second)
+	if res := callWith(t, context.Background(), other, "acquire_lock", map[string]any{"port": port}); res.IsError {
+		t.Fatalf("the lapsed lock still holds the port: %s", text(res))
+	}
+	for _, ttl := range []int64{0, -1, 24*3600*1000 + 1} {
+		if msg := e.callErr("acquire_lock", map[string]any{"port": port, "ttl_ms": ttl}); !strings.Contains(msg, "ttl_ms") {
+			t.Errorf("ttl_ms %d: %s", ttl, msg)
+		}
 	}
 }

@@ -155,7 +155,20 @@ func (s *Server) leaseBusy(ctx context.Context, key string) error {
 // console it had released stays released (another program may still have
 // the port), and any session may take it back with console_hold.
 func (s *Server) sessionEnded(id string) {
-	if s.leases == nil || id == "" {
+	if id == "" {
+		return
+	}
+	s.tasks.sessionEnded(id)
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.mu.Lock()
+		if c.owner == id {
+			c.owner = ""
+		}
+		c.mu.Unlock()
+	}
+	s.mu.Unlock()
+	if s.leases == nil {
 		return
 	}
 	for _, l := range s.leases.DropOwner(id) {
@@ -433,6 +446,12 @@ func (s *Server) handOverConsole(ctx context.Context, req mcp.CallToolRequest, r
 	if owner == "" {
 		return nil, nil, "", nil, errors.New("this call has no MCP session to hold the lease")
 	}
+	c.mu.Lock()
+	opener := c.owner
+	c.mu.Unlock()
+	if opener != "" && opener != owner {
+		return nil, nil, "", nil, fmt.Errorf("connection %s belongs to session %s, which opened it: only that session may release or hold its console (until it ends)", c.id, shortOwner(opener))
+	}
 	release, err := s.locks.acquire(ctx, []string{portKey(realPort(c.port))}, who(ctx, req), lockWait(lockTimeoutMS))
 	if err != nil {
 		return nil, nil, "", nil, err
@@ -472,11 +491,12 @@ func (s *Server) consoleHold(ctx context.Context, req mcp.CallToolRequest, a *ho
 	}
 	defer release()
 	wait := time.Duration(a.TimeoutMS) * time.Millisecond
-	if _, err := s.leases.HoldConsole(ctx, ho, owner, serialx.LeaseOptions{Note: "console_hold"}, serialx.ReacquireOptions{Timeout: wait}); err != nil {
+	// Taken back, the lease is as before console_release: a port this
+	// session held with acquire_lock stays held, else the console is
+	// shared again.
+	if _, _, err := s.leases.TakeBackConsole(ctx, ho, owner, serialx.ReacquireOptions{Timeout: wait}); err != nil {
 		return nil, "", fmt.Errorf("take back %s: %w", c.port, err)
 	}
-	// Taken back, the console is shared again, as before console_release.
-	s.leases.Drop(leaseKey(c.port), owner)
 	ci := s.consoleInfo(c)
 	text := fmt.Sprintf("holding %s (%s) again; reading goes on at cursor %d", c.id, c.port, ci.Cursor)
 	if n := len(ci.Gaps); n > 0 {
@@ -572,13 +592,13 @@ func (s *Server) addSeedTools() {
 	}
 	s.addTool(mcp.NewTool("console_release", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Let another program use a console's port"),
-		mcp.WithDescription(`Let go of a console's port so another program (a flasher, picocom) can open it: returns once the port is really closed and its lock file removed. The console keeps its buffer, cursors and log; writes fail until console_hold takes the port back, and what the device sends meanwhile is not read (the log records the gap, with its times). The release is this session's lease: only this session takes the port back, until it ends or ttl_ms passes.`),
+		mcp.WithDescription(`Let go of a console's port so another program (a flasher, picocom) can open it: returns once the port is really closed and its lock file removed. The console keeps its buffer, cursors and log; writes fail until console_hold takes the port back, and what the device sends meanwhile is not read (the log records the gap, with its times). Only the session that opened the connection may release it (or any session, once that one has ended). The release is this session's lease: only this session takes the port back, until it ends or ttl_ms passes; a port it held with acquire_lock is held again after console_hold; no session may serial_close the connection meanwhile.`),
 		mcp.WithInteger("ttl_ms", mcp.Min(0), mcp.Description("The right to take the port back lapses after this many milliseconds; 0 (the default) keeps it until console_hold or the end of the session.")),
 	}, handOver...)...), toolHandler(s, s.consoleRelease))
 
 	s.addTool(mcp.NewTool("console_hold", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Take a console's port back"),
-		mcp.WithDescription(`Take back a port that console_release let go of, reopening it with the same settings; reading goes on at the same cursor. Waits up to timeout_ms (default 10000) while another program still has the port open or locked. Refused while another session's lease holds it. On a console that is not released it just returns its status.`),
+		mcp.WithDescription(`Take back a port that console_release let go of, reopening it with the same settings; reading goes on at the same cursor. Waits up to timeout_ms (default 10000) while another program still has the port open or locked. Only the session that opened the connection may call it (any session, once that one has ended); refused while another session's lease holds the port. A port this session held with acquire_lock before console_release is held again. On a console that is not released it just returns its status.`),
 		mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("How long to wait for the other program to let go of the port; default 10000.")),
 	}, handOver...)...), toolHandler(s, s.consoleHold))
 }

@@ -384,7 +384,7 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 	// Another session may not take it back.
 	c2 := e.connect("second")
 	res := callWith(t, context.Background(), c2, "console_hold", map[string]any{"console": id})
-	if !res.IsError || !strings.Contains(text(res), "only it may take the port back") {
+	if !res.IsError || !strings.Contains(text(res), "only that session may release or hold its console") {
 		t.Errorf("console_hold by another session: %s", text(res))
 	}
 	closeAsOther(other)
@@ -432,18 +432,60 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 	}
 }
 
+// A session cannot hand over a console another session opened: the
+// console stays connected and its owner's writes go on.
+func TestConsoleReleaseOnlyByOpener(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.open(nil)
+	c2 := e.connect("second")
+	res := callWith(t, context.Background(), c2, "console_release", map[string]any{"connection": id})
+	if !res.IsError || !strings.Contains(text(res), "belongs to session") {
+		t.Fatalf("console_release by another session: %s", text(res))
+	}
+	e.call("serial_send", map[string]any{"console": id, "text": "echo still mine"})
+	if len(e.srv.leases.List()) != 0 {
+		t.Errorf("leases after a refused release: %+v", e.srv.leases.List())
+	}
+}
+
+// console_release then console_hold leaves the session's acquire_lock as
+// it was: held, with its reason.
+func TestConsoleHoldKeepsAcquireLock(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	id := e.open(nil)
+	e.call("acquire_lock", map[string]any{"port": id, "reason": "flashing"})
+	e.call("console_release", map[string]any{"console": id})
+	var ci consoleInfo
+	decode(t, e.call("console_hold", map[string]any{"console": id}), &ci)
+	if ci.Released || ci.LeaseState != "held" || ci.LeaseOwner == "" {
+		t.Fatalf("console_hold after acquire_lock = %+v", ci)
+	}
+	c2 := e.connect("second")
+	res := callWith(t, context.Background(), c2, "serial_send", map[string]any{"console": id, "text": "echo x"})
+	if !res.IsError || !strings.Contains(text(res), "(flashing)") {
+		t.Errorf("serial_send by another session while the lock is held: %s", text(res))
+	}
+}
+
 // The end of a session ends its leases: a console it released may be taken
 // back by any session.
 func TestSessionEndDropsLeases(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	id := e.open(nil)
 	c2 := e.connect("second")
+	var o openResult
+	decode(t, callWith(t, context.Background(), c2, "serial_open", map[string]any{"port": e.board.SerialPath()}), &o)
+	id := o.ConnectionID
 	res := callWith(t, context.Background(), c2, "console_release", map[string]any{"console": id})
 	if res.IsError {
 		t.Fatal(text(res))
 	}
-	if msg := e.callErr("console_hold", map[string]any{"console": id}); !strings.Contains(msg, "only it may take the port back") {
+	if msg := e.callErr("console_hold", map[string]any{"console": id}); !strings.Contains(msg, "only that session may release or hold") {
 		t.Fatalf("console_hold by the first session: %s", msg)
+	}
+	// Nor may it close the connection, and so reopen the port, while the
+	// other session's flasher may have it.
+	if msg := e.callErr("serial_close", map[string]any{"console": id}); !strings.Contains(msg, "released for another program by inprocess") {
+		t.Fatalf("serial_close of another session's released console: %s", msg)
 	}
 	c2.Close()
 	waitFor(t, "the lease to end with its session", func() bool { return len(e.srv.leases.List()) == 0 })

@@ -36,7 +36,11 @@ type connection struct {
 	console Console
 	opened  time.Time
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// owner is the MCP session that opened the connection: only it may
+	// hand its console over (console_release, console_hold) until it ends
+	// (then "": any session may).
+	owner      string
 	readCursor int64 // where the next serial_read without a cursor starts
 	// lastSend is where the reply to the last send of a sequence began,
 	// so the next sequence's first send waits for the prompt after it.
@@ -351,7 +355,7 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	if err != nil {
 		return nil, "", err
 	}
-	c := &connection{id: id, label: a.Label, port: a.Port, cfg: cfg, lineEnding: le, prompt: prompt, echo: echo, console: con, opened: time.Now()}
+	c := &connection{id: id, label: a.Label, port: a.Port, cfg: cfg, lineEnding: le, prompt: prompt, echo: echo, console: con, opened: time.Now(), owner: sessionOwner(ctx)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -421,10 +425,15 @@ func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *cl
 		return nil, "", err
 	}
 	defer release()
+	key := leaseKey(c.port)
+	owner := sessionOwner(ctx)
+	if l, ok := s.leases.Get(key); ok && l.Owner != owner && l.State == serialx.LeaseReleased {
+		return nil, "", fmt.Errorf("close %s: %w", c.id, &serialx.LeaseError{Lease: l})
+	}
 	s.mu.Lock()
 	delete(s.conns, c.id)
 	s.mu.Unlock()
-	s.leases.DropKey(leaseKey(c.port))
+	s.leases.Drop(key, owner)
 	err = c.console.Close()
 	s.logf("closed connection %s (%s)", c.id, c.port)
 	out := closeResult{ConnectionID: c.id, Port: c.port, Closed: true, LogResource: connLogURI(c.id)}

@@ -51,28 +51,50 @@ type task struct {
 	lines []string
 	// cancel stops a background task; nil for one a call runs.
 	cancel context.CancelFunc
+	// owner is the MCP session that started a background task: only it
+	// may cancel the task, until it ends ("": anyone may).
+	owner string
 	// over is closed when the task ends.
 	over chan struct{}
 	// onLine, when set before the task runs, gets each output line too.
 	onLine func(string)
 }
 
-// setCancel makes t a background task that cancel stops.
-func (t *task) setCancel(cancel context.CancelFunc) {
+// setCancel makes t a background task of session owner that cancel
+// stops.
+func (t *task) setCancel(cancel context.CancelFunc, owner string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.cancel = cancel
+	t.cancel, t.owner = cancel, owner
 }
 
-// stop cancels a running background task; false when t is not one.
-func (t *task) stop() bool {
+// sessionEnded lets any session cancel the tasks of session id, which has
+// ended.
+func (ts *taskStore) sessionEnded(id string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.tasks {
+		t.mu.Lock()
+		if t.owner == id {
+			t.owner = ""
+		}
+		t.mu.Unlock()
+	}
+}
+
+// stop cancels a running background task for session owner; false when t
+// is not one. It refuses a task another live session started.
+func (t *task) stop(owner string) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cancel == nil || t.state != taskRunning {
-		return false
+		return false, nil
+	}
+	if t.owner != "" && t.owner != owner {
+		return false, fmt.Errorf("task %s belongs to session %s: only that session may cancel it (until it ends)", t.id, shortOwner(t.owner))
 	}
 	t.cancel()
-	return true
+	return true, nil
 }
 
 // addLine keeps the last taskLines lines the tool printed.

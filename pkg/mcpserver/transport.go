@@ -83,6 +83,19 @@ func WithAllowOrigins(origins ...string) HTTPOption {
 	}
 }
 
+// WithSessions sets how many streamable HTTP sessions the server keeps at
+// once (default DefaultMaxSessions; past it initialize gets 503) and how
+// long one lives without a request (default DefaultSessionIdle).
+func WithSessions(max int, idle time.Duration) HTTPOption {
+	return func(g *guard) error {
+		if max <= 0 || idle <= 0 {
+			return fmt.Errorf("sessions: want at least one session and an idle timeout above 0, found %d and %s", max, idle)
+		}
+		g.sessions.max, g.sessions.idle = max, idle
+		return nil
+	}
+}
+
 // WithMaxBody sets the largest request body in bytes (default
 // DefaultMaxBody); larger ones get 413.
 func WithMaxBody(n int64) HTTPOption {
@@ -107,7 +120,8 @@ func WithMaxBody(n int64) HTTPOption {
 // requests in flight may hold together 503; a request other than
 // initialize without a session id gets 400, and one with an unknown or
 // deleted session id 404. DELETE ends a session and its requests in
-// flight.
+// flight; so does going DefaultSessionIdle without a request. Past
+// DefaultMaxSessions live sessions, initialize gets 503 (WithSessions).
 func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -171,6 +185,21 @@ func (h *HTTPServer) Serve(ctx context.Context) error {
 	h.s.logf("serving MCP at %s", h.URL())
 	errc := make(chan error, 1)
 	go func() { errc <- h.srv.Serve(h.ln) }()
+	// Sessions idle out even when no request comes to notice it.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go func() {
+		tk := time.NewTicker(max(h.guard.sessions.idle/4, time.Second))
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				h.guard.sessions.sweep()
+			case <-sweepCtx.Done():
+				return
+			}
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err

@@ -705,3 +705,77 @@ func TestHTTPCORS(t *testing.T) {
 		t.Errorf("request of an allowed origin without the token: %d, want 401", r.StatusCode)
 	}
 }
+
+// A session that goes the idle time without a request ends as DELETE ends
+// it: its context is cancelled and the server is told (its leases drop).
+// One with a request in flight does not idle out.
+func TestSessionTableIdle(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tab := newSessionTable(10)
+	tab.idle = time.Minute
+	tab.now = func() time.Time { return now }
+	var ended []string
+	tab.ended = func(id string) { ended = append(ended, id) }
+	a, b, c := tab.Generate(), tab.Generate(), tab.Generate()
+	actx, bctx := tab.lookup(a), tab.lookup(b)
+	now = now.Add(30 * time.Second)
+	tab.known(b)
+	cctx := tab.enter(c) // a request of c in flight
+	now = now.Add(45 * time.Second)
+	tab.sweep()
+	if strings.Join(ended, " ") != a || actx.Err() == nil || bctx.Err() != nil || cctx.Err() != nil {
+		t.Fatalf("after a's idle time: ended %v, contexts %v %v %v", ended, actx.Err(), bctx.Err(), cctx.Err())
+	}
+	if tab.known(a) {
+		t.Error("an idled-out session is still known")
+	}
+	now = now.Add(time.Hour)
+	tab.sweep() // b idles out; c's request is still in flight
+	if tab.known(b) || tab.len() != 1 {
+		t.Fatalf("after b's idle time: ended %v, %d sessions", ended, tab.len())
+	}
+	tab.leave(c)
+	now = now.Add(59 * time.Second)
+	if !tab.known(c) {
+		t.Fatal("c idled out before its idle time from the end of its request")
+	}
+}
+
+// Past the bound, a session that overflows the table (initializes that
+// passed the guard together) ends the least recently used one, cancelling
+// its context.
+func TestSessionTableOverflowCancels(t *testing.T) {
+	tab := newSessionTable(1)
+	a := tab.Generate()
+	actx := tab.lookup(a)
+	if !tab.full() {
+		t.Fatal("a table at its bound is not full")
+	}
+	tab.Generate()
+	if actx.Err() == nil {
+		t.Error("the forgotten session's context goes on")
+	}
+}
+
+// Past its bound of sessions the server refuses initialize with 503 rather
+// than forgetting live sessions; once one ends, a new one may start.
+func TestHTTPSessionBound(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	h := serveHTTP(t, e, "127.0.0.1:0", "", WithSessions(2, time.Hour))
+	c := newRawHTTP(h.URL(), "")
+	a := c.initialize(t)
+	b := c.initialize(t)
+	r := c.post(t, initializeBody, nil)
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "already has 2 sessions, its limit") {
+		t.Fatalf("initialize past the bound: status %d: %s", r.status, r.body)
+	}
+	c.toolsList(t, a)
+	c.toolsList(t, b)
+	if r := c.do(t, "DELETE", nil, map[string]string{"Mcp-Session-Id": a}); r.status != http.StatusOK {
+		t.Fatalf("DELETE: status %d: %s", r.status, r.body)
+	}
+	c.toolsList(t, c.initialize(t))
+	if _, err := e.srv.ListenHTTP("127.0.0.1:0", "", WithSessions(0, time.Hour)); err == nil {
+		t.Error("WithSessions(0, …) accepted")
+	}
+}

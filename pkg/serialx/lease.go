@@ -78,6 +78,11 @@ type Lease struct {
 	Changed time.Time `json:"changed"`
 	// Expires is when the lease lapses unless renewed; zero means never.
 	Expires time.Time `json:"expires,omitzero"`
+
+	// prior is the held lease that Release turned into this released
+	// one: taking the port back (TakeBackConsole), or this lease lapsing,
+	// restores it, so a hand-over does not end the owner's hold.
+	prior *Lease
 }
 
 // ErrLeased is wrapped by the error of a call on a port whose lease another
@@ -160,6 +165,13 @@ func (t *Leases) now() time.Time {
 func (t *Leases) liveLocked(key string, now time.Time) *Lease {
 	l := t.m[key]
 	if l != nil && !l.Expires.IsZero() && !now.Before(l.Expires) {
+		if p := l.prior; p != nil && (p.Expires.IsZero() || now.Before(p.Expires)) {
+			// The release lapsed; the hold under it did not.
+			*l = *p
+			l.Changed = now
+			t.signalLocked()
+			return l
+		}
 		delete(t.m, key)
 		t.signalLocked()
 		return nil
@@ -178,6 +190,50 @@ func (t *Leases) signalLocked() {
 // *LeaseError.
 func (t *Leases) Hold(ctx context.Context, key, owner string, opt LeaseOptions) (Lease, error) {
 	return t.set(ctx, key, owner, LeaseHeld, opt)
+}
+
+// Lock is Hold for a lock that outlasts hand-overs (the MCP acquire_lock):
+// while owner's lease of key is released, it takes or renews the hold
+// under the release, which taking the port back restores, and the lease
+// stays released; otherwise it is Hold.
+func (t *Leases) Lock(ctx context.Context, key, owner string, opt LeaseOptions) (Lease, error) {
+	t.mu.Lock()
+	now := t.now()
+	if l := t.liveLocked(key, now); l != nil && l.Owner == owner && l.State == LeaseReleased {
+		p := l.prior
+		if p == nil || (!p.Expires.IsZero() && !now.Before(p.Expires)) {
+			p = &Lease{Key: key, Owner: owner, State: LeaseHeld, Since: now, Changed: l.Changed}
+		}
+		if opt.Note != "" {
+			p.Note = opt.Note
+		}
+		p.Expires = time.Time{}
+		if opt.TTL > 0 {
+			p.Expires = now.Add(opt.TTL)
+		}
+		l.prior = p
+		out := *p
+		t.mu.Unlock()
+		return out, nil
+	}
+	t.mu.Unlock()
+	return t.Hold(ctx, key, owner, opt)
+}
+
+// Unlock ends what Lock took: the hold under owner's released lease of
+// key (the release stays), or else owner's lease, as Drop does. It reports
+// whether there was one.
+func (t *Leases) Unlock(key, owner string) bool {
+	t.mu.Lock()
+	l := t.liveLocked(key, t.now())
+	if l != nil && l.Owner == owner && l.State == LeaseReleased {
+		had := l.prior != nil
+		l.prior = nil
+		t.mu.Unlock()
+		return had
+	}
+	t.mu.Unlock()
+	return t.Drop(key, owner)
 }
 
 // Release marks owner's lease of key released (taking it first, as Hold
@@ -210,6 +266,12 @@ func (t *Leases) set(ctx context.Context, key, owner string, state LeaseState, o
 			}
 			if l.State != state {
 				l.Changed = now
+				if state == LeaseReleased && l.State == LeaseHeld {
+					p := *l
+					l.prior = &p
+				} else {
+					l.prior = nil
+				}
 			}
 			l.State = state
 			if opt.Note != "" {
@@ -381,6 +443,42 @@ func (t *Leases) HoldConsole(ctx context.Context, c HandOver, owner string, opt 
 		return Lease{}, err
 	}
 	return l, nil
+}
+
+// TakeBackConsole takes back the port of c, which owner released with
+// ReleaseConsole (see Console.Reacquire, which waits, up to ro.Timeout,
+// while another program still has it open or locked), and puts owner's
+// lease back as it was before the release: held, as Hold left it, or none.
+// A console nobody holds a lease of is taken back for anyone (its releaser
+// ended). When another owner holds the port, nothing happens and the error
+// is a *LeaseError; when the port cannot be taken back, the lease is as it
+// was. It returns the lease after, if any.
+func (t *Leases) TakeBackConsole(ctx context.Context, c HandOver, owner string, ro ReacquireOptions) (Lease, bool, error) {
+	key := LeaseKey(c.Path())
+	if err := t.Check(key, owner); err != nil {
+		return Lease{}, false, err
+	}
+	if err := c.Reacquire(ctx, ro); err != nil {
+		return Lease{}, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.liveLocked(key, t.now())
+	if l == nil || l.Owner != owner || l.State != LeaseReleased {
+		if l == nil || l.Owner != owner {
+			return Lease{}, false, nil
+		}
+		return *l, true, nil
+	}
+	if l.prior == nil {
+		delete(t.m, key)
+		t.signalLocked()
+		return Lease{}, false, nil
+	}
+	*l = *l.prior
+	l.Changed = t.now()
+	t.signalLocked()
+	return *l, true, nil
 }
 
 // restore puts owner's lease of key back as it was before a hand-over that

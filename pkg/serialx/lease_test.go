@@ -302,3 +302,80 @@ func TestLeaseConsoleHandOver(t *testing.T) {
 		t.Errorf("timeline does not record the gap:\n%s", b)
 	}
 }
+
+// fakeHandOver is a console that lets go and takes back at once.
+type fakeHandOver struct {
+	path     string
+	released bool
+}
+
+func (f *fakeHandOver) Path() string                  { return f.path }
+func (f *fakeHandOver) Release(context.Context) error { f.released = true; return nil }
+func (f *fakeHandOver) Reacquire(context.Context, ReacquireOptions) error {
+	f.released = false
+	return nil
+}
+
+// A hold survives a hand-over: taking the port back, or the release
+// lapsing, restores it as it was.
+func TestLeaseReleaseKeepsHold(t *testing.T) {
+	ls, ck := newClockLeases()
+	ctx := context.Background()
+	c := &fakeHandOver{path: "/dev/ttyNoSuch9"}
+	key := LeaseKey(c.path)
+	held, err := ls.Hold(ctx, key, "s1", LeaseOptions{TTL: time.Hour, Note: "flashing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.add(time.Second)
+	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ls.TakeBackConsole(ctx, c, "s2", ReacquireOptions{}); !errors.Is(err, ErrLeased) || !c.released {
+		t.Fatalf("TakeBackConsole by another owner = %v (released %v)", err, c.released)
+	}
+	l, ok, err := ls.TakeBackConsole(ctx, c, "s1", ReacquireOptions{})
+	if err != nil || !ok || c.released || l.State != LeaseHeld || l.Note != "flashing" || !l.Expires.Equal(held.Expires) || !l.Since.Equal(held.Since) {
+		t.Fatalf("TakeBackConsole = %+v, %v, %v", l, ok, err)
+	}
+
+	// A release with a TTL lapses back to the hold under it.
+	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ck.add(time.Minute)
+	if l, ok := ls.Get(key); !ok || l.State != LeaseHeld || l.Note != "flashing" {
+		t.Fatalf("after the release lapsed: %+v, %v", l, ok)
+	}
+
+	// Lock while released takes the hold under the release; Unlock ends
+	// it and leaves the release.
+	ls.Drop(key, "s1")
+	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := ls.Lock(ctx, key, "s1", LeaseOptions{Note: "again"}); err != nil || l.State != LeaseHeld {
+		t.Fatalf("Lock while released = %+v, %v", l, err)
+	}
+	if l, _ := ls.Get(key); l.State != LeaseReleased {
+		t.Fatalf("Lock while released changed the release: %+v", l)
+	}
+	if !ls.Unlock(key, "s1") {
+		t.Fatal("Unlock found no hold under the release")
+	}
+	if l, ok := ls.Get(key); !ok || l.State != LeaseReleased {
+		t.Fatalf("after Unlock: %+v, %v", l, ok)
+	}
+
+	// Without a hold before it, taking back ends the lease.
+	ls.Drop(key, "s1")
+	if _, err := ls.ReleaseConsole(ctx, c, "s1", LeaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ls.TakeBackConsole(ctx, c, "s1", ReacquireOptions{}); err != nil || ok {
+		t.Fatalf("TakeBackConsole without a hold = %v, %v", ok, err)
+	}
+	if l, ok := ls.Get(key); ok {
+		t.Errorf("lease after taking back = %+v", l)
+	}
+}
