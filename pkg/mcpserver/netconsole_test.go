@@ -94,6 +94,9 @@ func TestMillisecondArgumentsDoNotWrap(t *testing.T) {
 			t.Errorf("serial_read %s of 584 years: %s", arg, msg)
 		}
 	}
+	if msg := e.callErr("console_release", map[string]any{"connection": c, "ttl_ms": int64(18446744073710)}); !strings.Contains(msg, "ttl_ms must be from 0 to") {
+		t.Errorf("console_release ttl_ms of 584 years: %s", msg)
+	}
 	if got := lockWait(func() *int64 { v := int64(18446744073710); return &v }()); got != maxLockWait {
 		t.Errorf("lock_timeout_ms of 584 years waits %v, want %v", got, maxLockWait)
 	}

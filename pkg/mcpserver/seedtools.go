@@ -460,15 +460,16 @@ func (s *Server) handOverConsole(ctx context.Context, req mcp.CallToolRequest, r
 }
 
 func (s *Server) consoleRelease(ctx context.Context, req mcp.CallToolRequest, a *releaseArgs) (any, string, error) {
-	if a.TTLMS < 0 {
-		return nil, "", fmt.Errorf("ttl_ms must not be negative, found %d", a.TTLMS)
+	ttl, err := msArg("ttl_ms", a.TTLMS, 24*time.Hour)
+	if err != nil {
+		return nil, "", err
 	}
 	c, ho, owner, release, err := s.handOverConsole(ctx, req, first(a.Connection, a.ConnectionID), a.LockTimeoutMS)
 	if err != nil {
 		return nil, "", err
 	}
 	defer release()
-	l, err := s.leases.ReleaseConsole(ctx, ho, owner, serialx.LeaseOptions{TTL: time.Duration(a.TTLMS) * time.Millisecond, Note: "console_release"})
+	l, err := s.leases.ReleaseConsole(ctx, ho, owner, serialx.LeaseOptions{TTL: ttl, Note: "console_release"})
 	if err != nil {
 		return nil, "", fmt.Errorf("release %s: %w", c.port, err)
 	}
@@ -482,15 +483,15 @@ func (s *Server) consoleRelease(ctx context.Context, req mcp.CallToolRequest, a 
 }
 
 func (s *Server) consoleHold(ctx context.Context, req mcp.CallToolRequest, a *holdArgs) (any, string, error) {
-	if a.TimeoutMS < 0 {
-		return nil, "", fmt.Errorf("timeout_ms must not be negative, found %d", a.TimeoutMS)
+	wait, err := msArg("timeout_ms", a.TimeoutMS, maxLockWait)
+	if err != nil {
+		return nil, "", err
 	}
 	c, ho, owner, release, err := s.handOverConsole(ctx, req, first(a.Connection, a.ConnectionID), a.LockTimeoutMS)
 	if err != nil {
 		return nil, "", err
 	}
 	defer release()
-	wait := time.Duration(a.TimeoutMS) * time.Millisecond
 	// Taken back, the lease is as before console_release: a port this
 	// session held with acquire_lock stays held, else the console is
 	// shared again.
