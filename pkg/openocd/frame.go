@@ -204,7 +204,10 @@ func (d *decoder) feed(p []byte) {
 				d.tn = tnOption
 			case c == iacSB:
 				d.tn = tnSub
-			default: // a two-byte command: NOP, GA, ...
+			case c >= iacSE: // a two-byte command: NOP, GA, ...
+				d.tn = tnData
+			default: // not a command: a stray IAC, and c is data
+				d.buf = append(d.buf, c)
 				d.tn = tnData
 			}
 		case tnOption:
