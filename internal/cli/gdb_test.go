@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,15 +13,8 @@ import (
 // cannot be reached is a bench error.
 func TestGDBProbeExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	tcl := write("tcl.yaml", "steps:\n  - halt: true\n  - openocd: reg pc\n")
-	monitor := write("monitor.yaml", "steps:\n  - monitor: info registers\n")
+	tcl := writeFile(t, dir, "tcl.yaml", "steps:\n  - halt: true\n  - openocd: reg pc\n")
+	monitor := writeFile(t, dir, "monitor.yaml", "steps:\n  - monitor: info registers\n")
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,18 +14,11 @@ import (
 // file is; QEMU itself missing is a bench error (exit 3).
 func TestQEMUExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	kernel := write("fw.elf", "\x7fELF")
-	seq := write("seq.yaml", "steps:\n  - {send: version, expect: hilrun}\n  - mem_read: 0x20000000\n")
-	twoDevices := write("two.yaml", "devices:\n  a:\n  b:\nsteps:\n  - {send: x, to: a}\n  - {send: y, to: b}\n")
-	launchGone := write("gone.yaml", "devices:\n  console:\nprobes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: missing.elf, console: console}\nsteps:\n  - {send: version, expect: hilrun}\n")
-	launchNoQEMU := write("noqemu.yaml", "devices:\n  console:\nprobes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: fw.elf, console: console, binary: /nonexistent/qemu-system-arm}\nsteps:\n  - {send: version, expect: hilrun}\n")
+	kernel := writeFile(t, dir, "fw.elf", "\x7fELF")
+	seq := writeFile(t, dir, "seq.yaml", "steps:\n  - {send: version, expect: hilrun}\n  - mem_read: 0x20000000\n")
+	twoDevices := writeFile(t, dir, "two.yaml", "devices:\n  a:\n  b:\nsteps:\n  - {send: x, to: a}\n  - {send: y, to: b}\n")
+	launchGone := writeFile(t, dir, "gone.yaml", "devices:\n  console:\nprobes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: missing.elf, console: console}\nsteps:\n  - {send: version, expect: hilrun}\n")
+	launchNoQEMU := writeFile(t, dir, "noqemu.yaml", "devices:\n  console:\nprobes:\n  fw:\n    launch:\n      qemu: {machine: mps2-an385, kernel: fw.elf, console: console, binary: /nonexistent/qemu-system-arm}\nsteps:\n  - {send: version, expect: hilrun}\n")
 	for _, tc := range []struct {
 		name string
 		args []string
