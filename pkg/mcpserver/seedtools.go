@@ -460,7 +460,7 @@ func (s *Server) handOverConsole(ctx context.Context, req mcp.CallToolRequest, r
 }
 
 func (s *Server) consoleRelease(ctx context.Context, req mcp.CallToolRequest, a *releaseArgs) (any, string, error) {
-	ttl, err := msArg("ttl_ms", a.TTLMS, 24*time.Hour)
+	ttl, err := msArg("ttl_ms", a.TTLMS, maxLockTTL)
 	if err != nil {
 		return nil, "", err
 	}
