@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -454,6 +455,14 @@ func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *port
 	if err := port.SetReadTimeout(readTimeout); err != nil {
 		return fail(Other, fmt.Errorf("set read timeout: %w", err))
 	}
+	if c.cfg.OpenPort == nil && !network {
+		pp, err := pollable(port, path)
+		if err != nil {
+			// Reads through the library work, at a cost in latency.
+			c.warn(fmt.Sprintf("%s: reading through go.bug.st/serial: %v", path, err))
+		}
+		port = pp
+	}
 	return port, lock, nil
 }
 
@@ -507,7 +516,7 @@ func (c *Console) deliver(at time.Time, p []byte) {
 // new port, or nil when the reader should stop.
 func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.Port {
 	var pe *serial.PortError
-	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
+	if errors.As(err, &pe) && pe.Code() == serial.PortClosed || errors.Is(err, io.EOF) {
 		err = errHangUp // not closed by us: the device hung up
 	}
 	c.mu.Lock()
@@ -663,6 +672,15 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 			if errors.Is(werr, syscall.EINTR) || errors.Is(werr, syscall.EAGAIN) {
 				continue
 			}
+			if errors.Is(werr, os.ErrDeadlineExceeded) {
+				// discardHeldOutput ended the write for Close or Release.
+				why := ErrReleased
+				if c.closing.Load() {
+					why = ErrClosed
+				}
+				err = fmt.Errorf("write to %s: %d of %d bytes written, the rest held back by flow control and discarded: %w", path, written, len(p), why)
+				break
+			}
 			if isGone(werr) {
 				err = fmt.Errorf("write to %s: %w: %w", path, ErrDisconnected, werr)
 			} else {
@@ -679,6 +697,22 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 		c.log.event(time.Now(), c.buf.End(), "write_error", err.Error())
 	}
 	return cursor, err
+}
+
+// discardHeldOutput discards the output that flow control holds back (the
+// device sent XOFF or holds CTS low) and ends a write waiting for room, so
+// that Close or Release can take the port. A port read through the poller
+// then fails every later write; it is about to be closed.
+func (c *Console) discardHeldOutput() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.port == nil {
+		return
+	}
+	c.port.ResetOutputBuffer()
+	if a, ok := c.port.(interface{ abortWrites() }); ok {
+		a.abortWrites()
+	}
 }
 
 // ctxErr returns ctx's error, wrapping its cause too when that differs, so
@@ -842,12 +876,8 @@ func (c *Console) Close() error {
 		c.closing.Store(true)
 		c.cancel()
 		// A write held up by flow control would keep mu (and a Release
-		// waiting for it); flushing the output queue releases it.
-		c.mu.RLock()
-		if c.port != nil {
-			c.port.ResetOutputBuffer()
-		}
-		c.mu.RUnlock()
+		// waiting for it).
+		c.discardHeldOutput()
 		// Let a Release or Reacquire in progress finish (the cancel stops
 		// a Reacquire's wait), so the port is not closed under it.
 		c.hsem <- struct{}{}

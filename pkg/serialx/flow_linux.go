@@ -49,6 +49,9 @@ func setFlowControl(port serial.Port, flow string) error {
 // of another package (Config.OpenPort) has none, whatever its fields are
 // called.
 func portFD(port serial.Port) (int, error) {
+	if pp, ok := port.(*pollPort); ok {
+		port = pp.Port
+	}
 	v := reflect.ValueOf(port)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()

@@ -88,11 +88,7 @@ func (c *Console) Release(ctx context.Context) error {
 	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
-		c.mu.RLock()
-		if c.port != nil {
-			c.port.ResetOutputBuffer()
-		}
-		c.mu.RUnlock()
+		c.discardHeldOutput()
 		c.wsem <- struct{}{}
 	}
 	defer func() { <-c.wsem }()
