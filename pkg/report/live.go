@@ -165,6 +165,9 @@ func (c *Console) received(console string, data []byte) {
 	if console != c.lastFrom {
 		c.lastFrom, c.last = console, c.last[:0]
 	}
+	if len(data) > receivedKeep {
+		data = data[len(data)-receivedKeep:] // only the tail is kept
+	}
 	c.last = append(c.last, data...)
 	if n := len(c.last); n > receivedKeep {
 		c.last = append(c.last[:0], c.last[n-receivedKeep:]...)

@@ -110,7 +110,8 @@ const (
 // JSON, MCP progress, the REPL) consume it. Fields are set according to Type:
 // Step for step events, Console and Data for console events, Result for
 // SequenceFinished. Time is the wall clock; Offset is the monotonic time since
-// the sequence started.
+// the sequence started. Data may be memory the runner reuses once Event
+// returns (a console's read buffer): a sink that keeps it copies it.
 type Event struct {
 	Type     EventType
 	Time     time.Time

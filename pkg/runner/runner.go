@@ -373,7 +373,9 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			r.mu.Lock()
 			t.write(p)
 			r.mu.Unlock()
-			r.emit(Event{Type: ConsoleOutput, Console: name, Data: append([]byte(nil), p...)})
+			// p is the console's read buffer: no copy for every chunk
+			// of a bulk stream; sinks copy what they keep (see Event).
+			r.emit(Event{Type: ConsoleOutput, Console: name, Data: p})
 		})
 		r.cleanup = append(r.cleanup, remove)
 		r.watchConnection(name, c)

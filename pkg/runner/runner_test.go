@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,7 @@ type recorder struct {
 }
 
 func (r *recorder) Event(e runner.Event) {
+	e.Data = bytes.Clone(e.Data) // valid only during the call
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()

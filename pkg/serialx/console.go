@@ -480,10 +480,15 @@ func (c *Console) warnRawSettings(path string) {
 }
 
 // readLoop reads the port until Close or Release, handing every chunk to
-// deliver.
+// deliver. A console that logs delivers on a second goroutine (see
+// logAhead), so that the next read overlaps the log writes.
 func (c *Console) readLoop(port serial.Port, rd *reader) {
 	defer close(rd.done)
-	p := make([]byte, 16<<10)
+	if c.log != nil {
+		c.logAhead(port, rd)
+		return
+	}
+	p := make([]byte, maxRead)
 	for {
 		n, err := port.Read(p)
 		if n > 0 {
@@ -501,8 +506,86 @@ func (c *Console) readLoop(port serial.Port, rd *reader) {
 	}
 }
 
+// maxRead is the most the reader takes from the port at once: a burst
+// comes in chunks this large rather than the driver's 4 KiB, each one log
+// write and one wake-up of a waiting expect.
+const maxRead = 64 << 10
+
+// readAhead is how many chunks the reader of a logging console may read
+// before the first of them is logged and delivered.
+const readAhead = 4
+
+// readChunk is one read of the port, stamped when the read returned.
+type readChunk struct {
+	at time.Time
+	p  []byte
+}
+
+// logAhead is readLoop for a console that logs. Writing the console log
+// costs about half as much as reading the port, so the reader passes each
+// chunk to a delivering goroutine and reads on while it is logged: during
+// bulk output the two run side by side. A chunk reaches the buffer (and so
+// an expect, a capture or an OnReceive listener) only after deliver has
+// written it to the log, so no one sees a byte the log lacks. At most
+// readAhead chunks wait, so memory stays bounded and a log that cannot
+// keep up slows the reader down as before. Before it handles a read error
+// (a disconnection is logged at the stream's end) or returns, the reader
+// waits until every chunk it read is delivered.
+func (c *Console) logAhead(port serial.Port, rd *reader) {
+	work := make(chan readChunk, readAhead)
+	delivered := make(chan []byte, readAhead+1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ch := range work {
+			c.deliver(ch.at, ch.p)
+			delivered <- ch.p[:cap(ch.p)]
+		}
+	}()
+	spare := make([][]byte, 0, readAhead+1)
+	for range readAhead + 1 {
+		spare = append(spare, make([]byte, maxRead))
+	}
+	inFlight := 0
+	settle := func() {
+		for ; inFlight > 0; inFlight-- {
+			spare = append(spare, <-delivered)
+		}
+	}
+	defer func() {
+		settle()
+		close(work)
+		<-done
+	}()
+	for {
+		if len(spare) == 0 {
+			spare = append(spare, <-delivered)
+			inFlight--
+		}
+		p := spare[len(spare)-1]
+		spare = spare[:len(spare)-1]
+		n, err := port.Read(p)
+		if n > 0 {
+			work <- readChunk{at: time.Now(), p: p[:n]}
+			inFlight++
+		} else {
+			spare = append(spare, p)
+		}
+		if err == nil {
+			continue // (0, nil) is a read timeout
+		}
+		settle()
+		if c.closing.Load() || rd.stopped() {
+			return
+		}
+		if port = c.disconnected(port, rd, err); port == nil {
+			return
+		}
+	}
+}
+
 func (c *Console) deliver(at time.Time, p []byte) {
-	off := c.buf.End() // only this goroutine appends
+	off := c.buf.End() // only the reader (or its delivering goroutine) appends
 	c.log.rx(at, off, p)
 	c.rx.Add(int64(len(p)))
 	for _, r := range *c.receivers.Load() {
