@@ -10,20 +10,10 @@ import "fmt"
 // per stream, after the other file's stream is closed.
 func (s *Stream) Append(path, bench string) error {
 	return Read(path, func(r *Record) error {
-		if r.Type == RecordStart {
-			s.mu.Lock()
-			s.seq++
-			s.mu.Unlock()
-		}
 		if r.Sequence != nil && bench != "" {
 			r.Sequence.Bench = bench
 		}
-		s.write(*r)
-		if r.Type == RecordEnd {
-			s.mu.Lock()
-			s.flushLocked()
-			s.mu.Unlock()
-		}
+		s.add(*r)
 		if err := s.Err(); err != nil {
 			return fmt.Errorf("append %s to the event stream: %w", path, err)
 		}

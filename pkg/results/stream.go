@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -18,9 +19,12 @@ import (
 // EventFile is the name of the event file in a run's folder.
 const EventFile = "events.jsonl"
 
-// flushInterval bounds how long a finished step may wait in the Stream's
-// buffer before it reaches the file.
+// flushInterval bounds how long a finished step may wait in the Stream
+// before it reaches the file.
 const flushInterval = 200 * time.Millisecond
+
+// maxPending bounds how many records wait to be encoded.
+const maxPending = 1024
 
 // Stream is a runner.Sink that writes the run's events to an event file as
 // they happen: one JSON line (a Record) per sequence start, finished step and
@@ -41,14 +45,21 @@ type Stream struct {
 
 	path string // the file the reports read: the event file or its spare
 
+	// pmu guards the records not yet encoded; mu, taken before pmu when
+	// both are held, guards the rest.
+	pmu      sync.Mutex
+	pending  []Record
+	spare    []Record // a drained pending slice, for reuse
+	size     int      // about how many bytes pending holds
+	seq      int
+	deadline *time.Timer // drains pending; nil while pending is empty
+
 	mu   sync.Mutex
 	f    *os.File
 	buf  bytes.Buffer
 	ends []int // where each record in buf ends
 	off  int64 // the bytes of whole records in f
 	enc  *json.Encoder
-	seq  int
-	last time.Time
 	err  error
 	// lost says what the event file (not its spare) lacks.
 	lost error
@@ -69,7 +80,7 @@ func Create(path string) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the event stream: %w", err)
 	}
-	s := &Stream{path: path, f: f, seq: -1, last: time.Now()}
+	s := &Stream{path: path, f: f, seq: -1}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	return s, nil
@@ -84,22 +95,72 @@ func (s *Stream) Path() string {
 }
 
 // Event records e: a sequence start or end, or a finished step.
+//
+// A finished step is not encoded while the runner waits for Event to
+// return: records wait (at most flushInterval, maxPending records or about
+// flushSize bytes) and are encoded and written together on another
+// goroutine, off the path from one step to the next. A sequence's end is
+// written before Event returns.
 func (s *Stream) Event(e runner.Event) {
-	if e.Type == runner.SequenceStarted {
-		s.mu.Lock()
+	if r, ok := recordOf(e); ok {
+		s.add(r)
+	}
+}
+
+// add numbers r and holds it back, or writes it with those waiting.
+func (s *Stream) add(r Record) {
+	s.pmu.Lock()
+	if r.Type == RecordStart {
 		s.seq++
-		s.mu.Unlock()
 	}
-	r, ok := recordOf(e)
-	if !ok {
-		return
+	r.Seq = max(s.seq, 0)
+	if s.pending == nil {
+		s.pending, s.spare = s.spare[:0], nil
 	}
-	s.write(r)
-	if e.Type == runner.SequenceFinished {
-		s.mu.Lock()
-		s.flushLocked()
-		s.mu.Unlock()
+	s.pending = append(s.pending, r)
+	s.size += r.approxSize()
+	// A sequence's end is written at once; so are records that pile up
+	// faster than the drain writes them (4 times its batch), which slows
+	// the run down rather than let memory grow.
+	now := r.Type == RecordEnd || len(s.pending) >= 4*maxPending || s.size >= 4*flushSize
+	soon := len(s.pending) >= maxPending || s.size >= flushSize
+	switch {
+	case now:
+	case s.deadline == nil:
+		wait := flushInterval
+		if soon {
+			wait = 0
+		}
+		s.deadline = time.AfterFunc(wait, s.drain)
+	case soon:
+		s.deadline.Reset(0)
 	}
+	s.pmu.Unlock()
+	if now {
+		s.drain()
+	}
+}
+
+// drain encodes the waiting records and writes them.
+func (s *Stream) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pmu.Lock()
+	recs := s.pending
+	s.pending, s.size = nil, 0
+	if s.deadline != nil {
+		s.deadline.Stop()
+		s.deadline = nil
+	}
+	s.pmu.Unlock()
+	for i := range recs {
+		s.encodeLocked(&recs[i])
+		recs[i] = Record{} // let the step's values go
+	}
+	s.flushLocked()
+	s.pmu.Lock()
+	s.spare = recs[:0]
+	s.pmu.Unlock()
 }
 
 // recordOf is the record of the event file for e, without its sequence
@@ -122,22 +183,15 @@ func recordOf(e runner.Event) (Record, bool) {
 	return Record{}, false
 }
 
-func (s *Stream) write(r Record) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Stream) encodeLocked(r *Record) {
 	if s.err != nil || s.f == nil {
 		return
 	}
-	r.Seq = max(s.seq, 0)
 	if err := s.enc.Encode(r); err != nil {
 		s.err = fmt.Errorf("encode an event of the stream %s: %w", s.path, err)
 		return
 	}
 	s.ends = append(s.ends, s.buf.Len())
-	if now := time.Now(); now.Sub(s.last) >= flushInterval || s.buf.Len() >= flushSize {
-		s.last = now
-		s.flushLocked()
-	}
 }
 
 // flushLocked writes the buffered records. On a failed write it keeps the
@@ -224,9 +278,10 @@ func (s *Stream) Incomplete() error {
 	return s.lost
 }
 
-// Close flushes and closes the event file; it returns Err or the error
+// Close writes the waiting records and closes the event file; it returns Err or the error
 // closing it. Close is idempotent.
 func (s *Stream) Close() error {
+	s.drain()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -274,4 +329,49 @@ func Read(path string, fn func(*Record) error) error {
 			return err
 		}
 	}
+}
+
+// approxSize is about how many bytes r takes when encoded, without
+// encoding it: the text it carries. It bounds the memory of the records a
+// Stream holds back.
+func (r *Record) approxSize() int {
+	n := 64
+	if st := r.Step; st != nil {
+		n += len(st.Path) + len(st.Name) + len(st.Message) + len(st.Expected) + len(st.Received) +
+			valueSize(st.Saved) + valueSize(st.Data)
+		for _, a := range st.Attachments {
+			n += len(a)
+		}
+	}
+	if r.Sequence != nil {
+		n += 256 // written at once anyway
+	}
+	return n
+}
+
+// valueSize is about how many bytes v takes in JSON.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 2
+	case []byte:
+		return 2 * len(x)
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += len(k) + 4 + valueSize(e)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += 1 + valueSize(e)
+		}
+		return n
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k == reflect.Slice || k == reflect.Array {
+		return 2 + 24*rv.Len()
+	}
+	return 24
 }

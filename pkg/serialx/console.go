@@ -484,25 +484,60 @@ func (c *Console) warnRawSettings(path string) {
 // logAhead), so that the next read overlaps the log writes.
 func (c *Console) readLoop(port serial.Port, rd *reader) {
 	defer close(rd.done)
-	if c.log != nil {
-		c.logAhead(port, rd)
-		return
+	var (
+		next   func() []byte
+		each   func(p []byte)
+		settle = func() {}
+	)
+	if c.log == nil {
+		buf := make([]byte, maxRead)
+		next = func() []byte { return buf }
+		each = func(p []byte) { c.deliver(time.Now(), p) }
+	} else {
+		la := c.logAhead()
+		defer la.stop()
+		next, each, settle = la.next, la.each, la.settle
 	}
-	p := make([]byte, maxRead)
 	for {
-		n, err := port.Read(p)
-		if n > 0 {
-			c.deliver(time.Now(), p[:n])
-		}
-		if err == nil {
-			continue // (0, nil) is a read timeout
-		}
+		err := readChunks(port, next, each)
+		settle()
 		if c.closing.Load() || rd.stopped() {
 			return
 		}
 		if port = c.disconnected(port, rd, err); port == nil {
 			return
 		}
+	}
+}
+
+// chunkReader is a port that reads chunk after chunk itself (pollPort).
+type chunkReader interface {
+	readChunks(next func() []byte, each func(p []byte)) error
+}
+
+// readChunks reads port until a read fails, and returns that error. It
+// reads into the buffer next returns and calls each with what one read
+// (or, for a chunkReader, one burst) put there; it calls next again only
+// after each, so each may hand the buffer on. The buffer of the read that
+// failed may be unused.
+func readChunks(port serial.Port, next func() []byte, each func(p []byte)) error {
+	if cr, ok := port.(chunkReader); ok {
+		return cr.readChunks(next, each)
+	}
+	var p []byte
+	for {
+		if p == nil {
+			p = next()
+		}
+		n, err := port.Read(p)
+		if n > 0 {
+			each(p[:n])
+			p = nil
+		}
+		if err != nil {
+			return err
+		}
+		// (0, nil) is a read timeout
 	}
 }
 
@@ -521,67 +556,83 @@ type readChunk struct {
 	p  []byte
 }
 
-// logAhead is readLoop for a console that logs. Writing the console log
-// costs about half as much as reading the port, so the reader passes each
-// chunk to a delivering goroutine and reads on while it is logged: during
-// bulk output the two run side by side. A chunk reaches the buffer (and so
-// an expect, a capture or an OnReceive listener) only after deliver has
-// written it to the log, so no one sees a byte the log lacks. At most
-// readAhead chunks wait, so memory stays bounded and a log that cannot
-// keep up slows the reader down as before. Before it handles a read error
-// (a disconnection is logged at the stream's end) or returns, the reader
-// waits until every chunk it read is delivered.
-func (c *Console) logAhead(port serial.Port, rd *reader) {
-	work := make(chan readChunk, readAhead)
-	delivered := make(chan []byte, readAhead+1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ch := range work {
-			c.deliver(ch.at, ch.p)
-			delivered <- ch.p[:cap(ch.p)]
-		}
-	}()
-	spare := make([][]byte, 0, readAhead+1)
+// aheadReader is the reading side of a logging console (see logAhead).
+type aheadReader struct {
+	work      chan readChunk
+	delivered chan []byte
+	done      chan struct{}
+	spare     [][]byte
+	inFlight  int
+	cur       []byte // the buffer next gave out, until each passes it on
+}
+
+// logAhead starts delivering for a console that logs. Writing the console
+// log costs about half as much as reading the port, so the reader passes
+// each chunk to a delivering goroutine and reads on while it is logged:
+// during bulk output the two run side by side. A chunk reaches the buffer
+// (and so an expect, a capture or an OnReceive listener) only after
+// deliver has written it to the log, so no one sees a byte the log lacks.
+// At most readAhead chunks wait, so memory stays bounded and a log that
+// cannot keep up slows the reader down as before. Before the reader handles
+// a read error (a disconnection is logged at the stream's end) it calls
+// settle, which waits until every chunk it read is delivered; stop ends the
+// delivering goroutine.
+func (c *Console) logAhead() *aheadReader {
+	a := &aheadReader{
+		work:      make(chan readChunk, readAhead),
+		delivered: make(chan []byte, readAhead+1),
+		done:      make(chan struct{}),
+	}
 	for range readAhead + 1 {
-		spare = append(spare, make([]byte, maxRead))
+		a.spare = append(a.spare, make([]byte, maxRead))
 	}
-	inFlight := 0
-	settle := func() {
-		for ; inFlight > 0; inFlight-- {
-			spare = append(spare, <-delivered)
+	go func() {
+		defer close(a.done)
+		for ch := range a.work {
+			c.deliver(ch.at, ch.p)
+			a.delivered <- ch.p[:cap(ch.p)]
 		}
-	}
-	defer func() {
-		settle()
-		close(work)
-		<-done
 	}()
-	for {
-		if len(spare) == 0 {
-			spare = append(spare, <-delivered)
-			inFlight--
-		}
-		p := spare[len(spare)-1]
-		spare = spare[:len(spare)-1]
-		n, err := port.Read(p)
-		if n > 0 {
-			work <- readChunk{at: time.Now(), p: p[:n]}
-			inFlight++
-		} else {
-			spare = append(spare, p)
-		}
-		if err == nil {
-			continue // (0, nil) is a read timeout
-		}
-		settle()
-		if c.closing.Load() || rd.stopped() {
-			return
-		}
-		if port = c.disconnected(port, rd, err); port == nil {
-			return
-		}
+	return a
+}
+
+// next returns a free buffer, waiting for one to be delivered when all are
+// in flight.
+func (a *aheadReader) next() []byte {
+	if len(a.spare) == 0 {
+		a.spare = append(a.spare, <-a.delivered)
+		a.inFlight--
 	}
+	a.cur = a.spare[len(a.spare)-1]
+	a.spare = a.spare[:len(a.spare)-1]
+	return a.cur
+}
+
+// each passes a chunk read into the buffer next returned to the delivering
+// goroutine.
+func (a *aheadReader) each(p []byte) {
+	a.work <- readChunk{at: time.Now(), p: p}
+	a.inFlight++
+	a.cur = nil
+}
+
+// settle waits until every chunk passed on is delivered, and takes back
+// the buffer of a read that failed.
+func (a *aheadReader) settle() {
+	for ; a.inFlight > 0; a.inFlight-- {
+		a.spare = append(a.spare, <-a.delivered)
+	}
+	if a.cur != nil {
+		a.spare = append(a.spare, a.cur[:cap(a.cur)])
+		a.cur = nil
+	}
+}
+
+// stop delivers what is in flight and ends the delivering goroutine.
+func (a *aheadReader) stop() {
+	a.settle()
+	close(a.work)
+	<-a.done
 }
 
 func (c *Console) deliver(at time.Time, p []byte) {

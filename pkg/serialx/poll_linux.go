@@ -87,37 +87,75 @@ func inPoller(f *os.File) bool {
 // maxBatch. A device that went away reads as io.EOF; after Close the
 // error wraps os.ErrClosed.
 func (p *pollPort) Read(b []byte) (int, error) {
-	b = b[:min(len(b), maxBatch)]
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := p.readBursts(func() []byte { return b }, func(c []byte) { n = len(c) }, true)
+	return n, err
+}
+
+// readChunks reads until a read fails, without leaving the poller between
+// bursts: each burst (what the driver has, up to the buffer next returns)
+// goes to each, and the reader then waits for more at once, instead of
+// first asking the driver again whether it has any. It is how the console
+// reads (see chunkReader).
+func (p *pollPort) readChunks(next func() []byte, each func(c []byte)) error {
+	return p.readBursts(next, each, false)
+}
+
+// readBursts is readChunks; with once it returns after the first burst.
+// next must return a buffer that is not empty.
+func (p *pollPort) readBursts(next func() []byte, each func(c []byte), once bool) error {
+	var b []byte
 	n := 0
 	var rerr error
+	// pass gives each the burst read so far, and reports whether to stop.
+	pass := func() bool {
+		if n == 0 {
+			return false
+		}
+		each(b[:n])
+		b, n = nil, 0
+		return once
+	}
 	err := p.rc.Read(func(fd uintptr) bool {
-		for n < len(b) {
+		for {
+			if b == nil {
+				b = next()
+				b = b[:min(len(b), maxBatch)]
+			}
+			if n == len(b) {
+				if pass() {
+					return true
+				}
+				continue
+			}
 			m, err := unix.Read(int(fd), b[n:])
 			switch {
 			case err == unix.EINTR:
 				continue
 			case err == unix.EAGAIN:
-				return n > 0 // nothing read yet: wait in the poller
+				// Nothing more now: pass the burst on, then wait in
+				// the poller (false).
+				return pass()
 			case err != nil:
-				if n == 0 {
-					rerr = os.NewSyscallError("read", err)
-				}
+				pass()
+				rerr = os.NewSyscallError("read", err)
 				return true
 			case m == 0:
 				// A tty whose device went away reads as end of file.
-				if n == 0 {
-					rerr = io.EOF
-				}
+				pass()
+				rerr = io.EOF
 				return true
 			}
 			n += m
 		}
-		return true
 	})
 	if err != nil {
-		return n, err
+		return err
 	}
-	return n, rerr
+	return rerr
 }
 
 // Write writes all of b, waiting in the poller while the driver's output
