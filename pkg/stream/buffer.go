@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,8 @@ type Buffer struct {
 	last     time.Time
 	err      error
 	watchers []*watcher
+	// expecters are the Expect calls waiting for bytes (see expecter).
+	expecters []*expecter
 
 	// nmu guards notify, the channel closed on the next change. It is
 	// separate from mu so that a waiter can take the channel before it looks
@@ -117,8 +120,70 @@ func (b *Buffer) Append(at time.Time, p []byte) {
 			h.w.fn(h.hit)
 		}
 	}
+	b.wakeExpectersLocked(false)
 	b.mu.Unlock()
 	b.wake()
+}
+
+// expecter is an Expect waiting for bytes. Append searches the new bytes
+// for it, right after the watchers, and decides it when it can: during
+// bulk output a waiting Expect costs no wake-up per chunk, and its match
+// is taken before later bytes could push it out of the Buffer.
+type expecter struct {
+	s                *search
+	ctx              context.Context
+	settle           time.Duration
+	from             int64
+	want, failOn     []Pattern
+	ch               chan struct{} // closed to wake the Expect
+	registered, done bool
+	m                Match // with err, the outcome once done
+	err              error
+}
+
+func (e *expecter) decided(m Match, err error) {
+	e.m, e.err, e.done = m, err, true
+}
+
+// wakeExpectersLocked decides each waiting Expect that the bytes appended
+// decide, and wakes it; a match held (see Expect) wakes its Expect too, to
+// look again. With all, every waiting Expect is woken, to look at the
+// Buffer's error. The caller holds mu for writing.
+func (b *Buffer) wakeExpectersLocked(all bool) {
+	kept := b.expecters[:0]
+	for _, e := range b.expecters {
+		if done, held, _ := b.decideLocked(e); all || done || held {
+			close(e.ch)
+			e.registered = false
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(b.expecters[len(kept):])
+	b.expecters = kept
+}
+
+// waitLocked registers e to be woken by Append or SetErr, unless it is
+// already, and returns the channel that wakes it; the caller holds mu for
+// writing.
+func (b *Buffer) waitLocked(e *expecter) <-chan struct{} {
+	if !e.registered {
+		e.ch = make(chan struct{})
+		e.registered = true
+		b.expecters = append(b.expecters, e)
+	}
+	return e.ch
+}
+
+// dropLocked unregisters e; the caller holds mu for writing.
+func (b *Buffer) dropLocked(e *expecter) {
+	if !e.registered {
+		return
+	}
+	e.registered = false
+	if i := slices.Index(b.expecters, e); i >= 0 {
+		b.expecters = slices.Delete(b.expecters, i, i+1)
+	}
 }
 
 func (b *Buffer) appendLocked(p []byte) {
@@ -270,6 +335,7 @@ func Tail(data []byte, lines, maxBytes int) []byte {
 func (b *Buffer) SetErr(err error) {
 	b.mu.Lock()
 	b.err = err
+	b.wakeExpectersLocked(true)
 	b.mu.Unlock()
 	b.wake()
 }

@@ -184,11 +184,14 @@ func (b *Buffer) groupsLocked(f found) []string {
 // match. When ctx is done it returns an error wrapping ctx.Err() and, if
 // different, context.Cause(ctx).
 func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn []Pattern) (Match, error) {
-	settle := settleOf(ctx)
 	b.mu.RLock()
 	from = max(from, b.start)
 	b.mu.RUnlock()
-	s := newSearch(from, b.matchWindow(), failOn, want)
+	e := &expecter{
+		s:   newSearch(from, b.matchWindow(), failOn, want),
+		ctx: ctx, settle: settleOf(ctx),
+		from: from, want: want, failOn: failOn,
+	}
 	var stopTimer func() bool
 	defer func() {
 		if stopTimer != nil {
@@ -196,39 +199,22 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 		}
 	}()
 	for {
-		ch := b.waitChan()
-		b.mu.RLock()
-		f, ok := s.scanLocked(b, b.end)
-		ctxErr := ctx.Err()
-		if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
-			// A watcher may have cancelled ctx on seeing these very bytes
-			// (Watch runs before the bytes become visible here): the
-			// cancellation wins over a match in them.
-			b.mu.RUnlock()
-			return Match{}, ctxError("wait for "+describeAll(want), ctx)
+		b.mu.Lock()
+		if e.done {
+			// Append decided while this goroutine was waking up.
+			b.mu.Unlock()
+			return e.m, e.err
 		}
-		hold := s.holdLocked(b, f, ok, ctxErr, settle)
-		if ok && hold <= 0 {
-			defer b.mu.RUnlock()
-			if f.k < len(failOn) {
-				return Match{}, b.failOnLocked(failOn[f.k], f)
-			}
-			p := want[f.k-len(failOn)]
-			return Match{
-				Index:  f.k - len(failOn),
-				Start:  f.loc[0],
-				End:    f.loc[1],
-				From:   from,
-				Data:   bytes.Clone(b.slice(max(from, b.start), f.loc[1])),
-				Groups: b.groupsLocked(f),
-				Names:  p.SubexpNames(),
-			}, nil
+		done, held, hold := b.decideLocked(e)
+		if done {
+			b.dropLocked(e)
+			b.mu.Unlock()
+			return e.m, e.err
 		}
-		err := b.err
-		b.mu.RUnlock()
-		if err != nil {
-			return Match{}, fmt.Errorf("wait for %s: %w", describeAll(want), err)
-		}
+		// Append searches what comes for e, decides at once when it can
+		// and wakes e.
+		ch := b.waitLocked(e)
+		b.mu.Unlock()
 		var timerC <-chan time.Time
 		if hold > 0 {
 			if stopTimer != nil {
@@ -240,13 +226,59 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 		case <-ch:
 		case <-timerC:
 		case <-ctx.Done():
-			if !ok {
+			if !held {
+				b.mu.Lock()
+				b.dropLocked(e)
+				done := e.done
+				b.mu.Unlock()
+				if done {
+					return e.m, e.err
+				}
 				return Match{}, ctxError("wait for "+describeAll(want), ctx)
 			}
 			// Search again: a deadline commits the match held, a
 			// cancellation wins over it.
 		}
 	}
+}
+
+// decideLocked searches the bytes e has not searched yet and decides e
+// when it can: done, with e.m or e.err set. Otherwise held says whether a
+// match is held (see Expect), for hold more. The caller holds mu for
+// writing.
+func (b *Buffer) decideLocked(e *expecter) (done, held bool, hold time.Duration) {
+	f, ok := e.s.scanLocked(b, b.end)
+	ctxErr := e.ctx.Err()
+	if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
+		// A watcher may have cancelled ctx on seeing these very bytes
+		// (Watch runs before the bytes become visible here): the
+		// cancellation wins over a match in them.
+		e.decided(Match{}, ctxError("wait for "+describeAll(e.want), e.ctx))
+		return true, false, 0
+	}
+	hold = e.s.holdLocked(b, f, ok, ctxErr, e.settle)
+	if ok && hold <= 0 {
+		if f.k < len(e.failOn) {
+			e.decided(Match{}, b.failOnLocked(e.failOn[f.k], f))
+			return true, false, 0
+		}
+		p := e.want[f.k-len(e.failOn)]
+		e.decided(Match{
+			Index:  f.k - len(e.failOn),
+			Start:  f.loc[0],
+			End:    f.loc[1],
+			From:   e.from,
+			Data:   bytes.Clone(b.slice(max(e.from, b.start), f.loc[1])),
+			Groups: b.groupsLocked(f),
+			Names:  p.SubexpNames(),
+		}, nil)
+		return true, false, 0
+	}
+	if err := b.err; err != nil {
+		e.decided(Match{}, fmt.Errorf("wait for %s: %w", describeAll(e.want), err))
+		return true, false, 0
+	}
+	return false, ok, hold
 }
 
 // holdLocked returns how much longer the match f (ok false: none) must be

@@ -408,3 +408,43 @@ func TestFind(t *testing.T) {
 		t.Error("matched what is not there")
 	}
 }
+
+// A waiting Expect gets its match even when the bytes after it push it out
+// of a small Buffer before the waiting goroutine runs: Append decides it.
+func TestExpectMatchPushedOutBeforeTheWaiterRuns(t *testing.T) {
+	for _, pat := range []Pattern{Literal("READY 42"), MustRegexp(`READY (\d+)\n`)} {
+		t.Run(pat.String(), func(t *testing.T) {
+			b := NewBuffer(64)
+			type result struct {
+				m   Match
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				m, err := b.Expect(context.Background(), 0, []Pattern{pat}, nil)
+				done <- result{m, err}
+			}()
+			for registered := false; !registered; time.Sleep(time.Millisecond) {
+				b.mu.RLock()
+				registered = len(b.expecters) == 1
+				b.mu.RUnlock()
+			}
+			// The waiter is asleep; everything below is appended before it
+			// can look.
+			b.Append(time.Now(), []byte("boot\nREADY 42\n"))
+			for range 8 {
+				b.Append(time.Now(), bytes.Repeat([]byte("."), 63))
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.m.Start != 5 || !bytes.HasSuffix(r.m.Data, []byte("READY 42")) && !bytes.HasSuffix(r.m.Data, []byte("READY 42\n")) {
+				t.Errorf("match %+v, want READY 42 at offset 5", r.m)
+			}
+			if b.Start() <= r.m.End {
+				t.Fatalf("the match is still retained (start %d): the test shows nothing", b.Start())
+			}
+		})
+	}
+}
