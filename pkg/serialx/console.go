@@ -480,27 +480,13 @@ func (c *Console) warnRawSettings(path string) {
 }
 
 // readLoop reads the port until Close or Release, handing every chunk to
-// deliver. A console that logs delivers on a second goroutine (see
-// logAhead), so that the next read overlaps the log writes.
+// deliver.
 func (c *Console) readLoop(port serial.Port, rd *reader) {
 	defer close(rd.done)
-	var (
-		next   func() []byte
-		each   func(p []byte)
-		settle = func() {}
-	)
-	if c.log == nil {
-		buf := make([]byte, maxRead)
-		next = func() []byte { return buf }
-		each = func(p []byte) { c.deliver(time.Now(), p) }
-	} else {
-		la := c.logAhead()
-		defer la.stop()
-		next, each, settle = la.next, la.each, la.settle
-	}
+	buf := make([]byte, maxRead)
+	each := func(p []byte) { c.deliver(time.Now(), p) }
 	for {
-		err := readChunks(port, next, each)
-		settle()
+		err := readChunks(port, buf, each)
 		if c.closing.Load() || rd.stopped() {
 			return
 		}
@@ -510,29 +496,27 @@ func (c *Console) readLoop(port serial.Port, rd *reader) {
 	}
 }
 
+// maxRead is the most the reader takes from the port at once: a burst
+// comes in chunks this large rather than the driver's 4 KiB, each one
+// console-log write and one search by a waiting expect.
+const maxRead = 64 << 10
+
 // chunkReader is a port that reads chunk after chunk itself (pollPort).
 type chunkReader interface {
-	readChunks(next func() []byte, each func(p []byte)) error
+	readChunks(buf []byte, each func(p []byte)) error
 }
 
-// readChunks reads port until a read fails, and returns that error. It
-// reads into the buffer next returns and calls each with what one read
-// (or, for a chunkReader, one burst) put there; it calls next again only
-// after each, so each may hand the buffer on. The buffer of the read that
-// failed may be unused.
-func readChunks(port serial.Port, next func() []byte, each func(p []byte)) error {
+// readChunks reads port into buf until a read fails, and returns that
+// error, calling each with what every read (or, for a chunkReader, every
+// burst) put there.
+func readChunks(port serial.Port, buf []byte, each func(p []byte)) error {
 	if cr, ok := port.(chunkReader); ok {
-		return cr.readChunks(next, each)
+		return cr.readChunks(buf, each)
 	}
-	var p []byte
 	for {
-		if p == nil {
-			p = next()
-		}
-		n, err := port.Read(p)
+		n, err := port.Read(buf)
 		if n > 0 {
-			each(p[:n])
-			p = nil
+			each(buf[:n])
 		}
 		if err != nil {
 			return err
@@ -541,102 +525,8 @@ func readChunks(port serial.Port, next func() []byte, each func(p []byte)) error
 	}
 }
 
-// maxRead is the most the reader takes from the port at once: a burst
-// comes in chunks this large rather than the driver's 4 KiB, each one log
-// write and one wake-up of a waiting expect.
-const maxRead = 64 << 10
-
-// readAhead is how many chunks the reader of a logging console may read
-// before the first of them is logged and delivered.
-const readAhead = 4
-
-// readChunk is one read of the port, stamped when the read returned.
-type readChunk struct {
-	at time.Time
-	p  []byte
-}
-
-// aheadReader is the reading side of a logging console (see logAhead).
-type aheadReader struct {
-	work      chan readChunk
-	delivered chan []byte
-	done      chan struct{}
-	spare     [][]byte
-	inFlight  int
-	cur       []byte // the buffer next gave out, until each passes it on
-}
-
-// logAhead starts delivering for a console that logs. Writing the console
-// log costs about half as much as reading the port, so the reader passes
-// each chunk to a delivering goroutine and reads on while it is logged:
-// during bulk output the two run side by side. A chunk reaches the buffer
-// (and so an expect, a capture or an OnReceive listener) only after
-// deliver has written it to the log, so no one sees a byte the log lacks.
-// At most readAhead chunks wait, so memory stays bounded and a log that
-// cannot keep up slows the reader down as before. Before the reader handles
-// a read error (a disconnection is logged at the stream's end) it calls
-// settle, which waits until every chunk it read is delivered; stop ends the
-// delivering goroutine.
-func (c *Console) logAhead() *aheadReader {
-	a := &aheadReader{
-		work:      make(chan readChunk, readAhead),
-		delivered: make(chan []byte, readAhead+1),
-		done:      make(chan struct{}),
-	}
-	for range readAhead + 1 {
-		a.spare = append(a.spare, make([]byte, maxRead))
-	}
-	go func() {
-		defer close(a.done)
-		for ch := range a.work {
-			c.deliver(ch.at, ch.p)
-			a.delivered <- ch.p[:cap(ch.p)]
-		}
-	}()
-	return a
-}
-
-// next returns a free buffer, waiting for one to be delivered when all are
-// in flight.
-func (a *aheadReader) next() []byte {
-	if len(a.spare) == 0 {
-		a.spare = append(a.spare, <-a.delivered)
-		a.inFlight--
-	}
-	a.cur = a.spare[len(a.spare)-1]
-	a.spare = a.spare[:len(a.spare)-1]
-	return a.cur
-}
-
-// each passes a chunk read into the buffer next returned to the delivering
-// goroutine.
-func (a *aheadReader) each(p []byte) {
-	a.work <- readChunk{at: time.Now(), p: p}
-	a.inFlight++
-	a.cur = nil
-}
-
-// settle waits until every chunk passed on is delivered, and takes back
-// the buffer of a read that failed.
-func (a *aheadReader) settle() {
-	for ; a.inFlight > 0; a.inFlight-- {
-		a.spare = append(a.spare, <-a.delivered)
-	}
-	if a.cur != nil {
-		a.spare = append(a.spare, a.cur[:cap(a.cur)])
-		a.cur = nil
-	}
-}
-
-// stop delivers what is in flight and ends the delivering goroutine.
-func (a *aheadReader) stop() {
-	a.settle()
-	close(a.work)
-	<-a.done
-}
-
 func (c *Console) deliver(at time.Time, p []byte) {
-	off := c.buf.End() // only the reader (or its delivering goroutine) appends
+	off := c.buf.End() // only the reader appends
 	c.log.rx(at, off, p)
 	c.rx.Add(int64(len(p)))
 	for _, r := range *c.receivers.Load() {

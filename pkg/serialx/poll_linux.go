@@ -91,23 +91,23 @@ func (p *pollPort) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := p.readBursts(func() []byte { return b }, func(c []byte) { n = len(c) }, true)
+	err := p.readBursts(b, func(c []byte) { n = len(c) }, true)
 	return n, err
 }
 
 // readChunks reads until a read fails, without leaving the poller between
-// bursts: each burst (what the driver has, up to the buffer next returns)
-// goes to each, and the reader then waits for more at once, instead of
-// first asking the driver again whether it has any. It is how the console
-// reads (see chunkReader).
-func (p *pollPort) readChunks(next func() []byte, each func(c []byte)) error {
-	return p.readBursts(next, each, false)
+// bursts: each burst (what the driver has, up to len(buf) or maxBatch) goes
+// to each, and the reader then waits for more at once, instead of first
+// asking the driver again whether it has any. It is how the console reads
+// (see chunkReader).
+func (p *pollPort) readChunks(buf []byte, each func(c []byte)) error {
+	return p.readBursts(buf, each, false)
 }
 
 // readBursts is readChunks; with once it returns after the first burst.
-// next must return a buffer that is not empty.
-func (p *pollPort) readBursts(next func() []byte, each func(c []byte), once bool) error {
-	var b []byte
+// buf must not be empty.
+func (p *pollPort) readBursts(buf []byte, each func(c []byte), once bool) error {
+	b := buf[:min(len(buf), maxBatch)]
 	n := 0
 	var rerr error
 	// pass gives each the burst read so far, and reports whether to stop.
@@ -116,15 +116,11 @@ func (p *pollPort) readBursts(next func() []byte, each func(c []byte), once bool
 			return false
 		}
 		each(b[:n])
-		b, n = nil, 0
+		n = 0
 		return once
 	}
 	err := p.rc.Read(func(fd uintptr) bool {
 		for {
-			if b == nil {
-				b = next()
-				b = b[:min(len(b), maxBatch)]
-			}
 			if n == len(b) {
 				if pass() {
 					return true
