@@ -998,6 +998,7 @@ var volatile = []struct {
 	{regexp.MustCompile(`\b\d+\.\d+(ms|µs|us|s)\b`), "D"},
 	{regexp.MustCompile(`(/[^\s/"]+)+/\d{8}T\d{6}Z`), "DIR/STAMP"},
 	{regexp.MustCompile(`/dev/pts/\d+`), "/dev/pts/N"},
+	{regexp.MustCompile(`/hilrun-([a-z]+)-\d+/`), "/hilrun-$1-N/"},
 	{regexp.MustCompile(`(127\.0\.0\.1|localhost):\d+`), "$1:PORT"},
 	{regexp.MustCompile(`"pid":\d+`), `"pid":N`},
 	// The virtual board's millisecond counter, at 0x20000000.

@@ -103,8 +103,8 @@ type Session struct {
 	closed      bool
 }
 
-// Dial connects to the stub at addr (HOST:PORT, or a serial device path
-// such as /dev/ttyACM0), shakes hands, and returns the session with the
+// Dial connects to the stub at addr (HOST:PORT, the path of a Unix socket,
+// or a serial device path such as /dev/ttyACM0), shakes hands, and returns the session with the
 // target running or halted as Options.Attach says. A server that does not
 // answer as a GDB stub within the handshake timeout, or answers something
 // else, gives an error wrapping ErrUnavailable that says what it found.
@@ -121,7 +121,16 @@ func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
 	defer cancel()
 	var t transport
-	if isSerialAddr(addr) {
+	if isUnixSocket(addr) {
+		ut, err := dialUnix(hctx, addr)
+		if err != nil {
+			if ctx.Err() == nil && hctx.Err() != nil {
+				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)
+			}
+			return nil, unavailable(err, "gdb %s: connect", addr)
+		}
+		t = ut
+	} else if isSerialAddr(addr) {
 		st, err := openSerial(addr, opts.Baud, opts.OpenSerial)
 		if err != nil {
 			return nil, unavailable(err, "gdb %s: open serial port", addr)

@@ -12,8 +12,8 @@ import (
 	"go.bug.st/serial"
 )
 
-// transport carries the protocol's bytes: a TCP connection or a serial
-// port. Read returns at least one byte, or an error once the context ends
+// transport carries the protocol's bytes: a TCP connection, a Unix socket
+// or a serial port. Read returns at least one byte, or an error once the context ends
 // or the deadline set by begin passes.
 type transport interface {
 	// begin bounds the reads and writes until end by ctx and deadline.
@@ -37,8 +37,26 @@ func isSerialAddr(addr string) bool {
 	return err != nil
 }
 
+// isUnixSocket reports whether addr is the path of a Unix socket, such as
+// the GDB server of a QEMU that hilrun launched.
+func isUnixSocket(addr string) bool {
+	fi, err := os.Stat(addr)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
+}
+
+// dialUnix connects to the Unix socket at path.
+func dialUnix(ctx context.Context, path string) (*tcpTransport, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	return &tcpTransport{c: c}, nil
+}
+
+// tcpTransport is a stream connection: TCP or a Unix socket.
 type tcpTransport struct {
-	c    *net.TCPConn
+	c    net.Conn
 	stop func() bool
 	ctx  context.Context
 
@@ -52,14 +70,13 @@ func dialTCP(ctx context.Context, addr string) (*tcpTransport, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := c.(*net.TCPConn)
 	// Each request is one small packet the stub must see at once: Nagle's
 	// algorithm would hold it back until the previous one was acknowledged.
-	if err := tc.SetNoDelay(true); err != nil {
-		tc.Close()
+	if err := c.(*net.TCPConn).SetNoDelay(true); err != nil {
+		c.Close()
 		return nil, err
 	}
-	return &tcpTransport{c: tc}, nil
+	return &tcpTransport{c: c}, nil
 }
 
 func (t *tcpTransport) begin(ctx context.Context, deadline time.Time) {

@@ -25,5 +25,5 @@ func Example() {
 	// Close after any outcome: QEMU and its process group end.
 	defer in.Close(context.Background())
 	fmt.Println("console", in.ConsolePath()) // /dev/pts/N
-	fmt.Println("gdb", in.GDBAddr())         // 127.0.0.1:PORT
+	fmt.Println("gdb", in.GDBAddr())         // /tmp/hilrun-qemu-N/gdb, a Unix socket
 }

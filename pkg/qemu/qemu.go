@@ -10,17 +10,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
+
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hilrun/hilrun/internal/child"
+	"github.com/hilrun/hilrun/internal/tmpdir"
 )
 
 // DefaultBinary is the QEMU that Start runs when Spec.Binary is "".
@@ -63,7 +63,10 @@ type Spec struct {
 }
 
 // Instance is a running QEMU: the guest's first serial port on a pty
-// (ConsolePath) and QEMU's GDB server listening on 127.0.0.1 (GDBAddr).
+// (ConsolePath) and QEMU's GDB server on a Unix socket in a private folder
+// (GDBAddr). Not a TCP port: anyone on the machine could connect to one,
+// and through the GDB server's monitor commands run programs as hilrun's
+// user; the folder (mode 0700) lets only that user in.
 //
 // QEMU drops what the guest prints while no one has the pty open, so the
 // Instance holds it open from the start: output waits in the pty's buffer
@@ -76,7 +79,8 @@ type Spec struct {
 type Instance struct {
 	child   *child.Process
 	machine string
-	gdbAddr string
+	gdbAddr string      // the GDB server's socket
+	dir     *tmpdir.Dir // holds the socket; removed by Close
 
 	mu      sync.Mutex
 	console string   // the pty, once QEMU announced it
@@ -88,11 +92,6 @@ type Instance struct {
 // If QEMU exits first, the error quotes its last output lines ("-machine
 // foo: unsupported machine type").
 func Start(ctx context.Context, spec Spec) (*Instance, error) {
-	return startWith(ctx, spec, freePort)
-}
-
-// startWith is Start choosing ports with ports.
-func startWith(ctx context.Context, spec Spec, ports func() (int, error)) (*Instance, error) {
 	if spec.Binary == "" {
 		spec.Binary = DefaultBinary
 	}
@@ -121,29 +120,30 @@ func startWith(ctx context.Context, spec Spec, ports func() (int, error)) (*Inst
 			return nil, fmt.Errorf("start qemu: %w", err)
 		}
 	}
-	// A port found free may be taken before QEMU binds it: then QEMU exits
-	// saying so, and another port is tried.
-	const attempts = 3
-	for i := 1; ; i++ {
-		port, err := ports()
-		if err != nil {
-			return nil, fmt.Errorf("start qemu: find a free port: %w", err)
-		}
-		in, err := start(spec, port)
-		if err != nil {
-			return nil, err
-		}
-		err = in.waitReady(ctx)
-		if err == nil {
-			return in, nil
-		}
-		in.Close(context.Background())
-		if i < attempts && in.portTaken() {
-			continue
-		}
+	dir, err := tmpdir.New("qemu")
+	if err != nil {
+		return nil, fmt.Errorf("start qemu: %w", err)
+	}
+	sock := filepath.Join(dir.Path, "gdb")
+	if len(sock) >= maxSocketPath {
+		dir.Remove()
+		return nil, fmt.Errorf("start qemu: the GDB socket's path %s is longer than a Unix socket allows (%d bytes): set TMPDIR to a shorter folder", sock, maxSocketPath-1)
+	}
+	in, err := start(spec, sock)
+	if err != nil {
+		dir.Remove()
 		return nil, err
 	}
+	in.dir = dir
+	if err := in.waitReady(ctx); err != nil {
+		in.Close(context.Background())
+		return nil, err
+	}
+	return in, nil
 }
+
+// maxSocketPath is the size of sun_path: a Unix socket's path is shorter.
+const maxSocketPath = 108
 
 // debianPackage names the Debian package of a QEMU binary.
 func debianPackage(bin string) string {
@@ -181,14 +181,16 @@ func checkImage(what string, path *string) error {
 	return nil
 }
 
-// argv returns QEMU's arguments for a GDB server on port.
-func (spec *Spec) argv(port int) []string {
+// argv returns QEMU's arguments for a GDB server on the Unix socket sock.
+func (spec *Spec) argv(sock string) []string {
 	a := []string{
 		"-machine", spec.Machine,
 		"-display", "none",
 		"-monitor", "none",
 		"-serial", "pty",
-		"-gdb", "tcp:127.0.0.1:" + strconv.Itoa(port),
+		// A comma in an option value is written twice.
+		"-chardev", "socket,id=hilrun-gdb,server=on,wait=off,path=" + strings.ReplaceAll(sock, ",", ",,"),
+		"-gdb", "chardev:hilrun-gdb",
 	}
 	if spec.Kernel != "" {
 		a = append(a, "-kernel", spec.Kernel)
@@ -199,12 +201,12 @@ func (spec *Spec) argv(port int) []string {
 	return append(a, spec.Args...)
 }
 
-func start(spec Spec, port int) (*Instance, error) {
+func start(spec Spec, sock string) (*Instance, error) {
 	in := &Instance{
 		machine: spec.Machine,
-		gdbAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		gdbAddr: sock,
 	}
-	cmd := exec.Command(spec.Binary, spec.argv(port)...)
+	cmd := exec.Command(spec.Binary, spec.argv(sock)...)
 	cmd.Dir = spec.Dir
 	c, err := child.Start(cmd, child.Config{
 		Name:    "qemu",
@@ -276,11 +278,11 @@ func (in *Instance) waitReady(ctx context.Context) error {
 }
 
 // listening reports whether QEMU's GDB server listens, without connecting:
-// QEMU stops the guest when a debugger connects.
+// QEMU stops the guest when a debugger connects. QEMU makes the socket
+// before it runs the guest, and no one else can make one in its folder.
 func (in *Instance) listening() bool {
-	_, port, _ := net.SplitHostPort(in.gdbAddr)
-	p, _ := strconv.Atoi(port)
-	return listening(in.child.Pid(), p)
+	fi, err := os.Lstat(in.gdbAddr)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
 // ConsolePath returns the pty of the guest's first serial port, such as
@@ -291,7 +293,8 @@ func (in *Instance) ConsolePath() string {
 	return in.console
 }
 
-// GDBAddr returns the address of QEMU's GDB server, 127.0.0.1:PORT.
+// GDBAddr returns the path of the Unix socket of QEMU's GDB server; a
+// probe's gdb: takes it as it is.
 func (in *Instance) GDBAddr() string { return in.gdbAddr }
 
 // Pid returns QEMU's process ID, which is also its process group's.
@@ -318,6 +321,7 @@ func (in *Instance) Close(ctx context.Context) error {
 		in.hold.Close()
 		in.hold = nil
 	}
+	in.dir.Remove()
 	in.mu.Unlock()
 	return in.LogErr()
 }
@@ -325,26 +329,3 @@ func (in *Instance) Close(ctx context.Context) error {
 // LogErr returns nil when Spec.LogFile holds all QEMU printed (or there is
 // none), else an error saying how many bytes it lost.
 func (in *Instance) LogErr() error { return in.child.LogErr() }
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// portTaken reports whether QEMU said it could not listen on the GDB port:
-// "-gdb tcp:127.0.0.1:37743: Failed to find an available port: Address
-// already in use" (QEMU 7.2), "Failed to bind socket" (older releases).
-func (in *Instance) portTaken() bool {
-	for _, l := range in.child.Lines() {
-		if strings.Contains(l, "-gdb tcp:") &&
-			(strings.Contains(l, "in use") || strings.Contains(l, "available port") || strings.Contains(l, "bind")) {
-			return true
-		}
-	}
-	return false
-}

@@ -149,7 +149,7 @@ func TestGDBServer(t *testing.T) {
 	c.Prompt(qemutest.Prompt)
 	c.Command("flag 7", qemutest.Prompt)
 
-	conn, err := net.DialTimeout("tcp", in.GDBAddr(), qemutest.Timeout)
+	conn, err := net.DialTimeout("unix", in.GDBAddr(), qemutest.Timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,4 +368,51 @@ func TestStartErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// QEMU's GDB server is a Unix socket in a folder only hilrun's user can
+// enter, not a TCP port anyone on the machine could reach, and Close
+// removes the folder.
+func TestGDBServerIsPrivate(t *testing.T) {
+	in := qemutest.StartFirmware(t)
+	sock := in.GDBAddr()
+	fi, err := os.Lstat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("%s is a %v, not a socket", sock, fi.Mode())
+	}
+	dir := filepath.Dir(sock)
+	di, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := di.Mode().Perm(); perm != 0o700 {
+		t.Errorf("the socket's folder %s has mode %v, want 0700", dir, perm)
+	}
+	if st, ok := di.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		t.Errorf("the socket's folder belongs to uid %d, not to us (%d)", st.Uid, os.Getuid())
+	}
+	for _, arg := range qemuArgs(t, in.Pid()) {
+		if strings.Contains(arg, "tcp:") {
+			t.Errorf("QEMU listens on TCP: %q", arg)
+		}
+	}
+	if err := in.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after Close the socket's folder %s: %v, want it gone", dir, err)
+	}
+}
+
+// qemuArgs returns the command line of process pid.
+func qemuArgs(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }

@@ -170,7 +170,7 @@ func Bind(seq *Sequence, b Binding) (*Sequence, error) {
 		}
 		if !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
 			return nil, &BindError{Kind: "gdb", Name: name, Value: addr,
-				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %q: want HOST:PORT, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)}
+				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %q: want HOST:PORT, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0, or of a Unix socket", name, addr)}
 		}
 	}
 	if err := attachProbes(seq, "gdb", b.GDBs, (*Probe).AttachGDB); err != nil {

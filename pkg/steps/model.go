@@ -165,8 +165,8 @@ func (p *Probe) AttachOpenOCD(addr string) {
 // server p is then attached to.
 func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU != nil }
 
-// AttachGDB binds p to the GDB remote stub at addr (HOST:PORT or a serial
-// port), in place of whatever bound it before.
+// AttachGDB binds p to the GDB remote stub at addr (HOST:PORT, a serial
+// port or a Unix socket), in place of whatever bound it before.
 func (p *Probe) AttachGDB(addr string) {
 	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
 }

@@ -78,7 +78,7 @@ func TestMemorySequences(t *testing.T) {
 			if !strings.Contains(out, "PASSED "+tc.name+":") {
 				t.Errorf("output lacks the verdict:\n%s", out)
 			}
-			if !strings.Contains(errOut, "GDB server 127.0.0.1:") {
+			if !strings.Contains(errOut, "GDB server /") || !strings.Contains(errOut, "/gdb") {
 				t.Errorf("hilrun does not say where QEMU runs:\n%s", errOut)
 			}
 			noQEMUChildren(t, os.Getpid())

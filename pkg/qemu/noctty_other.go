@@ -1,0 +1,5 @@
+//go:build !linux
+
+package qemu
+
+const syscallNoctty = 0
