@@ -121,30 +121,21 @@ func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
 	defer cancel()
 	var t transport
-	if isUnixSocket(addr) {
-		ut, err := dialUnix(hctx, addr)
-		if err != nil {
-			if ctx.Err() == nil && hctx.Err() != nil {
-				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)
-			}
-			return nil, unavailable(err, "gdb %s: connect", addr)
-		}
-		t = ut
-	} else if isSerialAddr(addr) {
+	if isSerialAddr(addr) && !isUnixSocket(addr) {
 		st, err := openSerial(addr, opts.Baud, opts.OpenSerial)
 		if err != nil {
 			return nil, unavailable(err, "gdb %s: open serial port", addr)
 		}
 		t = st
 	} else {
-		tt, err := dialTCP(hctx, addr)
+		st, err := dialStream(hctx, addr)
 		if err != nil {
 			if ctx.Err() == nil && hctx.Err() != nil {
 				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)
 			}
 			return nil, unavailable(err, "gdb %s: connect", addr)
 		}
-		t = tt
+		t = st
 	}
 	s := &Session{addr: addr, opts: opts, t: t, rbuf: make([]byte, 64<<10), pktSize: 400}
 	if err := s.handshake(ctx, hctx); err != nil {

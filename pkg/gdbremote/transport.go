@@ -44,16 +44,6 @@ func isUnixSocket(addr string) bool {
 	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
-// dialUnix connects to the Unix socket at path.
-func dialUnix(ctx context.Context, path string) (*tcpTransport, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
-		return nil, err
-	}
-	return &tcpTransport{c: c}, nil
-}
-
 // tcpTransport is a stream connection: TCP or a Unix socket.
 type tcpTransport struct {
 	c    net.Conn
@@ -64,8 +54,16 @@ type tcpTransport struct {
 	cancelled bool // ctx ended: the deadline stays in the past
 }
 
-func dialTCP(ctx context.Context, addr string) (*tcpTransport, error) {
+// dialStream connects to addr: a Unix socket's path, else HOST:PORT.
+func dialStream(ctx context.Context, addr string) (*tcpTransport, error) {
 	var d net.Dialer
+	if isUnixSocket(addr) {
+		c, err := d.DialContext(ctx, "unix", addr)
+		if err != nil {
+			return nil, err
+		}
+		return &tcpTransport{c: c}, nil
+	}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
