@@ -140,7 +140,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT` or NAME=/dev/ttyACM0 (a Black Magic Probe), as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	opts.QEMU.register(f)
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")

@@ -124,7 +124,12 @@ func Start(ctx context.Context, spec Spec) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
 	}
-	sock := filepath.Join(dir.Path, "gdb")
+	// Absolute: QEMU runs in spec.Dir, and TMPDIR may be relative.
+	sock, err := filepath.Abs(filepath.Join(dir.Path, "gdb"))
+	if err != nil {
+		dir.Remove()
+		return nil, fmt.Errorf("start qemu: %w", err)
+	}
 	if len(sock) >= maxSocketPath {
 		dir.Remove()
 		return nil, fmt.Errorf("start qemu: the GDB socket's path %s is longer than a Unix socket allows (%d bytes): set TMPDIR to a shorter folder", sock, maxSocketPath-1)
@@ -142,8 +147,9 @@ func Start(ctx context.Context, spec Spec) (*Instance, error) {
 	return in, nil
 }
 
-// maxSocketPath is the size of sun_path: a Unix socket's path is shorter.
-const maxSocketPath = 108
+// maxSocketPath is the smallest size of sun_path (104 bytes on macOS and
+// the BSDs, 108 on Linux): a Unix socket's path is shorter.
+const maxSocketPath = 104
 
 // debianPackage names the Debian package of a QEMU binary.
 func debianPackage(bin string) string {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ type pollPort struct {
 	serial.Port
 	f         *os.File
 	rc        syscall.RawConn
+	closing   atomic.Bool // set by Close: a reader inside a burst stops
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -66,6 +68,7 @@ func pollable(port serial.Port, path string) (serial.Port, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
+		unix.SetNonblock(fd, false)
 		return port, fmt.Errorf("%s: %w", path, err)
 	}
 	if !inPoller(f) {
@@ -121,6 +124,13 @@ func (p *pollPort) readBursts(buf []byte, each func(c []byte), once bool) error 
 	}
 	err := p.rc.Read(func(fd uintptr) bool {
 		for {
+			if p.closing.Load() {
+				// Close waits for the read to end: a device that never
+				// lets the driver run dry must not keep it waiting.
+				pass()
+				rerr = os.ErrClosed
+				return true
+			}
 			if n == len(b) {
 				if pass() {
 					return true
@@ -183,6 +193,7 @@ func (p *pollPort) SetReadTimeout(timeout time.Duration) error { return nil }
 // poller, then the library's port.
 func (p *pollPort) Close() error {
 	p.closeOnce.Do(func() {
+		p.closing.Store(true)
 		p.closeErr = errors.Join(p.f.Close(), p.Port.Close())
 	})
 	return p.closeErr
