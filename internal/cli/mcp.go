@@ -26,6 +26,7 @@ type MCPOptions struct {
 	AllowOrigins  []string
 	MaxBody       int
 	AllowPorts    []string
+	AllowProbes   []string
 	DenyPorts     []string
 	ReadOnly      bool
 	AllowExec     bool
@@ -133,6 +134,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.Var(bytesFlag{&opts.MaxBody}, "max-body", "refuse HTTP request bodies above `BYTES` with 413 (like 16MiB; default 4MiB)")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
+	f.StringArrayVar(&opts.AllowProbes, "allow-probe", nil, "let run_sequence's probes argument attach to debuggers at addresses matching this path.Match `GLOB`, like '127.0.0.1:4444' (repeatable; without it, only the server's own --bench, --sim and --qemu debuggers)")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
 	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps and build and upload commands run host programs (with --root, inside it, without a shell, with a minimal environment)")
 	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: and monitor: steps send raw debugger commands (OpenOCD Tcl, GDB monitor), and probe launch configs name files under --root (Tcl can run host programs)")
@@ -162,7 +164,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 	cfg := mcpserver.Config{
 		Version: Version(),
 		Policy: mcpserver.Policy{
-			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts,
+			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts, AllowProbes: opts.AllowProbes,
 			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, AllowDebugTcl: opts.AllowDebugTcl,
 			Roots: opts.Roots, PassEnv: opts.PassEnv,
 		},

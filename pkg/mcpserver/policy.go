@@ -79,6 +79,13 @@ type Policy struct {
 	// allowed. A port is matched by the path given and by the path its
 	// symbolic links lead to.
 	AllowPorts, DenyPorts []string
+	// AllowProbes are path.Match globs over the debugger addresses
+	// ("127.0.0.1:4444", "tcl://lab-pi:6666") a run_sequence call may
+	// bind probes to with its probes argument. Without a match a call may
+	// name only the addresses the server's own bench file, --sim or
+	// --qemu bind: an address could reach any host, and the server would
+	// speak OpenOCD's protocol to whatever listens there.
+	AllowProbes []string
 	// ReadOnly refuses everything that changes the target or the host:
 	// memory writes, uploads and image loads, modem lines, power, host
 	// programs and raw debugger commands, whatever other fields allow.
@@ -173,6 +180,11 @@ func (p *Policy) Validate() error {
 			return fmt.Errorf("port glob %q: %w", g, err)
 		}
 	}
+	for _, g := range p.AllowProbes {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("probe glob %q: %w", g, err)
+		}
+	}
 	for i, r := range p.Roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -242,6 +254,16 @@ func (p *Policy) checkPort(port string, trusted bool) error {
 		return refused("port %s matches no --allow-port glob (%s)", port, strings.Join(p.AllowPorts, ", "))
 	}
 	return nil
+}
+
+// CheckProbeAddr returns nil when a caller may bind a probe to the
+// debugger at addr: one the server itself binds (trusted), or one an
+// AllowProbes glob names, as given or in lower case.
+func (p *Policy) CheckProbeAddr(addr string, trusted bool) error {
+	if trusted || matchAny(p.AllowProbes, addr, strings.ToLower(addr)) != "" {
+		return nil
+	}
+	return refused("probe address %s: this server attaches only to the debuggers its --bench file, --sim or --qemu give, or where an --allow-probe glob names the address, such as --allow-probe '%s' (an address can reach any host)", addr, addr)
 }
 
 // CheckMemWrite returns nil when a write of n bytes at addr is allowed.

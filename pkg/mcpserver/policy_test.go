@@ -326,3 +326,40 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 		t.Errorf("steps = %s: finally did not run on an open console", got)
 	}
 }
+
+// run_sequence's probes argument may bind a probe only to the server's own
+// debuggers, or to an address an --allow-probe glob names: any other
+// address could reach any host.
+func TestProbesArgumentNeedsAllowProbe(t *testing.T) {
+	root := t.TempDir()
+	seq := "probes:\n  p: {}\nsteps:\n  - mem_read: 0x20000000\n    probe: p\n"
+	if err := os.WriteFile(filepath.Join(root, "probe.yaml"), []byte(seq), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		allow   []string
+		addr    func(e *env) string
+		refused bool
+	}{
+		{name: "elsewhere", addr: func(*env) string { return "10.0.0.1:4444" }, refused: true},
+		{name: "another glob", allow: []string{"192.168.*:4444"}, addr: func(*env) string { return "10.0.0.1:4444" }, refused: true},
+		{name: "the server's own", addr: func(e *env) string { return e.telnet }},
+		{name: "allowed", allow: []string{"127.0.0.1:*"}, addr: func(e *env) string { return e.telnet }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{sim: tc.name == "the server's own", config: func(c *Config) {
+				c.Policy.Roots = []string{root}
+				c.Policy.AllowProbes = tc.allow
+			}})
+			res := callWith(t, context.Background(), e.c, "run_sequence", map[string]any{"path": "probe.yaml", "probes": map[string]any{"p": tc.addr(e)}})
+			msg := text(res)
+			switch {
+			case tc.refused && (!res.IsError || !strings.Contains(msg, "--allow-probe")):
+				t.Errorf("bound to %s: %s; want a refusal naming --allow-probe", tc.addr(e), msg)
+			case !tc.refused && (res.IsError || strings.Contains(msg, "--allow-probe")):
+				t.Errorf("bound to %s: %s; want the run", tc.addr(e), msg)
+			}
+		})
+	}
+}

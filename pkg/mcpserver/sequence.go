@@ -393,11 +393,36 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if len(a.Probes) > 0 && s.cfg.Policy.ReadOnly {
 		return nil, "", refused("probes: a read-only server does not attach to OpenOCDs it was not given")
 	}
+	for _, name := range slices.Sorted(maps.Keys(a.Probes)) {
+		addr := a.Probes[name]
+		if err := s.cfg.Policy.CheckProbeAddr(addr, s.ownProbeAddr(addr)); err != nil {
+			return nil, "", fmt.Errorf("probes: %s: %w", name, err)
+		}
+	}
 	seq, err = steps.Bind(seq, steps.Binding{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes})
 	if err != nil {
 		return nil, "", err
 	}
 	return s.execute(ctx, req, seq, execOptions{vars: vars, benchBound: true, lockWait: lockWait(a.LockTimeoutMS)})
+}
+
+// ownProbeAddr reports whether the server itself binds a probe to the
+// debugger at addr: its --sim or --qemu, or a probe of its --bench file.
+func (s *Server) ownProbeAddr(addr string) bool {
+	if addr == "" {
+		return false
+	}
+	if addr == s.cfg.DefaultOpenOCD || addr == s.cfg.DefaultGDB {
+		return true
+	}
+	if s.cfg.Bench != nil {
+		for _, p := range s.cfg.Bench.Probes {
+			if p != nil && (p.OpenOCD == addr || p.GDB == addr) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkFileProbes refuses what a file under a root (a sequence, or a bench

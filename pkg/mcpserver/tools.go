@@ -82,7 +82,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 		mcp.WithString("path", mcp.Required(), mcp.Description("The sequence file: absolute, or relative to the first --root.")),
 		mcp.WithObject("vars", mcp.Description("Variables, as hilrun run --var NAME=VALUE: name -> value.")),
 		mcp.WithObject("ports", mcp.Description("Bind devices to ports, as --port NAME=PATH: device name -> port path."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
-		mcp.WithObject("probes", mcp.Description("Bind probes to running OpenOCDs, as --openocd NAME=HOST:PORT: probe name -> telnet address."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
+		mcp.WithObject("probes", mcp.Description("Bind probes to running OpenOCDs, as --openocd NAME=HOST:PORT: probe name -> telnet address. Only the server's own debuggers, or addresses its --allow-probe globs name."), mcp.AdditionalProperties(map[string]any{"type": "string"})),
 		lockTimeout(),
 		outputSchema[sequenceResult](),
 		mcp.WithReadOnlyHintAnnotation(false),
