@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ type PoolOptions struct {
 }
 
 func (o *PoolOptions) register(f *pflag.FlagSet) {
-	f.StringVar(&o.File, "pool", "", "run the sequences in parallel on the benches of the pool `FILE` (*.pool.yaml), each on the next free bench")
+	f.StringVar(&o.File, "pool", "", "run the sequences in parallel on the benches of the pool `FILE` (*.pool.yaml), each on the free bench used least recently")
 	f.IntVarP(&o.Jobs, "jobs", "j", 0, "with --pool, run at most `N` sequences at once (default: one per bench)")
 	f.StringVar(&o.Busy, "pool-busy", "wait", "with --pool, what to do with a bench another hilrun holds: wait or skip")
 	f.BoolVar(&o.FailFast, "pool-fail-fast", false, "with --pool, start no more sequences once one failed (those running finish)")
@@ -73,6 +74,7 @@ type poolBench struct {
 	held    bool // by a worker of this run
 	skipped bool // another process held it and --pool-busy skip
 	waiting bool // "busy: waiting" was said
+	taken   int  // when a worker last took it (p.takes), 0 for never
 }
 
 // runPool runs the sequence files on the benches of the pool file: each
@@ -495,6 +497,7 @@ type poolRun struct {
 	opts        *RunOptions
 	vars        map[string]string
 	benches     []*poolBench
+	takes       int // benches taken so far; see acquire
 	lockDir     string
 	out, errOut *lockedWriter
 	stamp       string
@@ -547,11 +550,11 @@ func (p *poolRun) appendReadyLocked(all bool) {
 // errNoBench means every bench of the pool was skipped as busy.
 var errNoBench = errors.New("every bench of the pool is held by another process (--pool-busy skip)")
 
-// runOne runs sequence i on the next free bench. An error means no bench
-// could be had; the sequence's own failures are in its result.
+// runOne runs sequence i on a free bench (see acquire). An error means no
+// bench could be had; the sequence's own failures are in its result.
 func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	ctx := p.in.Run
-	b, lock, err := p.acquire(ctx, seq)
+	b, lock, err := p.acquire(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -645,15 +648,20 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	return nil
 }
 
-// acquire takes the first bench that no worker of this run holds and no
-// other process holds, waiting for one (or, with --pool-busy skip, leaving
-// out those other processes hold).
-func (p *poolRun) acquire(ctx context.Context, seq *steps.Sequence) (*poolBench, *benchLock, error) {
+// acquire takes a bench that no worker of this run holds and no other
+// process holds, waiting for one (or, with --pool-busy skip, leaving out
+// those other processes hold). Of the free benches it takes the one taken
+// least recently, one never taken first, in the pool file's order: the
+// sequences spread over the benches, and with as many benches as
+// sequences each runs on its own, however the workers' timing falls.
+func (p *poolRun) acquire(ctx context.Context) (*poolBench, *benchLock, error) {
 	for {
 		p.mu.Lock()
 		changed := p.changed
 		free, others := 0, false
-		for _, b := range p.benches {
+		order := slices.Clone(p.benches)
+		slices.SortStableFunc(order, func(a, b *poolBench) int { return cmp.Compare(a.taken, b.taken) })
+		for _, b := range order {
 			if b.held || b.skipped {
 				continue
 			}
@@ -661,6 +669,8 @@ func (p *poolRun) acquire(ctx context.Context, seq *steps.Sequence) (*poolBench,
 			lock, err := tryLockBench(p.lockDir, b.keys)
 			if err == nil {
 				b.held = true
+				p.takes++
+				b.taken = p.takes
 				p.mu.Unlock()
 				return b, lock, nil
 			}
