@@ -1,7 +1,6 @@
 package results
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,22 +37,7 @@ func TestStreamGoesOnInItsSpare(t *testing.T) {
 	if s.Path() != spare {
 		t.Errorf("Path = %s, want the spare %s", s.Path(), spare)
 	}
-	steps, ends := 0, 0
-	if err := Read(s.Path(), func(r *Record) error {
-		switch r.Type {
-		case RecordStep:
-			if r.Step.Index != steps {
-				return errors.New("out of order")
-			}
-			steps++
-		case RecordEnd:
-			ends++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if steps != 5000 || ends != 1 {
+	if steps, ends := countRecords(t, s.Path()); steps != 5000 || ends != 1 {
 		t.Errorf("the spare holds %d steps and %d ends, want 5000 and 1", steps, ends)
 	}
 }

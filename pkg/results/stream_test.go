@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,11 +11,16 @@ import (
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
+// countRecords counts the step and end records of the event file at path,
+// and fails the test unless the steps come in the order of their index.
 func countRecords(t *testing.T, path string) (steps, ends int) {
 	t.Helper()
 	if err := Read(path, func(r *Record) error {
 		switch r.Type {
 		case RecordStep:
+			if r.Step.Index != steps {
+				return fmt.Errorf("step %d where step %d was due: out of order", r.Step.Index, steps)
+			}
 			steps++
 		case RecordEnd:
 			ends++
