@@ -40,13 +40,6 @@ type pollPort struct {
 // noDeadline is the zero time: no deadline.
 var noDeadline time.Time
 
-// maxBatch bounds how much one Read gathers from the driver before it
-// returns. The tty driver hands over at most 4 KiB per read system call;
-// reading on while more is waiting passes a burst on as one chunk (one
-// console-log write and one wake-up of the waiting expect), not one per
-// 4 KiB.
-const maxBatch = 64 << 10
-
 // pollable returns port reading and writing through Go's poller, or port
 // itself with the reason when it cannot: a port from Config.OpenPort, or a
 // descriptor the poller refuses.
@@ -66,15 +59,13 @@ func pollable(port serial.Port, path string) (serial.Port, error) {
 	// os.NewFile registers a non-blocking descriptor with the poller.
 	f := os.NewFile(uintptr(dup), path)
 	rc, err := f.SyscallConn()
+	if err == nil && !inPoller(f) {
+		err = errors.New("cannot be waited on by the poller")
+	}
 	if err != nil {
 		f.Close()
 		unix.SetNonblock(fd, false)
 		return port, fmt.Errorf("%s: %w", path, err)
-	}
-	if !inPoller(f) {
-		f.Close()
-		unix.SetNonblock(fd, false)
-		return port, fmt.Errorf("%s cannot be waited on by the poller", path)
 	}
 	return &pollPort{Port: port, f: f, rc: rc}, nil
 }
@@ -86,8 +77,10 @@ func inPoller(f *os.File) bool {
 }
 
 // Read reads what the driver has, waiting in the poller while it has
-// nothing, and goes on reading while more is waiting, up to len(p) or
-// maxBatch. A device that went away reads as io.EOF; after Close the
+// nothing, and goes on reading while more is waiting, up to len(p): the tty
+// driver hands over at most 4 KiB per read system call, and a burst passed
+// on as one chunk costs one console-log write and one search, not one per
+// 4 KiB. A device that went away reads as io.EOF; after Close the
 // error wraps os.ErrClosed.
 func (p *pollPort) Read(b []byte) (int, error) {
 	if len(b) == 0 {
@@ -99,7 +92,7 @@ func (p *pollPort) Read(b []byte) (int, error) {
 }
 
 // readChunks reads until a read fails, without leaving the poller between
-// bursts: each burst (what the driver has, up to len(buf) or maxBatch) goes
+// bursts: each burst (what the driver has, up to len(buf)) goes
 // to each, and the reader then waits for more at once, instead of first
 // asking the driver again whether it has any. It is how the console reads
 // (see chunkReader).
@@ -108,9 +101,8 @@ func (p *pollPort) readChunks(buf []byte, each func(c []byte)) error {
 }
 
 // readBursts is readChunks; with once it returns after the first burst.
-// buf must not be empty.
-func (p *pollPort) readBursts(buf []byte, each func(c []byte), once bool) error {
-	b := buf[:min(len(buf), maxBatch)]
+// b must not be empty.
+func (p *pollPort) readBursts(b []byte, each func(c []byte), once bool) error {
 	n := 0
 	var rerr error
 	// pass gives each the burst read so far, and reports whether to stop.

@@ -58,8 +58,8 @@ func TestConsoleReadsThroughPoller(t *testing.T) {
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("received %d bytes, want the %d bytes written, in order", len(got), want.Len())
 	}
-	if largest > maxBatch {
-		t.Errorf("a chunk of %d bytes, more than a batch (%d)", largest, maxBatch)
+	if largest > maxRead {
+		t.Errorf("a chunk of %d bytes, more than a read (%d)", largest, maxRead)
 	}
 	if data, _, _ := c.Read(0, want.Len()+1); !bytes.Equal(data, want.Bytes()) {
 		t.Errorf("the console's buffer holds %d bytes, want the %d written", len(data), want.Len())
