@@ -145,6 +145,11 @@ func (s *Stream) add(r Record) {
 func (s *Stream) drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.drainLocked()
+}
+
+// drainLocked is drain with mu held.
+func (s *Stream) drainLocked() {
 	s.pmu.Lock()
 	recs := s.pending
 	s.pending, s.size = nil, 0
@@ -281,13 +286,12 @@ func (s *Stream) Incomplete() error {
 // Close writes the waiting records and closes the event file; it returns Err or the error
 // closing it. Close is idempotent.
 func (s *Stream) Close() error {
-	s.drain()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return s.err
 	}
-	s.flushLocked()
+	s.drainLocked()
 	if s.f != nil {
 		if err := s.f.Close(); err != nil && s.err == nil {
 			s.err = fmt.Errorf("close the event stream %s: %w", s.path, err)
