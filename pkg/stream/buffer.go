@@ -37,6 +37,9 @@ type Buffer struct {
 	watchers []*watcher
 	// expecters are the Expect calls waiting for bytes (see expecter).
 	expecters []*expecter
+	// lastWait is how long, in nanoseconds, the last Expect to wait on
+	// this Buffer waited (see spinWait).
+	lastWait atomic.Int64
 
 	// nmu guards notify, the channel closed on the next change. It is
 	// separate from mu so that a waiter can take the channel before it looks

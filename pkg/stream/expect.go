@@ -222,10 +222,17 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 			}
 			timerC, stopTimer = b.clock.Timer(hold)
 		}
+		waitStart := time.Now()
+		if hold == 0 && b.spinWait(ch) {
+			b.waited(time.Since(waitStart))
+			continue
+		}
 		select {
 		case <-ch:
+			b.waited(time.Since(waitStart))
 		case <-timerC:
 		case <-ctx.Done():
+			b.waited(time.Since(waitStart))
 			if !held {
 				b.mu.Lock()
 				b.dropLocked(e)
