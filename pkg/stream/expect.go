@@ -223,28 +223,36 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 			timerC, stopTimer = b.clock.Timer(hold)
 		}
 		waitStart := time.Now()
-		if hold == 0 && b.spinWait(ch) {
-			b.waited(time.Since(waitStart))
-			continue
-		}
-		select {
-		case <-ch:
-			b.waited(time.Since(waitStart))
-		case <-timerC:
-		case <-ctx.Done():
-			b.waited(time.Since(waitStart))
-			if !held {
-				b.mu.Lock()
-				b.dropLocked(e)
-				done := e.done
-				b.mu.Unlock()
-				if done {
-					return e.m, e.err
+		woken := hold == 0 && b.spinWait(ch)
+		if !woken {
+			select {
+			case <-ch:
+				woken = true
+			case <-timerC:
+			case <-ctx.Done():
+				b.waited(time.Since(waitStart))
+				if !held {
+					b.mu.Lock()
+					b.dropLocked(e)
+					done := e.done
+					b.mu.Unlock()
+					if done {
+						return e.m, e.err
+					}
+					return Match{}, ctxError("wait for "+describeAll(want), ctx)
 				}
-				return Match{}, ctxError("wait for "+describeAll(want), ctx)
+				// Search again: a deadline commits the match held, a
+				// cancellation wins over it.
 			}
-			// Search again: a deadline commits the match held, a
-			// cancellation wins over it.
+		}
+		if woken {
+			b.waited(time.Since(waitStart))
+			if e.done {
+				// Append decided e before it closed ch (which orders
+				// the two): no need to take the lock the reader may
+				// still hold.
+				return e.m, e.err
+			}
 		}
 	}
 }
