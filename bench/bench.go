@@ -85,6 +85,9 @@ const (
 	// least any client pays on the machine.
 	sideExpect = "Tcl expect"
 	sideFloor  = "C client (floor)"
+	// sideGoLoop is (l)'s diagnostic Go loop of the C client's system
+	// calls (see everyGo).
+	sideGoLoop = "Go loop (diagnostic)"
 )
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
@@ -139,6 +142,10 @@ type Options struct {
 	// Realtime adds to (c) and (l) the runner's side as hilrun run
 	// --realtime runs it (SCHED_FIFO waits, locked memory).
 	Realtime bool
+	// GoLoop adds to (l) a diagnostic side: a Go loop of the C client's
+	// system calls (see everyGo), which tells the Go runtime's share of
+	// the period error from hilrun's.
+	GoLoop bool
 	// MemN is the number of measured reads per hilrun side in (e); 0
 	// means 500.
 	MemN int

@@ -153,6 +153,8 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		out, err = rttConsole(ctx, *port, *n, *warmup)
 	case "delay-runner":
 		out, err = delayRunner(ctx, *port, *delay, *n, *warmup, *hops)
+	case "every-go":
+		out, err = everyGo(ctx, *port, *every, *n)
 	case "every-runner":
 		out, err = everyRunner(ctx, *port, *every, *n)
 	case "delay-console":

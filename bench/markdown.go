@@ -118,8 +118,8 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
 	mine := rounds[side]
 	var peers []string
-	for _, p := range []string{sidePexpect, sideExpect, sideFloor} {
-		if len(rounds[p]) > 0 && len(mine) > 0 {
+	for _, p := range []string{sidePexpect, sideExpect, sideGoLoop, sideFloor} {
+		if p != side && len(rounds[p]) > 0 && len(mine) > 0 {
 			peers = append(peers, p)
 		}
 	}

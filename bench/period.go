@@ -61,6 +61,15 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 			},
 		})
 	}
+	if o.GoLoop {
+		sides = append(sides, side{
+			s:    &PeriodSeries{Side: sideGoLoop, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-go -serial PATH -every %s -n N", o.PeriodEvery)},
+			kind: kindHilrun,
+			args: func(path string, n int) []string {
+				return []string{"every-go", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
+			},
+		})
+	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
 		sides = append(sides, side{
@@ -162,6 +171,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	}
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
+	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)

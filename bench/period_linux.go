@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// everyGo is the diagnostic Go loop of (l): the C client's every mode in
+// Go, system call for system call (raw pty, absolute clock_nanosleep to
+// t0 + i*P with a timer slack of 1 ns, write, drain), with no console, no
+// poller and no runner. Its distance from the C client is the Go runtime's
+// share of the period error; hilrun's distance from it is hilrun's own.
+func everyGo(ctx context.Context, port string, every time.Duration, n int) (childOutput, error) {
+	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return childOutput{}, fmt.Errorf("open %s: %w", port, err)
+	}
+	defer unix.Close(fd)
+	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		// cfmakeraw, as the C client does.
+		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+		t.Oflag &^= unix.OPOST
+		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+		t.Cflag &^= unix.CSIZE | unix.PARENB
+		t.Cflag |= unix.CS8
+		if err := unix.IoctlSetTermios(fd, unix.TCSETS, t); err != nil {
+			return childOutput{}, fmt.Errorf("make %s raw: %w", port, err)
+		}
+	}
+	buf := make([]byte, 1<<16)
+	var seen []byte
+	put := func(s string) error {
+		for b := []byte(s); len(b) > 0; {
+			k, err := unix.Write(fd, b)
+			if err == unix.EINTR || err == unix.EAGAIN {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("write to %s: %w", port, err)
+			}
+			b = b[k:]
+		}
+		return nil
+	}
+	// expect polls and reads until want has arrived.
+	expect := func(want string) error {
+		for !bytes.Contains(seen, []byte(want)) {
+			if ctx.Err() != nil {
+				return fmt.Errorf("wait for %q: %w", want, ctx.Err())
+			}
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(p, 1000); err != nil && err != unix.EINTR {
+				return fmt.Errorf("poll %s: %w", port, err)
+			}
+			if k, err := unix.Read(fd, buf); err == nil && k > 0 {
+				seen = append(seen, buf[:k]...)
+			}
+		}
+		seen = seen[:0]
+		return nil
+	}
+	drain := func() {
+		for {
+			if k, err := unix.Read(fd, buf); err != nil || k <= 0 {
+				return
+			}
+		}
+	}
+	if err := put("echo sync\n"); err != nil {
+		return childOutput{}, err
+	}
+	if err := expect(syncReply); err != nil {
+		return childOutput{}, err
+	}
+	t0 := time.Now()
+	for i := range n {
+		sleepAbs(t0.Add(time.Duration(i)*every), false, 0)
+		if err := put("echo p" + strconv.Itoa(i) + "\n"); err != nil {
+			return childOutput{}, err
+		}
+		drain()
+	}
+	if err := put("echo end\n"); err != nil {
+		return childOutput{}, err
+	}
+	return childOutput{}, expect("end\r\n" + prompt)
+}
