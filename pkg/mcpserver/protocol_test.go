@@ -327,3 +327,47 @@ func TestHTTPCancellationAcknowledged(t *testing.T) {
 	}
 	c.toolsList(t, session)
 }
+
+// A server left running keeps the logs of its last closed connections
+// only: older ones go, files and resources, so that agents opening and
+// closing connections for weeks do not fill the disk.
+func TestClosedConnectionLogsAreBounded(t *testing.T) {
+	e := newEnv(t, envOptions{sim: true})
+	e.srv.keepClosed = 2
+	var ids []string
+	for i := range 3 {
+		// serial_open directly: the board prints its banner only once.
+		var op openResult
+		decode(t, e.call("serial_open", map[string]any{"port": e.board.SerialPath()}), &op)
+		id := op.ConnectionID
+		word := fmt.Sprintf("kept-%d", i)
+		e.call("serial_write", map[string]any{"connection": id, "data": "echo " + word, "newline": true})
+		e.call("serial_expect", map[string]any{"connection": id, "pattern": word + "\r\n", "cursor": 0})
+		e.call("serial_close", map[string]any{"connection": id})
+		ids = append(ids, id)
+	}
+	gone := connLogURI(ids[0])
+	var req mcp.ReadResourceRequest
+	req.Params.URI = gone
+	_, err := e.c.ReadResource(context.Background(), req)
+	if !errors.Is(err, mcp.ErrResourceNotFound) || !strings.Contains(err.Error(), "the logs of the last") {
+		t.Fatalf("read %s after two later closes: want -32002 naming the bound, got %v", gone, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.srv.logDir, "connections", ids[0])); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the first connection's log folder is still there (%v)", err)
+	}
+	list, err := e.c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.Resources {
+		if r.URI == gone {
+			t.Errorf("resources/list still lists %s", gone)
+		}
+	}
+	for i, id := range ids[1:] {
+		if log := readResource(t, e, connLogURI(id)); !strings.Contains(log, fmt.Sprintf("kept-%d", i+1)) {
+			t.Errorf("connection %s log: %q", id, log)
+		}
+	}
+}

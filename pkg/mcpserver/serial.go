@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -435,12 +437,36 @@ func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *cl
 	s.mu.Unlock()
 	s.leases.Drop(key, owner)
 	err = c.console.Close()
+	s.forgetClosed(c.id)
 	s.logf("closed connection %s (%s)", c.id, c.port)
 	out := closeResult{ConnectionID: c.id, Port: c.port, Closed: true, LogResource: connLogURI(c.id)}
 	if err != nil {
 		return out, fmt.Sprintf("closed connection %s (%s): %v", c.id, c.port, err), nil
 	}
 	return out, fmt.Sprintf("closed connection %s (%s); its log stays readable at %s", c.id, c.port, out.LogResource), nil
+}
+
+// maxClosedLogs is how many closed connections keep their logs: a server
+// left running for weeks while agents open and close connections must not
+// fill the lab machine's disk with them.
+const maxClosedLogs = 50
+
+// forgetClosed records that connection id closed, and deletes the logs
+// (files and resource) of the closed connections beyond the last
+// keepClosed.
+func (s *Server) forgetClosed(id string) {
+	s.mu.Lock()
+	s.closedConns = append(s.closedConns, id)
+	var gone []string
+	if over := len(s.closedConns) - s.keepClosed; over > 0 {
+		gone = slices.Clone(s.closedConns[:over])
+		s.closedConns = slices.Delete(s.closedConns, 0, over)
+	}
+	s.mu.Unlock()
+	for _, old := range gone {
+		s.mcp.DeleteResources(connLogURI(old))
+		os.RemoveAll(filepath.Join(s.logDir, "connections", old))
+	}
 }
 
 func first(ss ...string) string {

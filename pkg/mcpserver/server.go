@@ -163,7 +163,11 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[string]*connection
 	nextID int
-	probes map[string]*pooledProbe
+	// closedConns are the ids of closed connections whose logs are kept,
+	// oldest first: at most keepClosed (see forgetClosed).
+	closedConns []string
+	keepClosed  int
+	probes      map[string]*pooledProbe
 	// calls are the tool calls in flight, by callKey: closed when they end.
 	calls   map[string]chan struct{}
 	runs    *runStore
@@ -286,6 +290,7 @@ func New(cfg Config) (*Server, error) {
 	s.runs = newRunStore(s)
 	go s.runs.expire(s.life, min(max(cfg.MaxRunAge/4, 10*time.Millisecond), time.Minute))
 	s.tasks = &taskStore{s: s}
+	s.keepClosed = maxClosedLogs
 	s.addTools()
 	s.addResourceTemplates()
 	return s, nil
