@@ -223,7 +223,7 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 			timerC, stopTimer = b.clock.Timer(hold)
 		}
 		waitStart := time.Now()
-		woken := hold == 0 && b.spinWait(ch)
+		woken := hold == 0 && b.spinWait(ch, ctx.Done())
 		if !woken {
 			select {
 			case <-ch:
@@ -245,14 +245,13 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 				// cancellation wins over it.
 			}
 		}
-		if woken {
+		if woken && e.done {
+			// An answer, which tells how fast the device answers (a
+			// held match woken to look again does not). Append decided
+			// e before it closed ch, which orders the two: no need to
+			// take the lock the reader may still hold.
 			b.waited(time.Since(waitStart))
-			if e.done {
-				// Append decided e before it closed ch (which orders
-				// the two): no need to take the lock the reader may
-				// still hold.
-				return e.m, e.err
-			}
+			return e.m, e.err
 		}
 	}
 }

@@ -17,24 +17,31 @@ import (
 // sleeps, and the reader's close costs no wake-up at all. The spin is
 // bounded in time and in the number of goroutines spinning at once, gives
 // way to every other runnable goroutine and thread as it goes, and stops
-// as soon as the Buffer's answers come slower than the bound (a board at
-// 115200 baud never makes an Expect spin twice).
+// as soon as the Buffer's answers come slower than the bound (a command
+// answered over a 115200-baud line stops it).
 const spinFor = 400 * time.Microsecond
+
+// spinRounds bounds the spin by its rounds too (each ends in a system
+// call), for when time does not move while a goroutine runs, as in a
+// testing/synctest bubble.
+const spinRounds = 4000
 
 // spinners counts the goroutines spinning in spinWait, in every Buffer.
 var spinners atomic.Int32
 
-// spinWait watches ch, for at most spinFor, and reports whether it closed.
-// It spins only when the previous wait on b ended within spinFor and fewer
-// goroutines spin than the process has processors less one, so that one is
-// always left to run the reader that closes ch.
-func (b *Buffer) spinWait(ch <-chan struct{}) bool {
-	return b.spinWaitCounted(ch, &spinners, runtime.GOMAXPROCS(0))
+// spinWait watches ch, for at most spinFor or until done closes, and
+// reports whether ch closed. It spins only when the previous wait on b
+// ended within spinFor and fewer goroutines spin than the process has
+// processors less one, so that one is always left to run the reader that
+// closes ch. The bound is the process's: several hilrun processes on one
+// machine each have their own.
+func (b *Buffer) spinWait(ch, done <-chan struct{}) bool {
+	return b.spinWaitCounted(ch, done, &spinners, runtime.GOMAXPROCS(0))
 }
 
 // spinWaitCounted is spinWait with the count of spinning goroutines in
 // count and procs processors.
-func (b *Buffer) spinWaitCounted(ch <-chan struct{}, count *atomic.Int32, procs int) bool {
+func (b *Buffer) spinWaitCounted(ch, done <-chan struct{}, count *atomic.Int32, procs int) bool {
 	if time.Duration(b.lastWait.Load()) > spinFor {
 		return false
 	}
@@ -44,13 +51,20 @@ func (b *Buffer) spinWaitCounted(ch <-chan struct{}, count *atomic.Int32, procs 
 	}
 	defer count.Add(-1)
 	start := time.Now()
-	for {
+	for range spinRounds {
 		for range 64 {
+			// One case, so that the check is a load, not a select that
+			// locks every channel it names.
 			select {
 			case <-ch:
 				return true
 			default:
 			}
+		}
+		select {
+		case <-done:
+			return false
+		default:
 		}
 		if time.Since(start) > spinFor {
 			return false
@@ -58,6 +72,7 @@ func (b *Buffer) spinWaitCounted(ch <-chan struct{}, count *atomic.Int32, procs 
 		runtime.Gosched()
 		yieldThread()
 	}
+	return false
 }
 
 // waited records how long a wait on b lasted, for the next spinWait.

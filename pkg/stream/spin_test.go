@@ -18,17 +18,17 @@ func TestSpinWaitOnlyAfterQuickAnswers(t *testing.T) {
 	b := NewBuffer(0)
 	// A fresh Buffer has no slow answer on record: it spins, and sees the
 	// channel closed.
-	if !b.spinWaitCounted(closedChan(), &count, 2) {
+	if !b.spinWaitCounted(closedChan(), nil, &count, 2) {
 		t.Fatal("a fresh Buffer did not spin")
 	}
 	// After a wait longer than the spin, it parks at once: were it to
 	// spin, it would see the closed channel and report true.
 	b.waited(time.Second)
-	if b.spinWaitCounted(closedChan(), &count, 2) {
+	if b.spinWaitCounted(closedChan(), nil, &count, 2) {
 		t.Fatal("spun although the last answer took 1s")
 	}
 	b.waited(10 * time.Microsecond)
-	if !b.spinWaitCounted(closedChan(), &count, 2) {
+	if !b.spinWaitCounted(closedChan(), nil, &count, 2) {
 		t.Fatal("did not spin again after a quick answer")
 	}
 	if n := count.Load(); n != 0 {
@@ -39,11 +39,11 @@ func TestSpinWaitOnlyAfterQuickAnswers(t *testing.T) {
 func TestSpinWaitLeavesAProcessorToTheReader(t *testing.T) {
 	var count atomic.Int32
 	b := NewBuffer(0)
-	if b.spinWaitCounted(closedChan(), &count, 1) {
+	if b.spinWaitCounted(closedChan(), nil, &count, 1) {
 		t.Fatal("spun on the only processor, which the reader needs")
 	}
 	count.Store(3)
-	if b.spinWaitCounted(closedChan(), &count, 4) {
+	if b.spinWaitCounted(closedChan(), nil, &count, 4) {
 		t.Fatal("spun with 3 goroutines spinning on 4 processors")
 	}
 	if n := count.Load(); n != 3 {
@@ -54,7 +54,7 @@ func TestSpinWaitLeavesAProcessorToTheReader(t *testing.T) {
 func TestSpinWaitGivesUp(t *testing.T) {
 	var count atomic.Int32
 	b := NewBuffer(0)
-	if b.spinWaitCounted(make(chan struct{}), &count, 2) {
+	if b.spinWaitCounted(make(chan struct{}), nil, &count, 2) {
 		t.Fatal("reported a channel that never closed as closed")
 	}
 	if n := count.Load(); n != 0 {
@@ -85,7 +85,20 @@ func TestExpectRecordsHowLongItWaited(t *testing.T) {
 		t.Fatalf("recorded a wait of %v, want at least %v", got, spinFor)
 	}
 	var count atomic.Int32
-	if b.spinWaitCounted(closedChan(), &count, 2) {
+	if b.spinWaitCounted(closedChan(), nil, &count, 2) {
 		t.Fatal("the next Expect would spin after a slow answer")
+	}
+}
+
+func TestSpinWaitStopsWhenDone(t *testing.T) {
+	var count atomic.Int32
+	b := NewBuffer(0)
+	// A done context ends the spin at once, however long spinFor is: the
+	// Expect then sees ctx.Done in its select.
+	if b.spinWaitCounted(make(chan struct{}), closedChan(), &count, 2) {
+		t.Fatal("reported a channel that never closed as closed")
+	}
+	if n := count.Load(); n != 0 {
+		t.Fatalf("%d spinners still counted", n)
 	}
 }
