@@ -860,7 +860,7 @@ func (s *Server) addPIOTools() {
 
 	s.addTool(mcp.NewTool("stop_monitor", append([]mcp.ToolOption{
 		mcp.WithTitleAnnotation("Stop a serial monitor"),
-		mcp.WithDescription("Close a connection start_monitor (or serial_open) opened, as serial_close does. Its log stays readable."),
+		mcp.WithDescription("Close a connection start_monitor (or serial_open) opened, as serial_close does. Its log stays readable, as long as it is among the logs of the last 50 connections closed."),
 		mcp.WithString("port", mcp.Description("The port path, connection id or label; may be left out when one connection is open. connection is accepted too.")),
 		mcp.WithString("connection", mcp.Description("Same as port.")),
 		lockTimeout(),

@@ -350,7 +350,7 @@ func TestClosedConnectionLogsAreBounded(t *testing.T) {
 	var req mcp.ReadResourceRequest
 	req.Params.URI = gone
 	_, err := e.c.ReadResource(context.Background(), req)
-	if !errors.Is(err, mcp.ErrResourceNotFound) || !strings.Contains(err.Error(), "the logs of the last") {
+	if !errors.Is(err, mcp.ErrResourceNotFound) || !strings.Contains(err.Error(), "those of the last 2 closed") {
 		t.Fatalf("read %s after two later closes: want -32002 naming the bound, got %v", gone, err)
 	}
 	if _, err := os.Stat(filepath.Join(e.srv.logDir, "connections", ids[0])); !errors.Is(err, os.ErrNotExist) {

@@ -312,7 +312,7 @@ func (s *Server) resourcePath(uri string) (string, string, error) {
 		dir := filepath.Join(s.logDir, "connections", id)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return "", "", fmt.Errorf("no log for connection %s: the logs of the last %d closed connections are kept", id, maxClosedLogs)
+			return "", "", fmt.Errorf("no log for connection %s: only open connections' logs and those of the last %d closed are kept", id, s.keepClosed)
 		}
 		var logs []string
 		for _, e := range entries {

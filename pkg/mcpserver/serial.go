@@ -433,6 +433,11 @@ func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *cl
 		return nil, "", fmt.Errorf("close %s: %w", c.id, &serialx.LeaseError{Lease: l})
 	}
 	s.mu.Lock()
+	if s.conns[c.id] != c {
+		// Another call closed it while this one waited for the port.
+		s.mu.Unlock()
+		return nil, "", fmt.Errorf("connection %s is already closed", c.id)
+	}
 	delete(s.conns, c.id)
 	s.mu.Unlock()
 	s.leases.Drop(key, owner)
@@ -443,7 +448,7 @@ func (s *Server) serialClose(ctx context.Context, req mcp.CallToolRequest, a *cl
 	if err != nil {
 		return out, fmt.Sprintf("closed connection %s (%s): %v", c.id, c.port, err), nil
 	}
-	return out, fmt.Sprintf("closed connection %s (%s); its log stays readable at %s", c.id, c.port, out.LogResource), nil
+	return out, fmt.Sprintf("closed connection %s (%s); its log stays readable at %s while it is among the logs of the last %d connections closed", c.id, c.port, out.LogResource, s.keepClosed), nil
 }
 
 // maxClosedLogs is how many closed connections keep their logs: a server
@@ -465,7 +470,9 @@ func (s *Server) forgetClosed(id string) {
 	s.mu.Unlock()
 	for _, old := range gone {
 		s.mcp.DeleteResources(connLogURI(old))
-		os.RemoveAll(filepath.Join(s.logDir, "connections", old))
+		if err := os.RemoveAll(filepath.Join(s.logDir, "connections", old)); err != nil {
+			s.logf("remove the log of closed connection %s: %v", old, err)
+		}
 	}
 }
 

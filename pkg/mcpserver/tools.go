@@ -136,7 +136,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 
 	s.addTool(mcp.NewTool("serial_close",
 		mcp.WithTitleAnnotation("Close a serial connection"),
-		mcp.WithDescription("Close a connection opened with serial_open. Its log stays readable as a resource."),
+		mcp.WithDescription("Close a connection opened with serial_open. Its log stays readable as a resource, as long as it is among the logs of the last 50 connections closed."),
 		connectionArg(), connectionIDArg(), lockTimeout(),
 		outputSchema[closeResult](),
 		mcp.WithReadOnlyHintAnnotation(false),
