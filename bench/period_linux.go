@@ -11,9 +11,10 @@ import (
 )
 
 // everyGo is the diagnostic Go loop of (l): the C client's every mode in
-// Go, system call for system call (raw pty, absolute clock_nanosleep to
-// t0 + i*P with a timer slack of 1 ns, write, drain), with no console, no
-// poller and no runner. Its distance from the C client is the Go runtime's
+// Go (raw pty, absolute clock_nanosleep to t0 + i*P with a timer slack of
+// 1 ns, write, drain), with no console, no poller and no runner; the only
+// calls it adds are those of sleepAbs, which locks its thread and sets the
+// slack each period as the runner's wait does. Its distance from the C client is the Go runtime's
 // share of the period error; hilrun's distance from it is hilrun's own.
 func everyGo(ctx context.Context, port string, every time.Duration, n int) (childOutput, error) {
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -36,6 +37,9 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int) (chil
 	var seen []byte
 	put := func(s string) error {
 		for b := []byte(s); len(b) > 0; {
+			if ctx.Err() != nil {
+				return fmt.Errorf("write to %s: %w", port, ctx.Err())
+			}
 			k, err := unix.Write(fd, b)
 			if err == unix.EINTR || err == unix.EAGAIN {
 				continue
@@ -57,7 +61,14 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int) (chil
 			if _, err := unix.Poll(p, 1000); err != nil && err != unix.EINTR {
 				return fmt.Errorf("poll %s: %w", port, err)
 			}
-			if k, err := unix.Read(fd, buf); err == nil && k > 0 {
+			k, err := unix.Read(fd, buf)
+			switch {
+			case err == unix.EAGAIN || err == unix.EINTR:
+			case err != nil:
+				return fmt.Errorf("read %s: %w", port, err)
+			case k == 0:
+				return fmt.Errorf("read %s: the board hung up", port)
+			default:
 				seen = append(seen, buf[:k]...)
 			}
 		}
