@@ -371,3 +371,36 @@ func TestClosedConnectionLogsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A server started on the --log-dir of an earlier one numbers its
+// connections, runs and tasks after the earlier ones: none of their logs
+// is overwritten, or served as the new server's.
+func TestLogDirOfAnEarlierServerIsNotReused(t *testing.T) {
+	dir := t.TempDir()
+	oldLog := filepath.Join(dir, "connections", "c7", "console.log")
+	for _, p := range []string{oldLog, filepath.Join(dir, "runs", "r3", "report.json"), filepath.Join(dir, "tasks", "t5.log"), filepath.Join(dir, "tasks", "t05x.log")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("the earlier server's\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.LogDir = dir }})
+	var op openResult
+	decode(t, e.call("serial_open", map[string]any{"port": e.board.SerialPath()}), &op)
+	if op.ConnectionID != "c8" {
+		t.Errorf("first connection %s, want c8 (after the earlier server's c7)", op.ConnectionID)
+	}
+	e.call("serial_close", map[string]any{"connection": op.ConnectionID})
+	run := e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}})
+	if run.RunID != "r4" {
+		t.Errorf("first run %s, want r4 (after the earlier server's r3)", run.RunID)
+	}
+	if got := e.srv.tasks.add("build").id; got != "t6" {
+		t.Errorf("first task %s, want t6 (after the earlier server's t5)", got)
+	}
+	if b, err := os.ReadFile(oldLog); err != nil || string(b) != "the earlier server's\n" {
+		t.Errorf("the earlier server's c7 log: %q, %v", b, err)
+	}
+}

@@ -27,6 +27,8 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -291,6 +293,12 @@ func New(cfg Config) (*Server, error) {
 	go s.runs.expire(s.life, min(max(cfg.MaxRunAge/4, 10*time.Millisecond), time.Minute))
 	s.tasks = &taskStore{s: s}
 	s.keepClosed = maxClosedLogs
+	// A --log-dir may hold an earlier server's connections, runs and
+	// tasks: number after them, so that no log or report of theirs is
+	// overwritten, or served as this server's.
+	s.nextID = lastID(filepath.Join(s.logDir, "connections"), "c", "")
+	s.runs.next = lastID(filepath.Join(s.logDir, "runs"), "r", "")
+	s.tasks.next = lastID(filepath.Join(s.logDir, "tasks"), "t", ".log")
 	s.addTools()
 	s.addResourceTemplates()
 	return s, nil
@@ -603,3 +611,26 @@ func encodeBytes(data []byte, encoding string) (string, error) {
 
 // printable is data as one line for text summaries.
 func printable(data []byte) string { return stream.Printable(data) }
+
+// lastID returns the highest N of the entries of dir named prefix+N+suffix
+// (N a decimal number), 0 when there is none.
+func lastID(dir, prefix, suffix string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	last := 0
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		if digits, ok = strings.CutSuffix(digits, suffix); !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(digits); err == nil && n > last && strconv.Itoa(n) == digits {
+			last = n
+		}
+	}
+	return last
+}
