@@ -61,6 +61,10 @@ type handoverConsole struct {
 	resolve func(ctx context.Context) (string, error)
 }
 
+// OpenedAt is 0: OpenConsole opens a console for one run, which sees all
+// it received (see runner.OpenedConsole).
+func (c *handoverConsole) OpenedAt() int64 { return 0 }
+
 func (c *handoverConsole) Reacquire(ctx context.Context) error {
 	return c.Console.Reacquire(ctx, serialx.ReacquireOptions{Resolve: c.resolve})
 }

@@ -34,6 +34,17 @@ type Console interface {
 	Close() error
 }
 
+// OpenedConsole is a Console opened for this run alone. OpenedAt is the
+// stream offset where its output began: the run's first expect then sees
+// everything the device sent since the port opened, however long the
+// opening took (an RFC 2217 negotiation, a USB device found again). A
+// Console that is not one (a connection borrowed from an MCP session, a
+// REPL's console) is seen from its Cursor when the run starts.
+type OpenedConsole interface {
+	Console
+	OpenedAt() int64
+}
+
 // Opener opens the console of a device. dev carries the settings after the
 // bench file, --port and --sim have bound it. A nil Console with a nil error
 // is not allowed.
@@ -366,6 +377,9 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 		r.consol[dev.Name] = c
 		r.cursor[dev.Name] = c.Cursor()
+		if o, ok := c.(OpenedConsole); ok {
+			r.cursor[dev.Name] = o.OpenedAt()
+		}
 		name := dev.Name
 		t := &transcript{limit: r.opts.TranscriptLimit}
 		r.trans[name] = t
