@@ -53,6 +53,22 @@ func (h *handing) Reacquire(ctx context.Context) error {
 	return h.r.Reacquire(ctx, serialx.ReacquireOptions{})
 }
 
+// openedHanding is a handing console opened for one run: the run sees all
+// it received (runner.OpenedConsole).
+type openedHanding struct{ *handing }
+
+func (openedHanding) OpenedAt() int64 { return 0 }
+
+// openedForRun is handOver(c, c) for a console a sequence opened for
+// itself, which the run sees from its first byte.
+func openedForRun(c Console) runner.Console {
+	h := handOver(c, c)
+	if hh, ok := h.(*handing); ok {
+		return openedHanding{hh}
+	}
+	return h
+}
+
 // handOver returns c as a console the runner can release when under, the
 // console behind it, supports that; else c.
 func handOver(c runner.Console, under any) runner.Console {

@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
 )
 
 // needTool skips a test when a program is missing, and fails it under
@@ -393,5 +395,27 @@ func TestUploadStepReleasesConnection(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `"event":"released"`) {
 		t.Errorf("the connection was not released for the upload: %s", data)
+	}
+}
+
+// A console a sequence opens for itself is seen from its first byte; one
+// it borrows from a connection is not.
+func TestSequenceConsolesOpenedForTheRun(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c, err := openSerial(context.Background(), "console", serialx.Config{Path: e.board.SerialPath()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fresh := openedForRun(c)
+	if _, ok := fresh.(runner.OpenedConsole); !ok {
+		t.Errorf("a console opened for the run is %T, not a runner.OpenedConsole", fresh)
+	}
+	if _, ok := fresh.(interface{ Release(context.Context) error }); !ok {
+		t.Errorf("a console opened for the run (%T) lost its hand-over", fresh)
+	}
+	lent := handOver(borrowed{c, nil}, c)
+	if _, ok := lent.(runner.OpenedConsole); ok {
+		t.Errorf("a borrowed console (%T) claims to be opened for the run", lent)
 	}
 }

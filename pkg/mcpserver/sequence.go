@@ -888,7 +888,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			if err != nil {
 				return nil, err
 			}
-			return handOver(c, c), nil
+			return openedForRun(c), nil
 		},
 		OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			d, err := s.session(ctx, p)
