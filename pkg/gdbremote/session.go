@@ -104,10 +104,11 @@ type Session struct {
 }
 
 // Dial connects to the stub at addr (HOST:PORT, the path of a Unix socket,
-// or a serial device path such as /dev/ttyACM0), shakes hands, and returns the session with the
-// target running or halted as Options.Attach says. A server that does not
-// answer as a GDB stub within the handshake timeout, or answers something
-// else, gives an error wrapping ErrUnavailable that says what it found.
+// or a serial device path such as /dev/ttyACM0), shakes hands, and returns
+// the session with the target running or halted as Options.Attach says. A
+// server that does not answer as a GDB stub within the handshake timeout,
+// or answers something else, gives an error wrapping ErrUnavailable that
+// says what it found.
 func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 	if opts.HandshakeTimeout <= 0 {
 		opts.HandshakeTimeout = 3 * time.Second
@@ -121,14 +122,18 @@ func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
 	defer cancel()
 	var t transport
-	if isSerialAddr(addr) && !isUnixSocket(addr) {
+	network := "tcp"
+	if isUnixSocket(addr) {
+		network = "unix"
+	}
+	if network == "tcp" && isSerialAddr(addr) { // a path, but no socket
 		st, err := openSerial(addr, opts.Baud, opts.OpenSerial)
 		if err != nil {
 			return nil, unavailable(err, "gdb %s: open serial port", addr)
 		}
 		t = st
 	} else {
-		st, err := dialStream(hctx, addr)
+		st, err := dialStream(hctx, network, addr)
 		if err != nil {
 			if ctx.Err() == nil && hctx.Err() != nil {
 				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)

@@ -13,8 +13,8 @@ import (
 )
 
 // transport carries the protocol's bytes: a TCP connection, a Unix socket
-// or a serial port. Read returns at least one byte, or an error once the context ends
-// or the deadline set by begin passes.
+// or a serial port. Read returns at least one byte, or an error once the
+// context ends or the deadline set by begin passes.
 type transport interface {
 	// begin bounds the reads and writes until end by ctx and deadline.
 	begin(ctx context.Context, deadline time.Time)
@@ -44,8 +44,8 @@ func isUnixSocket(addr string) bool {
 	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
-// tcpTransport is a stream connection: TCP or a Unix socket.
-type tcpTransport struct {
+// streamTransport is a stream connection: TCP or a Unix socket.
+type streamTransport struct {
 	c    net.Conn
 	stop func() bool
 	ctx  context.Context
@@ -54,30 +54,27 @@ type tcpTransport struct {
 	cancelled bool // ctx ended: the deadline stays in the past
 }
 
-// dialStream connects to addr: a Unix socket's path, else HOST:PORT.
-func dialStream(ctx context.Context, addr string) (*tcpTransport, error) {
+// dialStream connects to addr over network: "unix" (a socket's path) or
+// "tcp" (HOST:PORT).
+func dialStream(ctx context.Context, network, addr string) (*streamTransport, error) {
 	var d net.Dialer
-	if isUnixSocket(addr) {
-		c, err := d.DialContext(ctx, "unix", addr)
-		if err != nil {
-			return nil, err
-		}
-		return &tcpTransport{c: c}, nil
-	}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	// Each request is one small packet the stub must see at once: Nagle's
-	// algorithm would hold it back until the previous one was acknowledged.
-	if err := c.(*net.TCPConn).SetNoDelay(true); err != nil {
-		c.Close()
-		return nil, err
+	if tc, ok := c.(*net.TCPConn); ok {
+		// Each request is one small packet the stub must see at once:
+		// Nagle's algorithm would hold it back until the previous one
+		// was acknowledged.
+		if err := tc.SetNoDelay(true); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
-	return &tcpTransport{c: c}, nil
+	return &streamTransport{c: c}, nil
 }
 
-func (t *tcpTransport) begin(ctx context.Context, deadline time.Time) {
+func (t *streamTransport) begin(ctx context.Context, deadline time.Time) {
 	t.ctx = ctx
 	t.cancelled = false
 	t.c.SetDeadline(deadline)
@@ -89,7 +86,7 @@ func (t *tcpTransport) begin(ctx context.Context, deadline time.Time) {
 	})
 }
 
-func (t *tcpTransport) setDeadline(deadline time.Time) {
+func (t *streamTransport) setDeadline(deadline time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.cancelled {
@@ -97,7 +94,7 @@ func (t *tcpTransport) setDeadline(deadline time.Time) {
 	}
 }
 
-func (t *tcpTransport) end() {
+func (t *streamTransport) end() {
 	if t.stop != nil {
 		t.stop()
 		t.stop = nil
@@ -105,18 +102,18 @@ func (t *tcpTransport) end() {
 	t.ctx = nil
 }
 
-func (t *tcpTransport) Read(p []byte) (int, error) {
+func (t *streamTransport) Read(p []byte) (int, error) {
 	n, err := t.c.Read(p)
 	return n, t.why(err)
 }
 
-func (t *tcpTransport) Write(p []byte) (int, error) {
+func (t *streamTransport) Write(p []byte) (int, error) {
 	n, err := t.c.Write(p)
 	return n, t.why(err)
 }
 
 // why turns a deadline error into the context's error or errTimeout.
-func (t *tcpTransport) why(err error) error {
+func (t *streamTransport) why(err error) error {
 	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return err
 	}
@@ -126,7 +123,7 @@ func (t *tcpTransport) why(err error) error {
 	return errTimeout
 }
 
-func (t *tcpTransport) Close() error { return t.c.Close() }
+func (t *streamTransport) Close() error { return t.c.Close() }
 
 // serialTransport is a serial port, such as a Black Magic Probe's GDB
 // port. go.bug.st/serial returns (0, nil) when its read timeout passes, so

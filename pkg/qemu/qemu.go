@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -283,8 +283,8 @@ func (s *Stream) Incomplete() error {
 	return s.lost
 }
 
-// Close writes the waiting records and closes the event file; it returns Err or the error
-// closing it. Close is idempotent.
+// Close writes the waiting records and closes the event file; it returns
+// Err or the error closing it. Close is idempotent.
 func (s *Stream) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
