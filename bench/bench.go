@@ -88,6 +88,9 @@ const (
 	// sideGoLoop is (l)'s diagnostic Go loop of the C client's system
 	// calls (see everyGo).
 	sideGoLoop = "Go loop (diagnostic)"
+	// sideFloorAgain is a second C client in the same rounds (Options.AA):
+	// its verdict against the first is what noise alone makes of a verdict.
+	sideFloorAgain = "C client again (A/A)"
 )
 
 // Options configure a benchmark run. Zero values mean the defaults noted.
@@ -146,6 +149,11 @@ type Options struct {
 	// system calls (see everyGo), which tells the Go runtime's share of
 	// the period error from hilrun's.
 	GoLoop bool
+	// AA adds to (a), (c) and (l) a second C client and to (b) a second
+	// raw read, measured in the same rounds as the first: their verdict
+	// against the first is an A/A test, the spread of a verdict that noise
+	// alone gives in this run, against which hilrun's verdicts are read.
+	AA bool
 	// MemN is the number of measured reads per hilrun side in (e); 0
 	// means 500.
 	MemN int
@@ -697,6 +705,9 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	}
 	if b.floor != "" {
 		names = append(names, sideFloor)
+		if o.AA {
+			names = append(names, sideFloorAgain)
+		}
 	}
 	series := map[string]*Series{}
 	for _, name := range names {
@@ -715,6 +726,9 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	}
 	if s := series[sideFloor]; s != nil {
 		s.Command = "cc -O2 -o floor bench/cfloor/floor.c && ./floor rtt PATH N W"
+	}
+	if s := series[sideFloorAgain]; s != nil {
+		s.Command = series[sideFloor].Command
 	}
 	for round, n := range split(o.N, o.Rounds) {
 		if n == 0 {
@@ -736,7 +750,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 					kind, args = kindPython, []string{"pexpect_rtt.py", path, itoa(n), itoa(o.Warmup)}
 				case sideExpect:
 					kind, args = kindExpect, []string{"expect_rtt.tcl", path, itoa(n), itoa(o.Warmup)}
-				case sideFloor:
+				case sideFloor, sideFloorAgain:
 					kind, args = kindFloor, []string{"rtt", path, itoa(n), itoa(o.Warmup)}
 				}
 				out, rss, err := b.run(ctx, kind, args, 10*time.Minute)
@@ -816,6 +830,11 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	)
 	cases := []*SearchCase{
 		goCase(rawCase, "raw", "literal", big, o.SearchReps, "", false),
+	}
+	if o.AA {
+		cases = append(cases, goCase(rawAgainCase, "raw", "literal", big, o.SearchReps, "", false))
+	}
+	cases = append(cases,
 		goCase("raw read, select then read per chunk, as go.bug.st/serial reads (diagnostic)", "raw-select", "literal", big, o.SearchReps, "", false),
 		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
 		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
@@ -824,7 +843,7 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		goCase("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
 		goCase("hilrun run, regex expect, logging", "runner", "regex", big, o.SearchReps, pyRegexBig, true),
 		goCase("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
-	}
+	)
 	if o.Python != "" {
 		cases = append(cases,
 			pyCase(pyExact, "exact", big, o.SearchReps),
@@ -880,6 +899,10 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 // rawCase is the case of (b) that reads with no matching: the ceiling.
 const rawCase = "raw read, no matching (the pty's ceiling)"
 
+// rawAgainCase is a second raw read in the same rounds (Options.AA): its
+// ratio to the first is what noise alone makes of a ratio to the ceiling.
+const rawAgainCase = "raw read again (A/A)"
+
 // delaySide is one way of sending the pairs of scenario (c).
 type delaySide struct {
 	name    string
@@ -930,7 +953,7 @@ func (b *bencher) delaySides() []delaySide {
 		})
 	}
 	if b.floor != "" {
-		sides = append(sides, delaySide{
+		floor := delaySide{
 			name: sideFloor,
 			command: func(d time.Duration) string {
 				return fmt.Sprintf("./floor delay PATH %d N %d", d.Microseconds(), delayWarmup)
@@ -938,7 +961,12 @@ func (b *bencher) delaySides() []delaySide {
 			args: func(path string, d time.Duration, n int) (string, []string) {
 				return kindFloor, []string{"delay", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
 			},
-		})
+		}
+		sides = append(sides, floor)
+		if b.opts.AA {
+			floor.name = sideFloorAgain
+			sides = append(sides, floor)
+		}
 	}
 	for _, w := range waitVariants {
 		if b.opts.WaitVariants || slices.Contains(b.opts.Waits, w.wait) {

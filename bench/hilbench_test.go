@@ -390,13 +390,15 @@ func TestVerifyLogFindsDamage(t *testing.T) {
 }
 
 // TestPeersAndPeriods runs (a) and (c) with the Tcl expect and C client
-// sides, and (l), at a tiny size: every side must send what the board
-// expects, and the report must carry their per-round ratios.
+// sides, and (l), at a tiny size, with the A/A sides (a second C client,
+// a second raw read in (b)): every side must send what the board expects,
+// and the report must carry their per-round ratios.
 func TestPeersAndPeriods(t *testing.T) {
 	testenv.NeedTool(t, "expect", "apt-get install expect")
 	testenv.NeedTool(t, "cc", "apt-get install gcc")
-	opts := tiny(RoundTrip, Delay, Period)
+	opts := tiny(RoundTrip, Search, Delay, Period)
 	opts.Expect, opts.CC = "expect", "cc"
+	opts.AA, opts.SearchReps = true, 2
 	opts.Delays = []time.Duration{time.Millisecond}
 	opts.PeriodN, opts.PeriodEvery = 6, 5*time.Millisecond
 	rep, err := Run(context.Background(), opts)
@@ -416,10 +418,14 @@ func TestPeersAndPeriods(t *testing.T) {
 			t.Errorf("(l) %s: %d rounds summarized, want %d", s.Side, len(s.Rounds), opts.Rounds)
 		}
 	}
+	for _, c := range rep.Search.Cases {
+		got["b "+c.Name] = len(c.Runs)
+	}
 	want := map[string]int{
-		"a " + sideExpect: opts.N, "a " + sideFloor: opts.N,
-		"c " + sideExpect: opts.DelayN, "c " + sideFloor: opts.DelayN,
-		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN,
+		"a " + sideExpect: opts.N, "a " + sideFloor: opts.N, "a " + sideFloorAgain: opts.N,
+		"b " + rawCase: opts.SearchReps, "b " + rawAgainCase: opts.SearchReps,
+		"c " + sideExpect: opts.DelayN, "c " + sideFloor: opts.DelayN, "c " + sideFloorAgain: opts.DelayN,
+		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN, "l " + sideFloorAgain: opts.PeriodN,
 	}
 	for k, n := range want {
 		if got[k] != n {
@@ -434,5 +440,24 @@ func TestPeersAndPeriods(t *testing.T) {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("the report has no %q", s)
 		}
+	}
+	// Each A/A verdict is against the first C client only: one table for
+	// (a), one per delay length in (c), one for (l).
+	aa := "Per-round ratios, " + sideFloorAgain
+	if n := strings.Count(md.String(), aa); n != 3 {
+		t.Errorf("the report has %d A/A verdict tables, want 3 ((a), (c) at 1ms, (l)):\n%s", n, md.String())
+	}
+	for _, part := range strings.Split(md.String(), aa)[1:] {
+		_, table, _ := strings.Cut(part, "| peer |")
+		table, _, _ = strings.Cut(table, "\n\n")
+		if !strings.Contains(table, "| "+sideFloor+" | ") || strings.Contains(table, "| "+sideExpect+" | ") {
+			t.Errorf("an A/A verdict table is not the C client against itself alone:\n%s", table)
+		}
+	}
+	if !regexp.MustCompile(`\| ` + regexp.QuoteMeta(rawAgainCase) + ` \|[^\n]*\| \d+% \(`).MatchString(md.String()) {
+		t.Errorf("(b) has no ratio of the second raw read to the first:\n%s", md.String())
+	}
+	if !strings.Contains(md.String(), `"`+rawAgainCase+`" is an A/A test`) {
+		t.Errorf("(b) does not say what its A/A row is:\n%s", md.String())
 	}
 }

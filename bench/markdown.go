@@ -104,6 +104,7 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 		peers[s.Side] = s.Rounds
 	}
 	roundVerdicts(b, "round trip", sideRunner, peers)
+	roundVerdicts(b, "round trip", sideFloorAgain, peers)
 	fmt.Fprintf(b, "\nOne block of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)
@@ -117,8 +118,12 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 // moves from round to round, hits both sides of every ratio.
 func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
 	mine := rounds[side]
+	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideFloor}
+	if side == sideFloorAgain {
+		candidates = []string{sideFloor}
+	}
 	var peers []string
-	for _, p := range []string{sidePexpect, sideExpect, sideGoLoop, sideFloor} {
+	for _, p := range candidates {
 		if p != side && len(rounds[p]) > 0 && len(mine) > 0 {
 			peers = append(peers, p)
 		}
@@ -127,6 +132,9 @@ func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Su
 		return
 	}
 	fmt.Fprintf(b, "\nPer-round ratios, %s %s / peer (below 1: %s is faster or closer); verdict = median of the rounds' ratios:\n\n", side, what, side)
+	if side == sideFloorAgain {
+		fmt.Fprintf(b, "An A/A test: the same C client twice in the same rounds. How far its verdicts lie from 1 is what noise alone does to a verdict in this run.\n\n")
+	}
 	fmt.Fprintf(b, "| peer | median: per round | median: verdict | p99: per round | p99: verdict |\n")
 	fmt.Fprintf(b, "|---|---|--:|---|--:|\n")
 	for _, p := range peers {
@@ -230,6 +238,9 @@ func (r *SearchReport) markdown(b *strings.Builder) {
 			}
 		}
 	}
+	if r.byName(rawAgainCase) != nil {
+		fmt.Fprintf(b, "\n\"%s\" is an A/A test: the raw read a second time in the same rounds. How far its ratio lies from 100%% is what noise alone does to the \"vs raw read\" column in this run.\n", rawAgainCase)
+	}
 	fmt.Fprintf(b, "\nOne run of each case:\n\n")
 	for _, c := range r.Cases {
 		fmt.Fprintf(b, "    %s\n", c.Command)
@@ -268,6 +279,7 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 		}
 		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunner, rounds)
 		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideRunnerRT, rounds)
+		roundVerdicts(b, fmt.Sprintf("|error| at D = %s", d), sideFloorAgain, rounds)
 	}
 	for _, s := range r.Series {
 		if strings.HasPrefix(s.Side, "serialx +") {

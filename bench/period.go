@@ -72,11 +72,18 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
-		sides = append(sides, side{
+		floor := side{
 			s:    &PeriodSeries{Side: sideFloor, Command: "./floor every PATH " + us + " N"},
 			kind: kindFloor,
 			args: func(path string, n int) []string { return []string{"every", path, us, itoa(n + 1)} },
-		})
+		}
+		sides = append(sides, floor)
+		if o.AA {
+			again := *floor.s
+			again.Side = sideFloorAgain
+			floor.s = &again
+			sides = append(sides, floor)
+		}
 	}
 	for _, sd := range sides {
 		rep.Sides = append(rep.Sides, sd.s)
@@ -172,6 +179,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
+	roundVerdicts(b, "period |error|", sideFloorAgain, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {
 		fmt.Fprintf(b, "    %s\n", s.Command)
