@@ -61,6 +61,9 @@ type childOutput struct {
 	Progress [][2]float64 `json:"progress,omitempty"`
 	// Cursors are the stream offsets at which each `stream` reply began.
 	Cursors []int64 `json:"cursors,omitempty"`
+	// SentNs are when each timed line's write returned, in nanoseconds
+	// from the side's own origin (every-runner, every-go).
+	SentNs []int64 `json:"sent_ns,omitempty"`
 	// Hops are delayRunner's per-pair hop times (see hopSendA).
 	Hops [][]int64 `json:"hops,omitempty"`
 	// Values are the words a memory side read, one per measured sample.

@@ -417,6 +417,18 @@ func TestPeersAndPeriods(t *testing.T) {
 		if len(s.Rounds) != opts.Rounds {
 			t.Errorf("(l) %s: %d rounds summarized, want %d", s.Side, len(s.Rounds), opts.Rounds)
 		}
+		// hilrun's side keeps its own record of its writes; the C
+		// client does not.
+		want := 0
+		if s.Side == sideRunner {
+			want = opts.PeriodN
+		}
+		if s.Sender.N != want {
+			t.Errorf("(l) %s: %d periods by the sender's record, want %d", s.Side, s.Sender.N, want)
+		}
+		if s.SenderTail > s.BoardTail {
+			t.Errorf("(l) %s: %d of %d tail periods the sender's, more than there are", s.Side, s.SenderTail, s.BoardTail)
+		}
 	}
 	for _, c := range rep.Search.Cases {
 		got["b "+c.Name] = len(c.Runs)
@@ -436,7 +448,7 @@ func TestPeersAndPeriods(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios"} {
+	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios", "| of them, the sender's own |"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("the report has no %q", s)
 		}

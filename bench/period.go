@@ -30,9 +30,23 @@ type PeriodSeries struct {
 	Period Summary `json:"period"`
 	// Rounds summarizes each round's error, in order.
 	Rounds []Summary `json:"rounds"`
-	errs   []time.Duration
-	period []time.Duration
+	// Sender is |period - Every| by the side's own record of its writes,
+	// for the sides that keep one (hilrun's, the Go loop); N is 0 for the
+	// others. BoardTail counts the periods the board saw off by more than
+	// tailAt, and SenderTail those of them the sender's own period was off
+	// by at least half as much: the tail that starts in the sending
+	// process, not in the pty, the board or the machine between them.
+	Sender     Summary `json:"sender_abs_error"`
+	BoardTail  int     `json:"board_tail"`
+	SenderTail int     `json:"sender_tail"`
+	errs       []time.Duration
+	sent       []time.Duration
+	period     []time.Duration
 }
+
+// tailAt is the period error from which (l) asks whether the sender's own
+// record shows it too.
+const tailAt = time.Millisecond
 
 // periods runs scenario (l): hilrun's `repeat: {every: P}` of a send
 // against the C client's loop of absolute sleeps and writes, in
@@ -91,12 +105,26 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	for round, n := range split(o.PeriodN, o.Rounds) {
 		for _, sd := range rotate(sides, round) {
 			err := b.withBoard(func(board *sim.Board) error {
-				if _, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute); err != nil {
+				out, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute)
+				if err != nil {
 					return err
 				}
 				at, err := periodArrivals(board.Received(), n+1)
 				if err != nil {
 					return fmt.Errorf("%s: %w", sd.s.Side, err)
+				}
+				if len(out.SentNs) > 0 && len(out.SentNs) != n+1 {
+					return fmt.Errorf("%s: recorded %d writes, want %d", sd.s.Side, len(out.SentNs), n+1)
+				}
+				for i := 1; i < len(out.SentNs); i++ {
+					sent := abs(time.Duration(out.SentNs[i]-out.SentNs[i-1]) - o.PeriodEvery)
+					sd.s.sent = append(sd.s.sent, sent)
+					if board := abs(at[i].Sub(at[i-1]) - o.PeriodEvery); board > tailAt {
+						sd.s.BoardTail++
+						if 2*sent >= board {
+							sd.s.SenderTail++
+						}
+					}
 				}
 				var errs []time.Duration
 				for i := 1; i < len(at); i++ {
@@ -117,6 +145,9 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	}
 	for _, s := range rep.Sides {
 		s.Error, s.Period = summarize(s.errs), summarize(s.period)
+		if len(s.sent) > 0 {
+			s.Sender = summarize(s.sent)
+		}
 	}
 	return rep, nil
 }
@@ -156,10 +187,16 @@ steps:
 	if err != nil {
 		return childOutput{}, err
 	}
-	if got := len(stepsOf(res, steps.KindSend)); got != n+2 {
+	sends := stepsOf(res, steps.KindSend)
+	if got := len(sends); got != n+2 {
 		return childOutput{}, fmt.Errorf("ran %d send steps, want %d", got, n+2)
 	}
-	return childOutput{}, nil
+	// The runner's own record: when each timed send's write returned.
+	var out childOutput
+	for _, s := range sends[1 : n+1] {
+		out.SentNs = append(out.SentNs, int64(s.Started+s.Duration))
+	}
+	return out, nil
 }
 
 func (r *PeriodReport) markdown(b *strings.Builder) {
@@ -175,6 +212,20 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 		}
 		rounds[s.Side] = s.Rounds
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", s.Side, s.Error.N, ms(s.Period.Mean), us(s.Error.Median), us(s.Error.P99), us(s.Error.Max), strings.Join(p99s, ", "))
+	}
+	var own []*PeriodSeries
+	for _, s := range r.Sides {
+		if s.Sender.N > 0 {
+			own = append(own, s)
+		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(b, "\nThe same periods by the sender's own record (when each write returned), and whether the board's tail starts in the sender: of the periods the board saw off by more than %s, how many the sender's own period was off by at least half as much.\n\n", tailAt)
+		fmt.Fprintf(b, "| side | sender's median error | p99 | max | board's periods off by more than %s | of them, the sender's own |\n", tailAt)
+		fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|\n")
+		for _, s := range own {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %d |\n", s.Side, us(s.Sender.Median), us(s.Sender.P99), us(s.Sender.Max), s.BoardTail, s.SenderTail)
+		}
 	}
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)

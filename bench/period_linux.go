@@ -89,15 +89,17 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int) (chil
 		return childOutput{}, err
 	}
 	t0 := time.Now()
+	var out childOutput
 	for i := range n {
 		sleepAbs(t0.Add(time.Duration(i)*every), false, 0)
 		if err := put("echo p" + strconv.Itoa(i) + "\n"); err != nil {
 			return childOutput{}, err
 		}
+		out.SentNs = append(out.SentNs, int64(time.Since(t0)))
 		drain()
 	}
 	if err := put("echo end\n"); err != nil {
 		return childOutput{}, err
 	}
-	return childOutput{}, expect("end\r\n" + prompt)
+	return out, expect("end\r\n" + prompt)
 }
