@@ -62,7 +62,8 @@ type childOutput struct {
 	// Cursors are the stream offsets at which each `stream` reply began.
 	Cursors []int64 `json:"cursors,omitempty"`
 	// SentNs are when each timed line's write returned, in nanoseconds
-	// from the side's own origin (every-runner, every-go).
+	// from the side's own origin (every-runner, every-go, the C client's
+	// every).
 	SentNs []int64 `json:"sent_ns,omitempty"`
 	// Hops are delayRunner's per-pair hop times (see hopSendA).
 	Hops [][]int64 `json:"hops,omitempty"`

@@ -30,18 +30,19 @@ type PeriodSeries struct {
 	Period Summary `json:"period"`
 	// Rounds summarizes each round's error, in order.
 	Rounds []Summary `json:"rounds"`
-	// Sender is |period - Every| by the side's own record of its writes,
-	// for the sides that keep one (hilrun's, the Go loop); N is 0 for the
-	// others. BoardTail counts the periods the board saw off by more than
+	// Sender is |period - Every| by the side's own record of its writes
+	// (every side keeps one). BoardTail counts the periods the board saw off by more than
 	// tailAt, and SenderTail those of them the sender's own period was off
 	// by at least half as much: the tail that starts in the sending
 	// process, not in the pty, the board or the machine between them.
 	Sender     Summary `json:"sender_abs_error"`
 	BoardTail  int     `json:"board_tail"`
 	SenderTail int     `json:"sender_tail"`
-	errs       []time.Duration
-	sent       []time.Duration
-	period     []time.Duration
+	// SenderRounds summarizes each round's Sender error, in order.
+	SenderRounds []Summary `json:"sender_rounds,omitempty"`
+	errs         []time.Duration
+	sent         []time.Duration
+	period       []time.Duration
 }
 
 // tailAt is the period error from which (l) asks whether the sender's own
@@ -116,15 +117,20 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 				if len(out.SentNs) > 0 && len(out.SentNs) != n+1 {
 					return fmt.Errorf("%s: recorded %d writes, want %d", sd.s.Side, len(out.SentNs), n+1)
 				}
+				var sents []time.Duration
 				for i := 1; i < len(out.SentNs); i++ {
 					sent := abs(time.Duration(out.SentNs[i]-out.SentNs[i-1]) - o.PeriodEvery)
-					sd.s.sent = append(sd.s.sent, sent)
+					sents = append(sents, sent)
 					if board := abs(at[i].Sub(at[i-1]) - o.PeriodEvery); board > tailAt {
 						sd.s.BoardTail++
 						if 2*sent >= board {
 							sd.s.SenderTail++
 						}
 					}
+				}
+				if len(sents) > 0 {
+					sd.s.sent = append(sd.s.sent, sents...)
+					sd.s.SenderRounds = append(sd.s.SenderRounds, summarize(sents))
 				}
 				var errs []time.Duration
 				for i := 1; i < len(at); i++ {
@@ -223,9 +229,15 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "\nThe same periods by the sender's own record (when each write returned), and whether the board's tail starts in the sender: of the periods the board saw off by more than %s, how many the sender's own period was off by at least half as much.\n\n", tailAt)
 		fmt.Fprintf(b, "| side | sender's median error | p99 | max | board's periods off by more than %s | of them, the sender's own |\n", tailAt)
 		fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|\n")
+		senderRounds := map[string][]Summary{}
 		for _, s := range own {
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %d |\n", s.Side, us(s.Sender.Median), us(s.Sender.P99), us(s.Sender.Max), s.BoardTail, s.SenderTail)
+			senderRounds[s.Side] = s.SenderRounds
 		}
+		// The sender's own record leaves out the pty and the board: how
+		// the sending processes compare with the instrument taken away.
+		roundVerdicts(b, "period |error| by its own record", sideRunner, senderRounds)
+		roundVerdicts(b, "period |error| by its own record", sideRunnerRT, senderRounds)
 	}
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)

@@ -11,7 +11,9 @@
  *                                    sleep_ns
  *   floor every PATH PERIOD_US N     write "echo pI" at t0 + I*PERIOD for
  *                                    I in 0..N-1, sleeping to each absolute
- *                                    deadline, draining what the board prints
+ *                                    deadline, draining what the board
+ *                                    prints; sent_ns says when each write
+ *                                    returned
  *
  * Sleeps are clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) with a timer
  * slack of 1 ns. Output is one JSON object on stdout, as the other sides
@@ -179,15 +181,15 @@ int main(int argc, char **argv)
 		long long t0 = now_ns();
 		for (int i = 0; i < n; i++) {
 			sleep_until(t0 + i * p);
-			out[i] = now_ns() - (t0 + i * p);
 			snprintf(line, sizeof line, "echo p%d\n", i);
 			put(line);
+			out[i] = now_ns() - t0; /* when the write returned */
 			drain();
 		}
 		snprintf(line, sizeof line, "echo end\n");
 		put(line);
 		expect("end\r\nsim> ");
-		print("sleep_ns", out, n);
+		print("sent_ns", out, n);
 		return 0;
 	}
 	fprintf(stderr, "floor: unknown mode %s\n", mode);
