@@ -31,10 +31,11 @@ type PeriodSeries struct {
 	// Rounds summarizes each round's error, in order.
 	Rounds []Summary `json:"rounds"`
 	// Sender is |period - Every| by the side's own record of its writes
-	// (every side keeps one). BoardTail counts the periods the board saw off by more than
-	// tailAt, and SenderTail those of them the sender's own period was off
-	// by at least half as much: the tail that starts in the sending
-	// process, not in the pty, the board or the machine between them.
+	// (every side keeps one). BoardTail counts the periods the board saw
+	// off by more than tailAt, and SenderTail those of them the sender's
+	// own period was off by at least half as much: the tail that starts
+	// in the sending process, not in the pty, the board or the machine
+	// between them.
 	Sender     Summary `json:"sender_abs_error"`
 	BoardTail  int     `json:"board_tail"`
 	SenderTail int     `json:"sender_tail"`
