@@ -88,6 +88,8 @@ const (
 	// sideGoLoop is (l)'s diagnostic Go loop of the C client's system
 	// calls (see everyGo).
 	sideGoLoop = "Go loop (diagnostic)"
+	// sideGoLoopPoller is that loop with the port in Go's poller.
+	sideGoLoopPoller = "Go loop, port in Go's poller (diagnostic)"
 	// sideFloorAgain is a second C client in the same rounds (Options.AA):
 	// its verdict against the first is what noise alone makes of a verdict.
 	sideFloorAgain = "C client again (A/A)"
@@ -149,6 +151,10 @@ type Options struct {
 	// system calls (see everyGo), which tells the Go runtime's share of
 	// the period error from hilrun's.
 	GoLoop bool
+	// GoLoopPoller adds to (l) the Go loop once more with the port's
+	// descriptor registered with Go's poller and the lines written through
+	// it, as hilrun's console does (see everyGo).
+	GoLoopPoller bool
 	// AA adds to (a), (c) and (l) a second C client and to (b) a second
 	// raw read, measured in the same rounds as the first: their verdict
 	// against the first is an A/A test, the spread of a verdict that noise

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -399,6 +400,7 @@ func TestPeersAndPeriods(t *testing.T) {
 	opts := tiny(RoundTrip, Search, Delay, Period)
 	opts.Expect, opts.CC = "expect", "cc"
 	opts.AA, opts.SearchReps = true, 2
+	opts.GoLoop, opts.GoLoopPoller = true, true
 	opts.Delays = []time.Duration{time.Millisecond}
 	opts.PeriodN, opts.PeriodEvery = 6, 5*time.Millisecond
 	rep, err := Run(context.Background(), opts)
@@ -433,6 +435,7 @@ func TestPeersAndPeriods(t *testing.T) {
 		"b " + rawCase: opts.SearchReps, "b " + rawAgainCase: opts.SearchReps,
 		"c " + sideExpect: opts.DelayN, "c " + sideFloor: opts.DelayN, "c " + sideFloorAgain: opts.DelayN,
 		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN, "l " + sideFloorAgain: opts.PeriodN,
+		"l " + sideGoLoop: opts.PeriodN, "l " + sideGoLoopPoller: opts.PeriodN,
 	}
 	for k, n := range want {
 		if got[k] != n {
@@ -443,7 +446,8 @@ func TestPeersAndPeriods(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios", "| of them, the sender's own |", "hilrun run period |error| by its own record"} {
+	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios", "| of them, the sender's own | write to board read: median |", "hilrun run period |error| by its own record",
+		"Per-round ratios, " + sideGoLoopPoller + " period |error|"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("the report has no %q", s)
 		}
@@ -466,5 +470,26 @@ func TestPeersAndPeriods(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), `"`+rawAgainCase+`" is an A/A test`) {
 		t.Errorf("(b) does not say what its A/A row is:\n%s", md.String())
+	}
+}
+
+// reachExcess measures each line's way from the sender's write to the
+// board's read against the quickest of the round, whatever the offset
+// between the two clocks.
+func TestReachExcess(t *testing.T) {
+	base := time.Unix(1000, 0)
+	// The sender's clock starts 7 s before the board's; lines 1 and 3 took
+	// 50 µs and 2 ms longer than lines 0 and 2.
+	sent := []int64{7e9, 7e9 + 10e6, 7e9 + 20e6, 7e9 + 30e6}
+	at := []time.Time{
+		base.Add(100 * time.Microsecond),
+		base.Add(10*time.Millisecond + 150*time.Microsecond),
+		base.Add(20*time.Millisecond + 100*time.Microsecond),
+		base.Add(30*time.Millisecond + 2100*time.Microsecond),
+	}
+	got := reachExcess(sent, at)
+	want := []time.Duration{0, 50 * time.Microsecond, 0, 2 * time.Millisecond}
+	if !slices.Equal(got, want) {
+		t.Errorf("reachExcess = %v, want %v", got, want)
 	}
 }

@@ -118,7 +118,7 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 // moves from round to round, hits both sides of every ratio.
 func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
 	mine := rounds[side]
-	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideFloor}
+	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideGoLoopPoller, sideFloor}
 	if side == sideFloorAgain {
 		candidates = []string{sideFloor}
 	}

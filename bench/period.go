@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,9 +42,15 @@ type PeriodSeries struct {
 	SenderTail int     `json:"sender_tail"`
 	// SenderRounds summarizes each round's Sender error, in order.
 	SenderRounds []Summary `json:"sender_rounds,omitempty"`
-	errs         []time.Duration
-	sent         []time.Duration
-	period       []time.Duration
+	// Reach is how much later than its round's quickest the board read
+	// each line after the sender's write returned: the time a line spends
+	// between the two processes, less the part common to the round (the
+	// two records' clocks start at different times).
+	Reach  Summary `json:"write_to_board_excess"`
+	reach  []time.Duration
+	errs   []time.Duration
+	sent   []time.Duration
+	period []time.Duration
 }
 
 // tailAt is the period error from which (l) asks whether the sender's own
@@ -83,6 +90,15 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 			kind: kindHilrun,
 			args: func(path string, n int) []string {
 				return []string{"every-go", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
+			},
+		})
+	}
+	if o.GoLoopPoller {
+		sides = append(sides, side{
+			s:    &PeriodSeries{Side: sideGoLoopPoller, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-go -poller -serial PATH -every %s -n N", o.PeriodEvery)},
+			kind: kindHilrun,
+			args: func(path string, n int) []string {
+				return []string{"every-go", "-poller", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
 			},
 		})
 	}
@@ -132,6 +148,7 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 				if len(sents) > 0 {
 					sd.s.sent = append(sd.s.sent, sents...)
 					sd.s.SenderRounds = append(sd.s.SenderRounds, summarize(sents))
+					sd.s.reach = append(sd.s.reach, reachExcess(out.SentNs, at)...)
 				}
 				var errs []time.Duration
 				for i := 1; i < len(at); i++ {
@@ -153,10 +170,26 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	for _, s := range rep.Sides {
 		s.Error, s.Period = summarize(s.errs), summarize(s.period)
 		if len(s.sent) > 0 {
-			s.Sender = summarize(s.sent)
+			s.Sender, s.Reach = summarize(s.sent), summarize(s.reach)
 		}
 	}
 	return rep, nil
+}
+
+// reachExcess returns, for each line, how much longer than the quickest
+// line of the round it took from the sender's write returning (sent, in
+// the sender's clock) to the board reading it (at).
+func reachExcess(sent []int64, at []time.Time) []time.Duration {
+	d := make([]time.Duration, len(sent))
+	for i := range sent {
+		// Both sides measured from their first line, on monotonic clocks.
+		d[i] = at[i].Sub(at[0]) - time.Duration(sent[i]-sent[0])
+	}
+	least := slices.Min(d)
+	for i := range d {
+		d[i] -= least
+	}
+	return d
 }
 
 // periodArrivals returns when the board received "echo p0" .. "echo pN-1".
@@ -227,12 +260,12 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 		}
 	}
 	if len(own) > 0 {
-		fmt.Fprintf(b, "\nThe same periods by the sender's own record (when each write returned), and whether the board's tail starts in the sender: of the periods the board saw off by more than %s, how many the sender's own period was off by at least half as much.\n\n", tailAt)
-		fmt.Fprintf(b, "| side | sender's median error | p99 | max | board's periods off by more than %s | of them, the sender's own |\n", tailAt)
-		fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|\n")
+		fmt.Fprintf(b, "\nThe same periods by the sender's own record (when each write returned), and whether the board's tail starts in the sender: of the periods the board saw off by more than %s, how many the sender's own period was off by at least half as much. \"Write to board read\" is how much later than the quickest line of its round the board read a line after the sender's write returned.\n\n", tailAt)
+		fmt.Fprintf(b, "| side | sender's median error | p99 | max | board's periods off by more than %s | of them, the sender's own | write to board read: median | p99 |\n", tailAt)
+		fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|\n")
 		senderRounds := map[string][]Summary{}
 		for _, s := range own {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %d |\n", s.Side, us(s.Sender.Median), us(s.Sender.P99), us(s.Sender.Max), s.BoardTail, s.SenderTail)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %d | +%s | +%s |\n", s.Side, us(s.Sender.Median), us(s.Sender.P99), us(s.Sender.Max), s.BoardTail, s.SenderTail, us(s.Reach.Median), us(s.Reach.P99))
 			senderRounds[s.Side] = s.SenderRounds
 		}
 		// The sender's own record leaves out the pty and the board: how
@@ -243,6 +276,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	roundVerdicts(b, "period |error|", sideRunner, rounds)
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
+	roundVerdicts(b, "period |error|", sideGoLoopPoller, rounds)
 	roundVerdicts(b, "period |error|", sideFloorAgain, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -16,12 +17,20 @@ import (
 // calls it adds are those of sleepAbs, which locks its thread and sets the
 // slack each period as the runner's wait does. Its distance from the C client is the Go runtime's
 // share of the period error; hilrun's distance from it is hilrun's own.
-func everyGo(ctx context.Context, port string, every time.Duration, n int) (childOutput, error) {
+//
+// With poller, the port's descriptor is registered with Go's poller (an
+// os.File) and the lines are written through it, as hilrun's console does;
+// everything else stays the same. The poller asks the kernel for both
+// readable and writable edges, so a board on the same machine that reads
+// the line also wakes the poller's thread: the difference between the two
+// loops is that cost.
+func everyGo(ctx context.Context, port string, every time.Duration, n int, poller bool) (childOutput, error) {
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return childOutput{}, fmt.Errorf("open %s: %w", port, err)
 	}
-	defer unix.Close(fd)
+	closeFD := func() { unix.Close(fd) }
+	defer func() { closeFD() }()
 	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
 		// cfmakeraw, as the C client does.
 		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
@@ -35,7 +44,20 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int) (chil
 	}
 	buf := make([]byte, 1<<16)
 	var seen []byte
+	var pf *os.File
+	if poller {
+		// os.NewFile registers a non-blocking descriptor with the poller;
+		// pf then owns fd and closes it.
+		pf = os.NewFile(uintptr(fd), port)
+		closeFD = func() { pf.Close() }
+	}
 	put := func(s string) error {
+		if pf != nil {
+			if _, err := pf.Write([]byte(s)); err != nil {
+				return fmt.Errorf("write to %s: %w", port, err)
+			}
+			return nil
+		}
 		for b := []byte(s); len(b) > 0; {
 			if ctx.Err() != nil {
 				return fmt.Errorf("write to %s: %w", port, ctx.Err())

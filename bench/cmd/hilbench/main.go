@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.Hops, "hops", false, "diagnostic for c: record when each pair of the runner's side passes each hop (send, delay start, wake-up, delay end, next send) and show where the error goes")
 	fs.BoolVar(&opts.BoardNormal, "board-normal", false, "read the board's console at normal priority (by default at SCHED_FIFO when permitted, so the board stamps lines when they arrive)")
 	fs.BoolVar(&opts.GoLoop, "go-loop", false, "add to l a diagnostic side: a Go loop making the C client's system calls (absolute clock_nanosleep, write, drain) without hilrun, which tells the Go runtime's share of the period error from hilrun's")
+	fs.BoolVar(&opts.GoLoopPoller, "go-loop-poller", false, "add to l the Go loop once more with the port registered with Go's poller and written through it, as hilrun's console does: the difference is what the poller's wake-ups cost a board on the same machine")
 	fs.BoolVar(&opts.AA, "aa", false, "add an A/A test: a second C client to a, c and l and a second raw read to b, in the same rounds as the first, whose verdicts against the first show how far noise alone moves a verdict in this run")
 	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
