@@ -20,10 +20,9 @@ import (
 //
 // With poller, the port's descriptor is registered with Go's poller (an
 // os.File) and the lines are written through it, as hilrun's console does;
-// everything else stays the same. The poller asks the kernel for both
-// readable and writable edges, so a board on the same machine that reads
-// the line also wakes the poller's thread: the difference between the two
-// loops is that cost.
+// everything else stays the same. The difference between the two loops is
+// what the poller costs a board on the same machine; likely its thread,
+// which waits for writable edges too, is woken by the board's read.
 func everyGo(ctx context.Context, port string, every time.Duration, n int, poller bool) (childOutput, error) {
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
