@@ -68,39 +68,26 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 		kind string
 		args func(path string, n int) []string
 	}
-	sides := []side{{
-		s:    &PeriodSeries{Side: sideRunner, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-runner -serial PATH -every %s -n N", o.PeriodEvery)},
-		kind: kindHilrun,
-		args: func(path string, n int) []string {
-			return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
-		},
-	}}
-	if o.Realtime {
-		sides = append(sides, side{
-			s:    &PeriodSeries{Side: sideRunnerRT, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-runner -serial PATH -every %s -n N -realtime", o.PeriodEvery)},
+	// hil is a side that a hilbench child runs in mode, with extra flags.
+	hil := func(name, mode string, extra ...string) side {
+		flags := strings.Join(append([]string{""}, extra...), " ")
+		return side{
+			s:    &PeriodSeries{Side: name, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench %s -serial PATH -every %s -n N%s", mode, o.PeriodEvery, flags)},
 			kind: kindHilrun,
 			args: func(path string, n int) []string {
-				return []string{"every-runner", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1), "-realtime"}
+				return append([]string{mode, "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}, extra...)
 			},
-		})
+		}
+	}
+	sides := []side{hil(sideRunner, "every-runner")}
+	if o.Realtime {
+		sides = append(sides, hil(sideRunnerRT, "every-runner", "-realtime"))
 	}
 	if o.GoLoop {
-		sides = append(sides, side{
-			s:    &PeriodSeries{Side: sideGoLoop, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-go -serial PATH -every %s -n N", o.PeriodEvery)},
-			kind: kindHilrun,
-			args: func(path string, n int) []string {
-				return []string{"every-go", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
-			},
-		})
+		sides = append(sides, hil(sideGoLoop, "every-go"))
 	}
 	if o.GoLoopPoller {
-		sides = append(sides, side{
-			s:    &PeriodSeries{Side: sideGoLoopPoller, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench every-go -poller -serial PATH -every %s -n N", o.PeriodEvery)},
-			kind: kindHilrun,
-			args: func(path string, n int) []string {
-				return []string{"every-go", "-poller", "-serial", path, "-every", o.PeriodEvery.String(), "-n", itoa(n + 1)}
-			},
-		})
+		sides = append(sides, hil(sideGoLoopPoller, "every-go", "-poller"))
 	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
