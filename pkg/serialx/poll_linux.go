@@ -14,25 +14,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollPort is a go.bug.st/serial port whose reads and writes go through
-// Go's poller (epoll) on a duplicate of the port's descriptor. The library
-// reads with a select and then a read system call per read, on a thread
-// that blocks in the kernel; a woken reader then waits for the Go scheduler
-// to give it a processor back, and hands each chunk to the goroutine
-// waiting in Expect only when its thread returns. Through the poller the
-// reader parks like a network connection: one read per chunk when data is
-// waiting, and the goroutine it wakes runs as soon as the reader parks
-// again. Everything else (line settings, modem lines, break, flushing,
-// exclusive access) stays the library's.
+// pollPort is a go.bug.st/serial port whose reads and writes wait in Go's
+// poller (epoll) rather than on a blocked thread. The library reads with a
+// select and then a read system call per read, on a thread that blocks in
+// the kernel; a woken reader then waits for the Go scheduler to give it a
+// processor back, and hands each chunk to the goroutine waiting in Expect
+// only when its thread returns. Waiting in the poller, the reader parks
+// like a network connection: one read per chunk when data is waiting, and
+// the goroutine it wakes runs as soon as the reader parks again.
+// Everything else (line settings, modem lines, break, flushing, exclusive
+// access) stays the library's.
+//
+// The port's descriptor itself is not registered with the poller. Go
+// registers a descriptor for input and output edges both, and a tty wakes
+// its output waiters whenever room frees up in its output queue: on a pty,
+// every line the board reads would wake one of hilrun's idle threads from
+// inside the board's read system call, which on a small machine delays the
+// board's receipt of each line by tens of microseconds (BENCHMARKS.md,
+// "(s), a fifth time"). Instead a private epoll instance watches the port
+// for input only, and the poller waits on that instance; a second one
+// watches for room to write only while a write waits for it.
 //
 // The duplicate shares the open file description, so the port's
 // descriptor becomes non-blocking too; the library's own Read and Write are
 // therefore never called.
 type pollPort struct {
 	serial.Port
-	f         *os.File
-	rc        syscall.RawConn
-	closing   atomic.Bool // set by Close: a reader inside a burst stops
+	f       *os.File        // a duplicate of the port's descriptor, outside the poller
+	rc      syscall.RawConn // f's: reads and writes hold it open
+	in      *watch          // the port's input
+	out     *watch          // room in the port's output queue, while a write waits
+	wmu     sync.Mutex      // one write waits for room at a time
+	aborted atomic.Bool     // set by abortWrites
+	closing atomic.Bool     // set by Close: a reader inside a burst stops
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -48,32 +63,140 @@ func pollable(port serial.Port, path string) (serial.Port, error) {
 	if err != nil {
 		return port, err
 	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	p, err := newPollPort(port, fd)
 	if err != nil {
-		return port, fmt.Errorf("duplicate the descriptor of %s: %w", path, err)
-	}
-	if err := unix.SetNonblock(dup, true); err != nil {
-		unix.Close(dup)
-		return port, fmt.Errorf("make %s non-blocking: %w", path, err)
-	}
-	// os.NewFile registers a non-blocking descriptor with the poller.
-	f := os.NewFile(uintptr(dup), path)
-	rc, err := f.SyscallConn()
-	if err == nil && !inPoller(f) {
-		err = errors.New("cannot be waited on by the poller")
-	}
-	if err != nil {
-		f.Close()
 		unix.SetNonblock(fd, false)
 		return port, fmt.Errorf("%s: %w", path, err)
 	}
-	return &pollPort{Port: port, f: f, rc: rc}, nil
+	return p, nil
+}
+
+// newPollPort wraps port, whose descriptor is fd.
+func newPollPort(port serial.Port, fd int) (_ *pollPort, err error) {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("duplicate the descriptor: %w", err)
+	}
+	// os.NewFile registers a non-blocking descriptor with the poller, and
+	// this one must stay out of it: it is made non-blocking afterwards.
+	if err := unix.SetNonblock(dup, false); err != nil {
+		unix.Close(dup)
+		return nil, fmt.Errorf("set the descriptor blocking: %w", err)
+	}
+	p := &pollPort{Port: port, f: os.NewFile(uintptr(dup), "port")}
+	defer func() {
+		if err != nil {
+			p.closeWatches()
+			p.f.Close()
+		}
+	}()
+	if p.rc, err = p.f.SyscallConn(); err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		return nil, fmt.Errorf("make the descriptor non-blocking: %w", err)
+	}
+	if p.in, err = newWatch(dup, unix.EPOLLIN); err != nil {
+		return nil, fmt.Errorf("watch for input: %w", err)
+	}
+	if p.out, err = newWatch(dup, 0); err != nil {
+		return nil, fmt.Errorf("watch for room to write: %w", err)
+	}
+	return p, nil
+}
+
+// watch is an epoll instance of its own that watches one descriptor, and
+// is itself registered with Go's poller: a goroutine waits for the events
+// it watches for and for no others.
+type watch struct {
+	f      *os.File
+	rc     syscall.RawConn
+	target int // the watched descriptor
+}
+
+// newWatch returns a watch on fd for events; with none, fd is watched only
+// from watchFor to unwatch.
+func newWatch(fd int, events uint32) (*watch, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("create an epoll instance: %w", err)
+	}
+	if err := unix.SetNonblock(ep, true); err != nil {
+		unix.Close(ep)
+		return nil, fmt.Errorf("make the epoll instance non-blocking: %w", err)
+	}
+	// os.NewFile registers a non-blocking descriptor with the poller.
+	w := &watch{f: os.NewFile(uintptr(ep), "epoll"), target: fd}
+	if w.rc, err = w.f.SyscallConn(); err == nil && !inPoller(w.f) {
+		err = errors.New("the epoll instance cannot be waited on by the poller")
+	}
+	if err == nil && events != 0 {
+		err = w.watchFor(events)
+	}
+	if err != nil {
+		w.f.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // inPoller reports whether f's descriptor is registered with the poller: a
 // deadline can only be set on such a file.
 func inPoller(f *os.File) bool {
 	return !errors.Is(f.SetReadDeadline(noDeadline), os.ErrNoDeadline)
+}
+
+// watchFor starts watching the target for events (level-triggered).
+func (w *watch) watchFor(events uint32) error {
+	err := w.ctl(unix.EPOLL_CTL_ADD, events)
+	if errors.Is(err, unix.EEXIST) { // an unwatch that failed
+		err = w.ctl(unix.EPOLL_CTL_MOD, events)
+	}
+	return err
+}
+
+// unwatch stops watching the target.
+func (w *watch) unwatch() error { return w.ctl(unix.EPOLL_CTL_DEL, 0) }
+
+func (w *watch) ctl(op int, events uint32) error {
+	var cerr error
+	err := w.rc.Control(func(ep uintptr) {
+		ev := unix.EpollEvent{Events: events, Fd: int32(w.target)}
+		cerr = unix.EpollCtl(int(ep), op, w.target, &ev)
+	})
+	return errors.Join(err, cerr)
+}
+
+// wait returns when the target has one of the events watched for, or at
+// once when it has one already; it fails when the watch is closed or its
+// deadline passes. It can return without an event (the caller's read or
+// write then finds nothing to do and waits again).
+func (w *watch) wait() error {
+	var werr error
+	err := w.rc.Read(func(ep uintptr) bool {
+		var evs [1]unix.EpollEvent
+		for {
+			n, err := unix.EpollWait(int(ep), evs[:], 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				werr = os.NewSyscallError("epoll_wait", err)
+			}
+			return err != nil || n > 0
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+func (w *watch) close() error {
+	if w == nil {
+		return nil
+	}
+	return w.f.Close()
 }
 
 // Read reads what the driver has, waiting in the poller while it has
@@ -91,11 +214,9 @@ func (p *pollPort) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// readChunks reads until a read fails, without leaving the poller between
-// bursts: each burst (what the driver has, up to len(buf)) goes
-// to each, and the reader then waits for more at once, instead of first
-// asking the driver again whether it has any. It is how the console reads
-// (see chunkReader).
+// readChunks reads until a read fails: each burst (what the driver has, up
+// to len(buf)) goes to each, and the reader then waits for more. It is how
+// the console reads (see chunkReader).
 func (p *pollPort) readChunks(buf []byte, each func(c []byte)) error {
 	return p.readBursts(buf, each, false)
 }
@@ -103,8 +224,29 @@ func (p *pollPort) readChunks(buf []byte, each func(c []byte)) error {
 // readBursts is readChunks; with once it returns after the first burst.
 // b must not be empty.
 func (p *pollPort) readBursts(b []byte, each func(c []byte), once bool) error {
+	for {
+		var rerr error
+		stop := false
+		err := p.rc.Control(func(fd uintptr) {
+			stop, rerr = p.readBurst(int(fd), b, each, once)
+		})
+		if err != nil {
+			return p.closedErr(err)
+		}
+		if stop {
+			return rerr
+		}
+		if err := p.in.wait(); err != nil {
+			return p.closedErr(err)
+		}
+	}
+}
+
+// readBurst reads fd into b until the driver has nothing more, passing each
+// burst to each. It reports whether the reader is done, and why: a failed
+// read, Close, or with once the first burst.
+func (p *pollPort) readBurst(fd int, b []byte, each func(c []byte), once bool) (bool, error) {
 	n := 0
-	var rerr error
 	// pass gives each the burst read so far, and reports whether to stop.
 	pass := func() bool {
 		if n == 0 {
@@ -114,66 +256,115 @@ func (p *pollPort) readBursts(b []byte, each func(c []byte), once bool) error {
 		n = 0
 		return once
 	}
-	err := p.rc.Read(func(fd uintptr) bool {
-		for {
-			if p.closing.Load() {
-				// Close waits for the read to end: a device that never
-				// lets the driver run dry must not keep it waiting.
-				pass()
-				rerr = os.ErrClosed
-				return true
-			}
-			if n == len(b) {
-				if pass() {
-					return true
-				}
-				continue
-			}
-			m, err := unix.Read(int(fd), b[n:])
-			switch {
-			case err == unix.EINTR:
-				continue
-			case err == unix.EAGAIN:
-				// Nothing more now: pass the burst on, then wait in
-				// the poller (false).
-				return pass()
-			case err != nil:
-				pass()
-				rerr = os.NewSyscallError("read", err)
-				return true
-			case m == 0:
-				// A tty whose device went away reads as end of file.
-				pass()
-				rerr = io.EOF
-				return true
-			}
-			n += m
+	for {
+		if p.closing.Load() {
+			// Close must not wait for a device that never lets the
+			// driver run dry.
+			pass()
+			return true, os.ErrClosed
 		}
-	})
-	if err != nil {
-		return err
+		if n == len(b) {
+			if pass() {
+				return true, nil
+			}
+			continue
+		}
+		m, err := unix.Read(fd, b[n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			// Nothing more now: pass the burst on; the caller then waits.
+			return pass(), nil
+		case err != nil:
+			pass()
+			return true, os.NewSyscallError("read", err)
+		case m == 0:
+			// A tty whose device went away reads as end of file.
+			pass()
+			return true, io.EOF
+		}
+		n += m
 	}
-	return rerr
+}
+
+// closedErr returns err, or os.ErrClosed after Close (which is what closed
+// the files err comes from).
+func (p *pollPort) closedErr(err error) error {
+	if p.closing.Load() {
+		return fmt.Errorf("%w (%w)", os.ErrClosed, err)
+	}
+	return err
 }
 
 // Write writes all of b, waiting in the poller while the driver's output
-// queue is full (flow control holding the line); ResetOutputBuffer or
-// Close ends the wait.
+// queue is full (flow control holding the line); abortWrites or Close
+// ends the wait.
 func (p *pollPort) Write(b []byte) (int, error) {
-	n, err := p.f.Write(b)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the console's error names the port already
+	n := 0
+	for {
+		if p.aborted.Load() {
+			return n, os.ErrDeadlineExceeded
+		}
+		var werr error
+		err := p.rc.Control(func(fd uintptr) {
+			for n < len(b) {
+				m, err := unix.Write(int(fd), b[n:])
+				switch {
+				case err == unix.EINTR:
+					continue
+				case err != nil:
+					werr = err
+					return
+				case m == 0:
+					werr = io.ErrShortWrite
+					return
+				}
+				n += m
+			}
+		})
+		switch {
+		case err != nil:
+			return n, p.closedErr(err)
+		case werr == nil:
+			return n, nil
+		case werr == io.ErrShortWrite:
+			return n, werr
+		case werr != unix.EAGAIN:
+			return n, os.NewSyscallError("write", werr)
+		}
+		if err := p.waitRoom(); err != nil {
+			return n, err
 		}
 	}
-	return n, err
+}
+
+// waitRoom waits until the driver's output queue has room, watching for it
+// only for as long as it waits.
+func (p *pollPort) waitRoom() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if err := p.out.watchFor(unix.EPOLLOUT); err != nil {
+		return p.closedErr(err)
+	}
+	err := p.out.wait()
+	if uerr := p.out.unwatch(); err == nil && uerr != nil {
+		err = uerr
+	}
+	if err != nil && p.aborted.Load() {
+		return os.ErrDeadlineExceeded
+	}
+	if err != nil {
+		return p.closedErr(err)
+	}
+	return nil
 }
 
 // abortWrites ends a Write waiting for room in the poller, and fails every
 // later one, with an error wrapping os.ErrDeadlineExceeded.
 func (p *pollPort) abortWrites() {
-	p.f.SetWriteDeadline(time.Unix(1, 0))
+	p.aborted.Store(true)
+	p.out.f.SetReadDeadline(time.Unix(1, 0))
 }
 
 // SetReadTimeout is accepted and ignored: a pollPort's Read returns when
@@ -181,12 +372,16 @@ func (p *pollPort) abortWrites() {
 // needs.
 func (p *pollPort) SetReadTimeout(timeout time.Duration) error { return nil }
 
-// Close closes the duplicate, which ends a Read or Write waiting in the
-// poller, then the library's port.
+// Close closes the watches, which ends a Read or Write waiting in the
+// poller, then the duplicate and the library's port.
 func (p *pollPort) Close() error {
 	p.closeOnce.Do(func() {
 		p.closing.Store(true)
-		p.closeErr = errors.Join(p.f.Close(), p.Port.Close())
+		p.closeErr = errors.Join(p.closeWatches(), p.f.Close(), p.Port.Close())
 	})
 	return p.closeErr
+}
+
+func (p *pollPort) closeWatches() error {
+	return errors.Join(p.in.close(), p.out.close())
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,5 +116,133 @@ func TestHeldWriteEndsOnCloseAndRelease(t *testing.T) {
 				t.Errorf("the held write's error %q does not say its output was discarded", err)
 			}
 		})
+	}
+}
+
+// ttyWatches returns the events that this process's epoll instances,
+// Go's poller's among them, watch the tty at path for, through any
+// descriptor but skip.
+func ttyWatches(t *testing.T, path string, skip int) []uint32 {
+	t.Helper()
+	var tty unix.Stat_t
+	if err := unix.Stat(path, &tty); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list this process's descriptors: %v", err)
+	}
+	var watches []uint32
+	for _, e := range entries {
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || link != "anon_inode:[eventpoll]" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue // closed since
+		}
+		for line := range strings.Lines(string(info)) {
+			// tfd: <fd> events: <hex> data: ...
+			f := strings.Fields(line)
+			if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
+				continue
+			}
+			fd, err1 := strconv.Atoi(f[1])
+			events, err2 := strconv.ParseUint(f[3], 16, 32)
+			var st unix.Stat_t
+			if err1 != nil || err2 != nil || fd == skip || unix.Fstat(fd, &st) != nil {
+				continue
+			}
+			if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == tty.Rdev {
+				watches = append(watches, uint32(events))
+			}
+		}
+	}
+	return watches
+}
+
+// watching reports whether any of watches is for an event in mask.
+func watching(watches []uint32, mask uint32) bool {
+	for _, w := range watches {
+		if w&mask != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// A console waits for its port's input only: Go's poller registers a
+// descriptor for room to write too, and on a pty the board's every read of
+// a line would then wake one of hilrun's threads from inside that read.
+// The port is watched for room to write only while a write waits for it,
+// as when flow control holds the line, and the write then completes whole
+// once the line resumes.
+func TestConsoleWatchesForInputOnly(t *testing.T) {
+	d := newDevice(t)
+	c := d.open(Config{FlowControl: "xonxoff"})
+	skip := int(d.slave.Fd()) // the device's own descriptor of the tty
+	ctx := timeout(t, 30*time.Second)
+
+	d.print("ready\n")
+	if _, err := c.Expect(ctx, 0, lit("ready\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(ctx, []byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 6)
+	if _, err := io.ReadFull(d.master, got); err != nil || string(got) != "hello\n" {
+		t.Fatalf("the device read %q (%v), want %q", got, err, "hello\n")
+	}
+	w := ttyWatches(t, d.path, skip)
+	if !watching(w, unix.EPOLLIN) {
+		t.Errorf("no epoll instance watches the port for input (watches %#x)", w)
+	}
+	if watching(w, unix.EPOLLOUT) {
+		t.Errorf("an epoll instance watches the port for room to write while no write waits (watches %#x)", w)
+	}
+
+	// Suspend the tty's output, as a received XOFF does, so that a large
+	// write waits for room.
+	if err := unix.IoctlSetInt(skip, unix.TCXONC, unix.TCOOFF); err != nil {
+		t.Fatalf("suspend output: %v", err)
+	}
+	want := make([]byte, 1<<20)
+	for i := range want {
+		want[i] = byte('a' + i%26)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Write(ctx, want)
+		done <- err
+	}()
+	eventually(t, "the held write watching for room", func() bool {
+		return watching(ttyWatches(t, d.path, skip), unix.EPOLLOUT)
+	})
+	read := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, len(want))
+		n, err := io.ReadFull(d.master, b)
+		if err != nil {
+			t.Errorf("the device read %d of %d bytes: %v", n, len(want), err)
+		}
+		read <- b[:n]
+	}()
+	if err := unix.IoctlSetInt(skip, unix.TCXONC, unix.TCOON); err != nil {
+		t.Fatalf("resume output: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the held write, once output resumed: %v", err)
+	}
+	if b := <-read; !bytes.Equal(b, want) {
+		t.Errorf("the device read %d bytes, not the %d written, in order", len(b), len(want))
+	}
+	if w := ttyWatches(t, d.path, skip); watching(w, unix.EPOLLOUT) {
+		t.Errorf("the port is still watched for room to write after the write (watches %#x)", w)
+	}
+	// Input still arrives.
+	d.print("after\n")
+	if _, err := c.Expect(ctx, 0, lit("after\n"), nil); err != nil {
+		t.Fatal(err)
 	}
 }
