@@ -88,8 +88,14 @@ const (
 	// sideGoLoop is (l)'s diagnostic Go loop of the C client's system
 	// calls (see everyGo).
 	sideGoLoop = "Go loop (diagnostic)"
-	// sideGoLoopPoller is that loop with the port in Go's poller.
+	// sideGoLoopPoller is that loop with the port in Go's poller, and
+	// sideGoLoopInput with the port watched for input only, as hilrun's
+	// console watches it.
 	sideGoLoopPoller = "Go loop, port in Go's poller (diagnostic)"
+	sideGoLoopInput  = "Go loop, port watched for input only (diagnostic)"
+	// sideBaseline is hilrun run in a hilbench built from another commit
+	// (Options.Baseline).
+	sideBaseline = "hilrun run, baseline build"
 	// sideFloorAgain is a second C client in the same rounds (Options.AA):
 	// its verdict against the first is what noise alone makes of a verdict.
 	sideFloorAgain = "C client again (A/A)"
@@ -151,10 +157,15 @@ type Options struct {
 	// system calls (see everyGo), which tells the Go runtime's share of
 	// the period error from hilrun's.
 	GoLoop bool
-	// GoLoopPoller adds to (l) the Go loop once more with the port's
+	// GoLoopPoller adds to (l) the Go loop twice more: with the port's
 	// descriptor registered with Go's poller and the lines written through
-	// it, as hilrun's console does (see everyGo).
+	// it, and with the port watched for input only, as hilrun's console
+	// watches it (see everyGo).
 	GoLoopPoller bool
+	// Baseline is a hilbench executable built from another commit. (a)
+	// and (l) then run its hilrun run side too, in the same rounds, and
+	// give hilrun's verdicts against it: an A/B test of a change.
+	Baseline string
 	// AA adds to (a), (c) and (l) a second C client and to (b) a second
 	// raw read, measured in the same rounds as the first: their verdict
 	// against the first is an A/A test, the spread of a verdict that noise
@@ -534,6 +545,8 @@ const (
 	kindPython = "python"
 	kindExpect = "expect"
 	kindFloor  = "floor"
+	// kindBaseline is a hilbench child of Options.Baseline.
+	kindBaseline = "baseline"
 )
 
 func (b *bencher) progress(format string, args ...any) {
@@ -640,6 +653,9 @@ func (b *bencher) run(ctx context.Context, kind string, args []string, timeout t
 		cmd = exec.CommandContext(ctx, b.opts.Expect, script()...)
 	case kindFloor:
 		cmd = exec.CommandContext(ctx, b.floor, args...)
+	case kindBaseline:
+		cmd = exec.CommandContext(ctx, b.opts.Baseline, args...)
+		cmd.Env = ChildEnviron()
 	default:
 		cmd = b.opts.Child(ctx, args...)
 	}
@@ -659,6 +675,8 @@ func (b *bencher) run(ctx context.Context, kind string, args []string, timeout t
 		what = b.opts.Expect + " " + what
 	case kindFloor:
 		what = "floor " + what
+	case kindBaseline:
+		what = b.opts.Baseline + " " + what
 	}
 	if err != nil {
 		return childOutput{}, rss, fmt.Errorf("%s: %w: %s", what, err, lastLines(stderr.String(), 5))
@@ -703,6 +721,9 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	o := b.opts
 	rep := &RTTReport{N: o.N, Rounds: o.Rounds, Warmup: o.Warmup}
 	names := []string{sideRunner, sideRunnerRegex, sideConsole}
+	if o.Baseline != "" {
+		names = append(names, sideBaseline)
+	}
 	if o.Python != "" {
 		names = append(names, sidePexpect)
 	}
@@ -724,6 +745,9 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 	series[sideRunner].Command = "HILBENCH_CHILD=1 hilbench rtt-runner -serial PATH -n N -warmup W"
 	series[sideRunnerRegex].Command = "HILBENCH_CHILD=1 hilbench rtt-runner-regex -serial PATH -n N -warmup W"
 	series[sideConsole].Command = "HILBENCH_CHILD=1 hilbench rtt-console -serial PATH -n N -warmup W"
+	if s := series[sideBaseline]; s != nil {
+		s.Command = "HILBENCH_CHILD=1 BASELINE rtt-runner -serial PATH -n N -warmup W"
+	}
 	if s := series[sidePexpect]; s != nil {
 		s.Command = "python3 bench/pexpect_rtt.py PATH N W"
 	}
@@ -748,6 +772,8 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 				switch name {
 				case sideRunner:
 					args = []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
+				case sideBaseline:
+					kind, args = kindBaseline, []string{"rtt-runner", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sideRunnerRegex:
 					args = []string{"rtt-runner-regex", "-serial", path, "-n", itoa(n), "-warmup", itoa(o.Warmup)}
 				case sideConsole:

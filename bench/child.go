@@ -112,7 +112,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	hops := fs.Bool("hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
 	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
 	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
-	poller := fs.Bool("poller", false, "every-go: register the port with Go's poller and write through it, as hilrun's console does")
+	watch := fs.String("watch", "", "every-go: `how` the port is watched: \"\" not at all, \"poller\" registered with Go's poller and written through it, \"input\" for input only through an epoll instance of its own in the poller, as hilrun's console watches it")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -159,7 +159,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	case "delay-runner":
 		out, err = delayRunner(ctx, *port, *delay, *n, *warmup, *hops)
 	case "every-go":
-		out, err = everyGo(ctx, *port, *every, *n, *poller)
+		out, err = everyGo(ctx, *port, *every, *n, *watch)
 	case "every-runner":
 		out, err = everyRunner(ctx, *port, *every, *n)
 	case "delay-console":

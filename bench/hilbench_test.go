@@ -401,6 +401,13 @@ func TestPeersAndPeriods(t *testing.T) {
 	opts.Expect, opts.CC = "expect", "cc"
 	opts.AA, opts.SearchReps = true, 2
 	opts.GoLoop, opts.GoLoopPoller = true, true
+	// This test binary is a hilbench child too (TestMain): the baseline
+	// build of an A/B test.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Baseline = exe
 	opts.Delays = []time.Duration{time.Millisecond}
 	opts.PeriodN, opts.PeriodEvery = 6, 5*time.Millisecond
 	rep, err := Run(context.Background(), opts)
@@ -435,7 +442,8 @@ func TestPeersAndPeriods(t *testing.T) {
 		"b " + rawCase: opts.SearchReps, "b " + rawAgainCase: opts.SearchReps,
 		"c " + sideExpect: opts.DelayN, "c " + sideFloor: opts.DelayN, "c " + sideFloorAgain: opts.DelayN,
 		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN, "l " + sideFloorAgain: opts.PeriodN,
-		"l " + sideGoLoop: opts.PeriodN, "l " + sideGoLoopPoller: opts.PeriodN,
+		"l " + sideGoLoop: opts.PeriodN, "l " + sideGoLoopPoller: opts.PeriodN, "l " + sideGoLoopInput: opts.PeriodN,
+		"a " + sideBaseline: opts.N, "l " + sideBaseline: opts.PeriodN,
 	}
 	for k, n := range want {
 		if got[k] != n {
@@ -447,13 +455,18 @@ func TestPeersAndPeriods(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"| " + sideExpect + " | ", "| " + sideFloor + " | ", "### (l)", "Per-round ratios", "| of them, the sender's own | write to board read: median |", "hilrun run period |error| by its own record",
-		"Per-round ratios, " + sideGoLoopPoller + " period |error|"} {
+		"Per-round ratios, " + sideGoLoopPoller + " period |error|", "Per-round ratios, " + sideGoLoopInput + " period |error|"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("the report has no %q", s)
 		}
 	}
 	// Each A/A verdict is against the first C client only: one table for
 	// (a), one per delay length in (c), one for (l).
+	// hilrun's verdicts are given against the baseline build, in (a) and
+	// in (l).
+	if n := strings.Count(md.String(), "| "+sideBaseline+" | "); n < 4 {
+		t.Errorf("the baseline build is in %d rows, want its sides and hilrun's verdicts against it in (a) and (l):\n%s", n, md.String())
+	}
 	aa := "Per-round ratios, " + sideFloorAgain
 	if n := strings.Count(md.String(), aa); n != 3 {
 		t.Errorf("the report has %d A/A verdict tables, want 3 ((a), (c) at 1ms, (l)):\n%s", n, md.String())

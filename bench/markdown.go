@@ -118,8 +118,12 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 // moves from round to round, hits both sides of every ratio.
 func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
 	mine := rounds[side]
-	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideGoLoopPoller, sideFloor}
-	if side == sideFloorAgain {
+	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideGoLoopPoller, sideGoLoopInput, sideFloor}
+	switch side {
+	case sideRunner, sideRunnerRT:
+		// The A/B test of a change is read from hilrun's tables alone.
+		candidates = append([]string{sideBaseline}, candidates...)
+	case sideFloorAgain:
 		candidates = []string{sideFloor}
 	}
 	var peers []string

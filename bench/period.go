@@ -87,7 +87,13 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 		sides = append(sides, hil(sideGoLoop, "every-go"))
 	}
 	if o.GoLoopPoller {
-		sides = append(sides, hil(sideGoLoopPoller, "every-go", "-poller"))
+		sides = append(sides, hil(sideGoLoopPoller, "every-go", "-watch", "poller"), hil(sideGoLoopInput, "every-go", "-watch", "input"))
+	}
+	if o.Baseline != "" {
+		base := hil(sideBaseline, "every-runner")
+		base.kind = kindBaseline
+		base.s.Command = strings.Replace(base.s.Command, "hilbench", "BASELINE", 1)
+		sides = append(sides, base)
 	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
@@ -264,6 +270,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	roundVerdicts(b, "period |error|", sideRunnerRT, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoopPoller, rounds)
+	roundVerdicts(b, "period |error|", sideGoLoopInput, rounds)
 	roundVerdicts(b, "period |error|", sideFloorAgain, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {

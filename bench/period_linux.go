@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -18,12 +19,15 @@ import (
 // slack each period as the runner's wait does. Its distance from the C client is the Go runtime's
 // share of the period error; hilrun's distance from it is hilrun's own.
 //
-// With poller, the port's descriptor is registered with Go's poller (an
-// os.File) and the lines are written through it, as hilrun's console does;
-// everything else stays the same. The difference between the two loops is
-// what the poller costs a board on the same machine; likely its thread,
-// which waits for writable edges too, is woken by the board's read.
-func everyGo(ctx context.Context, port string, every time.Duration, n int, poller bool) (childOutput, error) {
+// With watch "poller", the port's descriptor is registered with Go's
+// poller (an os.File) and the lines are written through it; everything
+// else stays the same. The difference between the two loops is what Go's
+// registration, which watches for writable edges too, costs a board on the
+// same machine: the board's read of each line wakes the poller's thread.
+// With watch "input", the port is watched for input only, through an epoll
+// instance of its own registered with the poller, as hilrun's console
+// watches it (pkg/serialx), and written directly.
+func everyGo(ctx context.Context, port string, every time.Duration, n int, watch string) (childOutput, error) {
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return childOutput{}, fmt.Errorf("open %s: %w", port, err)
@@ -44,11 +48,34 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int, polle
 	buf := make([]byte, 1<<16)
 	var seen []byte
 	var pf *os.File
-	if poller {
+	switch watch {
+	case "":
+	case "poller":
 		// os.NewFile registers a non-blocking descriptor with the poller;
 		// pf then owns fd and closes it.
 		pf = os.NewFile(uintptr(fd), port)
 		closeFD = func() { pf.Close() }
+	case "input":
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return childOutput{}, fmt.Errorf("create an epoll instance: %w", err)
+		}
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			unix.Close(ep)
+			return childOutput{}, fmt.Errorf("watch %s for input: %w", port, err)
+		}
+		if err := unix.SetNonblock(ep, true); err != nil {
+			unix.Close(ep)
+			return childOutput{}, fmt.Errorf("make the epoll instance non-blocking: %w", err)
+		}
+		// os.NewFile registers the non-blocking instance with the poller.
+		ef := os.NewFile(uintptr(ep), "epoll")
+		defer ef.Close()
+		if errors.Is(ef.SetReadDeadline(time.Time{}), os.ErrNoDeadline) {
+			return childOutput{}, errors.New("the poller does not take the epoll instance")
+		}
+	default:
+		return childOutput{}, fmt.Errorf("unknown watch %q", watch)
 	}
 	put := func(s string) error {
 		if pf != nil {
