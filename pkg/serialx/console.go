@@ -733,10 +733,13 @@ func (c *Console) discardHeldOutput() {
 	if c.port == nil {
 		return
 	}
-	c.port.ResetOutputBuffer()
+	// Writes end first: on a UART the flush makes room, and a write
+	// waiting for it would otherwise refill the queue that flow control
+	// holds, which Close then waits for.
 	if a, ok := c.port.(interface{ abortWrites() }); ok {
 		a.abortWrites()
 	}
+	c.port.ResetOutputBuffer()
 }
 
 // ctxErr returns ctx's error, wrapping its cause too when that differs, so

@@ -28,22 +28,26 @@ import (
 // The port's descriptor itself is not registered with the poller. Go
 // registers a descriptor for input and output edges both, and a tty wakes
 // its output waiters whenever room frees up in its output queue: on a pty,
-// every line the board reads would wake one of hilrun's idle threads from
-// inside the board's read system call, which on a small machine delays the
-// board's receipt of each line by tens of microseconds (BENCHMARKS.md,
+// every line the board reads woke one of hilrun's idle threads from
+// inside the board's read system call, which on a small machine delayed
+// the board's receipt of each line by tens of microseconds (BENCHMARKS.md,
 // "(s), a fifth time"). Instead a private epoll instance watches the port
 // for input only, and the poller waits on that instance; a second one
-// watches for room to write only while a write waits for it.
+// watches for room to write only while a write waits for it. Linux before
+// 5.7 mishandles an epoll instance inside another (before 5.5 the outer
+// one reports the inner one again and again while the port stays
+// readable; 5.5 and 5.6 can lose a wake-up), so there the descriptor is
+// registered with the poller directly, as Go does.
 //
 // The duplicate shares the open file description, so the port's
 // descriptor becomes non-blocking too; the library's own Read and Write are
 // therefore never called.
 type pollPort struct {
 	serial.Port
-	f       *os.File        // a duplicate of the port's descriptor, outside the poller
+	f       *os.File        // a duplicate of the port's descriptor, outside the poller but for direct ports
 	rc      syscall.RawConn // f's: reads and writes hold it open
-	in      *watch          // the port's input
-	out     *watch          // room in the port's output queue, while a write waits
+	in      *watch          // the port's input; nil for a direct port
+	out     *watch          // room in the port's output queue, while a write waits; nil for a direct port
 	wmu     sync.Mutex      // one write waits for room at a time
 	aborted atomic.Bool     // set by abortWrites
 	closing atomic.Bool     // set by Close: a reader inside a burst stops
@@ -63,7 +67,7 @@ func pollable(port serial.Port, path string) (serial.Port, error) {
 	if err != nil {
 		return port, err
 	}
-	p, err := newPollPort(port, fd)
+	p, err := newPollPort(port, fd, nestedEpoll())
 	if err != nil {
 		unix.SetNonblock(fd, false)
 		return port, fmt.Errorf("%s: %w", path, err)
@@ -71,17 +75,40 @@ func pollable(port serial.Port, path string) (serial.Port, error) {
 	return p, nil
 }
 
-// newPollPort wraps port, whose descriptor is fd.
-func newPollPort(port serial.Port, fd int) (_ *pollPort, err error) {
+// nestedEpoll reports whether the running kernel waits correctly on an
+// epoll instance inside another: Linux 5.7 and later.
+var nestedEpoll = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	return kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 5, 7)
+})
+
+// kernelAtLeast reports whether the kernel release (uname -r, "6.1.0-18-amd64")
+// is major.minor or later; false when it cannot tell.
+func kernelAtLeast(release string, major, minor int) bool {
+	var maj, min int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &maj, &min); n != 2 {
+		return false
+	}
+	return maj > major || maj == major && min >= minor
+}
+
+// newPollPort wraps port, whose descriptor is fd. With watched, the port
+// is watched for input only (see pollPort); without, the duplicate itself
+// is registered with the poller.
+func newPollPort(port serial.Port, fd int, watched bool) (_ *pollPort, err error) {
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("duplicate the descriptor: %w", err)
 	}
-	// os.NewFile registers a non-blocking descriptor with the poller, and
-	// this one must stay out of it: it is made non-blocking afterwards.
-	if err := unix.SetNonblock(dup, false); err != nil {
+	// os.NewFile registers a non-blocking descriptor with the poller; a
+	// watched port's duplicate must stay out of it, and is made
+	// non-blocking only afterwards.
+	if err := unix.SetNonblock(dup, !watched); err != nil {
 		unix.Close(dup)
-		return nil, fmt.Errorf("set the descriptor blocking: %w", err)
+		return nil, fmt.Errorf("set the descriptor's blocking mode: %w", err)
 	}
 	p := &pollPort{Port: port, f: os.NewFile(uintptr(dup), "port")}
 	defer func() {
@@ -92,6 +119,12 @@ func newPollPort(port serial.Port, fd int) (_ *pollPort, err error) {
 	}()
 	if p.rc, err = p.f.SyscallConn(); err != nil {
 		return nil, err
+	}
+	if !watched {
+		if !inPoller(p.f) {
+			return nil, errors.New("cannot be waited on by the poller")
+		}
+		return p, nil
 	}
 	if err := unix.SetNonblock(dup, true); err != nil {
 		return nil, fmt.Errorf("make the descriptor non-blocking: %w", err)
@@ -169,27 +202,34 @@ func (w *watch) ctl(op int, events uint32) error {
 
 // wait returns when the target has one of the events watched for, or at
 // once when it has one already; it fails when the watch is closed or its
-// deadline passes. It can return without an event (the caller's read or
-// write then finds nothing to do and waits again).
+// deadline passes.
 func (w *watch) wait() error {
-	var werr error
+	var perr error
 	err := w.rc.Read(func(ep uintptr) bool {
-		var evs [1]unix.EpollEvent
-		for {
-			n, err := unix.EpollWait(int(ep), evs[:], 0)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				werr = os.NewSyscallError("epoll_wait", err)
-			}
-			return err != nil || n > 0
-		}
+		var ok bool
+		ok, perr = pending(int(ep))
+		return ok || perr != nil
 	})
 	if err != nil {
 		return err
 	}
-	return werr
+	return perr
+}
+
+// pending reports whether the epoll instance ep has an event to report
+// (which it then consumes), without waiting.
+func pending(ep int) (bool, error) {
+	var evs [1]unix.EpollEvent
+	for {
+		n, err := unix.EpollWait(ep, evs[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return false, os.NewSyscallError("epoll_wait", err)
+		}
+		return n > 0, nil
+	}
 }
 
 func (w *watch) close() error {
@@ -224,22 +264,43 @@ func (p *pollPort) readChunks(buf []byte, each func(c []byte)) error {
 // readBursts is readChunks; with once it returns after the first burst.
 // b must not be empty.
 func (p *pollPort) readBursts(b []byte, each func(c []byte), once bool) error {
-	for {
-		var rerr error
-		stop := false
-		err := p.rc.Control(func(fd uintptr) {
-			stop, rerr = p.readBurst(int(fd), b, each, once)
-		})
-		if err != nil {
-			return p.closedErr(err)
-		}
-		if stop {
-			return rerr
-		}
-		if err := p.in.wait(); err != nil {
-			return p.closedErr(err)
-		}
+	var stop bool
+	var rerr error
+	try := func(fd int) bool {
+		stop, rerr = p.readBurst(fd, b, each, once)
+		return stop
 	}
+	var err error
+	if p.in == nil {
+		// A direct port: the poller waits on the descriptor itself.
+		err = p.rc.Read(func(fd uintptr) bool { return try(int(fd)) })
+	} else {
+		// The reads run inside the wait on the watch, so that input that
+		// arrives after a read found none is seen: either by pending, or
+		// by the poller, which the wait has armed before the first read.
+		err = p.in.rc.Read(func(ep uintptr) bool {
+			for {
+				if cerr := p.rc.Control(func(fd uintptr) { try(int(fd)) }); cerr != nil {
+					stop, rerr = true, p.closedErr(cerr)
+				}
+				if stop {
+					return true
+				}
+				ok, perr := pending(int(ep))
+				if perr != nil {
+					stop, rerr = true, perr
+					return true
+				}
+				if !ok {
+					return false // wait in the poller
+				}
+			}
+		})
+	}
+	if err != nil {
+		return p.closedErr(err)
+	}
+	return rerr
 }
 
 // readBurst reads fd into b until the driver has nothing more, passing each
@@ -301,6 +362,15 @@ func (p *pollPort) closedErr(err error) error {
 // queue is full (flow control holding the line); abortWrites or Close
 // ends the wait.
 func (p *pollPort) Write(b []byte) (int, error) {
+	if p.out == nil {
+		// A direct port: the file waits in the poller itself, and
+		// abortWrites sets its deadline.
+		n, err := p.f.Write(b)
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
+			err = pe.Err // the console's error names the port already
+		}
+		return n, err
+	}
 	n := 0
 	for {
 		if p.aborted.Load() {
@@ -364,6 +434,10 @@ func (p *pollPort) waitRoom() error {
 // later one, with an error wrapping os.ErrDeadlineExceeded.
 func (p *pollPort) abortWrites() {
 	p.aborted.Store(true)
+	if p.out == nil {
+		p.f.SetWriteDeadline(time.Unix(1, 0))
+		return
+	}
 	p.out.f.SetReadDeadline(time.Unix(1, 0))
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"go.bug.st/serial"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,6 +179,9 @@ func watching(watches []uint32, mask uint32) bool {
 // as when flow control holds the line, and the write then completes whole
 // once the line resumes.
 func TestConsoleWatchesForInputOnly(t *testing.T) {
+	if !nestedEpoll() {
+		t.Skip("Linux before 5.7: the port is registered with the poller directly")
+	}
 	d := newDevice(t)
 	c := d.open(Config{FlowControl: "xonxoff"})
 	skip := int(d.slave.Fd()) // the device's own descriptor of the tty
@@ -219,14 +223,11 @@ func TestConsoleWatchesForInputOnly(t *testing.T) {
 	eventually(t, "the held write watching for room", func() bool {
 		return watching(ttyWatches(t, d.path, skip), unix.EPOLLOUT)
 	})
-	read := make(chan []byte, 1)
+	read := make(chan deviceRead, 1) // the test may end first: no t calls in here
 	go func() {
 		b := make([]byte, len(want))
 		n, err := io.ReadFull(d.master, b)
-		if err != nil {
-			t.Errorf("the device read %d of %d bytes: %v", n, len(want), err)
-		}
-		read <- b[:n]
+		read <- deviceRead{b[:n], err}
 	}()
 	if err := unix.IoctlSetInt(skip, unix.TCXONC, unix.TCOON); err != nil {
 		t.Fatalf("resume output: %v", err)
@@ -234,8 +235,8 @@ func TestConsoleWatchesForInputOnly(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the held write, once output resumed: %v", err)
 	}
-	if b := <-read; !bytes.Equal(b, want) {
-		t.Errorf("the device read %d bytes, not the %d written, in order", len(b), len(want))
+	if r := <-read; r.err != nil || !bytes.Equal(r.data, want) {
+		t.Errorf("the device read %d bytes (%v), not the %d written, in order", len(r.data), r.err, len(want))
 	}
 	if w := ttyWatches(t, d.path, skip); watching(w, unix.EPOLLOUT) {
 		t.Errorf("the port is still watched for room to write after the write (watches %#x)", w)
@@ -244,5 +245,165 @@ func TestConsoleWatchesForInputOnly(t *testing.T) {
 	d.print("after\n")
 	if _, err := c.Expect(ctx, 0, lit("after\n"), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+type deviceRead struct {
+	data []byte
+	err  error
+}
+
+func TestKernelAtLeast(t *testing.T) {
+	for _, tt := range []struct {
+		release string
+		want    bool
+	}{
+		{"6.18.44-fc-v857", true},
+		{"5.7.0", true},
+		{"5.10.0-28-amd64", true},
+		{"5.6.19", false},
+		{"5.4.0-150-generic", false},
+		{"4.19.0-26-amd64", false},
+		{"10.0", true},
+		{"", false},
+		{"linux", false},
+	} {
+		if got := kernelAtLeast(tt.release, 5, 7); got != tt.want {
+			t.Errorf("kernelAtLeast(%q, 5, 7) = %v, want %v", tt.release, got, tt.want)
+		}
+	}
+}
+
+// Both ways of waiting, the port watched for input only and registered
+// with the poller directly (Linux before 5.7), read a burst whole and in
+// order, complete a write that flow control held once output resumes, end
+// a held write with os.ErrDeadlineExceeded when it is aborted (and every
+// later write), end a waiting read with os.ErrClosed on Close, and see a
+// device that went away.
+func TestPollPortWaits(t *testing.T) {
+	for _, watched := range []bool{true, false} {
+		name := "direct"
+		if watched {
+			if !nestedEpoll() {
+				continue
+			}
+			name = "watched"
+		}
+		t.Run(name, func(t *testing.T) {
+			open := func(t *testing.T) (*device, *pollPort) {
+				d := newDevice(t)
+				port, err := serial.Open(d.path, &serial.Mode{BaudRate: 115200})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fd, err := portFD(port)
+				if err != nil {
+					port.Close()
+					t.Fatal(err)
+				}
+				p, err := newPollPort(port, fd, watched)
+				if err != nil {
+					port.Close()
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Close() })
+				if got := p.in != nil; got != watched {
+					t.Fatalf("watched = %v, want %v", got, watched)
+				}
+				return d, p
+			}
+			// read collects what p reads until it fails.
+			read := func(p *pollPort) (<-chan []byte, <-chan error) {
+				chunks, done := make(chan []byte, 1024), make(chan error, 1)
+				go func() {
+					done <- p.readChunks(make([]byte, 4096), func(c []byte) { chunks <- bytes.Clone(c) })
+				}()
+				return chunks, done
+			}
+
+			t.Run("burst", func(t *testing.T) {
+				d, p := open(t)
+				chunks, done := read(p)
+				want := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // 256 KiB
+				go d.master.Write(want)
+				var got []byte
+				for len(got) < len(want) {
+					select {
+					case c := <-chunks:
+						got = append(got, c...)
+					case err := <-done:
+						t.Fatalf("the read ended after %d bytes: %v", len(got), err)
+					}
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("read %d bytes, not the %d written, in order", len(got), len(want))
+				}
+				p.Close()
+				if err := <-done; !errors.Is(err, os.ErrClosed) {
+					t.Errorf("a read waiting when the port closed returned %v, want os.ErrClosed", err)
+				}
+			})
+
+			t.Run("held write resumes", func(t *testing.T) {
+				d, p := open(t)
+				if err := unix.IoctlSetInt(int(d.slave.Fd()), unix.TCXONC, unix.TCOOFF); err != nil {
+					t.Fatalf("suspend output: %v", err)
+				}
+				want := bytes.Repeat([]byte("held "), 1<<16)
+				wrote := make(chan error, 1)
+				go func() {
+					_, err := p.Write(want)
+					wrote <- err
+				}()
+				got := make(chan deviceRead, 1)
+				go func() {
+					b := make([]byte, len(want))
+					n, err := io.ReadFull(d.master, b)
+					got <- deviceRead{b[:n], err}
+				}()
+				if err := unix.IoctlSetInt(int(d.slave.Fd()), unix.TCXONC, unix.TCOON); err != nil {
+					t.Fatalf("resume output: %v", err)
+				}
+				if err := <-wrote; err != nil {
+					t.Fatalf("the held write: %v", err)
+				}
+				if r := <-got; r.err != nil || !bytes.Equal(r.data, want) {
+					t.Errorf("the device read %d bytes (%v), not the %d written", len(r.data), r.err, len(want))
+				}
+			})
+
+			t.Run("held write aborted", func(t *testing.T) {
+				d, p := open(t)
+				if err := unix.IoctlSetInt(int(d.slave.Fd()), unix.TCXONC, unix.TCOOFF); err != nil {
+					t.Fatalf("suspend output: %v", err)
+				}
+				wrote := make(chan error, 1)
+				go func() {
+					_, err := p.Write(bytes.Repeat([]byte("x"), 1<<20))
+					wrote <- err
+				}()
+				if watched {
+					eventually(t, "the write waiting for room", func() bool {
+						return watching(ttyWatches(t, d.path, int(d.slave.Fd())), unix.EPOLLOUT)
+					})
+				}
+				p.abortWrites()
+				if err := <-wrote; !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Errorf("the aborted write returned %v, want os.ErrDeadlineExceeded", err)
+				}
+				if _, err := p.Write([]byte("later")); !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Errorf("a write after abortWrites returned %v, want os.ErrDeadlineExceeded", err)
+				}
+			})
+
+			t.Run("device gone", func(t *testing.T) {
+				d, p := open(t)
+				_, done := read(p)
+				d.unplug()
+				if err := <-done; err == nil {
+					t.Error("the read went on after the device went away")
+				}
+			})
+		})
 	}
 }
