@@ -460,13 +460,13 @@ func TestPeersAndPeriods(t *testing.T) {
 			t.Errorf("the report has no %q", s)
 		}
 	}
-	// Each A/A verdict is against the first C client only: one table for
-	// (a), one per delay length in (c), one for (l).
 	// hilrun's verdicts are given against the baseline build, in (a) and
 	// in (l).
 	if n := strings.Count(md.String(), "| "+sideBaseline+" | "); n < 4 {
 		t.Errorf("the baseline build is in %d rows, want its sides and hilrun's verdicts against it in (a) and (l):\n%s", n, md.String())
 	}
+	// Each A/A verdict is against the first C client only: one table for
+	// (a), one per delay length in (c), one for (l).
 	aa := "Per-round ratios, " + sideFloorAgain
 	if n := strings.Count(md.String(), aa); n != 3 {
 		t.Errorf("the report has %d A/A verdict tables, want 3 ((a), (c) at 1ms, (l)):\n%s", n, md.String())
