@@ -20,8 +20,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // Every example in the README is run, or validated when it needs hardware,

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestMain lets the test binary act as the hilrun side of a benchmark,

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestTclRPCBench runs the Tcl RPC benchmark in a few reads: every side

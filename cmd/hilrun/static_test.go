@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // hilrun ships as one static binary: built with CGO_ENABLED=0 (the only

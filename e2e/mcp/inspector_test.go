@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // inspectorCLI is the MCP Inspector's launcher, from this folder's

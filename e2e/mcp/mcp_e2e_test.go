@@ -30,7 +30,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 const (

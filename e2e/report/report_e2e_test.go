@@ -38,7 +38,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cdp"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 var update = flag.Bool("update", false, "write docs/report.png, the README's screenshot")

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestBuildAndLoad builds the virtual board's firmware with the real ARM

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // waitExit waits for cmd, at most 60 s (an upper bound for a hang), and

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 func writeFile(t *testing.T, dir, name, src string) string {

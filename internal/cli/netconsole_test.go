@@ -9,8 +9,8 @@ import (
 
 	"github.com/hilrun/hilrun/internal/cli"
 	"github.com/hilrun/hilrun/internal/ser2net"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestRunOverNetworkConsoles runs sequences with hilrun run against the

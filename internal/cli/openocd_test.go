@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // needOpenOCD skips without OpenOCD locally and fails under CI=true, where

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/internal/tmpdir"
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"

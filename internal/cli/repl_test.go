@@ -12,8 +12,8 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // replSession is hilrun repl --sim running on a pty.

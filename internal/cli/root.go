@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/pio"
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 

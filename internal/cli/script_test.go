@@ -8,8 +8,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/hilrun/hilrun"
-	"github.com/hilrun/hilrun/internal/tmpdir"
 	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"

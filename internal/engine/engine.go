@@ -9,10 +9,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/elfsym"
 	"path/filepath"
 
 	"github.com/hilrun/hilrun/pkg/build"
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -61,7 +61,7 @@ func Options(c RunConfig) runner.Options {
 }
 
 // Symbols looks symbols up in ELF files.
-var Symbols runner.SymbolLookup = openocd.LookupSymbol
+var Symbols runner.SymbolLookup = elfsym.LookupSymbol
 
 // BuildLogs names the log file of each build or upload step's tool under
 // logDir (KIND-lineN.log); nil when logDir is "".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/elfsym"
 	"os"
 	"path/filepath"
 
@@ -172,7 +173,7 @@ func CheckProbes(seq *steps.Sequence) error {
 			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("symbol %s needs an ELF file: set elf: on the step or on probe %s", s.Mem.Symbol, s.To)})
 			return
 		}
-		if _, _, err := openocd.LookupSymbol(elf, s.Mem.Symbol); err != nil {
+		if _, _, err := elfsym.LookupSymbol(elf, s.Mem.Symbol); err != nil {
 			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: err.Error()})
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 // Runner runs one process to completion. argv[0] is looked up on PATH, or in

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 // installHint is how to get ffmpeg, for error messages.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/imaging"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // needFFmpeg skips the test when ffmpeg is not installed, except under

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // startOpenOCD starts the virtual board's memory behind its JTAG port and

@@ -16,8 +16,8 @@ import (
 
 	"go.bug.st/serial"
 
-	"github.com/hilrun/hilrun/internal/procgroup"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 const ubootBin = "/usr/lib/u-boot/qemu_arm/u-boot.bin"

@@ -13,9 +13,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // needTool skips a test when a program is missing, and fails it under

@@ -16,11 +16,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // env is a server against a virtual board, with an in-process client.

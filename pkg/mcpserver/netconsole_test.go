@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/ser2net"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestNetworkConsole opens the virtual board through Debian's ser2net as

@@ -9,9 +9,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // BenchmarkSerialSequence is one serial_sequence call of 200 send/expect

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/elfsym"
 	"io"
 	"log"
 	"os"
@@ -36,9 +37,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/hilrun/hilrun/internal/tmpdir"
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/pio"
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -229,7 +229,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.OpenConsole = openSerial
 	}
 	if cfg.Symbols == nil {
-		cfg.Symbols = openocd.LookupSymbol
+		cfg.Symbols = elfsym.LookupSymbol
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }

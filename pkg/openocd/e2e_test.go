@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // needOpenOCD returns the path of the openocd binary. Without one the test

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/elfsym"
 	"log"
 	"time"
 
@@ -29,7 +30,7 @@ func Example() {
 	}
 	defer s.Close()
 
-	syms, err := openocd.LoadSymbols("build/firmware.elf")
+	syms, err := elfsym.LoadSymbols("build/firmware.elf")
 	if err != nil {
 		log.Fatal(err)
 	}

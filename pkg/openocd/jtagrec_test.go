@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // jtagRecordings are raw telnet streams recorded by pkg/sim/jtag's tests:

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/child"
+	"github.com/hilrun/hilrun/pkg/proc/child"
 )
 
 // DefaultStopGrace is how long Stop waits after SIGTERM before it kills

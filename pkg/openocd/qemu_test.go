@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // uBoot is U-Boot for QEMU's virt machine, from Debian's u-boot-qemu.

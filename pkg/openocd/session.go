@@ -1,7 +1,7 @@
 // Package openocd drives OpenOCD for hilrun: one session per probe, over
 // OpenOCD's Tcl RPC server or its telnet server, kept for the whole run (a
-// memory read costs a round trip, not a process start), the OpenOCD
-// process itself, and the symbols of the firmware's ELF file.
+// memory read costs a round trip, not a process start), and the OpenOCD
+// process itself. A firmware's symbols are pkg/elfsym's.
 package openocd
 
 import (

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // pioProject makes a project folder with a platformio.ini of envs and

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/child"
-	"github.com/hilrun/hilrun/internal/tmpdir"
+	"github.com/hilrun/hilrun/pkg/proc/child"
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 )
 
 // DefaultBinary is the QEMU that Start runs when Spec.Binary is "".

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/elfsym"
 	"io"
 	"os"
 	"slices"
@@ -21,7 +22,6 @@ import (
 	"golang.org/x/term"
 	"gopkg.in/yaml.v3"
 
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -330,7 +330,7 @@ func (s *Session) open(ctx context.Context) error {
 		}
 		s.probes[p.Name] = d
 		if p.ELF != "" {
-			if syms, err := openocd.LoadSymbols(p.ELF); err == nil {
+			if syms, err := elfsym.LoadSymbols(p.ELF); err == nil {
 				s.symbols = append(s.symbols, syms.Names()...)
 			}
 		}

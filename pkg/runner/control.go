@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/logfile"
 	"github.com/hilrun/hilrun/pkg/imaging"
+	"github.com/hilrun/hilrun/pkg/logfile"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hilrun/hilrun/internal/logfile"
+	"github.com/hilrun/hilrun/pkg/logfile"
 )
 
 // consoleLog writes a console's raw log and timeline. Writes go straight to

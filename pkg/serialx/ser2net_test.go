@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrun/hilrun/internal/ser2net"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/stream"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // The console suite below runs against a pty directly and through Debian's

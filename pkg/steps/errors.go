@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	suggestpkg "github.com/hilrun/hilrun/internal/suggest"
+	suggestpkg "github.com/hilrun/hilrun/pkg/suggest"
 )
 
 // Pos is a position in a sequence file. Line and Col count from 1; zero means

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/cli"
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // mainEnv makes the test binary run as hilrun (TestMain), so that tests

@@ -36,8 +36,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/procgroup"
 	"github.com/hilrun/hilrun/pkg/gdbremote"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 const ubootBin = "/usr/lib/u-boot/qemu_arm/u-boot.bin"

@@ -2,7 +2,7 @@
 // and U-Boot under the real qemu-system-arm: it builds the firmware once per
 // test binary, starts QEMU, opens its console and talks to its shell. What
 // a test needs and cannot find (QEMU, the cross compiler, U-Boot) skips the
-// test, or fails it under CI=true (see internal/testenv).
+// test, or fails it under CI=true (see pkg/testenv).
 package qemutest
 
 import (
@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/stream"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // The firmware as tests see it (firmware/qemu/README.md has the rest).

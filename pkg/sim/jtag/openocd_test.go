@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // These tests drive the board with the real OpenOCD, the way hilrun does.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/logfile"
+	"github.com/hilrun/hilrun/pkg/logfile"
 )
 
 // hang bounds a wait for an event that should come; past it the test fails

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/procgroup"
-	"github.com/hilrun/hilrun/internal/testenv"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // TestWatchedEndsAsTheProgram: a watched program's output, exit status

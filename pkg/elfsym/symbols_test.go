@@ -1,18 +1,19 @@
-package openocd
+package elfsym
 
 import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"github.com/hilrun/hilrun/pkg/runner"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/testenv"
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // firmwareELF is the virtual board's firmware image, built by
@@ -272,48 +273,12 @@ func buildELF(t testing.TB, syms []testSym) []byte {
 	return b
 }
 
-// TestE2EFirmwareImage loads the firmware into the virtual board and
-// checks it, by symbol.
-func TestE2EFirmwareImage(t *testing.T) {
-	t.Parallel()
-	needFirmware(t)
-	eachTransport(t, func(t *testing.T, tr Transport) {
-		b := startBoard(t)
-		s := b.dialOver(t, tr)
-		ctx := testCtx(t)
-		path, err := filepath.Abs(firmwareELF)
-		must(t, err)
-		out, err := s.LoadImage(ctx, path, 0)
-		must(t, err)
-		t.Logf("load_image: %s", out)
-		must(t, s.VerifyImage(ctx, path, 0))
-
-		syms, err := LoadSymbols(firmwareELF)
-		must(t, err)
-		v, err := syms.Lookup("fw_version")
-		must(t, err)
-		got, err := s.ReadMemory(ctx, v.Addr, 8, int(v.Size))
-		must(t, err)
-		var str []byte
-		for _, c := range got {
-			if c == 0 {
-				break
-			}
-			str = append(str, byte(c))
-		}
-		if !strings.HasPrefix(string(str), "sim") && len(str) == 0 {
-			t.Errorf("fw_version reads %q", str)
-		}
-		t.Logf("fw_version = %q", str)
-
-		main, err := syms.Lookup("main")
-		must(t, err)
-		must(t, b.mem.Write(uint32(main.Addr), 16, 0xbf00)) // a NOP over main's first instruction
-		err = s.VerifyImage(ctx, path, 0)
-		var ce *CommandError
-		if !errors.As(err, &ce) || !strings.Contains(ce.Output, "diff 0 address 0x08000160.") {
-			t.Errorf("after patching main: got %v, want a difference at main", err)
-		}
-		t.Logf("verify after the patch: %v", err)
-	})
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
+
+// LookupSymbol is the runner's view of symbol lookup.
+var _ runner.SymbolLookup = LookupSymbol

@@ -1,4 +1,7 @@
-package openocd
+// Package elfsym reads the symbols of an ELF file (data objects and
+// functions, by name) for steps that address memory by name. It belongs
+// to no probe: OpenOCD, GDB stubs and the REPL all read symbols through it.
+package elfsym
 
 import (
 	"debug/elf"
@@ -10,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/suggest"
+	"github.com/hilrun/hilrun/pkg/suggest"
 )
 
 // Symbol is a data object or a function of an ELF file.

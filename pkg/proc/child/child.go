@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/internal/logfile"
-	"github.com/hilrun/hilrun/internal/procgroup"
+	"github.com/hilrun/hilrun/pkg/logfile"
+	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 // DefaultGrace is how long Stop waits after SIGTERM before it kills the
