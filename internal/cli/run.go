@@ -159,7 +159,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if !shard.on() {
 			return invalid(errors.New("--durations balances --shard: give --shard I/N too"))
 		}
-		if times, err = readDurations(opts.Durations); err != nil {
+		if times, err = readDurations(opts.Durations, warnTo(ios.ErrOut)); err != nil {
 			return invalid(err)
 		}
 	}

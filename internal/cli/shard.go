@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -54,9 +55,15 @@ const maxShards = 10000
 type durations map[string]int64
 
 // readDurations reads the sequences' durations from a JSON report of a
-// previous run. A sequence listed twice keeps its longest time.
-func readDurations(path string) (durations, error) {
+// previous run. A sequence listed twice keeps its longest time. A file
+// that does not exist yet is a team's first run, or the first after the
+// file was moved: warn says so, and the shards are balanced by count.
+func readDurations(path string, warn func(string)) (durations, error) {
 	heads, err := report.ReadSequences(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		warn(fmt.Sprintf("--durations %s does not exist (yet): the shards are balanced by count; commit a merged report.json of this run there to balance the next ones by time", path))
+		return nil, nil
+	}
 	if err != nil {
 		if errors.Is(err, report.ErrNotReport) {
 			return nil, fmt.Errorf("--durations: %w", err)

@@ -219,7 +219,6 @@ func TestShardListAndErrors(t *testing.T) {
 		{"not I/N", []string{"run", "--list", "--shard", "half", "sequences"}, "want I/N"},
 		{"durations without shard", []string{"run", "--list", "--durations", "notes.json", "sequences"}, "give --shard I/N too"},
 		{"durations not a report", []string{"run", "--list", "--shard", "1/2", "--durations", "notes.json", "sequences"}, `notes.json: not a hilrun report: it has no "sequences" list`},
-		{"durations missing", []string{"run", "--list", "--shard", "1/2", "--durations", "gone.json", "sequences"}, "gone.json"},
 		{"merge nothing to write", []string{"report", "merge", "notes.json"}, "--junit FILE, --json FILE or both"},
 		{"merge not a report", []string{"report", "merge", "--json", "m.json", "notes.json"}, "not a hilrun report"},
 		{"merge junit without junit", []string{"report", "merge", "--junit", "m.xml", "notes.json"}, "--junit needs JUnit reports"},
@@ -303,4 +302,29 @@ func factsDiff(got, want string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestShardMissingDurations runs a team's first sharded run: the
+// durations file the CI template names does not exist yet, so the shards
+// are balanced by count, with a warning, not refused.
+func TestShardMissingDurations(t *testing.T) {
+	dir := t.TempDir()
+	shardSuite(t, dir)
+	for i := 1; i <= 2; i++ {
+		shard := fmt.Sprintf("%d/2", i)
+		code, byCount, errOut := hilrunIn(t, dir, "run", "--list", "--shard", shard, "sequences")
+		if code != 0 {
+			t.Fatalf("--list --shard %s exited %d: %s", shard, code, errOut)
+		}
+		code, out, errOut := hilrunIn(t, dir, "run", "--list", "--shard", shard, "--durations", "ci/gone.json", "sequences")
+		if code != 0 {
+			t.Fatalf("--shard %s with a missing --durations file exited %d: %s", shard, code, errOut)
+		}
+		if !strings.Contains(errOut, "--durations ci/gone.json does not exist (yet): the shards are balanced by count") {
+			t.Errorf("shard %s: no warning about the missing durations file: %q", shard, errOut)
+		}
+		if out != byCount {
+			t.Errorf("shard %s with a missing durations file lists\n%s\nwant the count-balanced list\n%s", shard, out, byCount)
+		}
+	}
 }
