@@ -159,7 +159,8 @@ func checkCalls(t *testing.T, calls string, shards int) {
 }
 
 type ghWorkflow struct {
-	Jobs map[string]ghJob `yaml:"jobs"`
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]ghJob  `yaml:"jobs"`
 }
 
 type ghJob struct {
@@ -222,6 +223,18 @@ func TestGitHubWorkflowDoc(t *testing.T) {
 	}
 
 	checkout, want, pathEnv, calls := ciFleet(t)
+	var check string
+	for _, st := range sj.Steps {
+		if strings.Contains(st.Run, "hilrun version") {
+			check = st.Run
+		}
+	}
+	checkPinned(t, "the workflow", wf.Env["HILRUN_VERSION"], check, pathEnv)
+	for _, st := range mj.Steps {
+		if strings.Contains(st.Run, "go install") && !strings.Contains(st.Run, "@$HILRUN_VERSION") {
+			t.Errorf("the merge job installs %q, want the pinned @$HILRUN_VERSION", st.Run)
+		}
+	}
 	artifacts := map[string]string{} // name → folder
 	expand := func(s string, shard any) string {
 		s = strings.ReplaceAll(s, "${{ matrix.shard }}", fmt.Sprint(shard))
@@ -283,6 +296,7 @@ func TestGitHubWorkflowDoc(t *testing.T) {
 
 type glJob struct {
 	Stage        string   `yaml:"stage"`
+	Image        string   `yaml:"image"`
 	Tags         []string `yaml:"tags"`
 	Parallel     int      `yaml:"parallel"`
 	When         string   `yaml:"when"`
@@ -310,7 +324,10 @@ func TestGitLabPipelineDoc(t *testing.T) {
 	}
 	jobs := map[string]glJob{}
 	for name, node := range doc {
-		if name == "stages" || name == "variables" || name == "default" || strings.HasPrefix(name, ".") {
+		if name == "stages" {
+			t.Errorf("the pipeline declares stages:, which replace the stages of the project that includes it")
+		}
+		if name == "variables" || name == "default" || strings.HasPrefix(name, ".") {
 			continue
 		}
 		var j glJob
@@ -343,7 +360,20 @@ func TestGitLabPipelineDoc(t *testing.T) {
 		t.Errorf("the merge job needs %v, want %s", mj.Needs, shardJob)
 	}
 
+	var vars struct {
+		Variables map[string]string `yaml:"variables"`
+	}
+	if err := yaml.Unmarshal(data, &vars); err != nil {
+		t.Fatal(err)
+	}
 	checkout, want, pathEnv, calls := ciFleet(t)
+	checkPinned(t, "the pipeline", vars.Variables["HILRUN_VERSION"], strings.Join(sj.BeforeScript, "\n"), pathEnv)
+	if install := strings.Join(mj.BeforeScript, "\n"); !strings.Contains(install, "@$HILRUN_VERSION") {
+		t.Errorf("the merge job installs hilrun with %q, want the pinned @$HILRUN_VERSION", install)
+	}
+	if strings.HasSuffix(mj.Image, ":latest") {
+		t.Errorf("the merge job's image is %s: a new Go release could change the merge between two runs", mj.Image)
+	}
 	mergeDir := t.TempDir()
 	for i := 1; i <= sj.Parallel; i++ {
 		dir := t.TempDir()
@@ -368,5 +398,22 @@ func TestGitLabPipelineDoc(t *testing.T) {
 	checkCalls(t, calls, sj.Parallel)
 	if got := reportFacts(t, filepath.Join(mergeDir, "report.json"), filepath.Join(mergeDir, "junit.xml")); got != want {
 		t.Errorf("the merged reports differ from the single run's:\n%s", factsDiff(got, want))
+	}
+}
+
+// checkPinned checks the bench hosts' version check of a template: it
+// pins a version, passes on a host with that version, and stops a host
+// with another one before it runs anything.
+func checkPinned(t *testing.T, what, pinned, check, pathEnv string) {
+	t.Helper()
+	if pinned == "" || check == "" {
+		t.Fatalf("%s pins HILRUN_VERSION %q and checks it with %q; want both, so bench hosts and the merge run one release", what, pinned, check)
+	}
+	dir := t.TempDir()
+	if code := runScript(t, dir, check, pathEnv, "HILRUN_VERSION="+cli.Version()); code != 0 {
+		t.Errorf("%s: the version check failed on a host with the pinned version (exit %d)", what, code)
+	}
+	if code := runScript(t, dir, check, pathEnv, "HILRUN_VERSION=v0.0.0-another"); code == 0 {
+		t.Errorf("%s: the version check passed on a host with another version", what)
 	}
 }
