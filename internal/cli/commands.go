@@ -17,6 +17,18 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
+// needFiles is the argument rule of a command that takes sequence files:
+// without any it says what to give it, instead of cobra's count of
+// arguments.
+func needFiles(verb string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("give it a sequence file or a folder of them: hilrun %s seq.yaml (to try hilrun on the virtual board: hilrun %s --sim sequences/sim)", verb, verb)
+		}
+		return nil
+	}
+}
+
 func countSteps(ss []*steps.Step) int {
 	n := 0
 	for _, s := range ss {

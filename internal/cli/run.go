@@ -94,7 +94,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim
 
   hilrun run --pool lab.pool.yaml -j 4 --junit out.xml sequences/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles("run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			return Run(cmd.Context(), ios, opts)

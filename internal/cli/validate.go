@@ -48,7 +48,7 @@ nothing binds yet, and a --var no sequence uses, are warnings. Exit code 2
 when any file is invalid.`,
 		Example: `  hilrun validate sequences/boards/*.yaml
   hilrun validate --sim sequences/sim`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles("validate"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			return Validate(ios, opts)
@@ -133,7 +133,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 		}
 		if i := slices.IndexFunc(seqs, func(s *steps.Sequence) bool { return s.File == f }); i >= 0 {
 			s := seqs[i]
-			fmt.Fprintf(ios.Out, "%s: ok (%s, %d steps)\n", s.File, s.Name, countSteps(s.Steps)+countSteps(s.Finally))
+			fmt.Fprintf(ios.Out, "%s: ok (%s, %s)\n", s.File, s.Name, count(countSteps(s.Steps)+countSteps(s.Finally), "step"))
 		}
 	}
 	return nil

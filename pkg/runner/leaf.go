@@ -225,6 +225,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 			} else {
 				msg += "; nothing received"
 			}
+			msg += baudHint(tail, r.seq.Device(s.To))
 			return &stepError{msg: msg, expected: describe(want), received: stream.Printable(tail)}
 		case ctx.Err() != nil:
 			// The run was stopped (fail_on elsewhere, sequence timeout,

@@ -81,7 +81,7 @@ func parseNode(file string, data []byte) (*yaml.Node, error) {
 		line, col := 1, 1
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
+			line, col, msg = yamlErrorAt(data, line, m[2])
 		} else {
 			msg = strings.TrimPrefix(msg, "yaml: ")
 		}
@@ -458,7 +458,7 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 		case "flow_control":
 			dev.FlowControl = d.oneOf(p.val, "flow_control", "none", "rtscts", "xonxoff")
 		case "line_ending":
-			dev.LineEnding = d.oneOf(p.val, "line_ending", LineEndings...)
+			dev.LineEnding = d.lineEnding(p.val)
 		case "dtr":
 			if b, ok := d.boolean(p.val, "dtr"); ok {
 				dev.DTR = &b
@@ -496,6 +496,20 @@ func LineEndingBytes(s string) []byte {
 	default:
 		return []byte("\n")
 	}
+}
+
+// lineEnding reads a line_ending value (see lineEndingValue).
+func (d *decoder) lineEnding(n *yaml.Node) string {
+	s, ok := d.str(n, "line_ending")
+	if !ok {
+		return ""
+	}
+	v, ok := lineEndingValue(s)
+	if !ok {
+		d.add(d.pos(n), "line_ending must be one of %s, found %q%s", strings.Join(LineEndings, ", "), s, suggest(s, LineEndings))
+		return ""
+	}
+	return v
 }
 
 func (d *decoder) oneOf(n *yaml.Node, what string, allowed ...string) string {

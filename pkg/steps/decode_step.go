@@ -77,7 +77,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			}
 		}
 		if len(keys) > 0 {
-			d.add(d.pos(n), "unknown step kind %q: expected one of %s%s", keys[0], kindList(), suggest(keys[0], allStepKeys()))
+			d.add(d.pos(n), "%s", unknownKindMsg(keys[0]))
 		} else {
 			d.add(d.pos(n), "the step says nothing to do: expected one of %s", kindList())
 		}
@@ -184,7 +184,7 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		}
 		s.Bytes, s.Ctrl = []byte{b}, true
 	case "line_ending":
-		s.LineEnding = d.oneOf(v, "line_ending", LineEndings...)
+		s.LineEnding = d.lineEnding(v)
 	case "wait_prompt":
 		if b, ok := d.boolean(v, "wait_prompt"); ok {
 			s.WaitPrompt = &b

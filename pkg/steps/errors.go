@@ -3,8 +3,6 @@ package steps
 import (
 	"fmt"
 	"strings"
-
-	suggestpkg "github.com/hilrun/hilrun/pkg/suggest"
 )
 
 // Pos is a position in a sequence file. Line and Col count from 1; zero means
@@ -89,18 +87,4 @@ func (e *errs) err() error {
 		return append(e.list, &Error{Pos: last, Msg: fmt.Sprintf("and %d more problems (only the first %d are shown)", e.dropped, MaxErrors)})
 	}
 	return e.list
-}
-
-// suggest returns ` (did you mean "x"?)` when one of the candidates is close
-// to got, or "".
-func suggest(got string, candidates []string) string {
-	best, d := suggestpkg.Nearest(got, candidates)
-	limit := 2
-	if len(got) <= 3 {
-		limit = 1
-	}
-	if best != "" && (d <= limit || (len(got) >= 3 && strings.HasPrefix(best, got))) {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
 }

@@ -468,7 +468,7 @@ func Num(v any) (any, error) {
 func (v *validator) compile(x *Expr) {
 	tree, err := parser.Parse(x.Src)
 	if err != nil {
-		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprErr(err))
+		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprHint(x.Src, exprErr(err)))
 		return
 	}
 	base := ExprEnv(nil, nil, nil)
@@ -493,7 +493,7 @@ func (v *validator) compile(x *Expr) {
 	opts := append([]expr.Option{expr.Env(base), expr.AllowUndefinedVariables()}, exprOptions()...)
 	prog, err := expr.Compile(x.Src, opts...)
 	if err != nil {
-		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprErr(err))
+		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprHint(x.Src, exprErr(err)))
 		return
 	}
 	x.Program = prog

@@ -108,6 +108,9 @@ func (e *regexpError) Error() string {
 	if se == nil {
 		return fmt.Sprintf("invalid regexp %q: %v", e.expr, e.err)
 	}
+	if hint := re2Hint(e.expr, se); hint != "" {
+		return fmt.Sprintf("invalid regexp %q: %s", e.expr, hint)
+	}
 	if se.Expr == "" || se.Expr == e.expr {
 		return fmt.Sprintf("invalid regexp %q: %s", e.expr, se.Code)
 	}
