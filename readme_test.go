@@ -24,10 +24,11 @@ import (
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
-// Every example in the README is run, or validated when it needs hardware,
-// so a reader who copies one gets what the README shows. An example that
-// none of the rules below can check fails the test until it is listed in
-// readmeUnchecked with the reason it cannot be checked.
+// Every example in the README and in the reference under docs/ is run, or
+// validated when it needs hardware, so a reader who copies one gets what
+// the page shows. An example that none of the rules below can check fails
+// the test until it is listed in readmeUnchecked with the reason it cannot
+// be checked.
 //
 // The rules:
 //   - a yaml block is a sequence or a bench file (a "# hilrun.bench.yaml"
@@ -51,16 +52,12 @@ import (
 //     that exist; one that shows the layout names only folders that exist.
 //
 // Files a console example uses without showing them (bad.yaml,
-// doubling.yaml) are in testdata/readme, written to give the output shown.
+// doubling.yaml) are in testdata/readme, written to give the output shown;
+// a file a page shows in a yaml block that begins with "# NAME.yaml" and
+// then uses (my-board.yaml) is there too, and must equal the block.
+//
+// Commands run in the repository's root, as the pages say.
 func TestReadmeExamples(t *testing.T) {
-	src, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := readmeBlocks(string(src))
-	if len(blocks) == 0 {
-		t.Fatal("no fenced blocks found in README.md")
-	}
 	used := map[string]bool{}
 	unchecked := func(t *testing.T, key string) bool {
 		if _, ok := readmeUnchecked[key]; ok {
@@ -70,34 +67,58 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		return false
 	}
-	for _, b := range blocks {
-		t.Run(fmt.Sprintf("line%d_%s", b.line, b.lang), func(t *testing.T) {
-			if unchecked(t, firstLine(b.text)) {
-				return
+	inlineSteps := 0
+	for _, file := range docFiles(t) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) {
+			for _, b := range readmeBlocks(file, string(src)) {
+				t.Run(fmt.Sprintf("line%d_%s", b.line, b.lang), func(t *testing.T) {
+					if unchecked(t, firstLine(b.text)) {
+						return
+					}
+					switch b.lang {
+					case "yaml":
+						checkYAMLBlock(t, b, unchecked)
+					case "json":
+						checkJSONBlock(t, b)
+					case "console", "sh":
+						checkCommandBlock(t, b, unchecked)
+					case "":
+						checkPlainBlock(t, b)
+					default:
+						t.Errorf("%s: a %q block, which no rule checks: run it by a rule of TestReadmeExamples or list it in readmeUnchecked with a reason", b.pos(), b.lang)
+					}
+				})
 			}
-			switch b.lang {
-			case "yaml":
-				checkYAMLBlock(t, b, unchecked)
-			case "json":
-				checkJSONBlock(t, b)
-			case "console", "sh":
-				checkCommandBlock(t, b, unchecked)
-			case "":
-				checkPlainBlock(t, b)
-			default:
-				t.Errorf("README.md:%d: a %q block, which no rule checks: run it by a rule of TestReadmeExamples or list it in readmeUnchecked with a reason", b.line, b.lang)
-			}
+			t.Run("inline_json", func(t *testing.T) { inlineSteps += checkInlineJSON(t, file, string(src)) })
 		})
 	}
-	t.Run("inline_json", func(t *testing.T) { checkInlineJSON(t, string(src)) })
 	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
 		return // some examples did not run
 	}
+	if inlineSteps == 0 {
+		t.Error("the pages show no serial_sequence step in JSON; was the rule broken?")
+	}
 	for key := range readmeUnchecked {
 		if !used[key] {
-			t.Errorf("readmeUnchecked lists %q, which is no longer in the README: remove it", key)
+			t.Errorf("readmeUnchecked lists %q, which is no longer on any page: remove it", key)
 		}
 	}
+}
+
+// docFiles returns the pages whose examples TestReadmeExamples checks: the
+// README and the reference under docs/.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no pages under docs/: %v", err)
+	}
+	slices.Sort(docs)
+	return append([]string{"README.md"}, docs...)
 }
 
 // readmeUnchecked holds the README's examples that no test can run or
@@ -113,14 +134,18 @@ var readmeUnchecked = map[string]string{
 }
 
 type readmeBlock struct {
+	file string // the page, relative to the repository's root
 	lang string
 	text string
 	line int // of the opening fence, 1-based
 }
 
-// readmeBlocks returns the fenced blocks of a Markdown text, indented ones
+// pos is the block's place for messages: FILE:LINE.
+func (b readmeBlock) pos() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// readmeBlocks returns the fenced blocks of a Markdown page, indented ones
 // (inside list items) with their indentation removed.
-func readmeBlocks(src string) []readmeBlock {
+func readmeBlocks(file, src string) []readmeBlock {
 	var blocks []readmeBlock
 	lines := strings.Split(src, "\n")
 	for i := 0; i < len(lines); i++ {
@@ -129,7 +154,7 @@ func readmeBlocks(src string) []readmeBlock {
 			continue
 		}
 		indent := len(lines[i]) - len(trimmed)
-		b := readmeBlock{lang: strings.TrimSpace(strings.TrimPrefix(trimmed, "```")), line: i + 1}
+		b := readmeBlock{file: file, lang: strings.TrimSpace(strings.TrimPrefix(trimmed, "```")), line: i + 1}
 		var body []string
 		for i++; i < len(lines); i++ {
 			if strings.TrimSpace(lines[i]) == "```" {
@@ -161,8 +186,9 @@ var benchTopKeys = []string{"devices", "probes", "cameras", "power"}
 func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, string) bool) {
 	var doc any
 	if err := yaml.Unmarshal([]byte(b.text), &doc); err != nil {
-		t.Fatalf("README.md:%d: the yaml block does not parse: %v", b.line, err)
+		t.Fatalf("%s: the yaml block does not parse: %v", b.pos(), err)
 	}
+	checkShownFixture(t, b)
 	dir := t.TempDir()
 	top, isMap := doc.(map[string]any)
 	switch {
@@ -186,6 +212,26 @@ func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, stri
 		loadSequence(t, b, dir, b.text+"steps: []\n", "")
 	default:
 		loadSequence(t, b, dir, b.text, "")
+	}
+}
+
+// shownFileRE matches the comment that names the file a yaml block shows:
+// "# my-board.yaml".
+var shownFileRE = regexp.MustCompile(`^# ([A-Za-z0-9_-]+\.ya?ml)$`)
+
+// checkShownFixture checks that a file a page shows and then uses, kept in
+// testdata/readme for the commands that use it, is the file shown.
+func checkShownFixture(t *testing.T, b readmeBlock) {
+	m := shownFileRE.FindStringSubmatch(firstLine(b.text))
+	if m == nil {
+		return
+	}
+	kept, err := os.ReadFile(filepath.Join("testdata/readme", m[1]))
+	if err != nil {
+		return // shown only, not used by a command
+	}
+	if string(kept) != b.text {
+		t.Errorf("%s: the page shows %s, and testdata/readme/%s differs from it: make them equal", b.pos(), m[1], m[1])
 	}
 }
 
@@ -222,7 +268,7 @@ func loadPool(t *testing.T, b readmeBlock, dir string, top map[string]any) {
 	path := filepath.Join(dir, "lab.pool.yaml")
 	writeExample(t, path, b.text)
 	if _, err := steps.LoadPool(path); err != nil {
-		t.Errorf("README.md:%d: the pool file example does not load:\n%v", b.line, err)
+		t.Errorf("%s: the pool file example does not load:\n%v", b.pos(), err)
 	}
 }
 
@@ -230,7 +276,7 @@ func loadBench(t *testing.T, b readmeBlock, dir string) {
 	path := filepath.Join(dir, "hilrun.bench.yaml")
 	writeExample(t, path, b.text)
 	if _, err := steps.LoadBench(path); err != nil {
-		t.Errorf("README.md:%d: the bench file example does not load:\n%v", b.line, err)
+		t.Errorf("%s: the bench file example does not load:\n%v", b.pos(), err)
 	}
 }
 
@@ -244,7 +290,7 @@ func loadSequence(t *testing.T, b readmeBlock, dir, text, also string) {
 		if also != "" {
 			err = fmt.Errorf("%w\n(and %s)", err, also)
 		}
-		t.Errorf("README.md:%d: the sequence example does not load:\n%v", b.line, err)
+		t.Errorf("%s: the sequence example does not load:\n%v", b.pos(), err)
 	}
 }
 
@@ -281,31 +327,31 @@ func checkWorkflow(t *testing.T, b readmeBlock, top map[string]any, unchecked fu
 		}
 	}
 	if n == 0 {
-		t.Errorf("README.md:%d: a workflow that runs no hilrun command", b.line)
+		t.Errorf("%s: a workflow that runs no hilrun command", b.pos())
 	}
 }
 
 func checkJSONBlock(t *testing.T, b readmeBlock) {
 	var v any
 	if err := json.Unmarshal([]byte(b.text), &v); err != nil {
-		t.Fatalf("README.md:%d: the json block does not parse: %v", b.line, err)
+		t.Fatalf("%s: the json block does not parse: %v", b.pos(), err)
 	}
 	switch v := v.(type) {
 	case []any:
-		loadSteps(t, b.line, b.text)
+		loadSteps(t, b.pos(), b.text)
 	case map[string]any:
-		if !checkMCPConfig(t, b.line, v) {
-			t.Errorf("README.md:%d: a JSON object that is not an mcpServers configuration: give it a rule in TestReadmeExamples", b.line)
+		if !checkMCPConfig(t, b.pos(), v) {
+			t.Errorf("%s: a JSON object that is not an mcpServers configuration: give it a rule in TestReadmeExamples", b.pos())
 		}
 	default:
-		t.Errorf("README.md:%d: a JSON %T, which no rule checks", b.line, v)
+		t.Errorf("%s: a JSON %T, which no rule checks", b.pos(), v)
 	}
 }
 
 // checkMCPConfig checks an MCP client's configuration: a server it starts
 // runs hilrun with arguments that parse; one it reaches over HTTP has a
 // URL. It reports false when v is no such configuration.
-func checkMCPConfig(t *testing.T, line int, v map[string]any) bool {
+func checkMCPConfig(t *testing.T, pos string, v map[string]any) bool {
 	t.Helper()
 	servers, ok := v["mcpServers"].(map[string]any)
 	if !ok {
@@ -319,15 +365,15 @@ func checkMCPConfig(t *testing.T, line int, v map[string]any) bool {
 		}
 		raw, _ := json.Marshal(s)
 		if err := json.Unmarshal(raw, &srv); err != nil {
-			t.Errorf("README.md:%d: server %s: %v", line, name, err)
+			t.Errorf("%s: server %s: %v", pos, name, err)
 			continue
 		}
 		switch {
 		case srv.Command == "hilrun":
-			checkFlags(t, line, srv.Args)
+			checkFlags(t, pos, srv.Args)
 		case srv.Command == "" && strings.HasSuffix(srv.URL, "/mcp"):
 		default:
-			t.Errorf("README.md:%d: server %s neither runs hilrun nor reaches it at a URL ending in /mcp", line, name)
+			t.Errorf("%s: server %s neither runs hilrun nor reaches it at a URL ending in /mcp", pos, name)
 		}
 	}
 	return true
@@ -335,17 +381,17 @@ func checkMCPConfig(t *testing.T, line int, v map[string]any) bool {
 
 // loadSteps loads a JSON list of serial_sequence steps as a sequence file
 // that is a bare list.
-func loadSteps(t *testing.T, line int, text string) {
+func loadSteps(t *testing.T, pos string, text string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "steps.json")
 	writeExample(t, path, text)
 	if _, err := steps.Load(path, steps.LoadOptions{}); err != nil {
-		t.Errorf("README.md:%d: the serial_sequence steps do not load:\n%v", line, err)
+		t.Errorf("%s: the serial_sequence steps do not load:\n%v", pos, err)
 	}
 }
 
 // isStep reports whether a JSON object names a step kind among its keys
-// (the seed servers' delay_ms included).
+// (delay_ms, the form of other MCP servers, included).
 func isStep(obj map[string]any) bool {
 	for _, k := range steps.Kinds() {
 		for _, key := range k.Keys {
@@ -362,9 +408,10 @@ var jsonShapeRE = regexp.MustCompile(`^\{"[a-z_]+", `)
 
 var inlineJSONRE = regexp.MustCompile("`(\\{\"[^`]*\\})`")
 
-// checkInlineJSON loads the JSON objects the prose shows in backquotes as
-// serial_sequence steps (the seed servers' forms).
-func checkInlineJSON(t *testing.T, src string) {
+// checkInlineJSON loads the JSON objects the prose of a page shows in
+// backquotes as serial_sequence steps (the forms of other MCP servers
+// included), and returns how many it loaded.
+func checkInlineJSON(t *testing.T, file, src string) int {
 	// Outside fenced blocks, a span may wrap over a line break.
 	var prose strings.Builder
 	fenced := false
@@ -389,24 +436,21 @@ func checkInlineJSON(t *testing.T, src string) {
 		}
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(span), &obj); err != nil {
-			t.Errorf("README.md:%s: %s does not parse as JSON: %v", line, span, err)
+			t.Errorf("%s:%s: %s does not parse as JSON: %v", file, line, span, err)
 			continue
 		}
-		var lineNo int
-		fmt.Sscan(line, &lineNo)
-		if checkMCPConfig(t, lineNo, obj) {
+		pos := file + ":" + line
+		if checkMCPConfig(t, pos, obj) {
 			continue
 		}
 		if !isStep(obj) {
-			t.Errorf("README.md:%d: %s is JSON that no rule checks (not a serial_sequence step, not an MCP configuration): give it a rule in TestReadmeExamples", lineNo, span)
+			t.Errorf("%s: %s is JSON that no rule checks (not a serial_sequence step, not an MCP configuration): give it a rule in TestReadmeExamples", pos, span)
 			continue
 		}
 		n++
-		loadSteps(t, lineNo, "["+span+"]")
+		loadSteps(t, pos, "["+span+"]")
 	}
-	if n == 0 {
-		t.Error("the README shows no serial_sequence step in JSON; was the rule broken?")
-	}
+	return n
 }
 
 // A console or sh block: command lines, in a console block each after a
@@ -434,7 +478,7 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 			continue
 		}
 		if len(cmds) == 0 {
-			t.Fatalf("README.md:%d: a console block that does not start with a \"$ \" command line", b.line)
+			t.Fatalf("%s: a console block that does not start with a \"$ \" command line", b.pos())
 		}
 		last := cmds[len(cmds)-1]
 		last.output = append(last.output, l)
@@ -465,7 +509,7 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 				checkCat(t, b, dir, c.line, c.output)
 			case c.line == "echo $?" && lastCode >= 0:
 				if want := strings.TrimSpace(strings.Join(c.output, "\n")); want != fmt.Sprint(lastCode) {
-					t.Errorf("README.md:%d: echo $? shows %s, but the command exited %d", b.line, want, lastCode)
+					t.Errorf("%s: echo $? shows %s, but the command exited %d", b.pos(), want, lastCode)
 				}
 			}
 			continue
@@ -478,12 +522,12 @@ func checkCommandBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, s
 		t.Run(strings.Join(args[:1], " "), func(t *testing.T) {
 			lastCode = checkCommand(t, b, c.line, args, ex)
 			if ex.code != "" && ex.code != fmt.Sprint(lastCode) {
-				t.Errorf("README.md:%d: %s: echo $? shows %s, but the command exited %d", b.line, c.line, ex.code, lastCode)
+				t.Errorf("%s: %s: echo $? shows %s, but the command exited %d", b.pos(), c.line, ex.code, lastCode)
 			}
 		})
 	}
 	if n == 0 {
-		t.Errorf("README.md:%d: a %s block that runs no hilrun command: give it a rule or list it in readmeUnchecked", b.line, b.lang)
+		t.Errorf("%s: a %s block that runs no hilrun command: give it a rule or list it in readmeUnchecked", b.pos(), b.lang)
 	}
 }
 
@@ -497,7 +541,7 @@ var (
 // for their ELF files.
 func buildFirmware(t *testing.T, b readmeBlock, dir string) {
 	if filepath.Clean(dir) != filepath.Join("firmware", "qemu") {
-		t.Fatalf("README.md:%d: make -C %s: only firmware/qemu is built by this test", b.line, dir)
+		t.Fatalf("%s: make -C %s: only firmware/qemu is built by this test", b.pos(), dir)
 	}
 	qemutest.BuildInTree(t)
 }
@@ -600,10 +644,10 @@ type exampleRun struct {
 func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *exampleRun) int {
 	t.Helper()
 	if len(args) == 0 {
-		t.Errorf("README.md:%d: %s: no hilrun command", b.line, line)
+		t.Errorf("%s: %s: no hilrun command", b.pos(), line)
 		return -1
 	}
-	cmd, rest := findCommand(t, b.line, args)
+	cmd, rest := findCommand(t, b.pos(), args)
 	if cmd == nil {
 		return -1
 	}
@@ -625,16 +669,20 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 			}
 		}
 		return -1
-	case (name == "run" || name == "repl") && needsBench(rest, sim || qemu) && !hasFlag(rest, "list") && !(ex != nil && needsFixture(args)):
+	case (name == "run" || name == "repl") && needsBench(rest, sim || qemu) && !hasFlag(rest, "list"):
 		// A bench is needed: validate the same files with the same
-		// bindings. (The fixtures in testdata/readme need none.)
+		// bindings, in testdata/readme when they are kept there.
 		if len(positional(cmd, rest)) == 0 {
 			return -1 // a repl without a file: its flags parsed
 		}
 		vargs := []string{"validate"}
 		vargs = append(vargs, bindingFlags(rest)...)
 		vargs = append(vargs, positional(cmd, rest)...)
-		expectCode(t, b, line, cli.ExitPassed, hilrunIn(t, "", nil, vargs...))
+		dir := ""
+		if ex != nil && needsFixture(args) {
+			dir = "testdata/readme"
+		}
+		expectCode(t, b, line, cli.ExitPassed, hilrunIn(t, dir, nil, vargs...))
 		return -1
 	case name == "repl" && ex != nil:
 		return checkRepl(t, b, line, args, ex)
@@ -646,7 +694,7 @@ func checkCommand(t *testing.T, b readmeBlock, line string, args []string, ex *e
 				if strings.HasPrefix(f, "/usr/") {
 					testenv.Missing(t, "%s is not installed (apt-get install u-boot-qemu): %v", f, err)
 				}
-				t.Errorf("README.md:%d: %s: %v (an example that needs a firmware image builds it first, with make -C)", b.line, line, err)
+				t.Errorf("%s: %s: %v (an example that needs a firmware image builds it first, with make -C)", b.pos(), line, err)
 				return -1
 			}
 		}
@@ -720,7 +768,7 @@ func checkSimServer(t *testing.T, b readmeBlock, line string, args []string, ex 
 func checkMCPCall(t *testing.T, b readmeBlock, line string, args []string, ex *exampleRun) {
 	_, step, ok := strings.Cut(ex.comment, "a client sends ")
 	if !ok || !json.Valid([]byte(step)) {
-		t.Errorf("README.md:%d: %s shows output, but its comment does not say what a client sends (# a client sends {JSON step})", b.line, line)
+		t.Errorf("%s: %s shows output, but its comment does not say what a client sends (# a client sends {JSON step})", b.pos(), line)
 		return
 	}
 	pr, pw := io.Pipe()
@@ -777,23 +825,23 @@ func hilrunIn(t *testing.T, dir string, stdin []byte, args ...string) hilrunResu
 func expectCode(t *testing.T, b readmeBlock, line string, want int, r hilrunResult) {
 	t.Helper()
 	if r.code != want {
-		t.Errorf("README.md:%d: %s: exit %d, want %d\n%s", b.line, line, r.code, want, r.out)
+		t.Errorf("%s: %s: exit %d, want %d\n%s", b.pos(), line, r.code, want, r.out)
 	}
 }
 
 // findCommand finds hilrun's subcommand for args and checks that its
 // flags parse; it returns the rest of the arguments.
-func findCommand(t *testing.T, line int, args []string) (*cobra.Command, []string) {
+func findCommand(t *testing.T, pos string, args []string) (*cobra.Command, []string) {
 	t.Helper()
 	var sink bytes.Buffer
 	root := cli.NewRoot(&cli.IO{In: strings.NewReader(""), Out: &sink, ErrOut: &sink})
 	cmd, rest, err := root.Find(args)
 	if err != nil {
-		t.Errorf("README.md:%d: hilrun %s: %v", line, strings.Join(args, " "), err)
+		t.Errorf("%s: hilrun %s: %v", pos, strings.Join(args, " "), err)
 		return nil, nil
 	}
 	if err := cmd.ParseFlags(rest); err != nil {
-		t.Errorf("README.md:%d: hilrun %s: %v", line, strings.Join(args, " "), err)
+		t.Errorf("%s: hilrun %s: %v", pos, strings.Join(args, " "), err)
 		return nil, nil
 	}
 	return cmd, rest
@@ -801,9 +849,9 @@ func findCommand(t *testing.T, line int, args []string) (*cobra.Command, []strin
 
 // checkFlags checks that hilrun's arguments name a command and flags that
 // exist.
-func checkFlags(t *testing.T, line int, args []string) {
+func checkFlags(t *testing.T, pos string, args []string) {
 	t.Helper()
-	findCommand(t, line, args)
+	findCommand(t, pos, args)
 }
 
 // needsBench reports whether a run or repl needs a real bench: it starts
@@ -916,7 +964,7 @@ func checkCat(t *testing.T, b readmeBlock, dir, line string, output []string) {
 	name := strings.TrimSpace(strings.TrimPrefix(line, "cat "))
 	got, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
-		t.Errorf("README.md:%d: %s: %v", b.line, line, err)
+		t.Errorf("%s: %s: %v", b.pos(), line, err)
 		return
 	}
 	checkOutput(t, b, line, output, string(got))
@@ -941,7 +989,7 @@ func checkRepl(t *testing.T, b readmeBlock, line string, args []string, ex *exam
 	}
 	r := hilrunIn(t, ex.dir, stdin, args...)
 	if r.code != cli.ExitPassed && ex.code == "" {
-		t.Errorf("README.md:%d: %s: exit %d\n%s", b.line, line, r.code, r.out)
+		t.Errorf("%s: %s: exit %d\n%s", b.pos(), line, r.code, r.out)
 	}
 	// The board's boot banner, shown before hilrun says it is connected,
 	// is caught only when the port opens before the board prints it.
@@ -1083,8 +1131,8 @@ func checkOutput(t *testing.T, b readmeBlock, line string, shown []string, real 
 			}
 		}
 		if found < 0 {
-			t.Errorf("README.md:%d: %s: the README shows\n%s\nbut hilrun printed (normalised)\n%s",
-				b.line, line, strings.Join(texts[ri], "\n"), strings.Join(got, "\n"))
+			t.Errorf("%s: %s: the README shows\n%s\nbut hilrun printed (normalised)\n%s",
+				b.pos(), line, strings.Join(texts[ri], "\n"), strings.Join(got, "\n"))
 			return
 		}
 		pos = found + len(run)
@@ -1106,11 +1154,11 @@ func checkPlainBlock(t *testing.T, b readmeBlock) {
 				continue
 			}
 			if _, err := os.Stat(f[0]); err != nil {
-				t.Errorf("README.md:%d: the layout names %s: %v", b.line, f[0], err)
+				t.Errorf("%s: the layout names %s: %v", b.pos(), f[0], err)
 			}
 		}
 	default:
-		t.Errorf("README.md:%d: a block without a language that no rule checks (%q): give it a language and a rule, or list it in readmeUnchecked with a reason", b.line, first)
+		t.Errorf("%s: a block without a language that no rule checks (%q): give it a language and a rule, or list it in readmeUnchecked with a reason", b.pos(), first)
 	}
 }
 
@@ -1139,7 +1187,7 @@ func checkSynopsis(t *testing.T, b readmeBlock) {
 			name := strings.Join(words, " ")
 			c, _, err := root.Find(words)
 			if err != nil || c == root {
-				t.Errorf("README.md:%d: the synopsis shows hilrun %s, which is no command", b.line, name)
+				t.Errorf("%s: the synopsis shows hilrun %s, which is no command", b.pos(), name)
 				cmd = nil
 				continue
 			}
@@ -1159,7 +1207,7 @@ func checkSynopsis(t *testing.T, b readmeBlock) {
 				ok = len(short) == 1 && (cmd.Flags().ShorthandLookup(short) != nil || cmd.InheritedFlags().ShorthandLookup(short) != nil)
 			}
 			if !ok {
-				t.Errorf("README.md:%d: the synopsis of hilrun %s shows %s, which it does not take", b.line, cmd.Name(), name)
+				t.Errorf("%s: the synopsis of hilrun %s shows %s, which it does not take", b.pos(), cmd.Name(), name)
 			}
 		}
 	}

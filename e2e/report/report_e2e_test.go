@@ -12,7 +12,7 @@
 //
 // Without chromium, openocd, ffmpeg, node or this folder's node_modules the
 // tests skip, except under CI=true where they fail. `go test ./e2e/report
-// -update` also writes docs/report.png, the README's screenshot, from the
+// -update` also writes docs/report.png, docs/reports.md's screenshot, from the
 // page of that run. HILRUN_E2E_BIN=PATH tests that binary instead of
 // building one.
 package reporte2e
@@ -41,7 +41,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
-var update = flag.Bool("update", false, "write docs/report.png, the README's screenshot")
+var update = flag.Bool("update", false, "write docs/report.png, the screenshot in docs/reports.md")
 
 // demoRun is the run of testdata/bench-demo.yaml all tests share.
 type demoRun struct {

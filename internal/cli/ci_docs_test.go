@@ -18,7 +18,7 @@ import (
 	"github.com/hilrun/hilrun/internal/cli"
 )
 
-// The fleets the README documents, in docs/ci, are run here as their CI
+// The fleets docs/ci.md documents, in docs/ci, are run here as their CI
 // systems would run them: each shard job's hilrun commands in a fresh
 // checkout with the matrix values filled in, the artifacts they upload
 // handed to the merge job, then its hilrun report merge. The virtual board

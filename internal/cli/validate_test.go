@@ -18,8 +18,9 @@ func hilrun(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// The README's CI example validates the board sequences and their bench
-// file; it must pass on the repository as it is.
+// The CI example of the README and docs/ci.md validates the board
+// sequences and their bench file; it must pass on the repository as it
+// is.
 func TestReadmeValidateExample(t *testing.T) {
 	files, err := filepath.Glob("../../sequences/boards/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -114,18 +115,26 @@ func TestUnusedVarWarns(t *testing.T) {
 	}
 }
 
-// Every sequence file the README names is there and passes validate, as
-// run would get it: the virtual board's with --sim, the boards' with
-// their bench file (they need hardware to run, so they are validated
-// only).
+// Every sequence file the README or a page under docs/ names is there and
+// passes validate, as run would get it: the virtual board's with --sim,
+// the boards' with their bench file (they need hardware to run, so they
+// are validated only).
 func TestReadmeFilesValidate(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := regexp.MustCompile(`sequences/[A-Za-z0-9_./-]+\.(?:yaml|json)`).FindAllString(string(readme), -1)
+	var text []byte
+	for _, p := range append([]string{"../../README.md"}, pages...) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, src...)
+	}
+	names := regexp.MustCompile(`sequences/[A-Za-z0-9_./-]+\.(?:yaml|json)`).FindAllString(string(text), -1)
 	if len(names) == 0 {
-		t.Fatal("the README names no sequence file")
+		t.Fatal("the README and docs/ name no sequence file")
 	}
 	seen := map[string]bool{}
 	builtQEMU := false
@@ -136,8 +145,8 @@ func TestReadmeFilesValidate(t *testing.T) {
 		seen[name] = true
 		args := []string{"validate", filepath.Join("../..", name)}
 		if strings.HasPrefix(name, "sequences/qemu/") && !builtQEMU {
-			// Their probes name the firmware's ELF, which the README
-			// builds with make -C firmware/qemu.
+			// Their probes name the firmware's ELF, which the docs
+			// build with make -C firmware/qemu.
 			qemutest.BuildInTree(t)
 			builtQEMU = true
 		}
@@ -146,7 +155,7 @@ func TestReadmeFilesValidate(t *testing.T) {
 		}
 		code, out, errOut := hilrun(args...)
 		if code != cli.ExitPassed {
-			t.Errorf("the README names %s: hilrun %s: exit %d\n%s%s", name, strings.Join(args, " "), code, out, errOut)
+			t.Errorf("the documentation names %s: hilrun %s: exit %d\n%s%s", name, strings.Join(args, " "), code, out, errOut)
 		}
 	}
 }

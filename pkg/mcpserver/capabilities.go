@@ -129,9 +129,9 @@ var postures = []struct {
 	{"--read-only --root DIR --allow-exec --allow-debug-tcl", Policy{ReadOnly: true, AllowExec: true, AllowDebugTcl: true, Roots: []string{"/"}}},
 }
 
-// CapabilityMatrix is the README's capability matrix in Markdown: what
+// CapabilityMatrix is the capability matrix of docs/security.md in Markdown: what
 // each server posture allows, and which step kinds and tools can do what.
-// A golden test keeps the README's copy equal to it.
+// A golden test keeps the copy in docs/security.md equal to it.
 func CapabilityMatrix() string {
 	var b strings.Builder
 	b.WriteString("| capability | what it is |")

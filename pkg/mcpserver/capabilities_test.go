@@ -14,7 +14,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's capability matrix")
+var update = flag.Bool("update", false, "rewrite the capability matrix in docs/security.md")
 
 // Every tool the server serves is in the capability table, and every tool
 // of the table is served.
@@ -71,9 +71,9 @@ const (
 	matrixEnd   = "<!-- end of capability-matrix -->"
 )
 
-// The README's capability matrix is the one the table makes.
+// The capability matrix in docs/security.md is the one the table makes.
 func TestCapabilityMatrix(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
+	path := filepath.Join("..", "..", "docs", "security.md")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestCapabilityMatrix(t *testing.T) {
 	readme := string(data)
 	i, j := strings.Index(readme, matrixStart), strings.Index(readme, matrixEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no capability matrix between %q and %q", matrixStart, matrixEnd)
+		t.Fatalf("docs/security.md has no capability matrix between %q and %q", matrixStart, matrixEnd)
 	}
 	want := matrixStart + "\n" + CapabilityMatrix() + matrixEnd
 	if got := readme[i : j+len(matrixEnd)]; got != want {
@@ -91,7 +91,7 @@ func TestCapabilityMatrix(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("README.md's capability matrix differs from the table; run go test ./pkg/mcpserver -run TestCapabilityMatrix -update\ngot:\n%s\nwant:\n%s", got, want)
+		t.Errorf("the capability matrix in docs/security.md differs from the table; run go test ./pkg/mcpserver -run TestCapabilityMatrix -update\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
 

@@ -198,8 +198,8 @@ func wholeMatch(p Pattern, text string) []string {
 	return m.Groups
 }
 
-// The README's examples, cut into two or three chunks at every byte
-// position: the groups committed are those of the whole text.
+// The examples of docs/sequences.md, cut into two or three chunks at
+// every byte position: the groups committed are those of the whole text.
 func TestExpectChunkSplits(t *testing.T) {
 	tests := []struct {
 		re, text string
