@@ -227,7 +227,7 @@ func attachProbes(seq *Sequence, kind string, addrs map[string]string, attach fu
 				have = append(have, p.Name)
 			}
 			return &BindError{Kind: kind, Name: name, Value: addrs[name],
-				Msg: fmt.Sprintf("bind probe %s to %s %s: the sequence %s has no probe %q; its probes are %s%s", name, what, addrs[name], seq.File, name, listOrNone(have), suggest(name, have))}
+				Msg: fmt.Sprintf("bind probe %s to %s %s: the sequence %s has no probe %q; its probes are %s%s", name, what, addrs[name], seq.File, name, listOrNoneUnder(have, "probes"), suggest(name, have))}
 		}
 		attach(p, addrs[name])
 	}
