@@ -40,7 +40,7 @@ type TargetError struct {
 
 // maxOutputShown bounds the part of a TargetError's Output its message
 // quotes.
-const maxOutputShown = 300
+const maxOutputShown = 200
 
 func (e *TargetError) Error() string {
 	msg := fmt.Sprintf("%s: the target refused (%s)", e.Op, e.Reply)
