@@ -186,6 +186,7 @@ var badFiles = map[string]string{
 	"probe-gdb-and-openocd.yaml":            "probe board: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both",
 	"probe-gdb-and-launch.bench.yaml":       "probe board: give gdb (a GDB remote stub) or openocd/launch (OpenOCD), not both",
 	"probe-gdb-not-address.yaml":            "gdb must be HOST:PORT of a GDB remote stub",
+	"probe-gdb-attach.yaml":                 `attach must be one of running, halted, auto, found "stopped"`,
 	"probe-qemu-no-machine.yaml":            "qemu needs machine:",
 	"probe-qemu-no-image.yaml":              "qemu needs kernel: FILE",
 	"probe-qemu-and-config.yaml":            "launch starts QEMU (qemu: {...}) or OpenOCD",

@@ -47,3 +47,32 @@ func TestMCPGDBFlag(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
+
+// --gdb takes the attach mode after the address, as ?attach=MODE; a mode
+// that is none is invalid input, whichever command is given it.
+func TestGDBAttachFlag(t *testing.T) {
+	dir := t.TempDir()
+	seq := writeFile(t, dir, "seq.yaml", "probes:\n  q:\nsteps:\n  - halt: true\n")
+	want := `attach=later in "127.0.0.1:1?attach=later": want running, halted or auto`
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"validate, a good mode", []string{"validate", "--gdb", "q=127.0.0.1:1?attach=running", seq}, cli.ExitPassed},
+		{"validate", []string{"validate", "--gdb", "q=127.0.0.1:1?attach=later", seq}, cli.ExitInvalid},
+		{"run", []string{"run", "--gdb", "q=127.0.0.1:1?attach=later", seq}, cli.ExitInvalid},
+		{"mcp", []string{"mcp", "--gdb", "q=127.0.0.1:1?attach=later"}, cli.ExitInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := cli.Main(tc.args, strings.NewReader(""), &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\n%s%s", code, tc.code, out.String(), errOut.String())
+			}
+			if tc.code == cli.ExitInvalid && !strings.Contains(errOut.String(), want) {
+				t.Errorf("the output does not say %q:\n%s%s", want, out.String(), errOut.String())
+			}
+		})
+	}
+}

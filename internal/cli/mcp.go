@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -142,7 +141,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, with ?attach=running for a target that ran before (gdbserver --attach), as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	opts.QEMU.register(f)
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
@@ -276,9 +275,9 @@ func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
 		cfg.Bench.Probes = map[string]*steps.Probe{}
 	}
 	for _, name := range steps.Names(gdbs) {
-		addr := gdbs[name]
-		if !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
-			return fmt.Errorf("--gdb %s=%s: want HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0", name, addr)
+		addr, attach, err := steps.ParseGDBTarget(gdbs[name])
+		if err != nil {
+			return fmt.Errorf("--gdb %s=%s: %w", name, gdbs[name], err)
 		}
 		p := cfg.Bench.Probes[name]
 		if p == nil {
@@ -286,6 +285,9 @@ func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
 			cfg.Bench.Probes[name] = p
 		}
 		p.AttachGDB(addr)
+		if attach != "" {
+			p.GDBAttach = attach
+		}
 	}
 	return nil
 }

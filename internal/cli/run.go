@@ -109,7 +109,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device")
 	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock (repeatable)")
+	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, with ?attach=running for a target that ran before (gdbserver --attach) (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: the devices, probes and cameras that nothing else (bench file, --port, --openocd, --gdb) binds go to it")
 	opts.QEMU.register(f)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ type Symbols struct {
 	byKey  map[string][]Symbol // several for a name only when no one is global
 	names  []string            // sorted, for suggestions
 	others map[string]uint64   // other defined symbols (linker symbols): address
+	pie    bool                // position-independent: see positionIndependent
 }
 
 // symbolCache holds the symbols of the files loaded so far, so that a run
@@ -105,7 +107,7 @@ func readSymbols(path string) (*Symbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load symbols from %s: %w", path, err)
 	}
-	s := &Symbols{path: path, byKey: map[string][]Symbol{}, others: map[string]uint64{}}
+	s := &Symbols{path: path, byKey: map[string][]Symbol{}, others: map[string]uint64{}, pie: positionIndependent(f)}
 	global := map[string]bool{}
 	for _, es := range list {
 		typ := elf.ST_TYPE(es.Info)
@@ -140,11 +142,36 @@ func readSymbols(path string) (*Symbols, error) {
 	return s, nil
 }
 
+// positionIndependent reports whether f is loaded at an address chosen
+// when it runs (a PIE, or a shared library): an ET_DYN file linked at 0,
+// whose symbol values are offsets from wherever it lands. An ET_DYN file
+// linked elsewhere (U-Boot's ELF on ARM) runs where it was linked, at
+// least until it relocates itself, so its symbols are addresses.
+func positionIndependent(f *elf.File) bool {
+	if f.Type != elf.ET_DYN {
+		return false
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Vaddr == 0 {
+			return true
+		}
+	}
+	// The first loadable segment of a file linked at 0 starts at 0.
+	return !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_LOAD })
+}
+
 // Lookup returns the symbol called name. An unknown name's error suggests
 // the nearest known one:
 //
 //	symbol countr not found in firmware/sim/sim.elf (did you mean counter?)
+//
+// A position-independent file's symbols are refused, since they are not
+// addresses: reading at one reads elsewhere, or fails as a refused
+// address that says nothing of why.
 func (s *Symbols) Lookup(name string) (Symbol, error) {
+	if s.pie {
+		return Symbol{}, fmt.Errorf("symbol %s: %s is position-independent (ELF type ET_DYN, linked at 0): its symbols are offsets from wherever the program is loaded when it runs, not addresses; build it with -no-pie (gcc and clang), or give the address instead of the symbol", name, s.path)
+	}
 	list := s.byKey[name]
 	switch len(list) {
 	case 0:

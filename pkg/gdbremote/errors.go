@@ -3,6 +3,7 @@ package gdbremote
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrUnavailable is wrapped by the errors of a session that cannot reach
@@ -30,10 +31,39 @@ type TargetError struct {
 	Op string
 	// Reply is the stub's error reply, such as "E14".
 	Reply string
+	// Output is what the stub printed before it refused (the O packets
+	// of a monitor command), which says why in its own words where the
+	// reply is only a number: gdbserver answers a monitor command it
+	// does not know with "Unknown monitor command." and E01.
+	Output string
 }
 
+// maxOutputShown bounds the part of a TargetError's Output its message
+// quotes.
+const maxOutputShown = 200
+
 func (e *TargetError) Error() string {
-	return fmt.Sprintf("%s: the target refused (%s)", e.Op, e.Reply)
+	msg := fmt.Sprintf("%s: the target refused (%s)", e.Op, e.Reply)
+	if out := outputLines(e.Output); out != "" {
+		msg += "; the stub printed: " + out
+	}
+	return msg
+}
+
+// outputLines is a stub's output on one line: lines trimmed, blank ones
+// dropped, the rest joined by " | ", cut after maxOutputShown bytes.
+func outputLines(out string) string {
+	var lines []string
+	for l := range strings.Lines(out) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > maxOutputShown {
+		s = strings.ToValidUTF8(s[:maxOutputShown], "") + " ..."
+	}
+	return s
 }
 
 // TestFailure reports that the error is the target's doing, not the

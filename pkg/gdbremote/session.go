@@ -670,7 +670,7 @@ func (s *Session) monitor(cmd string) (string, error) {
 		case string(p) == "OK":
 			return string(out), nil
 		case isErrorReply(p):
-			return string(out), &TargetError{Op: fmt.Sprintf("monitor %q", cmd), Reply: string(p)}
+			return string(out), &TargetError{Op: fmt.Sprintf("monitor %q", cmd), Reply: string(p), Output: string(out)}
 		case p[0] == 'O':
 			b, err := hex.DecodeString(string(p[1:]))
 			if err != nil {
@@ -741,6 +741,9 @@ func (s *Session) Reset(ctx context.Context, mode string) error {
 		out, err := s.monitor(cmd)
 		if errors.Is(err, ErrNotSupported) {
 			return fmt.Errorf("reset: this stub has no monitor commands to reset with: %w", ErrNotSupported)
+		}
+		if te := (*TargetError)(nil); errors.As(err, &te) {
+			te.Op = fmt.Sprintf("reset with monitor %q", cmd)
 		}
 		if err != nil {
 			return err

@@ -407,6 +407,34 @@ func TestReset(t *testing.T) {
 	}
 }
 
+// A stub that refuses a monitor command with only a number (gdbserver's
+// E01) says why in what it printed first: the error keeps it.
+func TestRefusedCommandKeepsOutput(t *testing.T) {
+	stub := newSimStub(t, func(s *simStub) { s.refuseUnknown = true })
+	sess := dial(t, stub, Options{ResetCommand: "reset halt please"})
+	ctx := testCtx(t)
+	want := `the target refused (E01); the stub printed: Unknown monitor command. | The following monitor commands are supported: | exit`
+	for _, tc := range []struct {
+		name string
+		do   func() error
+		op   string
+	}{
+		{"monitor step", func() error { _, err := sess.Command(ctx, "frobnicate"); return err }, `monitor "frobnicate": `},
+		{"reset", func() error { return sess.Reset(ctx, "halt") }, `reset with monitor "reset halt please": `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			var te *TargetError
+			if !errors.As(err, &te) {
+				t.Fatalf("got %v, want a *TargetError", err)
+			}
+			if err.Error() != tc.op+want {
+				t.Errorf("error\n%s\nwant\n%s", err, tc.op+want)
+			}
+		})
+	}
+}
+
 func TestHandshakeFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -22,19 +22,20 @@ type simStub struct {
 	ln net.Listener
 
 	// Configuration, set before the first connection.
-	noAck        bool   // offer QStartNoAckMode
-	xPackets     bool   // understand X
-	vCont        bool   // answer vCont?
-	rcmd         bool   // understand qRcmd
-	packetSize   int    // PacketSize offered; 0 offers none
-	stopOnAttach bool   // stop a running target on connect and say so, as QEMU does
-	rle          bool   // run-length encode m replies
-	corrupt      int    // damage the checksum of this many replies (ack mode resends)
-	hang         bool   // stop answering packets (the stub hangs)
-	greeting     []byte // sent on connect instead of speaking RSP
-	bmp          bool   // no target until swdp_scan and vAttach;1, as the Black Magic Probe
-	attached     bool
-	scanned      bool
+	noAck         bool   // offer QStartNoAckMode
+	xPackets      bool   // understand X
+	vCont         bool   // answer vCont?
+	rcmd          bool   // understand qRcmd
+	packetSize    int    // PacketSize offered; 0 offers none
+	stopOnAttach  bool   // stop a running target on connect and say so, as QEMU does
+	rle           bool   // run-length encode m replies
+	corrupt       int    // damage the checksum of this many replies (ack mode resends)
+	hang          bool   // stop answering packets (the stub hangs)
+	greeting      []byte // sent on connect instead of speaking RSP
+	bmp           bool   // no target until swdp_scan and vAttach;1, as the Black Magic Probe
+	refuseUnknown bool   // print "Unknown monitor command." and answer E01, as gdbserver does
+	attached      bool
+	scanned       bool
 
 	mu          sync.Mutex
 	ramBase     uint64
@@ -369,6 +370,14 @@ func (s *simStub) handle(p []byte, noAck *bool, send func([]byte)) (reply []byte
 			out = "Target voltage: 3.3V\nAvailable Targets:\nNo. Att Driver\n 1      Simulated Cortex-M3\n"
 		case "info":
 			out = strings.Repeat("line of monitor output\n", 100)
+		default:
+			if s.refuseUnknown {
+				s.mu.Unlock()
+				send(append([]byte("O"), hex.EncodeToString([]byte("Unknown monitor command.\n\n"))...))
+				send(append([]byte("O"), hex.EncodeToString([]byte("The following monitor commands are supported:\n  exit\n"))...))
+				s.mu.Lock()
+				return []byte("E01"), false
+			}
 		}
 		// Output in several O packets, as stubs send long output.
 		for len(out) > 0 {

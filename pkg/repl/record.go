@@ -49,7 +49,11 @@ func (s *Session) record(path string, expects bool) error {
 		for _, p := range s.opts.Seq.Probes {
 			m := mapping(yaml.FlowStyle)
 			if s.opts.RecordPorts && p.GDB != "" {
-				m.Content = append(m.Content, scalar("gdb"), scalar(p.GDB))
+				gdb := scalar(p.GDB)
+				if p.GDBAttach != "" {
+					gdb = mapping(yaml.FlowStyle, scalar("address"), scalar(p.GDB), scalar("attach"), scalar(p.GDBAttach))
+				}
+				m.Content = append(m.Content, scalar("gdb"), gdb)
 			}
 			if s.opts.RecordPorts && p.OpenOCD != "" {
 				m.Content = append(m.Content, scalar("openocd"), scalar(p.OpenOCD))

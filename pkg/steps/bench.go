@@ -168,12 +168,12 @@ func Bind(seq *Sequence, b Binding) (*Sequence, error) {
 			return nil, &BindError{Kind: "gdb", Name: name, Value: addr,
 				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %s: it is bound to the OpenOCD at %s too; give one of them", name, addr, oc)}
 		}
-		if !strings.Contains(addr, ":") && !strings.HasPrefix(addr, "/") {
+		if _, _, err := ParseGDBTarget(addr); err != nil {
 			return nil, &BindError{Kind: "gdb", Name: name, Value: addr,
-				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %q: want HOST:PORT, like 127.0.0.1:1234, or the path of a serial port, like /dev/ttyACM0, or of a Unix socket", name, addr)}
+				Msg: fmt.Sprintf("bind probe %s to the GDB remote stub %q: %v", name, addr, err)}
 		}
 	}
-	if err := attachProbes(seq, "gdb", b.GDBs, (*Probe).AttachGDB); err != nil {
+	if err := attachProbes(seq, "gdb", b.GDBs, bindGDB); err != nil {
 		return nil, err
 	}
 	return seq, nil
@@ -227,7 +227,7 @@ func attachProbes(seq *Sequence, kind string, addrs map[string]string, attach fu
 				have = append(have, p.Name)
 			}
 			return &BindError{Kind: kind, Name: name, Value: addrs[name],
-				Msg: fmt.Sprintf("bind probe %s to %s %s: the sequence %s has no probe %q; its probes are %s%s", name, what, addrs[name], seq.File, name, listOrNone(have), suggest(name, have))}
+				Msg: fmt.Sprintf("bind probe %s to %s %s: the sequence %s has no probe %q; its probes are %s%s", name, what, addrs[name], seq.File, name, listOrNoneUnder(have, "probes"), suggest(name, have))}
 		}
 		attach(p, addrs[name])
 	}
@@ -314,6 +314,9 @@ func overlayProbe(p, b *Probe) {
 	switch {
 	case b.GDB != "":
 		p.AttachGDB(b.GDB)
+		if b.GDBAttach != "" {
+			p.GDBAttach = b.GDBAttach
+		}
 	case b.OpenOCD != "":
 		p.AttachOpenOCD(b.OpenOCD)
 	case b.LaunchesQEMU():

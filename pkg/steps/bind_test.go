@@ -121,3 +121,21 @@ func TestBindErrorsNameNoFlags(t *testing.T) {
 		})
 	}
 }
+
+// A probe bound to a stub that the sequence does not declare is reported
+// with where probes are declared.
+func TestBindUnknownProbeSaysProbes(t *testing.T) {
+	seq, err := steps.Parse("s.yaml", []byte("devices:\n  dut:\nsteps:\n  - {send: x}\n"), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []steps.Binding{
+		{GDBs: map[string]string{"q": "127.0.0.1:1"}},
+		{OpenOCDs: map[string]string{"q": "127.0.0.1:4444"}},
+	} {
+		_, err := steps.Bind(seq, b)
+		if err == nil || !strings.Contains(err.Error(), `has no probe "q"; its probes are none (declare them under probes:)`) {
+			t.Errorf("got %v", err)
+		}
+	}
+}

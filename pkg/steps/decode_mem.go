@@ -262,10 +262,7 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 				d.add(d.pos(p.val), "openocd must be HOST:PORT of a running OpenOCD's telnet server, like 127.0.0.1:4444, or tcl://HOST:PORT of its Tcl RPC server")
 			}
 		case "gdb":
-			pr.GDB, _ = d.str(p.val, "gdb")
-			if pr.GDB != "" && !strings.Contains(pr.GDB, ":") && !strings.HasPrefix(pr.GDB, "/") {
-				d.add(d.pos(p.val), "gdb must be HOST:PORT of a GDB remote stub, like 127.0.0.1:1234, or the path of a serial port that speaks it, like /dev/ttyACM0 (a Black Magic Probe), found %q", pr.GDB)
-			}
+			d.gdb(pr, p.val)
 		case "launch":
 			l := d.launch(p.val)
 			if pr.Launch != nil && l.AdapterSerial == "" {

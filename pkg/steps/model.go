@@ -129,6 +129,10 @@ type Probe struct {
 	// J-Link's GDB server), or the serial port of a probe that speaks the
 	// GDB remote protocol itself (a Black Magic Probe's /dev/ttyACM0).
 	GDB string
+	// GDBAttach is how the target behind GDB stands when hilrun attaches
+	// (GDBAttachRunning, GDBAttachHalted, GDBAttachAuto); "" means auto,
+	// and lets a binding that names no mode keep this one.
+	GDBAttach string
 	// ELF is the default file for symbol lookups on this probe.
 	ELF string
 	// Implicit is true for a probe only named by steps.
@@ -158,7 +162,7 @@ func (p *Probe) Backend() string {
 // AttachOpenOCD binds p to the running OpenOCD at addr, in place of
 // whatever bound it before.
 func (p *Probe) AttachOpenOCD(addr string) {
-	p.OpenOCD, p.Launch, p.GDB = addr, nil, ""
+	p.OpenOCD, p.Launch, p.GDB, p.GDBAttach = addr, nil, "", ""
 }
 
 // LaunchesQEMU reports whether hilrun starts a QEMU for p, whose GDB
@@ -166,7 +170,8 @@ func (p *Probe) AttachOpenOCD(addr string) {
 func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU != nil }
 
 // AttachGDB binds p to the GDB remote stub at addr (HOST:PORT, a serial
-// port or a Unix socket), in place of whatever bound it before.
+// port or a Unix socket), in place of whatever bound it before. The
+// attach mode is kept.
 func (p *Probe) AttachGDB(addr string) {
 	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
 }

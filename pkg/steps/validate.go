@@ -277,9 +277,13 @@ func deviceNames(seq *Sequence) []string {
 	return names
 }
 
-func listOrNone(names []string) string {
+func listOrNone(names []string) string { return listOrNoneUnder(names, "devices") }
+
+// listOrNoneUnder lists names, or says that there are none and which
+// section of the sequence declares them.
+func listOrNoneUnder(names []string, section string) string {
 	if len(names) == 0 {
-		return "none (declare them under devices:)"
+		return "none (declare them under " + section + ":)"
 	}
 	return strings.Join(names, ", ")
 }
