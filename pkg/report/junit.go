@@ -151,12 +151,27 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 
 	// Second pass: the document.
 	var encErr error
+	// Every value is stripped of attachment markers on its way out (but
+	// the lines the case builder made for pictures, see safeCase).
 	encode := func(v any, name string) {
+		switch x := v.(type) {
+		case *junit.Testcase:
+			safeCase(x)
+		case junit.Property:
+			x.Name, x.Value = noAttachments(x.Name), noAttachments(x.Value)
+			v = x
+		case junit.Output:
+			x.Data = noAttachments(x.Data)
+			v = x
+		}
 		if encErr == nil {
 			encErr = enc.EncodeElement(v, xml.StartElement{Name: xml.Name{Local: name}})
 		}
 	}
 	token := func(t xml.Token) {
+		if st, ok := t.(xml.StartElement); ok {
+			safeAttrs(st.Attr)
+		}
 		if encErr == nil {
 			encErr = enc.EncodeToken(t)
 		}
@@ -352,7 +367,7 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 	// output as "label: 0x... 0x...", as on the console.
 	var lines []string
 	if label, vals, ok := labelledValues(st.Data); ok {
-		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), vals))
+		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), cleanLine(vals)))
 	}
 	if st.Kind == pioTestKind {
 		cb.addTestCases(st)
@@ -363,8 +378,11 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 	}
 	// Pictures, as the attachment lines that Jenkins and GitLab show
 	// beside the test case.
+	for i, l := range lines {
+		lines[i] = noAttachments(l)
+	}
 	for _, a := range st.Attachments {
-		lines = append(lines, fmt.Sprintf("[[ATTACHMENT|%s]]", cleanLine(a)))
+		lines = append(lines, attachmentLine(a))
 	}
 	for _, l := range lines {
 		if cb.valueLines >= valueLinesLimit {
