@@ -92,15 +92,20 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	z := &results.Summarizer{
 		Options: opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) {
-			seqs = append(seqs, seqSummary{width: 2})
+			seqs = append(seqs, seqSummary{width: 2, finallyWidth: 1})
 			counts = append(counts, suiteCounts{})
 			n := len(seqs) - 1
 			cb = newCaseBuilder(&seqs[n], opts.Summary, func(tc *junit.Testcase) { counts[n].add(tc) })
 		},
 		OnStep: func(_ int, st *results.Step) {
-			s := &seqs[len(seqs)-1]
+			n := len(seqs) - 1
+			s := &seqs[n]
 			s.steps = true
-			s.width = max(s.width, leadingDigits(st.Path))
+			if rest, ok := strings.CutPrefix(st.Path, finallyPrefix); ok {
+				s.finallyWidth = max(s.finallyWidth, leadingDigits(rest))
+			} else {
+				s.width = max(s.width, leadingDigits(st.Path))
+			}
 			cb.add(st)
 		},
 		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
@@ -144,7 +149,8 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	enc.Indent("", "\t")
 	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
 	root.Attr = appendAttrs(root.Attr, "name", "hilrun", "time", seconds(total))
-	root.Attr = appendCounts(root.Attr, true, "tests", all.tests, "errors", all.errors, "failures", all.failures, "skipped", all.skipped)
+	// junit-10 has no skipped count on <testsuites>: the suites carry it.
+	root.Attr = appendCounts(root.Attr, true, "tests", all.tests, "errors", all.errors, "failures", all.failures)
 	if err := enc.EncodeToken(root); err != nil {
 		return err
 	}
@@ -197,17 +203,21 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 				suite.Attr = appendAttrs(suite.Attr, "file", f)
 			}
 			token(suite)
-			token(xml.StartElement{Name: xml.Name{Local: "properties"}})
-			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
+			// The sequence file is the suite's file attribute only.
+			var props []junit.Property
 			if sh := opts.Shard; sh != nil {
-				for _, p := range sh.properties() {
-					encode(p, "property")
-				}
+				props = append(props, sh.properties()...)
 			}
 			if b := cleanLine(s.seq.Bench); b != "" {
-				encode(junit.Property{Name: "bench", Value: b}, "property")
+				props = append(props, junit.Property{Name: "bench", Value: b})
 			}
-			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
+			if len(props) > 0 {
+				token(xml.StartElement{Name: xml.Name{Local: "properties"}})
+				for _, p := range props {
+					encode(p, "property")
+				}
+				token(xml.EndElement{Name: xml.Name{Local: "properties"}})
+			}
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 			if s.carry {
 				cb.carry = sequenceCase(s, false)
@@ -402,11 +412,12 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		return
 	}
 	cb.pioOnly = st.Path == results.TopKey(st.Path)
-	prefix := stepCaseName(st, cb.seq.width)
+	prefix := stepCaseName(st, cb.seq)
 	if st.Group != "" {
-		prefix = cleanLine(st.Group) + " " + prefix
+		prefix = entryIndex(results.TopKey(st.Path), cb.seq) + " " + cleanLine(st.Group) + " " + prefix
 	}
-	for _, x := range list {
+	width := len(strconv.Itoa(len(list)))
+	for k, x := range list {
 		m, _ := x.(map[string]any)
 		if m == nil {
 			continue
@@ -417,7 +428,8 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		}
 		str := func(k string) string { v, _ := m[k].(string); return cleanLine(v) }
 		ms, line := num(m["duration_ms"]), num(m["line"])
-		tc := &junit.Testcase{Name: prefix + ": " + str("suite") + "/" + str("name"), Classname: cleanLine(cb.seq.seq.Name),
+		name := fmt.Sprintf("%s: %0*d %s/%s", prefix, width, k+1, str("suite"), str("name"))
+		tc := &junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name),
 			Time: seconds(time.Duration(ms * float64(time.Millisecond)))}
 		msg := str("message")
 		where := str("file")
@@ -426,9 +438,9 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		}
 		switch str("status") {
 		case "FAILED":
-			tc.Failure = &junit.Result{Message: first(msg, "failed"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+			tc.Failure = &junit.Result{Message: first(msg, "failed"), Type: typeFailed, Data: strings.TrimSpace(where+": "+msg) + "\n"}
 		case "ERRORED":
-			tc.Error = &junit.Result{Message: first(msg, "errored"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+			tc.Error = &junit.Result{Message: first(msg, "errored"), Type: typeError, Data: strings.TrimSpace(where+": "+msg) + "\n"}
 		case "SKIPPED":
 			tc.Skipped = &junit.Result{Message: first(msg, "skipped")}
 		}
@@ -588,13 +600,13 @@ func (cb *caseBuilder) flush() {
 // finish emits the testcase of the entry that ends with top, and starts
 // the next.
 func (cb *caseBuilder) finish(top *results.Step) {
-	name := stepCaseName(top, cb.seq.width)
+	name := stepCaseName(top, cb.seq)
 	if top.Kind == "group" {
 		switch {
 		case top.Group != "":
-			name = cleanLine(top.Group)
+			name = entryIndex(cb.key, cb.seq) + " " + cleanLine(top.Group)
 		case top.Name != "":
-			name = cleanLine(top.Name)
+			name = entryIndex(cb.key, cb.seq) + " " + cleanLine(top.Name)
 		}
 	}
 	tc := junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(top.DurationMS.D())}
@@ -616,9 +628,12 @@ func (cb *caseBuilder) finish(top *results.Step) {
 		if cb.more > 0 {
 			body += fmt.Sprintf("\n… and %d more steps that did not pass: the event stream lists every one\n", cb.more)
 		}
-		res := &junit.Result{Message: problemMessage(cb.first), Data: body}
-		if cb.first.Status == runner.Interrupted {
-			res.Type = string(runner.Interrupted)
+		res := &junit.Result{Message: problemMessage(cb.first), Type: typeFailed, Data: body}
+		switch {
+		case cb.first.Status == runner.Interrupted:
+			res.Type = typeInterrupted
+		case cb.errored:
+			res.Type = typeError
 		}
 		if cb.errored {
 			tc.Error = res
@@ -648,7 +663,8 @@ func (cb *caseBuilder) finish(top *results.Step) {
 		cb.emit(c)
 	}
 	if cb.moreCases > 0 {
-		cb.emit(&junit.Testcase{Name: fmt.Sprintf("… and %d more test cases", cb.moreCases), Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
+		name := fmt.Sprintf("%s … and %d more test cases", entryIndex(cb.key, cb.seq), cb.moreCases)
+		cb.emit(&junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
 			SystemOut: &junit.Output{Data: "the event stream lists every test case\n"}})
 	}
 	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
@@ -677,11 +693,13 @@ func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
 	tc := &junit.Testcase{Name: name, Classname: cleanLine(seq.Name), Time: seconds(0)}
 	switch seq.Status {
 	case runner.Failed:
+		res.Type = typeFailed
 		tc.Failure = res
 	case runner.Interrupted:
-		res.Type = string(runner.Interrupted)
+		res.Type = typeInterrupted
 		tc.Error = res
 	default:
+		res.Type = typeError
 		tc.Error = res
 	}
 	return tc
@@ -696,14 +714,9 @@ func problemMessage(s *results.Step) string {
 
 // stepCaseName names the testcase of a step outside any named group: its path,
 // with the top-level index zero-padded so that names sort in run order, its
-// kind and its name, as in "03 send help".
-func stepCaseName(s *results.Step, width int) string {
-	path := s.Path
-	n := leadingDigits(path)
-	if n > 0 && n < width {
-		path = strings.Repeat("0", width-n) + path
-	}
-	name := cleanLine(path) + " " + cleanLine(s.Kind)
+// kind and its name, as in "03 send help" or "finally.0 send off".
+func stepCaseName(s *results.Step, seq *seqSummary) string {
+	name := cleanLine(padPath(s.Path, seq)) + " " + cleanLine(s.Kind)
 	if s.Name != "" {
 		name += " " + cleanLine(s.Name)
 	}
