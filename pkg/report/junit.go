@@ -51,7 +51,12 @@ const valueLinesLimit = 100
 // a run stopped. A sequence that did not pass although none of its steps
 // failed has its Error carried by its first testcase when that did not run
 // (a device did not open), else by an extra testcase named "setup" (no
-// step ran) or "sequence".
+// step ran) or "sequence". An interrupted sequence's suite starts instead
+// with a testcase named "(interrupted)" that says where the run stopped
+// and which finally step went wrong after it, so the interrupt comes
+// first and a finally step's failure never reads as its cause. Every
+// testcase name starts with its entry's zero-padded index, so names sort
+// in run order.
 //
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
@@ -88,12 +93,14 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	// First pass: the sequences, and their testcases counted only.
 	var seqs []seqSummary
 	var counts []suiteCounts
+	var stops []interruption
 	var cb *caseBuilder
 	z := &results.Summarizer{
 		Options: opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) {
 			seqs = append(seqs, seqSummary{width: 2, finallyWidth: 1})
 			counts = append(counts, suiteCounts{})
+			stops = append(stops, interruption{})
 			n := len(seqs) - 1
 			cb = newCaseBuilder(&seqs[n], opts.Summary, func(tc *junit.Testcase) { counts[n].add(tc) })
 		},
@@ -106,13 +113,16 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			} else {
 				s.width = max(s.width, leadingDigits(st.Path))
 			}
+			stops[n].observe(st)
 			cb.add(st)
 		},
 		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
 			n := len(seqs) - 1
 			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
-			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
+			if tc := stops[n].testcase(&seqs[n]); tc != nil {
+				counts[n].add(tc)
+			} else if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
 				if cb.firstSkipped {
 					// Nothing ran, as when a device did not open: the
 					// first case carries the error instead, so the case
@@ -218,6 +228,11 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 				}
 				token(xml.EndElement{Name: xml.Name{Local: "properties"}})
 			}
+			// After an interrupt, the interrupt is the suite's first
+			// testcase.
+			if tc := stops[i].testcase(s); tc != nil {
+				encode(tc, "testcase")
+			}
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 			if s.carry {
 				cb.carry = sequenceCase(s, false)
@@ -234,7 +249,7 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			if out := transcripts(s.seq.Transcripts); out != "" {
 				encode(junit.Output{Data: out}, "system-out")
 			}
-			if extra == nil && !s.carry && s.seq.Error != "" {
+			if extra == nil && !s.carry && s.seq.Error != "" && s.seq.Status != runner.Interrupted {
 				encode(junit.Output{Data: cleanText(s.seq.Error) + "\n"}, "system-err")
 			}
 			token(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
@@ -675,7 +690,8 @@ func (cb *caseBuilder) finish(top *results.Step) {
 // although none of its steps failed, or nil.
 func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
 	seq := &s.seq
-	if problem || (seq.Error == "" && !isProblem(seq.Status)) {
+	if problem || (seq.Error == "" && !isProblem(seq.Status)) || seq.Status == runner.Interrupted {
+		// An interrupted sequence has its interruption's testcase.
 		return nil
 	}
 	name := "sequence"
@@ -691,14 +707,10 @@ func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
 		res.Data += "at " + cleanLine(seq.File) + "\n"
 	}
 	tc := &junit.Testcase{Name: name, Classname: cleanLine(seq.Name), Time: seconds(0)}
-	switch seq.Status {
-	case runner.Failed:
+	if seq.Status == runner.Failed {
 		res.Type = typeFailed
 		tc.Failure = res
-	case runner.Interrupted:
-		res.Type = typeInterrupted
-		tc.Error = res
-	default:
+	} else {
 		res.Type = typeError
 		tc.Error = res
 	}
