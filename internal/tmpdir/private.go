@@ -53,7 +53,7 @@ func Private(path string) error {
 		return fmt.Errorf("make the private folder %s: %w", path, err)
 	}
 	if why := unsafeFolder(fi); why != "" {
-		return fmt.Errorf("refuse the folder %s: %s, so other users could plant links or files in it: %w; remove it (hilrun makes it again, mode 0700), or set XDG_RUNTIME_DIR to a folder of your own",
+		return fmt.Errorf("refuse the folder %s: %s, so it is %w (another user could put files or links in it); remove it and hilrun makes it again with mode 0700, or set XDG_RUNTIME_DIR to a folder of your own",
 			path, why, ErrUnsafe)
 	}
 	return nil
