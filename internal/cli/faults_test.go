@@ -121,9 +121,16 @@ finally:
 			if rep.Passed {
 				t.Error("an interrupted run reported passed")
 			}
-			if _, err := os.Stat(filepath.Join(dir, "j.xml")); err != nil {
-				t.Errorf("no JUnit report: %v", err)
+			// The JUnit report starts with the interrupt, and strict CI
+			// servers accept it.
+			junit, err := os.ReadFile(filepath.Join(dir, "j.xml"))
+			if err != nil {
+				t.Fatalf("no JUnit report: %v", err)
 			}
+			if i, j := strings.Index(string(junit), "<testcase "), strings.Index(string(junit), `<testcase name="(interrupted)"`); i < 0 || i != j {
+				t.Errorf("the JUnit report's first testcase is not the interrupt:\n%s", junit)
+			}
+			checkJUnitSchema(t, filepath.Join(dir, "j.xml"))
 		})
 	}
 }

@@ -61,11 +61,11 @@ steps:
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`name="00 pio_test pio ` + proj + ` -e uno: test_ring/test_ring_push"`,
-		`name="00 pio_test pio ` + proj + ` -e uno: test_ring/test_ring_wrap"`,
-		`<failure message="Expected 4 Was 0"`,
+		`name="00 pio_test pio ` + proj + ` -e uno: 1 test_ring/test_ring_push"`,
+		`name="00 pio_test pio ` + proj + ` -e uno: 2 test_ring/test_ring_wrap"`,
+		`<failure message="Expected 4 Was 0" type="failed"`,
 		`test/test_ring/test_main.c:42: Expected 4 Was 0`,
-		`name="00 pio_test pio ` + proj + ` -e uno: test_ring/test_ring_dma"`,
+		`name="00 pio_test pio ` + proj + ` -e uno: 3 test_ring/test_ring_dma"`,
 		`name="01 delay`,
 	} {
 		if !strings.Contains(string(x), want) {

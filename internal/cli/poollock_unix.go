@@ -11,18 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 )
 
-// poolLockDir is where the lock files of pool benches live: hilrun/ under
-// $XDG_RUNTIME_DIR (private to the user, emptied at logout), else
-// hilrun-UID/ under the temporary folder.
+// poolLockDir is where the lock files of pool benches live: hilrun's
+// private runtime folder (tmpdir.RuntimeDir), refused when another user
+// could reach it.
 func poolLockDir() (string, error) {
-	dir := filepath.Join(os.TempDir(), "hilrun-"+strconv.Itoa(os.Getuid()))
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-		dir = filepath.Join(x, "hilrun")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("make the folder for the pool's lock files: %w", err)
+	dir, err := tmpdir.RuntimeDir()
+	if err != nil {
+		return "", fmt.Errorf("the folder for the pool's lock files: %w", err)
 	}
 	return dir, nil
 }
@@ -41,13 +40,15 @@ func tryLockBench(dir string, keys []string) (*benchLock, error) {
 	l := &benchLock{}
 	for _, key := range keys {
 		path := filepath.Join(dir, "pool-"+lockName(key)+".lock")
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := tmpdir.OpenLock(path)
 		if err != nil {
 			l.unlock()
 			return nil, fmt.Errorf("open the lock file %s: %w", path, err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			pid, _ := os.ReadFile(path)
+			pid := make([]byte, 32)
+			n, _ := f.ReadAt(pid, 0)
+			pid = pid[:n]
 			f.Close()
 			l.unlock()
 			if errors.Is(err, syscall.EWOULDBLOCK) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,39 @@ func TestWriteReportsIndependently(t *testing.T) {
 	var doc struct{ Passed bool }
 	if err := json.Unmarshal(data, &doc); err != nil || !doc.Passed {
 		t.Errorf("JSON report: %v %s", err, data)
+	}
+}
+
+// TestJUnitNamesTheHost: each testsuite of the JUnit report names the
+// machine that ran it.
+func TestJUnitNamesTheHost(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Skipf("this machine has no host name: %v", err)
+	}
+	dir := t.TempDir()
+	events, err := results.WriteResults(filepath.Join(dir, "events"), []runner.SequenceResult{{
+		Name: "s", File: "s.yaml", Status: runner.Passed, StartedAt: time.Unix(0, 0),
+		Steps: []runner.StepResult{{Path: "0", Kind: "send", Name: "x", Status: runner.Passed}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "junit.xml")
+	ios := &IO{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	if err := writeReports(context.Background(), ios, &RunOptions{JUnit: junit}, events, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Hostname string `xml:"hostname,attr"`
+		} `xml:"testsuite"`
+	}
+	data, err := os.ReadFile(junit)
+	if err == nil {
+		err = xml.Unmarshal(data, &doc)
+	}
+	if err != nil || len(doc.Suites) != 1 || doc.Suites[0].Hostname != host {
+		t.Errorf("testsuites %+v (%v), want one with hostname %q:\n%s", doc.Suites, err, host, data)
 	}
 }

@@ -543,8 +543,13 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	sum := results.Options{MaxFailures: opts.MaxFailures}
 	var lost []string
 	if opts.JUnit != "" {
+		// The machine that ran the sequences: CI servers show it beside
+		// each suite, which tells benches apart. Without one, the
+		// attribute is left out.
+		host, _ := os.Hostname()
+		jopts := report.JUnitOptions{Hostname: host, Summary: sum, Shard: opts.shard}
 		if err := writeFile(ctx, opts.JUnit, func(w io.Writer) error {
-			return report.WriteJUnit(w, events, report.JUnitOptions{Summary: sum, Shard: opts.shard})
+			return report.WriteJUnit(w, events, jopts)
 		}); err != nil {
 			lost = append(lost, fmt.Sprintf("JUnit report %s not written: %v", opts.JUnit, err))
 		}

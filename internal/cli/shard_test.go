@@ -140,6 +140,7 @@ func TestShardsMergeToSingleRun(t *testing.T) {
 		t.Fatalf("the single run exited %d, want 3 (a sequence errors): %s", code, errOut)
 	}
 	want := reportFacts(t, filepath.Join(dir, "all.json"), filepath.Join(dir, "all.xml"))
+	checkJUnitSchema(t, filepath.Join(dir, "all.xml"))
 	for _, byTime := range []bool{false, true} {
 		for n := 1; n <= 4; n++ {
 			name := fmt.Sprintf("N=%d by count", n)
@@ -170,6 +171,7 @@ func TestShardsMergeToSingleRun(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("report merge exited %d: %s", code, errOut)
 				}
+				checkJUnitSchema(t, mx)
 				if got := reportFacts(t, mj, mx); got != want {
 					t.Errorf("the merged reports differ from the single run's:\n%s", factsDiff(got, want))
 				}

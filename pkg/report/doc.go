@@ -7,7 +7,9 @@
 // Everything a device printed is untrusted: it may hold escape sequences,
 // NUL bytes or invalid UTF-8. Every reporter escapes such bytes as text
 // (\x1b, \xff) so that a terminal is never reprogrammed by a board and a
-// report file always parses.
+// report file always parses. Nor can it make CI publish a file of the
+// runner: in the JUnit report only hilrun's own picture lines carry the
+// [[ATTACHMENT|...]] marker that CI servers act on.
 package report
 
 import "github.com/hilrun/hilrun/pkg/results"

@@ -30,7 +30,10 @@ type seqSummary struct {
 	seq    results.Sequence
 	counts results.Counts
 	width  int // digits of the largest top-level step index, at least 2
-	steps  bool
+	// finallyWidth is the digits of the largest finally step index, at
+	// least 1 (JUnit only).
+	finallyWidth int
+	steps        bool
 	// carry is set when the first testcase that did not run carries the
 	// sequence's error in JUnit, in place of a testcase of its own.
 	carry bool

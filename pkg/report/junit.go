@@ -51,7 +51,12 @@ const valueLinesLimit = 100
 // a run stopped. A sequence that did not pass although none of its steps
 // failed has its Error carried by its first testcase when that did not run
 // (a device did not open), else by an extra testcase named "setup" (no
-// step ran) or "sequence".
+// step ran) or "sequence". An interrupted sequence's suite starts instead
+// with a testcase named "(interrupted)" that says where the run stopped
+// and which finally step went wrong after it, so the interrupt comes
+// first and a finally step's failure never reads as its cause. Every
+// testcase name starts with its entry's zero-padded index, so names sort
+// in run order.
 //
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
@@ -88,26 +93,36 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	// First pass: the sequences, and their testcases counted only.
 	var seqs []seqSummary
 	var counts []suiteCounts
+	var stops []interruption
 	var cb *caseBuilder
 	z := &results.Summarizer{
 		Options: opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) {
-			seqs = append(seqs, seqSummary{width: 2})
+			seqs = append(seqs, seqSummary{width: 2, finallyWidth: 1})
 			counts = append(counts, suiteCounts{})
+			stops = append(stops, interruption{})
 			n := len(seqs) - 1
 			cb = newCaseBuilder(&seqs[n], opts.Summary, func(tc *junit.Testcase) { counts[n].add(tc) })
 		},
 		OnStep: func(_ int, st *results.Step) {
-			s := &seqs[len(seqs)-1]
+			n := len(seqs) - 1
+			s := &seqs[n]
 			s.steps = true
-			s.width = max(s.width, leadingDigits(st.Path))
+			if rest, ok := strings.CutPrefix(st.Path, finallyPrefix); ok {
+				s.finallyWidth = max(s.finallyWidth, leadingDigits(rest))
+			} else {
+				s.width = max(s.width, leadingDigits(st.Path))
+			}
+			stops[n].observe(st)
 			cb.add(st)
 		},
 		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
 			n := len(seqs) - 1
 			seqs[n].seq, seqs[n].counts = *seq, c
 			cb.flush()
-			if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
+			if tc := stops[n].testcase(&seqs[n]); tc != nil {
+				counts[n].add(tc)
+			} else if tc := sequenceCase(&seqs[n], cb.problem); tc != nil {
 				if cb.firstSkipped {
 					// Nothing ran, as when a device did not open: the
 					// first case carries the error instead, so the case
@@ -144,19 +159,35 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	enc.Indent("", "\t")
 	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
 	root.Attr = appendAttrs(root.Attr, "name", "hilrun", "time", seconds(total))
-	root.Attr = appendCounts(root.Attr, true, "tests", all.tests, "errors", all.errors, "failures", all.failures, "skipped", all.skipped)
+	// junit-10 has no skipped count on <testsuites>: the suites carry it.
+	root.Attr = appendCounts(root.Attr, true, "tests", all.tests, "errors", all.errors, "failures", all.failures)
 	if err := enc.EncodeToken(root); err != nil {
 		return err
 	}
 
 	// Second pass: the document.
 	var encErr error
+	// Every value is stripped of attachment markers on its way out (but
+	// the lines the case builder made for pictures, see safeCase).
 	encode := func(v any, name string) {
+		switch x := v.(type) {
+		case *junit.Testcase:
+			safeCase(x)
+		case junit.Property:
+			x.Name, x.Value = noAttachments(x.Name), noAttachments(x.Value)
+			v = x
+		case junit.Output:
+			x.Data = noAttachments(x.Data)
+			v = x
+		}
 		if encErr == nil {
 			encErr = enc.EncodeElement(v, xml.StartElement{Name: xml.Name{Local: name}})
 		}
 	}
 	token := func(t xml.Token) {
+		if st, ok := t.(xml.StartElement); ok {
+			safeAttrs(st.Attr)
+		}
 		if encErr == nil {
 			encErr = enc.EncodeToken(t)
 		}
@@ -182,17 +213,26 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 				suite.Attr = appendAttrs(suite.Attr, "file", f)
 			}
 			token(suite)
-			token(xml.StartElement{Name: xml.Name{Local: "properties"}})
-			encode(junit.Property{Name: "file", Value: cleanLine(s.seq.File)}, "property")
+			// The sequence file is the suite's file attribute only.
+			var props []junit.Property
 			if sh := opts.Shard; sh != nil {
-				for _, p := range sh.properties() {
-					encode(p, "property")
-				}
+				props = append(props, sh.properties()...)
 			}
 			if b := cleanLine(s.seq.Bench); b != "" {
-				encode(junit.Property{Name: "bench", Value: b}, "property")
+				props = append(props, junit.Property{Name: "bench", Value: b})
 			}
-			token(xml.EndElement{Name: xml.Name{Local: "properties"}})
+			if len(props) > 0 {
+				token(xml.StartElement{Name: xml.Name{Local: "properties"}})
+				for _, p := range props {
+					encode(p, "property")
+				}
+				token(xml.EndElement{Name: xml.Name{Local: "properties"}})
+			}
+			// After an interrupt, the interrupt is the suite's first
+			// testcase.
+			if tc := stops[i].testcase(s); tc != nil {
+				encode(tc, "testcase")
+			}
 			cb = newCaseBuilder(s, opts.Summary, func(tc *junit.Testcase) { encode(tc, "testcase") })
 			if s.carry {
 				cb.carry = sequenceCase(s, false)
@@ -209,7 +249,7 @@ func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 			if out := transcripts(s.seq.Transcripts); out != "" {
 				encode(junit.Output{Data: out}, "system-out")
 			}
-			if extra == nil && !s.carry && s.seq.Error != "" {
+			if extra == nil && !s.carry && s.seq.Error != "" && s.seq.Status != runner.Interrupted {
 				encode(junit.Output{Data: cleanText(s.seq.Error) + "\n"}, "system-err")
 			}
 			token(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
@@ -352,7 +392,7 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 	// output as "label: 0x... 0x...", as on the console.
 	var lines []string
 	if label, vals, ok := labelledValues(st.Data); ok {
-		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), vals))
+		lines = append(lines, fmt.Sprintf("%s: %s", cleanLine(label), cleanLine(vals)))
 	}
 	if st.Kind == pioTestKind {
 		cb.addTestCases(st)
@@ -363,8 +403,11 @@ func (cb *caseBuilder) addLeaf(st *results.Step) {
 	}
 	// Pictures, as the attachment lines that Jenkins and GitLab show
 	// beside the test case.
+	for i, l := range lines {
+		lines[i] = noAttachments(l)
+	}
 	for _, a := range st.Attachments {
-		lines = append(lines, fmt.Sprintf("[[ATTACHMENT|%s]]", cleanLine(a)))
+		lines = append(lines, attachmentLine(a))
 	}
 	for _, l := range lines {
 		if cb.valueLines >= valueLinesLimit {
@@ -384,11 +427,12 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		return
 	}
 	cb.pioOnly = st.Path == results.TopKey(st.Path)
-	prefix := stepCaseName(st, cb.seq.width)
+	prefix := stepCaseName(st, cb.seq)
 	if st.Group != "" {
-		prefix = cleanLine(st.Group) + " " + prefix
+		prefix = entryIndex(results.TopKey(st.Path), cb.seq) + " " + cleanLine(st.Group) + " " + prefix
 	}
-	for _, x := range list {
+	width := len(strconv.Itoa(len(list)))
+	for k, x := range list {
 		m, _ := x.(map[string]any)
 		if m == nil {
 			continue
@@ -399,7 +443,8 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		}
 		str := func(k string) string { v, _ := m[k].(string); return cleanLine(v) }
 		ms, line := num(m["duration_ms"]), num(m["line"])
-		tc := &junit.Testcase{Name: prefix + ": " + str("suite") + "/" + str("name"), Classname: cleanLine(cb.seq.seq.Name),
+		name := fmt.Sprintf("%s: %0*d %s/%s", prefix, width, k+1, str("suite"), str("name"))
+		tc := &junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name),
 			Time: seconds(time.Duration(ms * float64(time.Millisecond)))}
 		msg := str("message")
 		where := str("file")
@@ -408,9 +453,9 @@ func (cb *caseBuilder) addTestCases(st *results.Step) {
 		}
 		switch str("status") {
 		case "FAILED":
-			tc.Failure = &junit.Result{Message: first(msg, "failed"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+			tc.Failure = &junit.Result{Message: first(msg, "failed"), Type: typeFailed, Data: strings.TrimSpace(where+": "+msg) + "\n"}
 		case "ERRORED":
-			tc.Error = &junit.Result{Message: first(msg, "errored"), Data: strings.TrimSpace(where+": "+msg) + "\n"}
+			tc.Error = &junit.Result{Message: first(msg, "errored"), Type: typeError, Data: strings.TrimSpace(where+": "+msg) + "\n"}
 		case "SKIPPED":
 			tc.Skipped = &junit.Result{Message: first(msg, "skipped")}
 		}
@@ -570,13 +615,13 @@ func (cb *caseBuilder) flush() {
 // finish emits the testcase of the entry that ends with top, and starts
 // the next.
 func (cb *caseBuilder) finish(top *results.Step) {
-	name := stepCaseName(top, cb.seq.width)
+	name := stepCaseName(top, cb.seq)
 	if top.Kind == "group" {
 		switch {
 		case top.Group != "":
-			name = cleanLine(top.Group)
+			name = entryIndex(cb.key, cb.seq) + " " + cleanLine(top.Group)
 		case top.Name != "":
-			name = cleanLine(top.Name)
+			name = entryIndex(cb.key, cb.seq) + " " + cleanLine(top.Name)
 		}
 	}
 	tc := junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(top.DurationMS.D())}
@@ -598,9 +643,12 @@ func (cb *caseBuilder) finish(top *results.Step) {
 		if cb.more > 0 {
 			body += fmt.Sprintf("\n… and %d more steps that did not pass: the event stream lists every one\n", cb.more)
 		}
-		res := &junit.Result{Message: problemMessage(cb.first), Data: body}
-		if cb.first.Status == runner.Interrupted {
-			res.Type = string(runner.Interrupted)
+		res := &junit.Result{Message: problemMessage(cb.first), Type: typeFailed, Data: body}
+		switch {
+		case cb.first.Status == runner.Interrupted:
+			res.Type = typeInterrupted
+		case cb.errored:
+			res.Type = typeError
 		}
 		if cb.errored {
 			tc.Error = res
@@ -630,7 +678,8 @@ func (cb *caseBuilder) finish(top *results.Step) {
 		cb.emit(c)
 	}
 	if cb.moreCases > 0 {
-		cb.emit(&junit.Testcase{Name: fmt.Sprintf("… and %d more test cases", cb.moreCases), Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
+		name := fmt.Sprintf("%s … and %d more test cases", entryIndex(cb.key, cb.seq), cb.moreCases)
+		cb.emit(&junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
 			SystemOut: &junit.Output{Data: "the event stream lists every test case\n"}})
 	}
 	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
@@ -641,7 +690,8 @@ func (cb *caseBuilder) finish(top *results.Step) {
 // although none of its steps failed, or nil.
 func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
 	seq := &s.seq
-	if problem || (seq.Error == "" && !isProblem(seq.Status)) {
+	if problem || (seq.Error == "" && !isProblem(seq.Status)) || seq.Status == runner.Interrupted {
+		// An interrupted sequence has its interruption's testcase.
 		return nil
 	}
 	name := "sequence"
@@ -657,13 +707,11 @@ func sequenceCase(s *seqSummary, problem bool) *junit.Testcase {
 		res.Data += "at " + cleanLine(seq.File) + "\n"
 	}
 	tc := &junit.Testcase{Name: name, Classname: cleanLine(seq.Name), Time: seconds(0)}
-	switch seq.Status {
-	case runner.Failed:
+	if seq.Status == runner.Failed {
+		res.Type = typeFailed
 		tc.Failure = res
-	case runner.Interrupted:
-		res.Type = string(runner.Interrupted)
-		tc.Error = res
-	default:
+	} else {
+		res.Type = typeError
 		tc.Error = res
 	}
 	return tc
@@ -678,14 +726,9 @@ func problemMessage(s *results.Step) string {
 
 // stepCaseName names the testcase of a step outside any named group: its path,
 // with the top-level index zero-padded so that names sort in run order, its
-// kind and its name, as in "03 send help".
-func stepCaseName(s *results.Step, width int) string {
-	path := s.Path
-	n := leadingDigits(path)
-	if n > 0 && n < width {
-		path = strings.Repeat("0", width-n) + path
-	}
-	name := cleanLine(path) + " " + cleanLine(s.Kind)
+// kind and its name, as in "03 send help" or "finally.0 send off".
+func stepCaseName(s *results.Step, seq *seqSummary) string {
+	name := cleanLine(padPath(s.Path, seq)) + " " + cleanLine(s.Kind)
 	if s.Name != "" {
 		name += " " + cleanLine(s.Name)
 	}

@@ -301,7 +301,7 @@ func MergeJSON(w io.Writer, paths []string) error {
 type suiteSpan struct {
 	name, seqFile         string
 	tests, failures, errs int
-	skipped, disabled     int
+	skipped               int
 	millis                int64
 	file                  string
 	start                 int64
@@ -369,7 +369,7 @@ func scanJUnit(path string) ([]suiteSpan, error) {
 // countSuite counts a testsuite from its testcases, which must agree with
 // what its attributes say.
 func countSuite(s *junit.Testsuite) (suiteSpan, error) {
-	span := suiteSpan{name: s.Name, disabled: s.Disabled}
+	span := suiteSpan{name: s.Name}
 	for _, tc := range s.Testcases {
 		span.tests++
 		switch {
@@ -419,9 +419,9 @@ func parseSeconds(s string) (int64, error) {
 
 // MergeJUnit writes to w one JUnit report holding the testsuites of the
 // JUnit reports at paths (the shards of a run), ordered by file and then
-// name, with the totals of <testsuites> (tests, failures, errors, skipped
-// and time, the sum of the suites' times) counted again and the suites'
-// ids renumbered. A testsuite in two reports is an error naming it and
+// name, with the totals of <testsuites> (tests, failures, errors and
+// time, the sum of the suites' times) counted again and the suites' ids
+// renumbered. A testsuite in two reports is an error naming it and
 // them, and nothing is written. One testsuite is in memory at a time.
 func MergeJUnit(w io.Writer, paths []string) error {
 	var spans []suiteSpan
@@ -454,14 +454,12 @@ func MergeJUnit(w io.Writer, paths []string) error {
 	slices.SortStableFunc(spans, func(a, b suiteSpan) int {
 		return strings.Compare(a.key()+"\x00"+a.name, b.key()+"\x00"+b.name)
 	})
-	var tests, failures, errs, skipped, disabled int
+	var tests, failures, errs int
 	var millis int64
 	for _, s := range spans {
 		tests += s.tests
 		failures += s.failures
 		errs += s.errs
-		skipped += s.skipped
-		disabled += s.disabled
 		millis += s.millis
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -472,7 +470,8 @@ func MergeJUnit(w io.Writer, paths []string) error {
 	enc.Indent("", "\t")
 	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
 	root.Attr = appendAttrs(root.Attr, "name", "hilrun", "time", strconv.FormatFloat(float64(millis)/1000, 'f', 3, 64))
-	root.Attr = appendCounts(root.Attr, true, "tests", tests, "errors", errs, "failures", failures, "skipped", skipped, "disabled", disabled)
+	// junit-10 counts only tests, errors and failures on <testsuites>.
+	root.Attr = appendCounts(root.Attr, true, "tests", tests, "errors", errs, "failures", failures)
 	if err := enc.EncodeToken(root); err != nil {
 		return fmt.Errorf("merge junit reports: %w", err)
 	}
@@ -496,10 +495,14 @@ func MergeJUnit(w io.Writer, paths []string) error {
 			return fmt.Errorf("merge junit reports: read %s: %w", s.file, err)
 		}
 		suite.ID = i
+		suite.Disabled = 0 // not a junit-10 attribute of <testsuite>
 		if suite.Properties != nil {
 			// The merged report is the whole run, no shard.
 			props := slices.DeleteFunc(*suite.Properties, func(p junit.Property) bool { return isShardProperty(p.Name) })
 			suite.Properties = &props
+			if len(props) == 0 {
+				suite.Properties = nil
+			}
 		}
 		if err := enc.EncodeElement(suite, xml.StartElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
 			return fmt.Errorf("merge junit reports: %w", err)

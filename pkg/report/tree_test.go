@@ -118,7 +118,7 @@ func TestConsoleSetupFailureComesFirst(t *testing.T) {
 	j := junitReport(t, []runner.SequenceResult{res})
 	golden(t, "junit_setup.golden.xml", j)
 	suites := parseJUnit(t, j)
-	if got, want := caseNames(t, res), []string{"00 send version", "boot", "02 repeat 2 times", "finally.0 send led off", "finally.1 delay 1ms"}; !slices.Equal(got, want) {
+	if got, want := caseNames(t, res), []string{"00 send version", "01 boot", "02 repeat 2 times", "finally.0 send led off", "finally.1 delay 1ms"}; !slices.Equal(got, want) {
 		t.Errorf("JUnit cases %q, want %q", got, want)
 	}
 	s := suites.Suites[0]

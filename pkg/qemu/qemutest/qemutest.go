@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/stream"
@@ -121,14 +122,18 @@ func build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hash the sources: %w", err)
 	}
-	dir := filepath.Join(os.TempDir(), "hilrun-qemu-firmware-"+sum)
+	cache, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, sum)
 	elf := filepath.Join(dir, "qemu.elf")
 	if _, err := os.Stat(elf); err == nil {
 		return elf, nil
 	}
 	// Build beside the final directory and rename it into place, so that
 	// test binaries building at once never see half a build.
-	tmp, err := os.MkdirTemp(os.TempDir(), "hilrun-qemu-firmware-build-")
+	tmp, err := os.MkdirTemp(cache, "build-")
 	if err != nil {
 		return "", err
 	}
@@ -147,6 +152,17 @@ func build() (string, error) {
 		}
 	}
 	return elf, nil
+}
+
+// cacheDir is the folder, private to this user, where test binaries
+// share the firmware they build and the lock they take turns through: a
+// folder another user made first could hand them a firmware of theirs.
+func cacheDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), "hilrun-qemu-firmware-"+strconv.Itoa(os.Getuid()))
+	if err := tmpdir.Private(dir); err != nil {
+		return "", fmt.Errorf("the folder for test firmware: %w", err)
+	}
+	return dir, nil
 }
 
 // hashSources hashes the files of src that the build reads.
@@ -325,7 +341,11 @@ func BuildInTree(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hilrun-qemu-firmware-intree.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	cache, err := cacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := tmpdir.OpenLock(filepath.Join(cache, "intree.lock"))
 	if err != nil {
 		t.Fatalf("open the firmware build's lock file: %v", err)
 	}
