@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -166,8 +167,14 @@ func prepare(o prepareOptions) (*prepared, error) {
 		if len(unbound) > 0 {
 			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, --sim or --qemu FILE", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
 		}
-		add(engine.CheckProbes(seq))
-		add(checkImages(seq))
+		if o.Unbound {
+			// validate: a build output that is not built yet is a note.
+			add(notMissing(engine.CheckProbes(seq), warn))
+			add(notMissing(checkImages(seq), warn))
+		} else {
+			add(engine.CheckProbes(seq))
+			add(checkImages(seq))
+		}
 		add(checkPIOProjects(seq))
 	}
 	if len(other) > 0 {
@@ -181,6 +188,31 @@ func prepare(o prepareOptions) (*prepared, error) {
 		return nil, invalid(dedupe(all))
 	}
 	return p, nil
+}
+
+// notMissing passes on the problems of err except those that say only
+// that a file does not exist yet, which go to warn as notes, once per file.
+func notMissing(err error, warn func(string)) error {
+	var el steps.ErrorList
+	if !errors.As(err, &el) {
+		return err
+	}
+	var keep steps.ErrorList
+	noted := map[string]bool{}
+	for _, e := range el {
+		if e.Missing == "" {
+			keep = append(keep, e)
+			continue
+		}
+		if !noted[e.Missing] {
+			noted[e.Missing] = true
+			warn(fmt.Sprintf("note: %s: %s is not there yet; if a build makes it, build it before hilrun run, which refuses the sequence without it", e.Pos, e.Missing))
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	return keep
 }
 
 // dedupe keeps the first of the errors that say the same about the same
@@ -227,7 +259,11 @@ func checkImages(seq *steps.Sequence) error {
 			return // known only when the step runs
 		}
 		if _, err := os.Stat(f); err != nil {
-			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("upload: image file %s: %v", f, errors.Unwrap(err))})
+			e := &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("upload: image file %s: %v", f, errors.Unwrap(err))}
+			if errors.Is(err, fs.ErrNotExist) {
+				e.Missing = f
+			}
+			errs = append(errs, e)
 		}
 	})
 	if len(errs) > 0 {

@@ -174,7 +174,7 @@ func CheckProbes(seq *steps.Sequence) error {
 			return
 		}
 		if _, _, err := elfsym.LookupSymbol(elf, s.Mem.Symbol); err != nil {
-			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: err.Error()})
+			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: err.Error(), Missing: missing(elf, err)})
 		}
 	})
 	if len(errs) > 0 {

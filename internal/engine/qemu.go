@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -147,7 +148,7 @@ func checkQEMU(seq *steps.Sequence, p *steps.Probe) steps.ErrorList {
 			continue
 		}
 		if err := checkImage(f.path); err != nil {
-			errs = append(errs, &steps.Error{Pos: l.Pos, Msg: fmt.Sprintf("probe %s: qemu %s: %v", p.Name, f.key, err)})
+			errs = append(errs, &steps.Error{Pos: l.Pos, Msg: fmt.Sprintf("probe %s: qemu %s: %v", p.Name, f.key, err), Missing: missing(f.path, err)})
 		}
 	}
 	if l.Console == "" {
@@ -166,12 +167,20 @@ func checkQEMU(seq *steps.Sequence, p *steps.Probe) steps.ErrorList {
 	return errs
 }
 
+// missing is path when err says only that it does not exist, else "".
+func missing(path string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return path
+	}
+	return ""
+}
+
 // checkImage says why path is not a file QEMU can load, or nil.
 func checkImage(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("%s does not exist (build it first)", path)
+		return fmt.Errorf("%s does not exist (build it first): %w", path, fs.ErrNotExist)
 	case err != nil:
 		return err
 	case fi.IsDir():

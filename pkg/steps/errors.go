@@ -32,6 +32,10 @@ func (p Pos) String() string {
 type Error struct {
 	Pos Pos
 	Msg string
+	// Missing is the file the problem is about when the problem is only
+	// that the file does not exist yet: an image or ELF file that a build
+	// makes. validate notes it, where run refuses it.
+	Missing string
 }
 
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
