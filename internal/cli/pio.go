@@ -46,10 +46,12 @@ func newPIOCmd(ios *IO) *cobra.Command {
 		Use:   "pio VERB",
 		Short: "PlatformIO verbs: boards, devices, projects, check, test, libraries",
 		Long: `hilrun pio runs PlatformIO Core (pio) verbs with structured output, the same
-verbs hilrun mcp serves: list_boards, get_board_info, list_devices,
-init_project, get_project_config, clean_project, upload_filesystem,
-check_project, run_tests, search_libraries, install_library,
-list_installed_libraries, uninstall_library, update_library, system_info.
+verbs hilrun mcp serves, kebab-case here (the MCP tools' snake_case names,
+such as list_boards, are accepted too): list-boards, get-board-info,
+list-devices, init-project, get-project-config, clean-project,
+upload-filesystem, check-project, run-tests, search-libraries,
+install-library, list-installed-libraries, uninstall-library,
+update-library, system-info.
 Every project verb takes -d PROJECT and acts on that project only; global
 settings, upgrades, account and remote commands are not offered.
 Exit codes: 0 done, 1 defects found or tests failed, 2 invalid input (no
@@ -77,8 +79,10 @@ platformio.ini, unknown board or environment), 3 pio missing or failing.`,
 		o := &pioOptions{}
 		v := v
 		c := &cobra.Command{
-			Use:     v.name + v.use,
-			Aliases: []string{strings.ReplaceAll(v.name, "_", "-")},
+			// Kebab-case as command lines have it; the MCP tool's
+			// snake_case name stays an alias.
+			Use:     strings.ReplaceAll(v.name, "_", "-") + v.use,
+			Aliases: []string{v.name},
 			Short:   v.short,
 			Args:    v.args,
 			RunE: func(cmd *cobra.Command, args []string) error {

@@ -39,19 +39,19 @@ func TestPIOVerbs(t *testing.T) {
 		{"boards", []string{"list_boards", "uno"}, []string{"boards_uno"}, 0, "uno_wifi_rev2  ATMEGA4809"},
 		{"board", []string{"get-board-info", "uno"}, []string{"boards_uno"}, 0, "flash: 32256 bytes"},
 		{"unknown board", []string{"get_board_info", "no-such-board"}, []string{"boards_none"}, cli.ExitInvalid, ""},
-		{"devices", []string{"list_devices"}, []string{"device_list"}, 0, "Silicon Labs CP210x UART bridge"},
-		{"check", []string{"check_project", "-d", dir, "-e", "uno"}, []string{"check"}, cli.ExitFailed, "src/main.cpp:21:12: medium: Uninitialized variable: count [uninitvar]"},
-		{"check unknown env", []string{"check_project", "-d", dir, "-e", "due"}, []string{"check"}, cli.ExitInvalid, ""},
+		{"devices", []string{"list-devices"}, []string{"device_list"}, 0, "Silicon Labs CP210x UART bridge"},
+		{"check", []string{"check-project", "-d", dir, "-e", "uno"}, []string{"check"}, cli.ExitFailed, "src/main.cpp:21:12: medium: Uninitialized variable: count [uninitvar]"},
+		{"check unknown env", []string{"check-project", "-d", dir, "-e", "due"}, []string{"check"}, cli.ExitInvalid, ""},
 		{"check no project", []string{"check_project", "-d", t.TempDir()}, []string{"check"}, cli.ExitInvalid, ""},
-		{"tests", []string{"run_tests", "-d", dir, "-e", "uno"}, []string{"test"}, cli.ExitFailed, "uno:test_ring/test_ring_wrap FAILED: Expected 4 Was 0 (test/test_ring/test_main.c:42)"},
+		{"tests", []string{"run-tests", "-d", dir, "-e", "uno"}, []string{"test"}, cli.ExitFailed, "uno:test_ring/test_ring_wrap FAILED: Expected 4 Was 0 (test/test_ring/test_main.c:42)"},
 		{"tests no report", []string{"run_tests", "-d", dir, "-e", "uno"}, []string{"test_build_error"}, cli.ExitInfra, ""},
-		{"search", []string{"search_libraries", "onewire"}, []string{"pkg_search"}, 0, "paulstoffregen/OneWire@2.3.8"},
-		{"list libs", []string{"list_installed_libraries", "-d", dir}, []string{"pkg_list"}, 0, "  esp32dev: OneWire@2.3.8"},
-		{"install", []string{"install_library", "-d", dir, "-e", "esp32dev", "bblanchon/ArduinoJson@^7.0.4"}, []string{"pkg_install"}, 0, "has been installed!"},
+		{"search", []string{"search-libraries", "onewire"}, []string{"pkg_search"}, 0, "paulstoffregen/OneWire@2.3.8"},
+		{"list libs", []string{"list-installed-libraries", "-d", dir}, []string{"pkg_list"}, 0, "  esp32dev: OneWire@2.3.8"},
+		{"install", []string{"install-library", "-d", dir, "-e", "esp32dev", "bblanchon/ArduinoJson@^7.0.4"}, []string{"pkg_install"}, 0, "has been installed!"},
 		{"system", []string{"system_info"}, []string{"system_info"}, 0, "PlatformIO Core"},
 		{"out of scope", []string{"remote", "agent", "start"}, nil, cli.ExitInvalid, ""},
 		{"upgrade", []string{"upgrade"}, nil, cli.ExitInvalid, ""},
-		{"uploadfs", []string{"upload_filesystem", "-d", dir, "-e", "esp32dev"}, []string{"uploadfs"}, 0, "Hash of data verified."},
+		{"uploadfs", []string{"upload-filesystem", "-d", dir, "-e", "esp32dev"}, []string{"uploadfs"}, 0, "Hash of data verified."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,5 +91,29 @@ func TestPIONotInstalled(t *testing.T) {
 	code := cli.MainIO([]string{"pio", "system_info"}, &cli.IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, PIO: pio.Exec{Tool: "hilrun-no-such-pio"}})
 	if code != cli.ExitInfra || !strings.Contains(errOut.String(), "pipx install platformio") {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestPIOVerbNames checks that the verbs are kebab-case on the command
+// line, as the rest of hilrun's commands and flags are, and that the MCP
+// tools' snake_case names still work as aliases.
+func TestPIOVerbNames(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := cli.MainIO([]string{"pio", "--help"}, &cli.IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}); code != 0 {
+		t.Fatalf("pio --help exited %d: %s", code, errOut.String())
+	}
+	for _, verb := range []string{"list-boards", "check-project", "run-tests", "list-installed-libraries", "system-info"} {
+		if !strings.Contains(out.String(), "\n  "+verb+" ") {
+			t.Errorf("pio --help does not list %s:\n%s", verb, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "\n  check_project ") {
+		t.Errorf("pio --help lists the snake_case name as a command:\n%s", out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code := cli.MainIO([]string{"pio", "run-tests", "--bogus"}, &cli.IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if code != cli.ExitInvalid || !strings.Contains(errOut.String(), "unknown flag: --bogus") {
+		t.Errorf("pio run-tests --bogus: exit %d, %s", code, errOut.String())
 	}
 }

@@ -96,7 +96,7 @@ func (c *Client) BoardInfo(ctx context.Context, id string) (*Board, error) {
 			near = append(near, boards[i].ID)
 		}
 	}
-	hint := "`hilrun pio list_boards FILTER` finds board ids"
+	hint := "`hilrun pio list-boards FILTER` (MCP: list_boards) finds board ids"
 	if len(near) > 0 {
 		hint = "boards that mention it: " + strings.Join(near, ", ")
 	}
