@@ -58,6 +58,9 @@ type RunOptions struct {
 	// MaxFailures caps the failing iterations each repeat lists in the
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
+	// ExitFirst starts no more sequences once one did not pass (-x, as in
+	// pytest); with --pool it is --pool-fail-fast.
+	ExitFirst bool
 
 	info report.RunInfo // for the HTML report and Allure
 	// consoleRoot holds the console logs of a run without --log-dir for
@@ -120,7 +123,9 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.BoolVar(&opts.Realtime, "realtime", false, "run delays and repeat every: waits as SCHED_FIFO and lock hilrun's memory, when the system allows it (CAP_SYS_NICE, CAP_IPC_LOCK or root); says so when it does not")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
+	f.BoolVarP(&opts.ExitFirst, "exitfirst", "x", false, "stop at the first sequence that does not pass: start no more (with --pool, those running finish)")
 	opts.Pool.register(f)
+	completeSequences(cmd)
 	return cmd
 }
 
@@ -142,6 +147,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	files, err = skipBenchFiles(ios, files)
 	if err != nil {
 		return err
+	}
+	if opts.ExitFirst && opts.Pool.File != "" {
+		opts.Pool.FailFast = true
 	}
 	if opts.Pool.given() {
 		return runPool(in, ios, opts, fl, files)
@@ -341,6 +349,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			os.Remove(artifacts)
 		}
 		if runCtx.Err() != nil {
+			break
+		}
+		if opts.ExitFirst && res.Status != runner.Passed && i+1 < len(seqs) {
+			fmt.Fprintf(ios.ErrOut, "hilrun: -x: %s did not pass, so the %s after it did not run\n", seq.Name, count(len(seqs)-i-1, "sequence"))
 			break
 		}
 	}
