@@ -78,6 +78,7 @@ was not a step or command, 3 a bench error (the most serious wins).`,
 	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board: what nothing else binds goes to it, and its probe gets the board's firmware image for symbols")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs of the session under `DIR`")
 	opts.QEMU.register(f)
+	completeSequences(cmd)
 	return cmd
 }
 

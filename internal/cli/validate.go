@@ -62,6 +62,7 @@ when any file is invalid.`,
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` run will get with --bench (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "check as run --sim would: the virtual board binds what is still unbound")
 	f.StringVar(&opts.Pool, "pool", "", "check the sequences against every bench of the pool `FILE`, as run --pool does")
+	completeSequences(cmd)
 	return cmd
 }
 
