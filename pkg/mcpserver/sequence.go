@@ -807,6 +807,9 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		if err := s.bindProbe(p); err != nil {
 			return nil, nil, err
 		}
+		if err := s.checkProbeTarget(p); err != nil {
+			return nil, nil, err
+		}
 		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))
 	}
 	if s.cfg.CheckProbes != nil {
