@@ -25,12 +25,10 @@ type edgeAttack struct {
 	// args is the tool's arguments as JSON, with the placeholders of
 	// edgeFiles filled in.
 	args string
-	// want is a text the answer must hold; refuse, when true, says the
+	// want is a text the answer must hold; allowed, when true, says the
 	// answer must not hold "refused" (the server's own camera).
-	want   string
-	refuse bool
-	// check, when set, runs after the call.
-	check func(t *testing.T, answer string)
+	want    string
+	allowed bool
 }
 
 // edgeTargets are what the attacks aim at, outside the server: a local
@@ -176,7 +174,7 @@ func edgePostures() []struct {
 	}{
 		{name: "read-only", flags: []string{"--root", "{{root}}", "--read-only"}, attacks: append(append(cameras,
 			edgeAttack{name: "resume at an address", tool: "serial_sequence", args: ocdStep("resume 0x20000000"), want: "read-only"},
-			edgeAttack{name: "the virtual board's camera", tool: "serial_sequence", args: `{"steps": [{"capture": true}]}`, refuse: true},
+			edgeAttack{name: "the virtual board's camera", tool: "serial_sequence", args: `{"steps": [{"capture": true}]}`, allowed: true},
 		), probes...)},
 		{name: "probe and memory globs", flags: []string{"--root", "{{root}}", "--deny-port", "{{pty}}",
 			"--allow-probe", "{{pty}}", "--allow-probe", "{{root}}/*", "--allow-mem-write", "0x20000000+0x1000"}, attacks: []edgeAttack{
@@ -195,10 +193,10 @@ func edgePostures() []struct {
 					"cameras": map[string]any{"top": map[string]any{"input": "http://{{web}}/top"}},
 					"steps":   []any{map[string]any{"capture": map[string]any{"camera": "top"}}},
 				}})},
-			{name: "the bench's camera by name", tool: "serial_sequence", args: `{"steps": [{"capture": {"camera": "top"}}]}`, refuse: true},
+			{name: "the bench's camera by name", tool: "serial_sequence", args: `{"steps": [{"capture": {"camera": "top"}}]}`, allowed: true},
 		}},
 		{name: "camera environment", flags: []string{"--root", "{{root}}"}, attacks: []edgeAttack{
-			{name: "the virtual board's camera", tool: "serial_sequence", args: `{"steps": [{"capture": true}]}`, refuse: true},
+			{name: "the virtual board's camera", tool: "serial_sequence", args: `{"steps": [{"capture": true}]}`, allowed: true},
 		}},
 	}
 }
@@ -245,7 +243,7 @@ func TestEdgeAttacks(t *testing.T) {
 						if a.want != "" && !strings.Contains(answer, a.want) {
 							t.Errorf("%s %s: answer lacks %q:\n%s", a.tool, args, a.want, answer)
 						}
-						if a.refuse && strings.Contains(answer, "refused") {
+						if a.allowed && strings.Contains(answer, "refused") {
 							t.Errorf("%s %s: the server's own camera was refused:\n%s", a.tool, args, answer)
 						}
 						for _, s := range secrets {
