@@ -295,24 +295,6 @@ func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
 	return nil
 }
 
-// rateFlag is a bytesFlag that may be 0, which turns a rate limit off.
-type rateFlag struct{ bytesFlag }
-
-func (r rateFlag) Set(s string) error {
-	if strings.TrimSpace(s) == "0" {
-		*r.n = 0
-		return nil
-	}
-	return r.bytesFlag.Set(s)
-}
-
-func (r rateFlag) String() string {
-	if r.n != nil && *r.n == 0 {
-		return "0"
-	}
-	return r.bytesFlag.String()
-}
-
 // checkHTTPOptions refuses a weak token, origins that are not origins and
 // a body limit below one byte before anything starts, and returns the
 // options of ListenHTTP.
