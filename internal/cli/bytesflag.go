@@ -28,6 +28,24 @@ func (b bytesFlag) Set(s string) error {
 	return nil
 }
 
+// rateFlag is a bytesFlag that may be 0, which turns a rate limit off.
+type rateFlag struct{ bytesFlag }
+
+func (r rateFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		*r.n = 0
+		return nil
+	}
+	return r.bytesFlag.Set(s)
+}
+
+func (r rateFlag) String() string {
+	if r.n != nil && *r.n == 0 {
+		return "0"
+	}
+	return r.bytesFlag.String()
+}
+
 // maxBytesFlag bounds what a size flag may say: 1 GiB.
 const maxBytesFlag = 1 << 30
 

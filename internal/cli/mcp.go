@@ -24,6 +24,7 @@ type MCPOptions struct {
 	TokenFrom     string // where Token came from, for errors: --token or HILRUN_MCP_TOKEN
 	AllowOrigins  []string
 	MaxBody       int
+	MinBodyRate   int
 	AllowPorts    []string
 	AllowProbes   []string
 	DenyPorts     []string
@@ -75,8 +76,10 @@ rebinding). A request other than initialize without an Mcp-Session-Id gets
 HTTP limits: a request body above --max-body bytes (default 4194304, 4 MiB)
 gets 413 and is not read; so does a body with more than 100000 JSON items
 (objects, arrays and commas). The requests in flight hold at most 8 times
---max-body of bodies together; past that a request gets 503. A body that
-stops arriving gets 408 after 1 minute. A session ends after 30 minutes
+--max-body of bodies together, counted as bytes arrive (never on a declared
+Content-Length); past that a request gets 503. A body that arrives slower
+than --min-body-rate (default 1 KiB/s) after its first 10 seconds, or stops,
+gets 408 and its connection is closed; any body gets 408 after 1 minute. A session ends after 30 minutes
 without a request (its leases and locks end too); at most 1000 sessions
 are kept, and past that initialize gets 503 until one ends.
 
@@ -131,6 +134,8 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "let browser pages of `ORIGIN` (like https://lab.example.com) use --http (repeatable; on loopback, pages on this machine are allowed anyway)")
 	opts.MaxBody = int(mcpserver.DefaultMaxBody)
 	f.Var(bytesFlag{&opts.MaxBody}, "max-body", "refuse HTTP request bodies above `BYTES` with 413 (like 16MiB; default 4MiB)")
+	opts.MinBodyRate = mcpserver.DefaultMinBodyRate
+	f.Var(rateFlag{bytesFlag{&opts.MinBodyRate}}, "min-body-rate", "cut off HTTP request bodies that arrive slower than `BYTES` a second after their first 10s, with 408 (like 4KiB; default 1KiB; 0 turns it off)")
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.StringArrayVar(&opts.AllowProbes, "allow-probe", nil, "let run_sequence's probes argument attach to debuggers at addresses matching this path.Match `GLOB`, like '127.0.0.1:4444' (repeatable; without it, only the server's own --bench, --sim and --qemu debuggers)")
@@ -309,5 +314,5 @@ func checkHTTPOptions(opts *MCPOptions) ([]mcpserver.HTTPOption, error) {
 			return nil, fmt.Errorf("--allow-origin: %w", err)
 		}
 	}
-	return []mcpserver.HTTPOption{mcpserver.WithAllowOrigins(opts.AllowOrigins...), mcpserver.WithMaxBody(int64(opts.MaxBody))}, nil
+	return []mcpserver.HTTPOption{mcpserver.WithAllowOrigins(opts.AllowOrigins...), mcpserver.WithMaxBody(int64(opts.MaxBody)), mcpserver.WithMinBodyRate(int64(opts.MinBodyRate))}, nil
 }

@@ -64,7 +64,7 @@ func TestMCPHelpNamesLimits(t *testing.T) {
 	}
 	for _, want := range []string{
 		"4 MiB", "100000 nodes", "100000000 steps", "--max-value", "--max-steps", "--max-runs", "--max-run-age",
-		"--max-body", "100000 JSON items", "1000 steps and 1 MiB", "1000 sessions", "--allow-exec", "--allow-debug-tcl", "--read-only", "--pass-env",
+		"--max-body", "--min-body-rate", "1 KiB/s", "100000 JSON items", "1000 steps and 1 MiB", "1000 sessions", "--allow-exec", "--allow-debug-tcl", "--read-only", "--pass-env",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("hilrun mcp --help does not name %q", want)

@@ -15,6 +15,6 @@ func Camera() runner.CameraGrabber {
 		if req.Size != "" {
 			size = req.Size
 		}
-		return camera.Grab(ctx, camera.Source{Input: c.Input, Format: c.Format, Size: size, InputArgs: c.Args}, req.Frames, req.Dir, req.Base)
+		return camera.Grab(ctx, camera.Source{Input: c.Input, Format: c.Format, Size: size, InputArgs: c.Args, Env: req.Env}, req.Frames, req.Dir, req.Base)
 	}
 }

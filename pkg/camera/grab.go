@@ -80,6 +80,7 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 	argv := Argv(src, n, filepath.Join(tmp, "frame-%d.png"))
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.SysProcAttr = procgroup.SysProcAttr()
+	cmd.Env = src.Env
 	// SIGKILL rather than SIGTERM: a camera stuck in a driver call may not
 	// let ffmpeg act on SIGTERM, and -atomic_writing means no frame is left
 	// half written.

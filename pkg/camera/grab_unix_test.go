@@ -5,6 +5,8 @@ package camera
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,6 +72,44 @@ func TestGrabTimeout(t *testing.T) {
 			// Kill with signal 0 finds any process left in ffmpeg's group.
 			if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
 				t.Errorf("ffmpeg's process group %d is still there (kill: %v)", pid, err)
+			}
+		})
+	}
+}
+
+// TestGrabEnv checks that ffmpeg gets Source.Env as its whole environment
+// when it is set, and this process's otherwise: a server passes a minimal
+// one so that ffmpeg, which can read /proc/self/environ, holds none of its
+// secrets.
+func TestGrabEnv(t *testing.T) {
+	t.Setenv("HILRUN_CAMERA_CANARY", "s3cret")
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ffmpeg")
+	// Writes its environment beside itself, then fails as a camera would.
+	script := "#!/bin/sh\nenv > \"$(dirname \"$0\")/env-$HILRUN_CASE.txt\"\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		env    []string
+		file   string
+		secret bool
+	}{
+		{"minimal", []string{"HILRUN_CASE=minimal", "PATH=/usr/bin:/bin"}, "env-minimal.txt", false},
+		{"inherited", nil, "env-.txt", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := Source{Format: "lavfi", Input: "testsrc", FFmpeg: fake, Env: tc.env}
+			if _, err := Grab(context.Background(), src, 1, t.TempDir(), "f"); err == nil {
+				t.Fatal("the fake ffmpeg succeeded")
+			}
+			got, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatalf("ffmpeg wrote no environment: %v", err)
+			}
+			if has := strings.Contains(string(got), "s3cret"); has != tc.secret {
+				t.Errorf("ffmpeg's environment holds the process's secret: %v, want %v:\n%s", has, tc.secret, got)
 			}
 		})
 	}

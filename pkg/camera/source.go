@@ -33,6 +33,11 @@ type Source struct {
 	// "-input_format", "mjpeg" (high resolutions over USB 2), "-re" (read
 	// a file or filter graph at its own pace), "-rtsp_transport", "tcp".
 	InputArgs []string
+	// Env, when not nil, is ffmpeg's whole environment; nil gives it this
+	// process's. A server that runs captures for others passes a minimal
+	// one: what ffmpeg can read, such as /proc/self/environ, must not hold
+	// the server's secrets.
+	Env []string
 }
 
 // deviceFormats are the input formats that open cameras, which are asked

@@ -1,17 +1,30 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
+// grabber is the server's camera, run with the policy's minimal
+// environment: ffmpeg can read files such as /proc/self/environ, which
+// must not hold the server's token.
 func (s *Server) grabber() runner.CameraGrabber {
-	return s.cfg.Grab
+	if s.cfg.Grab == nil {
+		return nil
+	}
+	env := s.cfg.Policy.Environ()
+	return func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+		req.Env = env
+		return s.cfg.Grab(ctx, req)
+	}
 }
 
 func (s *Server) host() runner.HostRunner {
@@ -64,33 +77,58 @@ func (s *Server) baseDir(seq *steps.Sequence) string {
 // camera number or a video4linux device.
 var cameraDevice = regexp.MustCompile(`^([0-9]{1,3}|/dev/video[0-9]{1,3})$`)
 
-// checkCameras lets a sequence use only the server's cameras: under --sim
-// the board's (already bound), else the bench file's by name, or a camera
-// device by number or /dev/videoN. Anything else would let a client point
-// ffmpeg at files, URLs or filter graphs, and give it ffmpeg arguments.
-func (s *Server) checkCameras(seq *steps.Sequence, label func(steps.Pos) string) []string {
-	if s.cfg.Camera != "" {
-		return nil
-	}
+// checkClientCameras refuses the cameras that a client wrote an input,
+// format or ffmpeg arguments for, wherever it wrote them: a sequence it
+// sent, a sequence or bench file under a root. ffmpeg's input and
+// arguments can name any file or URL, and no root confines them: cameras
+// come from the operator's --bench or --sim. A camera a step names by
+// device number or /dev/videoN stays allowed.
+func (s *Server) checkClientCameras(cams []*steps.Camera, label func(steps.Pos) string) error {
 	var errs []string
-	for _, c := range seq.Cameras {
-		if s.cfg.Bench != nil {
-			if b := s.cfg.Bench.Cameras[c.Name]; b != nil {
-				c.Input, c.Format, c.Args = b.Input, b.Format, b.Args
-				if b.Size != "" {
-					c.Size = b.Size
-				}
-				continue
-			}
+	for _, c := range cams {
+		if c.Input == "" && c.Format == "" && len(c.Args) == 0 {
+			continue
 		}
 		if c.Implicit && cameraDevice.MatchString(c.Input) && c.Format == "" && len(c.Args) == 0 {
 			continue
 		}
-		where := c.Pos.String()
-		if label != nil {
-			where = label(c.Pos)
+		errs = append(errs, s.cameraRefusal(c, label))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", strings.Join(errs, "\n"), ErrRefused)
+	}
+	return nil
+}
+
+func (s *Server) cameraRefusal(c *steps.Camera, label func(steps.Pos) string) string {
+	where := c.Pos.String()
+	if label != nil {
+		where = label(c.Pos)
+	}
+	return fmt.Sprintf("%s: camera %s: cameras come from the server's bench file (hilrun mcp --bench FILE) or --sim, never with an input, format or args a client gives; a sequence may name one of them, or a camera device by number (0) or path (/dev/video2)", where, c.Name)
+}
+
+// checkCameras checks the cameras of a bound sequence: each must read
+// what the operator gave the server, its bench file's camera of that name
+// or the virtual board's, or be a camera device a step names by number or
+// /dev/videoN. Anything else would let a client point ffmpeg at files,
+// URLs or filter graphs, and give it ffmpeg arguments.
+func (s *Server) checkCameras(seq *steps.Sequence, label func(steps.Pos) string) []string {
+	var errs []string
+	for _, c := range seq.Cameras {
+		if s.cfg.Bench != nil {
+			if b := s.cfg.Bench.Cameras[c.Name]; b != nil && b.Input != "" &&
+				c.Input == b.Input && c.Format == b.Format && slices.Equal(c.Args, b.Args) {
+				continue
+			}
 		}
-		errs = append(errs, fmt.Sprintf("%s: camera %s: cameras come from the server's bench file (hilrun mcp --bench FILE) or --sim; a sequence may name one of them, or a camera device by number (0) or path (/dev/video2)", where, c.Name))
+		if s.cfg.Camera != "" && c.Input == s.cfg.Camera && c.Format == s.cfg.CameraFormat && len(c.Args) == 0 {
+			continue
+		}
+		if c.Implicit && cameraDevice.MatchString(c.Input) && c.Format == "" && len(c.Args) == 0 {
+			continue
+		}
+		errs = append(errs, s.cameraRefusal(c, label))
 	}
 	return errs
 }

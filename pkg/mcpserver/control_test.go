@@ -192,6 +192,16 @@ func TestClientCannotBringCameras(t *testing.T) {
 			"cameras": map[string]any{"mine": secret},
 			"steps":   []any{map[string]any{"capture": map[string]any{"camera": "mine"}}},
 		},
+		// The bench's camera by name, with the client's settings: they
+		// are refused, not overridden.
+		map[string]any{
+			"cameras": map[string]any{"top": map[string]any{"input": secret, "format": "image2"}},
+			"steps":   []any{map[string]any{"capture": map[string]any{"camera": "top"}}},
+		},
+		map[string]any{
+			"cameras": map[string]any{"top": map[string]any{"args": []any{"-i", secret}}},
+			"steps":   []any{map[string]any{"capture": map[string]any{"camera": "top"}}},
+		},
 	} {
 		msg := e.callErr("serial_sequence", map[string]any{"steps": steps})
 		if !strings.Contains(msg, "cameras come from the server's bench file") {
@@ -201,10 +211,10 @@ func TestClientCannotBringCameras(t *testing.T) {
 	if len(asked) != 0 {
 		t.Fatalf("ffmpeg was asked for %v", asked[0])
 	}
-	// The bench's camera by name (its settings win over the client's), and
-	// a camera device by number, are fine.
+	// The bench's camera by name, and a camera device by number, are
+	// fine.
 	e.sequence(map[string]any{"steps": map[string]any{
-		"cameras": map[string]any{"top": map[string]any{"input": secret, "format": "image2"}},
+		"cameras": map[string]any{"top": map[string]any{"size": "320x240"}},
 		"steps":   []any{map[string]any{"capture": map[string]any{"camera": "top"}}},
 	}})
 	e.sequence(map[string]any{"steps": []any{map[string]any{"capture": true, "device_index": 2}}})

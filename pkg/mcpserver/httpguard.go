@@ -6,13 +6,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +97,13 @@ type guard struct {
 	origins     map[string]bool
 	maxBody     int64
 	bodyTimeout time.Duration
-	sessions    *sessionTable
+	// bodyRate and bodyGrace are the slowest a request body may arrive,
+	// in bytes a second, once bodyGrace has passed since it began; 0
+	// means DefaultMinBodyRate and defaultBodyGrace, a negative rate no
+	// limit (WithMinBodyRate).
+	bodyRate  int64
+	bodyGrace time.Duration
+	sessions  *sessionTable
 	// callEnded tells when a tool call in flight has ended (see
 	// Server.callEnded); nil in tests of the guard alone.
 	callEnded func(session string, id any) <-chan struct{}
@@ -275,103 +279,6 @@ func (g *guard) authorized(r *http.Request) bool {
 	}
 	got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
 	return subtle.ConstantTimeCompare(got[:], g.token) == 1
-}
-
-// admitBody reads r's body within the limits: the body limit, the bytes
-// that requests in flight may hold together and MaxJSONItems. It returns
-// the body and a func that gives its bytes back when the request ends, or
-// answers the client and returns a nil func.
-func (g *guard) admitBody(w http.ResponseWriter, r *http.Request) ([]byte, func()) {
-	if r.ContentLength > g.maxBody {
-		g.tooLarge(w, r.ContentLength)
-		return nil, nil
-	}
-	held := r.ContentLength
-	if held < 0 {
-		held = g.maxBody // chunked: the length is known once read
-	}
-	if !g.hold(held) {
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, fmt.Sprintf("503 busy: the requests in flight already hold %d bytes of request bodies, at most %d (%d times --max-body); try again when some calls have ended", g.heldBytes(), g.maxHeld(), heldBodiesFactor), http.StatusServiceUnavailable)
-		return nil, nil
-	}
-	body, ok := g.readBody(w, r)
-	if ok {
-		if _, over := countJSONItems(body, MaxJSONItems); over {
-			http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d JSON items (objects, arrays and commas) in a request, got more", MaxJSONItems), http.StatusRequestEntityTooLarge)
-			ok = false
-		}
-	}
-	if !ok {
-		g.hold(-held)
-		return nil, nil
-	}
-	g.hold(int64(len(body)) - held)
-	return body, func() { g.hold(-int64(len(body))) }
-}
-
-// hold adds n bytes (negative: gives them back) to the request bodies
-// that requests in flight hold, and reports whether that stays within
-// maxHeld; when it would not, nothing is added.
-func (g *guard) hold(n int64) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if n > 0 && g.held+n > g.maxHeld() {
-		return false
-	}
-	g.held += n
-	return true
-}
-
-func (g *guard) heldBytes() int64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.held
-}
-
-// maxHeld is the most bytes of request bodies that requests in flight may
-// hold together.
-func (g *guard) maxHeld() int64 { return heldBodiesFactor * g.maxBody }
-
-// readBody reads r's body, at most maxBody bytes of it. Past the limit it
-// answers 413 and returns false, without reading the rest.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	rc := http.NewResponseController(w)
-	// A client that stops sending mid-body must not hold the request.
-	// net/http lifts the deadline once the body has been read, so that
-	// long tool calls are not cut; lifting it here too keeps that true.
-	rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
-	rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			g.tooLarge(w, -1)
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			w.Header().Set("Connection", "close")
-			http.Error(w, fmt.Sprintf("408 request timeout: the request body did not arrive within %s", g.bodyTimeout), http.StatusRequestTimeout)
-		default:
-			http.Error(w, fmt.Sprintf("400 bad request: read the request body: %v", err), http.StatusBadRequest)
-		}
-		return nil, false
-	}
-	return buf.Bytes(), true
-}
-
-// tooLarge answers 413 for a body of size bytes (-1: unknown) and closes
-// the connection rather than reading the rest.
-func (g *guard) tooLarge(w http.ResponseWriter, size int64) {
-	w.Header().Set("Connection", "close")
-	got := "a larger one"
-	if size >= 0 {
-		got = fmt.Sprintf("%d bytes", size)
-	}
-	http.Error(w, fmt.Sprintf("413 request body too large: this hilrun MCP server accepts at most %d bytes (--max-body), got %s", g.maxBody, got), http.StatusRequestEntityTooLarge)
 }
 
 // checkSession applies the session rules of the streamable HTTP transport:

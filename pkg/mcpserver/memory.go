@@ -70,6 +70,11 @@ func probeBinding(p *steps.Probe) string {
 // session returns the pooled session of probe p, opening it when needed.
 // Its errors do not name the probe: the caller does.
 func (s *Server) session(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+	// Every probe the server opens passes here: nothing reaches an
+	// address or a device the policy refuses, whichever path bound it.
+	if err := s.checkProbeTarget(p); err != nil {
+		return nil, err
+	}
 	key := probeBinding(p)
 	s.mu.Lock()
 	if s.closed {

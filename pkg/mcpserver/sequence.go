@@ -366,6 +366,9 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if err := s.checkFileProbes(seq.Probes); err != nil {
 		return nil, "", err
 	}
+	if err := s.checkClientCameras(seq.Cameras, nil); err != nil {
+		return nil, "", err
+	}
 	bench := s.cfg.Bench
 	if bench == nil {
 		p := filepath.Join(filepath.Dir(real), steps.BenchFile)
@@ -381,6 +384,14 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 				probes = append(probes, bench.Probes[name])
 			}
 			if err := s.checkFileProbes(probes); err != nil {
+				return nil, "", err
+			}
+			// Its cameras too.
+			var cams []*steps.Camera
+			for _, name := range slices.Sorted(maps.Keys(bench.Cameras)) {
+				cams = append(cams, bench.Cameras[name])
+			}
+			if err := s.checkClientCameras(cams, nil); err != nil {
 				return nil, "", err
 			}
 		}
@@ -770,6 +781,9 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 // runs it. An error means nothing ran.
 func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (*sequenceResult, *runner.SequenceResult, error) {
 	if !o.benchBound {
+		if err := s.checkClientCameras(seq.Cameras, o.label); err != nil {
+			return nil, nil, err
+		}
 		var err error
 		if seq, err = steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench}); err != nil {
 			return nil, nil, err
@@ -791,6 +805,9 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	fixedKeys := s.uploadPortKeys(seq)
 	for _, p := range seq.Probes {
 		if err := s.bindProbe(p); err != nil {
+			return nil, nil, err
+		}
+		if err := s.checkProbeTarget(p); err != nil {
 			return nil, nil, err
 		}
 		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))

@@ -214,6 +214,10 @@ func (t Typed) checkRange() error {
 // Effect says what t does to the target.
 func (t Typed) Effect() Effect {
 	switch {
+	case t.Name == "resume" && t.hasAddr:
+		// Resuming at an address sets the program counter: a register
+		// write, which can run code from anywhere.
+		return EffectWrite
 	case t.Name == "halt" || t.Name == "resume" || t.Name == "reset" || t.Name == "wait_halt":
 		return EffectControl
 	case strings.HasPrefix(t.Name, "mw") || t.Name == "reg" && t.hasValue:

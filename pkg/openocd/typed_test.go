@@ -13,7 +13,8 @@ func TestParseTyped(t *testing.T) {
 	}{
 		{in: "halt", want: "halt", effect: EffectControl},
 		{in: "halt 100", want: "halt 100", effect: EffectControl},
-		{in: "resume 0x08000000", want: "resume 0x8000000", effect: EffectControl},
+		{in: "resume", want: "resume", effect: EffectControl},
+		{in: "resume 0x08000000", want: "resume 0x8000000", effect: EffectWrite},
 		{in: "reset", want: "reset run", effect: EffectControl},
 		{in: "reset init", want: "reset init", effect: EffectControl},
 		{in: "reset now"},
