@@ -147,7 +147,7 @@ var badFiles = map[string]string{
 	"mem-address-template.yaml":          `expression "${base}" does not compile`,
 	"mem-count-zero.yaml":                "count must be a whole number from 1 to 1048576, found 0",
 	"mem-expect-mask-without-value.yaml": "expect {mask, value} needs a value",
-	"mem-expect-text.yaml":               `expect must be a number like 0x40 or 64, found the text "on"`,
+	"mem-expect-text.yaml":               `expect "on" is not a number: expected something like 0x40, 64 or ${var}`,
 	"mem-expect-unknown-key.yaml":        `unknown key "bits" in expect`,
 	"mem-kind-address-and-symbol.yaml":   "give mem_write an address or a symbol, not both",
 	"mem-no-address.yaml":                "mem_read needs an address (address: 0x20000000) or a symbol (symbol: counter)",

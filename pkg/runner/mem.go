@@ -210,7 +210,11 @@ func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error
 		}
 	}
 	if c := s.Mem.Check; c != nil {
-		if ok, want := checkValues(c, vals); !ok {
+		w, err := r.memWant(c)
+		if err != nil {
+			return err
+		}
+		if ok, want := checkValues(w, vals); !ok {
 			return &stepError{
 				msg:      fmt.Sprintf("%s at 0x%08x: read %s, expected %s", t.what, t.addr, hexList(vals, t.width), want),
 				expected: want, received: hexList(vals, t.width),
@@ -278,9 +282,49 @@ func (r *run) saveValues(res *StepResult, name string, vals []uint64) error {
 	return nil
 }
 
+// memWanted is a mem_read's or mem_poll's expect with its ${var} values
+// filled in.
+type memWanted struct {
+	Values []uint64
+	Mask   *uint64
+}
+
+// memWant fills in the values of c, which may be nil.
+func (r *run) memWant(c *steps.MemCheck) (*memWanted, error) {
+	if c == nil {
+		return nil, nil
+	}
+	w := &memWanted{Mask: c.Mask}
+	for _, v := range c.Values {
+		n, err := r.valueOf("expect", v)
+		if err != nil {
+			return nil, err
+		}
+		w.Values = append(w.Values, n)
+	}
+	return w, nil
+}
+
+// valueOf is the number v stands for: its value, or its text with the
+// variables filled in, read as a number.
+func (r *run) valueOf(what string, v steps.ValueSpec) (uint64, error) {
+	if v.Text == nil {
+		return v.Value, nil
+	}
+	text, err := r.expand(what, v.Text)
+	if err != nil {
+		return 0, err
+	}
+	n, err := toUint(text)
+	if err != nil {
+		return 0, &stepError{msg: fmt.Sprintf("%s %s = %q: %v", what, v.Text.Raw, text, err)}
+	}
+	return n, nil
+}
+
 // checkValues compares what was read with what a step expects, and words
 // the expectation.
-func checkValues(c *steps.MemCheck, vals []uint64) (bool, string) {
+func checkValues(c *memWanted, vals []uint64) (bool, string) {
 	want := c.Values
 	if len(want) == 1 && len(vals) > 1 {
 		want = make([]uint64, len(vals))
@@ -313,17 +357,9 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 	}
 	vals := make([]uint64, 0, len(s.Mem.Values))
 	for _, v := range s.Mem.Values {
-		if v.Text == nil {
-			vals = append(vals, v.Value)
-			continue
-		}
-		text, err := r.expand("value", v.Text)
+		n, err := r.valueOf("value", v)
 		if err != nil {
 			return err
-		}
-		n, err := toUint(text)
-		if err != nil {
-			return &stepError{msg: fmt.Sprintf("value %s = %q: %v", v.Text.Raw, text, err)}
 		}
 		vals = append(vals, n)
 	}
@@ -383,6 +419,10 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 			res.Data["samples"] = trace.samples
 		}
 	}()
+	want, err := r.memWant(s.Mem.Check)
+	if err != nil {
+		return err
+	}
 	for {
 		next := time.Now().Add(interval)
 		vals, err := d.ReadMemory(pctx, t.addr, t.width, 1)
@@ -395,7 +435,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 		polls++
 		last = vals[0]
 		trace.add(ms(res.Started+time.Since(began)), last)
-		done, err := r.pollDone(s.Mem, last)
+		done, err := r.pollDone(s.Mem, want, last)
 		if err != nil {
 			return err
 		}
@@ -421,7 +461,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 	if s.Mem.Until != nil {
 		cond = s.Mem.Until.Src
 	} else {
-		_, cond = checkValues(s.Mem.Check, []uint64{last})
+		_, cond = checkValues(want, []uint64{last})
 	}
 	res.Data = map[string]any{"address": t.addr, "width": t.width, "values": []uint64{last}, "label": t.what, "polls": polls}
 	noteAccess(res, d)
@@ -431,9 +471,9 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 	}
 }
 
-func (r *run) pollDone(m *steps.MemSpec, v uint64) (bool, error) {
-	if m.Check != nil {
-		ok, _ := checkValues(m.Check, []uint64{v})
+func (r *run) pollDone(m *steps.MemSpec, want *memWanted, v uint64) (bool, error) {
+	if want != nil {
+		ok, _ := checkValues(want, []uint64{v})
 		return ok, nil
 	}
 	env := r.exprEnv()

@@ -62,7 +62,7 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 		case "count":
 			m.Count, _ = d.integer(v, "count", 1, 1<<20)
 		case "value":
-			m.Values = d.values(v)
+			m.Values = d.values(v, "value")
 		case "verify":
 			m.Verify, _ = d.boolean(v, "verify")
 		case "expect":
@@ -156,8 +156,9 @@ func (d *decoder) number64(v *yaml.Node, what string) (uint64, bool) {
 	return 0, false
 }
 
-// values reads one value or a list: numbers, or text with ${var}.
-func (d *decoder) values(v *yaml.Node) []ValueSpec {
+// values reads one value or a list: numbers, or text with ${var}. what
+// names the key in messages.
+func (d *decoder) values(v *yaml.Node, what string) []ValueSpec {
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
 		items = nil
@@ -165,25 +166,25 @@ func (d *decoder) values(v *yaml.Node) []ValueSpec {
 			items = append(items, resolve(c))
 		}
 		if len(items) == 0 {
-			d.add(d.pos(v), "value must not be an empty list")
+			d.add(d.pos(v), "%s must not be an empty list", what)
 		}
 	}
 	var out []ValueSpec
 	for _, it := range items {
 		if it.Kind != yaml.ScalarNode || it.Tag == "!!null" || it.Tag == "!!bool" {
-			d.add(d.pos(it), "value must be a number like 0x40 or 64, or text with ${var}, found %s", kindName(it))
+			d.add(d.pos(it), "%s must be a number like 0x40 or 64, or text with ${var}, found %s", what, kindName(it))
 			continue
 		}
 		if n, err := parseUint(it.Value); err == nil {
 			out = append(out, ValueSpec{Value: n, Pos: d.pos(it)})
 			continue
 		}
-		t, ok := d.template(it, "value")
+		t, ok := d.template(it, what)
 		if !ok {
 			continue
 		}
 		if t.IsStatic() {
-			d.add(d.pos(it), "value %q is not a number: expected something like 0x40, 64 or ${var}", it.Value)
+			d.add(d.pos(it), "%s %q is not a number: expected something like 0x40, 64 or ${var}", what, it.Value)
 			continue
 		}
 		out = append(out, ValueSpec{Text: t, Pos: d.pos(it)})
@@ -204,9 +205,11 @@ func (d *decoder) memCheck(v *yaml.Node) *MemCheck {
 					c.Mask = &n
 				}
 			case "value":
-				if n, ok := d.number64(p.val, "value"); ok {
-					c.Values = []uint64{n}
+				if p.val.Kind == yaml.SequenceNode {
+					d.add(d.pos(p.val), "expect {mask, value} takes one value, found a list")
+					continue
 				}
+				c.Values = d.values(p.val, "value")
 			default:
 				d.unknownKey(p.key, "expect", []string{"mask", "value"})
 			}
@@ -215,18 +218,13 @@ func (d *decoder) memCheck(v *yaml.Node) *MemCheck {
 			d.add(d.pos(v), "expect {mask, value} needs a value")
 		}
 	case yaml.SequenceNode:
-		for _, it := range v.Content {
-			if n, ok := d.number64(resolve(it), "expect"); ok {
-				c.Values = append(c.Values, n)
-			}
-		}
 		if len(v.Content) == 0 {
 			d.add(d.pos(v), "expect must not be an empty list")
+			break
 		}
+		c.Values = d.values(v, "expect")
 	default:
-		if n, ok := d.number64(v, "expect"); ok {
-			c.Values = []uint64{n}
-		}
+		c.Values = d.values(v, "expect")
 	}
 	return c
 }

@@ -418,9 +418,10 @@ type ValueSpec struct {
 }
 
 // MemCheck is an expected read: Values compared one to one (a single value
-// applies to every word read), each after Mask when Mask is set.
+// applies to every word read), each after Mask when Mask is set. A value
+// may be text with ${var}, as a mem_write's value may.
 type MemCheck struct {
-	Values []uint64
+	Values []ValueSpec
 	Mask   *uint64
 }
 

@@ -344,6 +344,11 @@ func (v *validator) step(s *Step) {
 		for _, val := range m.Values {
 			v.template(val.Pos, val.Text)
 		}
+		if m.Check != nil {
+			for _, val := range m.Check.Values {
+				v.template(val.Pos, val.Text)
+			}
+		}
 		if m.Until != nil {
 			// value is the word just read, inside until only.
 			had := v.defined["value"]
