@@ -425,7 +425,7 @@ func TestPoolRefusesAndFailsFast(t *testing.T) {
 		})
 	}
 
-	if code, stdout, stderr := hilrun("validate", "--pool", realPool, simPool, seq); code != 0 || !strings.Contains(stdout, "sim.pool.yaml: ok (pool: 1 bench)") || !strings.Contains(stdout, "ok.yaml: ok (ok, 1 steps)") {
+	if code, stdout, stderr := hilrun("validate", "--pool", realPool, simPool, seq); code != 0 || !strings.Contains(stdout, "sim.pool.yaml: ok (pool: 1 bench)") || !strings.Contains(stdout, "ok.yaml: ok (ok, 1 step)") {
 		t.Errorf("validate --pool: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if code, stdout, _ := hilrun("schema", "--pool"); code != 0 || !strings.Contains(stdout, `"title": "hilrun pool file"`) {
