@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"strings"
+
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 func lockTimeout() mcp.ToolOption {
@@ -27,6 +31,22 @@ func anyOf(schemas ...map[string]any) mcp.PropertyOption {
 		}
 		m["anyOf"] = list
 	}
+}
+
+// kindExamples lists the examples of the step kinds that describe
+// themselves in a file of their own (steps.KindSpec.Example), so a new
+// kind reaches the tool's help without an edit here.
+func kindExamples() string {
+	var ex []string
+	for _, k := range steps.Kinds() {
+		if k.Example != "" {
+			ex = append(ex, k.Example)
+		}
+	}
+	if len(ex) == 0 {
+		return ""
+	}
+	return "\nAlso: " + strings.Join(ex, "    ")
 }
 
 const stepsHelp = `The steps to run, in order, as a JSON array of step objects (a string holding that JSON, or YAML, is accepted too). Every step kind of hilrun sequence files works, including these forms:
@@ -57,7 +77,7 @@ func (s *Server) addTools() {
 		mcp.WithDescription(`Run a multi-step hardware sequence (serial send/expect, delays, captures, memory reads and writes, camera pictures and image checks, reset lines, host commands, power, asserts) in one call, inside hilrun, with real timing between steps and no tool-call overhead. Use it for anything timing-sensitive: send a command and check the reply, toggle a GPIO over SWD with exact delays, mixed serial/memory flows.
 The ports and probes the sequence uses are held for the whole run; another caller gets "busy" (or waits lock_timeout_ms). Cancelling the call stops the current step, runs the finally steps, releases the ports and returns what ran.
 Returns one line per step (index, status, kind, name, duration, message) and a summary line ("passed 12/12 in 1.234s"), with structured results; the report and console logs stay readable as resources (hilrun://runs/{run_id}/...). A failing step is a result (status failed), not a tool error; a tool error means nothing ran (invalid steps, refused, busy).`),
-		mcp.WithAny("steps", mcp.Required(), mcp.Description(stepsHelp),
+		mcp.WithAny("steps", mcp.Required(), mcp.Description(stepsHelp+kindExamples()),
 			anyOf(map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, map[string]any{"type": "string"})),
 		mcp.WithAny("finally", mcp.Description("Steps that always run at the end, after a failure, a timeout or a cancellation too (same forms as steps)."),
 			anyOf(map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, map[string]any{"type": "string"})),

@@ -647,13 +647,13 @@ steps:
 // the others through runner.LeafRunners.
 func TestEveryKindRuns(t *testing.T) {
 	for _, k := range steps.Kinds() {
-		_, leaf := runner.LeafRunners[k.Kind]
+		_, leaf := runner.LeafRunners()[k.Kind]
 		container := k.Kind == steps.KindGroup || k.Kind == steps.KindRepeat
 		if leaf == container {
 			t.Errorf("step kind %s: leaf runner %v, container %v: want exactly one", k.Kind, leaf, container)
 		}
 	}
-	for k := range runner.LeafRunners {
+	for k := range runner.LeafRunners() {
 		if _, ok := steps.LookupKind(k); !ok {
 			t.Errorf("runner.LeafRunners has %s, which steps.Kinds() does not describe", k)
 		}

@@ -607,7 +607,7 @@ func TalksToDevice(m map[string]any) bool {
 	}
 	device := false
 	for key := range m {
-		k, ok := kindKeys[key]
+		k, ok := kindKeys()[key]
 		if !ok {
 			continue
 		}

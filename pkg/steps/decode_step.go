@@ -12,7 +12,7 @@ import (
 
 func allStepKeys() []string {
 	var keys []string
-	for k := range kindKeys {
+	for k := range kindKeys() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -42,7 +42,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 	kind, kindKey := Kind(""), ""
 	var kindPair pair
 	for _, p := range ps {
-		k, ok := kindKeys[p.key.Value]
+		k, ok := kindKeys()[p.key.Value]
 		if !ok {
 			continue
 		}
@@ -90,10 +90,10 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			d.regex, _ = d.boolean(p.val, "regex")
 		}
 	}
-	allowed := append(slices.Clone(commonKeys), kindAllowed[kind]...)
+	allowed := append(slices.Clone(commonKeys), kindAllowed()[kind]...)
 	for _, p := range ps {
 		if !slices.Contains(allowed, p.key.Value) {
-			if _, other := kindKeys[p.key.Value]; other {
+			if _, other := kindKeys()[p.key.Value]; other {
 				d.add(d.pos(p.key), "a step does one thing, but this one has both %s and %s: split it into two steps", kindKey, p.key.Value)
 			} else {
 				d.unknownKey(p.key, "a "+string(kind)+" step", allowed)
@@ -108,7 +108,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 
 func kindList() string {
 	var names []string
-	for _, k := range StepKinds {
+	for _, k := range StepKinds() {
 		if k == KindCamera {
 			// written as capture: true or expect_image
 			names = append(names, "expect_image")
@@ -121,6 +121,9 @@ func kindList() string {
 
 func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	k, v := p.key.Value, p.val
+	if spec, ok := LookupKind(s.Kind); ok && spec.decode != nil && spec.decode(d, s, k, v) {
+		return
+	}
 	if d.memField(s, k, v) {
 		return
 	}

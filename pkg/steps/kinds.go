@@ -3,6 +3,9 @@ package steps
 import (
 	"slices"
 	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Cap is one thing a step or a tool can do to the bench or the host beyond
@@ -111,6 +114,33 @@ type KindSpec struct {
 	// caps, when set, says what one step of the kind does, which may be
 	// less than Caps (an upload through the probe runs no host program).
 	caps func(*Step) Cap
+
+	// A kind described in a file of its own (kind_*.go) carries its
+	// decoding, checks and title here, and is added with registerKind;
+	// the loader, validate and Title read them, so such a kind touches no
+	// other file of this package.
+
+	// Example is the step in JSON, for the MCP tool's help.
+	Example string
+	// decode reads key (one of Keys or Allowed) into s; false leaves the
+	// key to the common keys (name, id, to, timeout, ...).
+	decode func(d *decoder, s *Step, key string, v *yaml.Node) bool
+	// check is validate's look at one step: variables it reads, values
+	// it needs.
+	check func(v *validator, s *Step)
+	// title is the step's title when it has no name.
+	title func(s *Step) string
+}
+
+// registerKind adds a kind described in a file of its own, after the
+// kinds of kindTable. It is called from the kind file's init.
+func registerKind(k KindSpec) {
+	for _, have := range kindTable {
+		if have.Kind == k.Kind {
+			panic("steps: kind " + string(k.Kind) + " registered twice")
+		}
+	}
+	kindTable = append(kindTable, k)
 }
 
 // RawNeed is what a step needs of its probe beyond typed operations.
@@ -230,8 +260,10 @@ func execCaps(s *Step) Cap {
 }
 
 // kindKeys maps the key that makes a step what it is to its kind. capture
-// is a serial capture here; the loader tells camera captures apart.
-var kindKeys = func() map[string]Kind {
+// is a serial capture here; the loader tells camera captures apart. It is
+// made on first use, after every kind file's init has registered its
+// kind.
+var kindKeys = lazyMap(func() map[string]Kind {
 	m := map[string]Kind{}
 	for _, k := range kindTable {
 		for _, key := range k.Keys {
@@ -239,27 +271,32 @@ var kindKeys = func() map[string]Kind {
 		}
 	}
 	return m
-}()
+})
 
 var commonKeys = []string{"name", "id"}
 
 // kindAllowed are the keys a step of each kind accepts besides name and id.
-var kindAllowed = func() map[Kind][]string {
+var kindAllowed = lazyMap(func() map[Kind][]string {
 	m := map[Kind][]string{}
 	for _, k := range kindTable {
 		m[k.Kind] = append(slices.Clone(k.Keys), k.Allowed...)
 	}
 	return m
-}()
+})
+
+// lazyMap returns a function that makes a map with mk once, on first use.
+func lazyMap[K comparable, V any](mk func() map[K]V) func() map[K]V {
+	return sync.OnceValue(mk)
+}
 
 // StepKinds lists the step kinds in the order the docs present them.
-var StepKinds = func() []Kind {
+func StepKinds() []Kind {
 	var out []Kind
 	for _, k := range kindTable {
 		out = append(out, k.Kind)
 	}
 	return out
-}()
+}
 
 // Kinds returns the description of every step kind.
 func Kinds() []KindSpec { return slices.Clone(kindTable) }
@@ -291,7 +328,7 @@ func StepCaps(s *Step) (Cap, bool) {
 // KeyKind returns the kind a step key makes, with ok false for keys that
 // make no step.
 func KeyKind(key string) (Kind, bool) {
-	k, ok := kindKeys[key]
+	k, ok := kindKeys()[key]
 	return k, ok
 }
 

@@ -575,6 +575,9 @@ type Step struct {
 	// Timeout bounds the step; for expects 0 means the sequence's default.
 	Timeout time.Duration
 	FailOn  []*PatternSpec
+	// Args is what a kind described in a file of its own decoded (see
+	// KindSpec's decode): its kind file says the type, such as *LogArgs.
+	Args any
 	// Settle overrides the device's settle time for this step's expect or
 	// capture; nil keeps the device's.
 	Settle *time.Duration
@@ -649,6 +652,9 @@ type Step struct {
 func (s *Step) Title() string {
 	if s.Name != "" {
 		return s.Name
+	}
+	if k, ok := LookupKind(s.Kind); ok && k.title != nil {
+		return clip(k.title(s))
 	}
 	switch s.Kind {
 	case KindSend:

@@ -94,7 +94,7 @@ func unknownKindMsg(got string) string {
 // first, ties in the order of StepKinds.
 func closestKinds(got string, n int) []string {
 	var kinds []string
-	for _, k := range StepKinds {
+	for _, k := range StepKinds() {
 		name := string(k)
 		if k == KindCamera {
 			name = "expect_image"

@@ -96,8 +96,7 @@ func (v *validator) resolveDevices() {
 	needDefault := []*Step{}
 	walk = func(ss []*Step) {
 		for _, s := range ss {
-			switch s.Kind {
-			case KindSend, KindExpect, KindCapture, KindLines, KindBreak, KindResetSequence:
+			if k, ok := LookupKind(s.Kind); ok && k.On == OnDevice {
 				switch {
 				case s.To == "":
 					needDefault = append(needDefault, s)
@@ -295,6 +294,9 @@ func (v *validator) steps(ss []*Step) {
 }
 
 func (v *validator) step(s *Step) {
+	if k, ok := LookupKind(s.Kind); ok && k.check != nil {
+		k.check(v, s)
+	}
 	for _, p := range s.FailOn {
 		v.pattern(p)
 	}
