@@ -35,14 +35,16 @@ type MCPOptions struct {
 	AllowMemWrite []string
 	Roots         []string
 	Bench         string
-	GDB           []string
-	Sim           bool
-	QEMU          QEMUFlags
-	LogDir        string
-	MaxRuns       int
-	MaxRunAge     time.Duration
-	Heartbeat     time.Duration
-	MaxSteps      uint64
+	// Probes are --probe (--openocd, --gdb): probes bound as a --bench
+	// entry would bind them.
+	Probes    BindFlags
+	Sim       bool
+	QEMU      QEMUFlags
+	LogDir    string
+	MaxRuns   int
+	MaxRunAge time.Duration
+	Heartbeat time.Duration
+	MaxSteps  uint64
 	// MaxValue bounds each variable and saved value in a run, in bytes;
 	// 0 means runner.DefaultMaxValueBytes.
 	MaxValue int
@@ -146,7 +148,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, with ?attach=running for a target that ran before (gdbserver --attach), as a --bench entry {NAME: {gdb: ...}} would (repeatable)")
+	opts.Probes.registerProbes(f, false)
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	opts.QEMU.register(f)
 	f.Uint64Var(&opts.MaxSteps, "max-steps", mcpserver.DefaultMaxSteps, "run at most `N` steps in one call, repeat iterations included")
@@ -203,7 +205,7 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		}
 		cfg.Bench = b
 	}
-	if err := bindGDBProbes(&cfg, opts.GDB); err != nil {
+	if err := bindProbes(&cfg, &opts.Probes); err != nil {
 		return invalid(err)
 	}
 
@@ -266,11 +268,20 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 	return nil
 }
 
-// bindGDBProbes adds the probes of --gdb NAME=ADDR to the server's bench,
-// as if its bench file said {NAME: {gdb: ADDR}}, keeping the file's elf.
-func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
-	gdbs, err := steps.ParseAssignments("gdb", flags)
-	if err != nil || len(gdbs) == 0 {
+// bindProbes adds the probes of --probe (--openocd NAME=ADDR, --gdb
+// NAME=ADDR) to the server's bench, as if its bench file said {NAME:
+// {openocd: ADDR}} or {NAME: {gdb: ADDR}}, keeping the file's elf.
+func bindProbes(cfg *mcpserver.Config, b *BindFlags) error {
+	openocdFlags, gdbFlags, err := b.probeFlags()
+	if err != nil {
+		return err
+	}
+	openocds, err := steps.ParseAssignments("openocd", openocdFlags)
+	if err != nil {
+		return err
+	}
+	gdbs, err := steps.ParseAssignments("gdb", gdbFlags)
+	if err != nil || len(gdbs)+len(openocds) == 0 {
 		return err
 	}
 	if cfg.Bench == nil {
@@ -279,16 +290,26 @@ func bindGDBProbes(cfg *mcpserver.Config, flags []string) error {
 	if cfg.Bench.Probes == nil {
 		cfg.Bench.Probes = map[string]*steps.Probe{}
 	}
-	for _, name := range steps.Names(gdbs) {
-		addr, attach, err := steps.ParseGDBTarget(gdbs[name])
-		if err != nil {
-			return fmt.Errorf("--gdb %s=%s: %w", name, gdbs[name], err)
-		}
+	probe := func(name string) *steps.Probe {
 		p := cfg.Bench.Probes[name]
 		if p == nil {
 			p = &steps.Probe{Name: name}
 			cfg.Bench.Probes[name] = p
 		}
+		return p
+	}
+	for _, name := range steps.Names(openocds) {
+		if _, twice := gdbs[name]; twice {
+			return fmt.Errorf("probe %s is bound twice, to OpenOCD and to a GDB stub: give one", name)
+		}
+		probe(name).AttachOpenOCD(openocds[name])
+	}
+	for _, name := range steps.Names(gdbs) {
+		addr, attach, err := steps.ParseGDBTarget(gdbs[name])
+		if err != nil {
+			return fmt.Errorf("--gdb %s=%s: %w", name, gdbs[name], err)
+		}
+		p := probe(name)
 		p.AttachGDB(addr)
 		if attach != "" {
 			p.GDBAttach = attach

@@ -21,14 +21,13 @@ import (
 
 // ReplOptions are the inputs of hilrun repl.
 type ReplOptions struct {
-	File    string
-	Vars    []string
-	Ports   []string
-	OpenOCD []string
-	GDB     []string
-	Bench   string
-	Sim     bool
-	QEMU    QEMUFlags
+	File string
+	Vars []string
+	// BindFlags are --port and --probe (--openocd, --gdb).
+	BindFlags
+	Bench string
+	Sim   bool
+	QEMU  QEMUFlags
 	// LogDir receives the consoles' raw and timeline logs, as picocom's
 	// --logfile; "" keeps none.
 	LogDir string
@@ -71,9 +70,7 @@ was not a step or command, 3 a bench error (the most serious wins).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
-	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for the only device")
-	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, with ?attach=running for a target that ran before (gdbserver --attach) (repeatable)")
+	opts.BindFlags.register(f, false)
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports")
 	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board: what nothing else binds goes to it, and its probe gets the board's firmware image for symbols")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs of the session under `DIR`")
@@ -84,7 +81,7 @@ was not a step or command, 3 a bench error (the most serious wins).`,
 
 // Repl binds the bench as hilrun run does and runs an interactive session.
 func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
-	fl, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD, opts.GDB)
+	fl, err := parseFlags(opts.Vars, &opts.BindFlags)
 	if err != nil {
 		return err
 	}

@@ -25,16 +25,15 @@ import (
 
 // RunOptions are the inputs of hilrun run.
 type RunOptions struct {
-	Files   []string
-	JUnit   string
-	JSON    string
-	HTML    string
-	Allure  string
-	LogDir  string
-	Vars    []string
-	Ports   []string
-	OpenOCD []string
-	GDB     []string
+	Files  []string
+	JUnit  string
+	JSON   string
+	HTML   string
+	Allure string
+	LogDir string
+	Vars   []string
+	// BindFlags are --port and --probe (--openocd, --gdb).
+	BindFlags
 	Bench   string
 	Sim     bool
 	QEMU    QEMUFlags
@@ -110,9 +109,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.StringVar(&opts.Allure, "allure", "", "write Allure result files into `DIR`")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
-	f.StringArrayVar(&opts.Ports, "port", nil, "bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device")
-	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "bind a probe to a running OpenOCD's telnet server, `NAME=HOST:PORT` (repeatable)")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "bind a probe to a GDB remote stub, `NAME=HOST:PORT`, NAME=/dev/ttyACM0 (a Black Magic Probe) or NAME=/path/of/a/unix.sock, with ?attach=running for a target that ran before (gdbserver --attach) (repeatable)")
+	opts.BindFlags.register(f, false)
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device names to ports (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "run against an in-process virtual board: the devices, probes and cameras that nothing else (bench file, --port, --openocd, --gdb) binds go to it")
 	opts.QEMU.register(f)
@@ -135,7 +132,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	// starts must still stop hilrun through its cleanup.
 	in := catchInterrupts(ctx, ios.ErrOut)
 	defer in.stop()
-	fl, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD, opts.GDB)
+	fl, err := parseFlags(opts.Vars, &opts.BindFlags)
 	if err != nil {
 		return err
 	}
@@ -386,14 +383,19 @@ type bindFlags struct {
 	port string
 }
 
-// parseFlags reads the NAME=VALUE flags --var, --port, --openocd and
-// --gdb.
-func parseFlags(varFlags, portFlags, openocdFlags, gdbFlags []string) (bindFlags, error) {
+// parseFlags reads the NAME=VALUE flags --var, --port and --probe (with
+// --openocd and --gdb).
+func parseFlags(varFlags []string, b *BindFlags) (bindFlags, error) {
 	var f bindFlags
 	var err error
 	if f.vars, err = steps.ParseAssignments("var", varFlags); err != nil {
 		return f, invalid(err)
 	}
+	openocdFlags, gdbFlags, err := b.probeFlags()
+	if err != nil {
+		return f, invalid(err)
+	}
+	portFlags := b.Ports
 	if f.port, portFlags, err = barePort(portFlags); err != nil {
 		return f, invalid(err)
 	}

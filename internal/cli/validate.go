@@ -15,13 +15,13 @@ import (
 
 // ValidateOptions are the inputs of hilrun validate.
 type ValidateOptions struct {
-	Files   []string
-	Vars    []string
-	Ports   []string
-	OpenOCD []string
-	GDB     []string
-	Bench   string
-	Sim     bool
+	Files []string
+	Vars  []string
+	// BindFlags are --port and --probe (--openocd, --gdb), as run will
+	// get them.
+	BindFlags
+	Bench string
+	Sim   bool
 	// Pool checks the sequences against every bench of a pool file, as
 	// run --pool does.
 	Pool string
@@ -56,9 +56,7 @@ when any file is invalid.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Vars, "var", nil, "a variable that run will get with --var, `NAME=VALUE`")
-	f.StringArrayVar(&opts.Ports, "port", nil, "a device binding run will get with --port, `NAME=PATH` (or PATH for a sequence's only device)")
-	f.StringArrayVar(&opts.OpenOCD, "openocd", nil, "a probe binding run will get with --openocd, `NAME=HOST:PORT`")
-	f.StringArrayVar(&opts.GDB, "gdb", nil, "a probe binding run will get with --gdb, `NAME=HOST:PORT`")
+	opts.BindFlags.register(f, true)
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` run will get with --bench (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "check as run --sim would: the virtual board binds what is still unbound")
 	f.StringVar(&opts.Pool, "pool", "", "check the sequences against every bench of the pool `FILE`, as run --pool does")
@@ -69,7 +67,7 @@ when any file is invalid.`,
 // Validate checks the files of opts as hilrun run would before it opens
 // anything, and prints one ok line per file.
 func Validate(ios *IO, opts *ValidateOptions) error {
-	fl, err := parseFlags(opts.Vars, opts.Ports, opts.OpenOCD, opts.GDB)
+	fl, err := parseFlags(opts.Vars, &opts.BindFlags)
 	if err != nil {
 		return err
 	}
