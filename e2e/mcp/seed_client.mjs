@@ -11,7 +11,6 @@
 // Prints one JSON summary line on standard output, as client.mjs does.
 
 import fs from "node:fs";
-import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -56,19 +55,26 @@ async function call(client, name, args) {
   return result.structuredContent;
 }
 
-// lockFile is the UUCP lock file of the port, where hilrun takes it, or
-// undefined when there is no lock directory.
-function lockFile(port) {
-  const base = path.basename(fs.realpathSync(port));
-  for (const dir of ["/var/lock", "/run/lock"]) {
-    try {
-      fs.accessSync(dir, fs.constants.W_OK);
-      return path.join(dir, `LCK..${base}`);
-    } catch {
-      // next
-    }
+// flocked reports whether a process holds flock on port, as hilrun does
+// on the board's pty while a console has it; undefined without /proc/locks.
+function flocked(port) {
+  let locks;
+  try {
+    locks = fs.readFileSync("/proc/locks", "utf8");
+  } catch {
+    return undefined;
   }
-  return undefined;
+  // "1: FLOCK  ADVISORY  WRITE 4711 00:19:9 0 EOF": the file system's
+  // device in hex, then the inode.
+  const st = fs.statSync(port, { bigint: true });
+  const major = ((st.dev >> 8n) & 0xfffn) | ((st.dev >> 32n) & ~0xfffn);
+  const minor = (st.dev & 0xffn) | ((st.dev >> 12n) & ~0xffn);
+  return locks.split("\n").some((line) => {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 6 || f[1] !== "FLOCK") return false;
+    const [ma, mi, ino] = f[5].split(":");
+    return BigInt("0x" + ma) === major && BigInt("0x" + mi) === minor && BigInt(ino) === st.ino;
+  });
 }
 
 async function seed(client, summary) {
@@ -109,21 +115,21 @@ async function seed(client, summary) {
     // console_release: the port is closed and unlocked, another program
     // opens it.
     const stop = reply.cursor;
-    const lock = lockFile(port);
-    if (lock) check(fs.existsSync(lock), `no lock file ${lock} while hilrun has the port`);
+    const locks = flocked(port) !== undefined;
+    if (locks) check(flocked(port), `${port} is not locked (flock) while hilrun has it`);
     const rel = await call(client, "console_release", { console: id });
     check(rel.released === true && rel.connected === false && rel.lease_state === "released" && rel.cursor === stop, `console_release: ${short(rel)}`);
-    if (lock) check(!fs.existsSync(lock), `lock file ${lock} stays after console_release`);
+    if (locks) check(!flocked(port), `${port} stays locked (flock) after console_release`);
     const fd = fs.openSync(port, fs.constants.O_RDWR | fs.constants.O_NOCTTY | fs.constants.O_NONBLOCK);
     fs.closeSync(fd);
     const refused = await client.callTool({ name: "serial_send", arguments: { console: id, text: "echo lost" } });
     check(refused.isError && /released/.test(textOf(refused)), `serial_send while released: ${short(refused)}`);
-    pass("console_release", lock ? `lock file ${lock} removed, port opened by another program` : "port opened by another program");
+    pass("console_release", locks ? "flock released, port opened by another program" : "port opened by another program");
 
     const held = await call(client, "console_hold", { console: id });
     check(held.released === false && held.connected === true && held.cursor === stop && held.gaps.length === 1, `console_hold: ${short(held)}`);
     check(held.gaps[0].offset === stop && held.gaps[0].from && held.gaps[0].until, `the gap: ${short(held.gaps)}`);
-    if (lock) check(fs.existsSync(lock), `no lock file ${lock} after console_hold`);
+    if (locks) check(flocked(port), `${port} is not locked (flock) after console_hold`);
     const again = await call(client, "serial_send", { console: id, text: "echo back" });
     check(again.cursor === stop, `the cursor after console_hold is ${again.cursor}, want ${stop}`);
     const back = await call(client, "serial_expect", { console: id, pattern: "back\r\nsim> ", cursor: stop, timeout_ms: 20000 });

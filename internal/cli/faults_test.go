@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -334,13 +336,37 @@ func TestKilledServerFoldersAreSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the server's log folder", func() bool {
-		m, _ := filepath.Glob(filepath.Join(tmp, "hilrun-mcp-*"))
-		return len(m) > 0
-	})
+	// Once the server serves, every folder it made holds its lock: a
+	// folder that merely exists may not yet (see tmpdir.New).
+	serving := make(chan string, 1)
+	go func() {
+		var log strings.Builder
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "serving MCP on standard input and output") {
+				serving <- ""
+				io.Copy(io.Discard, stderr)
+				return
+			}
+		}
+		serving <- log.String()
+	}()
+	select {
+	case out := <-serving:
+		if out != "" {
+			t.Fatalf("hilrun mcp --sim ended before it served:\n%s", out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("hilrun mcp --sim did not serve within 60 s")
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	// OpenOCD, which hilrun launched with its configuration in a folder
@@ -349,6 +375,8 @@ func TestKilledServerFoldersAreSwept(t *testing.T) {
 	if len(ours()) == 0 {
 		t.Fatal("the killed server left no folder: nothing to test")
 	}
+	// The sweep runs before the command, so it is over when the process
+	// is.
 	if out, err := exec.Command(hilrunBinary(t), "version").CombinedOutput(); err != nil {
 		t.Fatalf("hilrun version: %v\n%s", err, out)
 	}

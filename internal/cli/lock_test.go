@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
@@ -13,8 +14,8 @@ import (
 )
 
 // TestPortLockRace starts two hilrun processes on one port at once, and
-// then a third while another program holds the port's UUCP lock: exactly
-// one process wins the port, and the others say who holds it.
+// then a third while another program holds the port: exactly one process
+// wins the port, and the others say who holds it.
 func TestPortLockRace(t *testing.T) {
 	if _, err := os.Stat("/var/lock"); err != nil {
 		if _, err := os.Stat("/run/lock"); err != nil {
@@ -73,27 +74,28 @@ steps:
 		t.Errorf("%d processes won the port, want exactly 1", wins)
 	}
 
-	// Another program holds the lock, as picocom would.
-	holder := exec.Command("sleep", "30")
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { holder.Process.Kill(); holder.Wait() }()
-	real, err := filepath.EvalSymlinks(b.SerialPath())
+	// Another program holds the port, as picocom would: the board's port
+	// is a pty, which hilrun and picocom lock with flock on the device.
+	other, err := os.OpenFile(b.SerialPath(), os.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := "/var/lock"
-	if _, err := os.Stat(dir); err != nil {
-		dir = "/run/lock"
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
 	}
-	lock := filepath.Join(dir, "LCK.."+filepath.Base(real))
-	if err := os.WriteFile(lock, []byte(fmt.Sprintf("%10d\n", holder.Process.Pid)), 0o644); err != nil {
-		t.Skipf("cannot write a lock file in %s: %v", dir, err)
-	}
-	defer os.Remove(lock)
 	r := run()
-	if r.code != cli.ExitInfra || !strings.Contains(r.out, fmt.Sprintf("port busy: held by PID %d (sleep)", holder.Process.Pid)) {
-		t.Errorf("with the lock held by sleep: exit %d\n%s", r.code, r.out)
+	if want := fmt.Sprintf("port busy: held by PID %d (%s), flock on %s", os.Getpid(), command(t), b.SerialPath()); r.code != cli.ExitInfra || !strings.Contains(r.out, want) {
+		t.Errorf("with the port locked by another program: exit %d\n%s\nwant it to say %q", r.code, r.out, want)
 	}
+}
+
+// command is the name the kernel gives this process (/proc/self/comm).
+func command(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -41,7 +41,7 @@ type holder struct {
 	// being told "busy" (a call right after a cancellation finds its
 	// ports free).
 	gone <-chan struct{}
-	// session is the HTTP session of the holder's call, "" under stdio.
+	// session is the client session of the holder's call (sessionOf).
 	session string
 }
 
@@ -49,24 +49,37 @@ type holder struct {
 // cancelled call, which runs its finally steps before it releases them.
 const cancelledHoldWait = 30 * time.Second
 
-// cancelRaceGrace is how long a call over HTTP that finds a port held by
-// another call of its own session waits for that call's cancellation
-// before it is told "busy". Over HTTP a client's notifications/cancelled
-// and its next call travel on separate connections, and a client that
-// does not wait for the cancellation's 202 (the TypeScript SDK) may have
-// its next call arrive first.
+// cancelRaceGrace is how long a call that finds a port held by another
+// call of its own client session waits for that call's cancellation
+// before it is told "busy". A client's notifications/cancelled may reach
+// the server after its next call: over HTTP the two travel on separate
+// connections, and a client that does not wait for the cancellation's 202
+// (the TypeScript SDK) may have its next call arrive first; over stdio the
+// Go SDK sends the cancellation from a goroutine of its own, so the next
+// call can be written to the pipe before it.
 const cancelRaceGrace = 3 * time.Second
 
-type httpSessionKey struct{}
+// stdioSession is the session of every call served over stdio, which has
+// one client.
+const stdioSession = "stdio"
+
+type sessionKey struct{}
 
 // withHTTPSession notes the HTTP session a request belongs to, for the
 // locker.
 func withHTTPSession(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, httpSessionKey{}, id)
+	return context.WithValue(ctx, sessionKey{}, id)
 }
 
-func httpSessionOf(ctx context.Context) string {
-	id, _ := ctx.Value(httpSessionKey{}).(string)
+// withStdioSession notes that a request came over stdio, for the locker.
+func withStdioSession(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sessionKey{}, stdioSession)
+}
+
+// sessionOf is the client session of the call behind ctx: an HTTP
+// session, stdioSession, or "" for an in-process client.
+func sessionOf(ctx context.Context) string {
+	id, _ := ctx.Value(sessionKey{}).(string)
 	return id
 }
 
@@ -88,7 +101,7 @@ func newLocker() *locker {
 
 // acquire takes every key for who, waiting up to wait while one is held.
 // Whatever wait says, it waits for a key held by a cancelled call (up to
-// cancelledHoldWait), and over HTTP for one held by a call of the same
+// cancelledHoldWait), and for one held by a call of the same client
 // session, to see whether its cancellation comes (up to cancelRaceGrace).
 // The release function is idempotent.
 func (l *locker) acquire(ctx context.Context, keys []string, who string, wait time.Duration) (release func(), err error) {
@@ -101,7 +114,7 @@ func (l *locker) acquire(ctx context.Context, keys []string, who string, wait ti
 			}
 		}
 	}
-	session := httpSessionOf(ctx)
+	session := sessionOf(ctx)
 	var releasingSince time.Time
 	for {
 		l.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -302,25 +301,20 @@ func openAsOther(t *testing.T, path string) *os.File {
 	return f
 }
 
-// lockFile is the UUCP lock file the server's consoles take for port, ""
-// when the machine has no lock directory hilrun writes.
-func lockFile(t *testing.T, port string) string {
+// flocked reports whether an open description holds flock on port, which
+// is how hilrun locks the board's pty while a console has it.
+func flocked(t *testing.T, port string) bool {
 	t.Helper()
-	real, err := filepath.EvalSymlinks(port)
+	f, err := os.OpenFile(port, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{"/var/lock", "/run/lock"} {
-		if unix.Access(dir, unix.W_OK) == nil {
-			return filepath.Join(dir, "LCK.."+filepath.Base(real))
-		}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil && !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Fatalf("flock %s: %v", port, err)
 	}
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return err != nil
 }
 
 func closeAsOther(f *os.File) {
@@ -353,14 +347,13 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 		return c.Consoles[0].Cursor
 	}()
 
-	lock := lockFile(t, port)
-	if lock != "" && !fileExists(lock) {
-		t.Fatalf("no lock file %s while the console has the port", lock)
+	if !flocked(t, port) {
+		t.Fatalf("%s is not locked while the console has it", port)
 	}
 	var ci consoleInfo
 	decode(t, e.call("console_release", map[string]any{"console": id}), &ci)
-	if lock != "" && fileExists(lock) {
-		t.Errorf("lock file %s stays after console_release", lock)
+	if flocked(t, port) {
+		t.Errorf("%s stays locked after console_release", port)
 	}
 	if !ci.Released || ci.Connected || ci.LeaseState != "released" || ci.LeaseOwner == "" || ci.Cursor != stop {
 		t.Fatalf("console_release = %+v", ci)
@@ -394,8 +387,8 @@ func TestConsoleReleaseAndHold(t *testing.T) {
 	if ci.Released || !ci.Connected || ci.LeaseOwner != "" || ci.Cursor != stop || len(ci.Gaps) != 1 {
 		t.Fatalf("console_hold = %+v", ci)
 	}
-	if lock != "" && !fileExists(lock) {
-		t.Errorf("no lock file %s after console_hold", lock)
+	if !flocked(t, port) {
+		t.Errorf("%s is not locked after console_hold", port)
 	}
 	gap := ci.Gaps[0]
 	from, err1 := time.Parse(time.RFC3339Nano, gap.From)

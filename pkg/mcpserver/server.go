@@ -170,8 +170,10 @@ type Server struct {
 	closedConns []string
 	keepClosed  int
 	probes      map[string]*pooledProbe
-	// calls are the tool calls in flight, by callKey: closed when they end.
-	calls   map[string]chan struct{}
+	// calls are the tool calls in flight, by callKey.
+	calls map[string]*inflightCall
+	// early are the cancellations of calls not in flight (cancelArrived).
+	early   earlyCancels
 	runs    *runStore
 	tasks   *taskStore
 	closed  bool
@@ -246,7 +248,7 @@ func New(cfg Config) (*Server, error) {
 		logger: log.New(cfg.Log, "hilrun mcp: ", log.LstdFlags),
 		conns:  map[string]*connection{},
 		probes: map[string]*pooledProbe{},
-		calls:  map[string]chan struct{}{},
+		calls:  map[string]*inflightCall{},
 	}
 	if s.cfg.OpenProbe == nil {
 		s.cfg.OpenProbe = s.dialProbe
@@ -319,7 +321,9 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 func (s *Server) LogDir() string { return s.logDir }
 
 // track runs a tool call under the server's life and counts it in flight,
-// so Close can cancel it and wait for it.
+// so Close can cancel it and wait for it, and the client's
+// notifications/cancelled can end it (cancelArrived), even one that came
+// before the call started.
 func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.mu.Lock()
@@ -330,16 +334,23 @@ func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		s.inflight.Add(1)
 		s.mu.Unlock()
 		defer s.inflight.Done()
-		defer s.calling(ctx, req)()
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		call := s.calling(ctx, req, cancel)
+		defer s.called(call)
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
-		beat := s.startBeat(cctx, req)
-		res, err := next(withBeat(cctx, beat), req)
-		// No heartbeat after the result.
-		beat.stop()
-		if ctx.Err() != nil {
+		var res *mcp.CallToolResult
+		var err error
+		if s.cancelledByClient(call) {
+			res = mcp.NewToolResultError("cancelled by the client before it started")
+		} else {
+			beat := s.startBeat(cctx, req)
+			res, err = next(withBeat(cctx, beat), req)
+			// No heartbeat after the result.
+			beat.stop()
+		}
+		if ctx.Err() != nil || s.cancelledByClient(call) {
 			// The client cancelled the call (notifications/cancelled, or
 			// it went away): it gets no response, as the specification
 			// says. A call the server's shutdown ended still does.
@@ -353,36 +364,6 @@ func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	}
 }
 
-// calling notes the call in flight until the returned func runs, so that
-// callEnded can tell when it has ended.
-func (s *Server) calling(ctx context.Context, req mcp.CallToolRequest) func() {
-	key := callKey(ctx, req)
-	if key == "" {
-		return func() {}
-	}
-	done := make(chan struct{})
-	s.mu.Lock()
-	s.calls[key] = done
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		if s.calls[key] == done {
-			delete(s.calls, key)
-		}
-		s.mu.Unlock()
-		close(done)
-	}
-}
-
-// callEnded returns a channel closed when the tool call with JSON-RPC id
-// in session has ended, its ports and probes released; nil when no such
-// call is in flight.
-func (s *Server) callEnded(session string, id any) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[session+"\x00"+idKey(id)]
-}
-
 // callKey names a call by its session and JSON-RPC id; "" when it has no
 // id.
 func callKey(ctx context.Context, req mcp.CallToolRequest) string {
@@ -393,11 +374,13 @@ func callKey(ctx context.Context, req mcp.CallToolRequest) string {
 	if !ok || id == nil {
 		return ""
 	}
-	session := ""
-	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		session = sess.SessionID()
+	session := sessionOf(ctx)
+	if session == "" {
+		if sess := server.ClientSessionFromContext(ctx); sess != nil {
+			session = sess.SessionID()
+		}
 	}
-	return session + "\x00" + idKey(id)
+	return cancelKey(session, id)
 }
 
 // Close cancels the calls in flight and waits for them (up to closeWait),

@@ -24,10 +24,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	st.SetErrorLogger(log.New(s.cfg.Log, "hilrun mcp: ", log.LstdFlags))
 	o := newStdioOut(out)
 	st.SetContextFunc(func(ctx context.Context) context.Context {
-		return withOutbox(server.WithSupportedProtocolVersions(ctx, ProtocolVersions), o)
+		return withStdioSession(withOutbox(server.WithSupportedProtocolVersions(ctx, ProtocolVersions), o))
 	})
 	s.logf("serving MCP on standard input and output")
-	return st.Listen(ctx, in, o)
+	w := &cancelWatch{r: in, cancelled: func(id any) { s.cancelArrived(stdioSession, id) }}
+	return st.Listen(ctx, w, o)
 }
 
 // ProtocolVersions are the MCP protocol versions hilrun serves, newest
@@ -136,7 +137,7 @@ func (s *Server) ListenHTTP(addr, token string, opts ...HTTPOption) (*HTTPServer
 		maxBody:         DefaultMaxBody,
 		bodyTimeout:     defaultBodyTimeout,
 		sessions:        newSessionTable(DefaultMaxSessions),
-		callEnded:       s.callEnded,
+		callEnded:       s.cancelArrived,
 	}
 	g.sessions.ended = s.sessionEnded
 	if token != "" {

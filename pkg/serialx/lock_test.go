@@ -24,11 +24,54 @@ import (
 // runRacer.
 const racerEnv = "HILRUN_SERIALX_RACER"
 
+// standInEnv tells a racer that its port is a pty standing in for a real
+// serial port (see standIns).
+const standInEnv = "HILRUN_SERIALX_STAND_IN"
+
+// standIns are the ptys the tests open as stand-ins for real serial ports,
+// by resolved path: acquireLock takes UUCP lock files for them, as for a
+// real tty. A pty that is not here is locked as a pty.
+var standIns sync.Map
+
 func TestMain(m *testing.M) {
+	isPty = func(path string) bool {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			if _, ok := standIns.Load(real); ok {
+				return false
+			}
+		}
+		return ptyDevice(path)
+	}
 	if os.Getenv(racerEnv) != "" {
+		if os.Getenv(standInEnv) != "" {
+			standIn(os.Getenv("HILRUN_SERIALX_PORT"))
+		}
 		os.Exit(runRacer())
 	}
 	os.Exit(m.Run())
+}
+
+// standIn makes the pty at path a stand-in for a real serial port, until
+// unStandIn.
+func standIn(path string) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		standIns.Store(real, true)
+	}
+}
+
+func unStandIn(path string) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		standIns.Delete(real)
+	}
+}
+
+func isStandIn(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	_, ok := standIns.Load(real)
+	return ok
 }
 
 // runRacer opens the port $HILRUN_SERIALX_PORT with lock directory
@@ -70,6 +113,9 @@ func startRacer(t *testing.T, exe, port, lockDir string, cred *syscall.Credentia
 	t.Helper()
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), racerEnv+"=1", "HILRUN_SERIALX_PORT="+port, "HILRUN_SERIALX_LOCKDIR="+lockDir)
+	if isStandIn(port) {
+		cmd.Env = append(cmd.Env, standInEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}

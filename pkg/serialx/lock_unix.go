@@ -30,11 +30,14 @@ const (
 	lockWriteGrace = 2 * time.Second
 )
 
-// portLock is a UUCP lock file this process created.
+// portLock is a UUCP lock file this process created, or for a pty the
+// device opened to hold flock(2) on it.
 type portLock struct {
 	path string
 	pid  int
 	file fs.FileInfo // identifies the file we created
+	// dev holds the flock of a pty (flockDevice); nil for a lock file.
+	dev *os.File
 }
 
 // acquireLock creates the UUCP lock file for device in dir. It returns the
@@ -50,7 +53,13 @@ type portLock struct {
 // only while holding flock(2) on it and after checking the name still
 // refers to that file; the create that follows uses O_EXCL, and the new
 // lock is read back to make sure it is ours.
+//
+// A pty gets no lock file: it is locked with flock(2) on the device
+// (flockDevice).
 func acquireLock(dir, device string) (lock *portLock, busy *OpenError, unavailable error) {
+	if isPty(device) {
+		return flockDevice(device)
+	}
 	name, ok := lockName(device)
 	if !ok {
 		return nil, nil, nil
@@ -181,9 +190,14 @@ func (l *portLock) ours() bool {
 
 // release removes the lock file if it is still ours: another program that
 // found it stale (our PID reused after a crash, or a lock removed by hand)
-// may have replaced it, and its lock must stay. It is a no-op on nil.
+// may have replaced it, and its lock must stay. For a pty it closes the
+// device, which ends the flock. It is a no-op on nil.
 func (l *portLock) release() {
-	if l != nil && l.ours() {
+	switch {
+	case l == nil:
+	case l.dev != nil:
+		l.dev.Close()
+	case l.ours():
 		os.Remove(l.path)
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // device plays a board on the master side of a pty; hilrun opens the slave
-// side as its serial port.
+// side as its serial port. It stands in for a real serial port, with a UUCP
+// lock file (standIns), unless the test says otherwise (asPty).
 type device struct {
 	t      *testing.T
 	master *os.File
@@ -37,7 +38,9 @@ func newDevice(t *testing.T) *device {
 		t.Fatalf("make pty raw: %v", err)
 	}
 	d := &device{t: t, master: master, slave: slave, path: slave.Name()}
+	standIn(d.path)
 	t.Cleanup(func() {
+		unStandIn(d.path)
 		d.unplug()
 		slave.Close()
 	})
@@ -117,4 +120,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// asPty makes the device lock as the pty it is, with flock on the device
+// and no lock file, rather than standing in for a real serial port.
+func (d *device) asPty() *device {
+	unStandIn(d.path)
+	return d
 }

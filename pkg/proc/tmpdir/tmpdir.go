@@ -8,9 +8,11 @@ package tmpdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // ownerFile is the file in each folder whose lock says its process lives.
@@ -58,9 +60,17 @@ func (d *Dir) Remove() error {
 	return err
 }
 
+// orphanAge is how old a folder New would have made, empty, without its
+// owner file, must be for Sweep to take it for one whose process was
+// killed between making it and holding it, rather than one New is making
+// right now.
+const orphanAge = time.Minute
+
 // Sweep removes the folders New made in os.TempDir() whose process is gone
-// (nobody holds their lock). Folders of other users, and folders without
-// the owner file, are left alone. It returns the folders it removed.
+// (nobody holds their lock), and the empty ones older than orphanAge whose
+// process was killed before it could hold them. Folders of other users,
+// and other folders without the owner file, are left alone. It returns the
+// folders it removed.
 func Sweep() ([]string, error) {
 	base := os.TempDir()
 	entries, err := os.ReadDir(base)
@@ -78,6 +88,14 @@ func Sweep() ([]string, error) {
 			continue
 		}
 		f, err := os.OpenFile(filepath.Join(path, ownerFile), os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) && orphaned(path) {
+			// Remove takes only an empty folder: one whose owner file
+			// has just come stays.
+			if os.Remove(path) == nil {
+				removed = append(removed, path)
+			}
+			continue
+		}
 		if err != nil {
 			continue
 		}
@@ -95,4 +113,10 @@ func Sweep() ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// orphaned reports whether path was last changed orphanAge ago or more.
+func orphaned(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && time.Since(fi.ModTime()) >= orphanAge
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as a hilrun that makes a folder and waits to be
@@ -63,21 +64,43 @@ func TestSweepRemovesFoldersOfDeadProcesses(t *testing.T) {
 	if err := os.Mkdir(foreign, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Old and without an owner file: New's, killed before it held the
+	// folder, when empty; another program's when not.
+	old := time.Now().Add(-2 * orphanAge)
+	orphan := filepath.Join(os.TempDir(), Prefix+"mcp-killed-early")
+	if err := os.Mkdir(orphan, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	foreignOld := filepath.Join(os.TempDir(), Prefix+"not-ours-old")
+	if err := os.Mkdir(foreignOld, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreignOld, "data"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{orphan, foreignOld} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	removed, err := Sweep()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(removed, []string{dead}) {
-		t.Errorf("Sweep removed %q, want only %s", removed, dead)
+	slices.Sort(removed)
+	if want := []string{orphan, dead}; !slices.Equal(removed, want) {
+		t.Errorf("Sweep removed %q, want %q", removed, want)
 	}
-	for _, keep := range []string{living, foreign} {
+	for _, keep := range []string{living, foreign, foreignOld} {
 		if _, err := os.Stat(keep); err != nil {
 			t.Errorf("%s: %v", keep, err)
 		}
 	}
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("%s is still there: %v", dead, err)
+	for _, gone := range []string{dead, orphan} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", gone, err)
+		}
 	}
 }
 
