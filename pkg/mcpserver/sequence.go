@@ -909,6 +909,8 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Getenv:        s.cfg.Getenv,
 		KeepSteps:     o.keepSteps,
 		MaxValueBytes: s.cfg.MaxValueBytes,
+		MaxExprWork:   s.cfg.MaxExprWork,
+		MaxExprMemory: s.cfg.MaxExprMemory,
 		MaxSteps:      s.cfg.MaxSteps,
 	})
 	if probeGone.Load() {
