@@ -66,6 +66,15 @@ var aliasBomb = func() string {
 	return b.String() + "steps:\n  - delay: 1ms\n"
 }()
 
+// exprAttack is a serial_sequence call with a 2 s timeout that sets s to
+// 30000 bytes of text and asserts expr.
+func exprAttack(expr string) string {
+	return jsonArgs(map[string]any{"timeout_ms": 2000, "steps": []any{
+		map[string]any{"set": map[string]any{"s": map[string]any{"expr": `repeat("x", 30000)`}}},
+		map[string]any{"assert": expr},
+	}})
+}
+
 func ocdStep(cmd string) string {
 	return jsonArgs(map[string]any{"steps": []any{map[string]any{"openocd": cmd}}})
 }
@@ -125,6 +134,14 @@ var postures = []posture{
 			args: `{"steps": [{"repeat": {"count": 1000000}, "steps": [{"repeat": {"count": 1000000}, "steps": [{"set": {"x": 1}}]}]}]}`, want: "100000000"},
 		{name: "a repeat bounded by time only", tool: "serial_sequence",
 			args: `{"on_failure": "stop", "steps": [{"repeat": {"for": "24h"}, "steps": [{"set": {"x": 1}}]}]}`, want: "step limit"},
+		{name: "expression making lists of lists", tool: "serial_sequence", args: exprAttack(`len(map(split(s, ""), {split(s, "")})) > 0`), want: "expression memory budget"},
+		{name: "expression looping for ever", tool: "serial_sequence", args: exprAttack(`let l = split(s, ""); all(l, {all(l, {all(l, {true})})})`), want: "expression work budget"},
+		{name: "expression listing the environment", tool: "serial_sequence",
+			args: `{"steps": [{"set": {"names": {"expr": "join(keys(env), \",\")"}}}, {"assert": "names == \"\""}]}`, want: `"passed":true`},
+		{name: "a large anchor aliased in a file", tool: "validate_sequence",
+			args: jsonArgs(map[string]any{"content": "vars:\n  big: &b " + strings.Repeat("x", 1<<20) + "\nsteps:\n" + strings.Repeat("  - {send: *b}\n", 3000)}), want: "alias expansion limit"},
+		{name: "a large anchor aliased in steps as a string", tool: "serial_sequence",
+			args: jsonArgs(map[string]any{"steps": "- {set: {big: &b " + strings.Repeat("x", 1<<20) + "}}\n" + strings.Repeat("- {set: {c: *b}}\n", 4000)}), want: "alias expansion limit"},
 		{name: "the next call works", tool: "serial_sequence", args: `{"steps": [{"send": "version", "expect": "hilrun"}]}`, want: `"passed":true`},
 		{name: "probes in an inline sequence", tool: "serial_sequence",
 			args: `{"steps": {"probes": {"p": {"launch": {"config": ["{{outside}}/evil.cfg"]}}}, "steps": [{"halt": true, "probe": "p"}]}}`, want: "refused"},

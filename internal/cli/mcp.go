@@ -48,6 +48,8 @@ type MCPOptions struct {
 	// MaxValue bounds each variable and saved value in a run, in bytes;
 	// 0 means runner.DefaultMaxValueBytes.
 	MaxValue int
+	// Expr bounds each evaluation of an expression.
+	Expr ExprFlags
 }
 
 func newMCPCmd(ios *IO) *cobra.Command {
@@ -111,9 +113,11 @@ cameras come from the --bench file (cameras also from --sim).
 
 Limits (each ends that call with an error naming it; the server goes on):
   sequence files and inline steps: 4 MiB, YAML aliases adding at most
-  100000 nodes, numbers and durations in range, at most 100000000 steps
+  100000 nodes and 4 MiB of text, numbers and durations in range, at most 100000000 steps
   with nested repeats multiplied; a value (variable, saved text) at most
-  --max-value (1 MiB); a call at most --max-steps steps (1000000); a
+  --max-value (1 MiB); an expression's evaluation at most --max-expr-work
+  operations (1000000) and --max-expr-memory of lists and maps (16 MiB),
+  stopping when its step ends; a call at most --max-steps steps (1000000); a
   result lists at most 1000 steps and 1 MiB of them (the rest are counted,
   the report resource has them all); runs kept as resources: --max-runs
   (50) for --max-run-age (24h).`,
@@ -157,6 +161,7 @@ Limits (each ends that call with an error naming it; the server goes on):
 	f.DurationVar(&opts.Heartbeat, "heartbeat", mcpserver.DefaultHeartbeat, "while a step runs, send a call that has a progress token a progress notification at least this often")
 	f.StringVar(&opts.LogDir, "log-dir", "", "keep console logs and run reports under `DIR` (default: a temporary folder removed on exit)")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value in a run, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends its call with an error")
+	opts.Expr.register(f)
 	return cmd
 }
 
@@ -180,6 +185,8 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		MaxRunAge:     opts.MaxRunAge,
 		Heartbeat:     opts.Heartbeat,
 		MaxValueBytes: opts.MaxValue,
+		MaxExprWork:   opts.Expr.Work,
+		MaxExprMemory: opts.Expr.Memory,
 		MaxSteps:      opts.MaxSteps,
 		DialProbe:     engine.DialProbe,
 		SerialConfig:  engine.SerialConfig,

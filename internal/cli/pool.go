@@ -622,6 +622,8 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		Sink:           runner.Tee(ev, console),
 		FinallyContext: p.in.Fin,
 		MaxValueBytes:  opts.MaxValue,
+		MaxExprWork:    opts.Expr.Work,
+		MaxExprMemory:  opts.Expr.Memory,
 	}))
 	res.Transcripts = nil
 	res.Bench = b.Name

@@ -31,6 +31,8 @@ type ReplOptions struct {
 	// LogDir receives the consoles' raw and timeline logs, as picocom's
 	// --logfile; "" keeps none.
 	LogDir string
+	// Expr bounds each evaluation of an expression.
+	Expr ExprFlags
 }
 
 func newReplCmd(ios *IO) *cobra.Command {
@@ -75,6 +77,7 @@ was not a step or command, 3 a bench error (the most serious wins).`,
 	f.BoolVar(&opts.Sim, "sim", false, "talk to an in-process virtual board: what nothing else binds goes to it, and its probe gets the board's firmware image for symbols")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs of the session under `DIR`")
 	opts.QEMU.register(f)
+	opts.Expr.register(f)
 	completeSequences(cmd)
 	return cmd
 }
@@ -248,7 +251,8 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts, LogDir: logDir})
+	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts, LogDir: logDir,
+		MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory})
 	// Each line runs as a sequence of its own; the session's QEMUs started
 	// above, once.
 	eng.Prepare = nil

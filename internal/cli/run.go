@@ -54,6 +54,8 @@ type RunOptions struct {
 	// MaxValue bounds each variable and saved value, in bytes; 0 means
 	// runner.DefaultMaxValueBytes.
 	MaxValue int
+	// Expr bounds each evaluation of an expression.
+	Expr ExprFlags
 	// MaxFailures caps the failing iterations each repeat lists in the
 	// reports; 0 means results.DefaultMaxFailures.
 	MaxFailures int
@@ -119,6 +121,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
 	f.BoolVar(&opts.Realtime, "realtime", false, "run delays and repeat every: waits as SCHED_FIFO and lock hilrun's memory, when the system allows it (CAP_SYS_NICE, CAP_IPC_LOCK or root); says so when it does not")
 	f.Var(bytesFlag{&opts.MaxValue}, "max-value", "the largest variable or saved value, and text built from variables, in `BYTES` (like 4MiB; default 1MiB): a step past it ends the run with an error")
+	opts.Expr.register(f)
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	f.BoolVarP(&opts.ExitFirst, "exitfirst", "x", false, "stop at the first sequence that does not pass: start no more (with --pool, those running finish)")
 	opts.Pool.register(f)
@@ -330,6 +333,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			Sink:           runner.Tee(events, console),
 			FinallyContext: finCtx,
 			MaxValueBytes:  opts.MaxValue,
+			MaxExprWork:    opts.Expr.Work,
+			MaxExprMemory:  opts.Expr.Memory,
 		})
 		// Consoles log into consoleDir; without --log-dir that is a
 		// private folder gone at exit, which no report names.

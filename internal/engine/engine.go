@@ -29,13 +29,15 @@ type RunConfig struct {
 	// (builds, host commands, launched debugger servers); nil means
 	// hilrun's own.
 	Environ []string
-	// ArtifactDir, Vars, Sink, FinallyContext and MaxValueBytes go to
-	// runner.Options as they are.
+	// ArtifactDir, Vars, Sink, FinallyContext, MaxValueBytes, MaxExprWork
+	// and MaxExprMemory go to runner.Options as they are.
 	ArtifactDir    string
 	Vars           map[string]string
 	Sink           runner.Sink
 	FinallyContext context.Context
 	MaxValueBytes  int
+	MaxExprWork    int
+	MaxExprMemory  int
 }
 
 // Options are the runner options of a run on this bench: QEMUs that
@@ -55,6 +57,8 @@ func Options(c RunConfig) runner.Options {
 		Sink:           c.Sink,
 		FinallyContext: c.FinallyContext,
 		MaxValueBytes:  c.MaxValueBytes,
+		MaxExprWork:    c.MaxExprWork,
+		MaxExprMemory:  c.MaxExprMemory,
 		LogPaths:       LogPath,
 		Prepare:        prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn),
 	}

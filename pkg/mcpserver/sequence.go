@@ -19,7 +19,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/report"
@@ -58,7 +57,10 @@ func stepList(raw json.RawMessage, what string) (any, error) {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		var v any
-		if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+		if err := steps.UnmarshalYAML(what, []byte(text), &v); err != nil {
+			if el := (steps.ErrorList)(nil); errors.As(err, &el) {
+				return nil, el // a limit, which names the text
+			}
 			return nil, fmt.Errorf("%s: the string is not a JSON (or YAML) list of steps: %v", what, err)
 		}
 		return v, nil
@@ -924,6 +926,8 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		Getenv:        s.cfg.Getenv,
 		KeepSteps:     o.keepSteps,
 		MaxValueBytes: s.cfg.MaxValueBytes,
+		MaxExprWork:   s.cfg.MaxExprWork,
+		MaxExprMemory: s.cfg.MaxExprMemory,
 		MaxSteps:      s.cfg.MaxSteps,
 	})
 	if probeGone.Load() {

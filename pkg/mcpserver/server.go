@@ -110,6 +110,9 @@ type Config struct {
 	// MaxValueBytes bounds each variable and saved value of a run (see
 	// runner.Options.MaxValueBytes); 0 means 1 MiB.
 	MaxValueBytes int
+	// MaxExprWork and MaxExprMemory bound each evaluation of an
+	// expression in a run (see runner.Options); 0 means the defaults.
+	MaxExprWork, MaxExprMemory int
 	// MaxSteps bounds the steps one call runs, repeat iterations included;
 	// 0 means DefaultMaxSteps.
 	MaxSteps uint64

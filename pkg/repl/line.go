@@ -156,6 +156,9 @@ func stepNodes(text, dev string, several bool) ([]*yaml.Node, error) {
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("empty step")
 	}
+	if err := steps.CheckAliases("step", doc.Content[0]); err != nil {
+		return nil, err
+	}
 	root := doc.Content[0]
 	var nodes []*yaml.Node
 	if root.Kind == yaml.SequenceNode {

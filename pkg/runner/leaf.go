@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/expr-lang/expr"
 
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
@@ -30,11 +27,11 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	},
 	steps.KindDelay:   (*run).delay,
 	steps.KindCapture: (*run).capture,
-	steps.KindAssert: func(r *run, _ context.Context, s *steps.Step, res *StepResult) error {
-		return r.assert(s, res)
+	steps.KindAssert: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
+		return r.assert(ctx, s, res)
 	},
-	steps.KindSet: func(r *run, _ context.Context, s *steps.Step, res *StepResult) error {
-		return r.set(s, res)
+	steps.KindSet: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
+		return r.set(ctx, s, res)
 	},
 	steps.KindMemRead:       (*run).memRead,
 	steps.KindMemWrite:      (*run).memWrite,
@@ -414,23 +411,14 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 	return nil
 }
 
-func (r *run) exprEnv() map[string]any {
-	environ := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, _, ok := strings.Cut(kv, "="); ok {
-			environ[k] = r.opts.Getenv(k)
-		}
-	}
-	// Each evaluation may build text up to a few times the value limit,
-	// so s + s works for any value within it.
-	return steps.WithExprBudget(steps.ExprEnv(r.vars, r.stepRes, environ), 4*r.maxValue())
-}
-
-func (r *run) assert(s *steps.Step, res *StepResult) error {
-	out, err := expr.Run(s.Assert.Program, r.exprEnv())
+func (r *run) assert(ctx context.Context, s *steps.Step, res *StepResult) error {
+	out, err := r.eval(ctx, "assert "+s.Assert.Src, s.Assert, nil)
 	values := r.describeNames(s.Assert.Names)
+	if se := (*stepError)(nil); errors.As(err, &se) {
+		se.expected, se.received = s.Assert.Src, values
+	}
 	if err != nil {
-		return &stepError{msg: fmt.Sprintf("assert %s: %s", s.Assert.Src, firstLine(err.Error())), expected: s.Assert.Src, received: values}
+		return err
 	}
 	ok, isBool := out.(bool)
 	if !isBool {
@@ -489,7 +477,7 @@ func isText(v any) bool {
 	return ok
 }
 
-func (r *run) set(s *steps.Step, res *StepResult) error {
+func (r *run) set(ctx context.Context, s *steps.Step, res *StepResult) error {
 	res.Saved = map[string]any{}
 	for _, a := range s.Set {
 		var v any
@@ -501,12 +489,9 @@ func (r *run) set(s *steps.Step, res *StepResult) error {
 			}
 			v = t
 		case a.Expr != nil:
-			out, err := expr.Run(a.Expr.Program, r.exprEnv())
-			if errors.Is(err, steps.ErrExprBudget) {
-				return fmt.Errorf("set %s = %s: %s (--max-value raises it)", a.Name, a.Expr.Src, firstLine(err.Error()))
-			}
+			out, err := r.eval(ctx, fmt.Sprintf("set %s = %s", a.Name, a.Expr.Src), a.Expr, nil)
 			if err != nil {
-				return &stepError{msg: fmt.Sprintf("set %s = %s: %s", a.Name, a.Expr.Src, firstLine(err.Error()))}
+				return err
 			}
 			v = out
 		default:

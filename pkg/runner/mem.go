@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expr-lang/expr"
-
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
@@ -49,7 +47,7 @@ type memTarget struct {
 	what  string
 }
 
-func (r *run) resolveMem(s *steps.Step) (memTarget, error) {
+func (r *run) resolveMem(ctx context.Context, s *steps.Step) (memTarget, error) {
 	m := s.Mem
 	t := memTarget{addr: m.Addr, width: m.Width, what: s.Title()}
 	switch {
@@ -83,9 +81,9 @@ func (r *run) resolveMem(s *steps.Step) (memTarget, error) {
 			t.count = int(size / per)
 		}
 	case m.Address != nil:
-		out, err := expr.Run(m.Address.Program, r.exprEnv())
+		out, err := r.eval(ctx, "address "+m.Address.Src, m.Address, nil)
 		if err != nil {
-			return t, &stepError{msg: fmt.Sprintf("address %s: %s", m.Address.Src, firstLine(err.Error()))}
+			return t, err
 		}
 		a, err := toUint(out)
 		if err != nil {
@@ -177,17 +175,17 @@ func hexList(vs []uint64, width int) string {
 }
 
 // memStep returns the probe and the memory a memory step works on.
-func (r *run) memStep(s *steps.Step) (Debugger, memTarget, error) {
+func (r *run) memStep(ctx context.Context, s *steps.Step) (Debugger, memTarget, error) {
 	d, err := r.probe(s.To)
 	if err != nil {
 		return nil, memTarget{}, err
 	}
-	t, err := r.resolveMem(s)
+	t, err := r.resolveMem(ctx, s)
 	return d, t, err
 }
 
 func (r *run) memRead(ctx context.Context, s *steps.Step, res *StepResult) error {
-	d, t, err := r.memStep(s)
+	d, t, err := r.memStep(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -351,7 +349,7 @@ func checkValues(c *memWanted, vals []uint64) (bool, string) {
 }
 
 func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) error {
-	d, t, err := r.memStep(s)
+	d, t, err := r.memStep(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -400,7 +398,7 @@ func (r *run) memWrite(ctx context.Context, s *steps.Step, res *StepResult) erro
 }
 
 func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error {
-	d, t, err := r.memStep(s)
+	d, t, err := r.memStep(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -435,7 +433,7 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 		polls++
 		last = vals[0]
 		trace.add(ms(res.Started+time.Since(began)), last)
-		done, err := r.pollDone(s.Mem, want, last)
+		done, err := r.pollDone(ctx, s.Mem, want, last)
 		if err != nil {
 			return err
 		}
@@ -471,16 +469,14 @@ func (r *run) memPoll(ctx context.Context, s *steps.Step, res *StepResult) error
 	}
 }
 
-func (r *run) pollDone(m *steps.MemSpec, want *memWanted, v uint64) (bool, error) {
+func (r *run) pollDone(ctx context.Context, m *steps.MemSpec, want *memWanted, v uint64) (bool, error) {
 	if want != nil {
 		ok, _ := checkValues(want, []uint64{v})
 		return ok, nil
 	}
-	env := r.exprEnv()
-	env["value"] = v
-	out, err := expr.Run(m.Until.Program, env)
+	out, err := r.eval(ctx, "until "+m.Until.Src, m.Until, v)
 	if err != nil {
-		return false, &stepError{msg: fmt.Sprintf("until %s: %s", m.Until.Src, firstLine(err.Error()))}
+		return false, err
 	}
 	b, ok := out.(bool)
 	if !ok {

@@ -91,6 +91,17 @@ type Options struct {
 	// DefaultMaxValueBytes (1 MiB). Past it, the step ends with an error
 	// wrapping ErrValueLimit.
 	MaxValueBytes int
+	// MaxExprWork bounds the operations of each evaluation of an
+	// expression (an element a loop or a builtin goes through, or 64
+	// bytes of text scanned); 0 means steps.DefaultExprWork (a million).
+	// Past it, or once the step's context ends, the evaluation stops and
+	// its step ends with an error wrapping steps.ErrExprWork.
+	MaxExprWork int
+	// MaxExprMemory bounds the lists and maps each evaluation of an
+	// expression makes, in bytes at 16 a cell; 0 means
+	// steps.DefaultExprMemory (16 MiB). Past it, the step ends with an
+	// error wrapping steps.ErrExprMemory.
+	MaxExprMemory int
 	// MaxSteps bounds the steps the run executes, each iteration of a
 	// repeat's steps counted (groups and repeats themselves are not);
 	// 0 means no limit. Past it, the run ends with an error wrapping
@@ -144,6 +155,7 @@ type run struct {
 	sent    map[string]SendMark
 	vars    map[string]any
 	stepRes map[string]any
+	environ map[string]string // env in expressions; see exprEnviron
 	trans   map[string]*transcript
 	cleanup []func()
 	// release holds what Options.Prepare returned, run last.

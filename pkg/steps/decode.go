@@ -90,7 +90,7 @@ func parseNode(file string, data []byte) (*yaml.Node, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the file is empty: expected a sequence with steps, or a list of steps"}}
 	}
-	if err := checkAliases(file, doc.Content[0]); err != nil {
+	if err := CheckAliases(file, doc.Content[0]); err != nil {
 		return nil, err
 	}
 	return doc.Content[0], nil

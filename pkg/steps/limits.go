@@ -25,6 +25,11 @@ const (
 	// Without a bound a few kilobytes of nested aliases expand to
 	// billions of nodes.
 	MaxAliasNodes = 100_000
+	// MaxAliasBytes bounds the text that aliases add to a document: the
+	// text an alias stands for counts again each time it is used. A few
+	// uses of a large anchor would otherwise make gigabytes of copies,
+	// in the values decoded and in what is written out again.
+	MaxAliasBytes = MaxFileBytes
 	// MinTimeout is the shortest timeout a step may give (0 means the
 	// default): anything shorter cannot be told apart from no wait at all.
 	MinTimeout = time.Millisecond
@@ -64,19 +69,26 @@ func checkSize(file string, n int) error {
 		Msg: fmt.Sprintf("the file is larger than the file size limit of %d MiB: split it, or use repeat: for steps that repeat", MaxFileBytes>>20)}}
 }
 
-// checkAliases counts the nodes that aliases add to the document and
-// refuses it, at the alias that passes MaxAliasNodes, before anything
-// walks the expanded tree.
-func checkAliases(file string, root *yaml.Node) error {
-	size := map[*yaml.Node]uint64{}
+// aliasSize is what a node stands for, aliases expanded: its nodes and
+// the bytes of its scalars. Both saturate past their limits.
+type aliasSize struct{ nodes, bytes uint64 }
+
+func (a aliasSize) add(b aliasSize) aliasSize {
+	return aliasSize{min(a.nodes+b.nodes, MaxAliasNodes+1), min(a.bytes+b.bytes, MaxAliasBytes+1)}
+}
+
+// CheckAliases refuses a document whose aliases add more than
+// MaxAliasNodes nodes or MaxAliasBytes bytes of text to it, at the alias
+// that passes the limit, before anything decodes the expanded tree. file
+// names the document in the error.
+func CheckAliases(file string, root *yaml.Node) error {
+	size := map[*yaml.Node]aliasSize{}
 	busy := map[*yaml.Node]bool{}
-	// expanded is the number of nodes n stands for, aliases expanded; it
-	// saturates past the limit.
-	var expanded func(n *yaml.Node) (uint64, bool)
-	expanded = func(n *yaml.Node) (uint64, bool) {
+	var expanded func(n *yaml.Node) (aliasSize, bool)
+	expanded = func(n *yaml.Node) (aliasSize, bool) {
 		if n.Kind == yaml.AliasNode {
 			if n.Alias == nil {
-				return 1, true
+				return aliasSize{1, 0}, true
 			}
 			n = n.Alias
 		}
@@ -84,22 +96,22 @@ func checkAliases(file string, root *yaml.Node) error {
 			return v, true
 		}
 		if busy[n] {
-			return 0, false
+			return aliasSize{}, false
 		}
 		busy[n] = true
-		total := uint64(1)
+		total := aliasSize{1, 0}.add(aliasSize{0, uint64(len(n.Value))})
 		for _, c := range n.Content {
 			v, ok := expanded(c)
 			if !ok {
-				return 0, false
+				return aliasSize{}, false
 			}
-			total = min(total+v, MaxAliasNodes+1)
+			total = total.add(v)
 		}
 		busy[n] = false
 		size[n] = total
 		return total, true
 	}
-	var added uint64
+	var added aliasSize
 	var walk func(n *yaml.Node) error
 	walk = func(n *yaml.Node) error {
 		if n.Kind == yaml.AliasNode {
@@ -107,10 +119,14 @@ func checkAliases(file string, root *yaml.Node) error {
 			if !ok {
 				return ErrorList{{Pos: Pos{File: file, Line: n.Line, Col: n.Column}, Msg: fmt.Sprintf("the alias *%s contains itself", n.Value)}}
 			}
-			added += v
-			if added > MaxAliasNodes {
+			added = added.add(v)
+			switch {
+			case added.nodes > MaxAliasNodes:
 				return ErrorList{{Pos: Pos{File: file, Line: n.Line, Col: n.Column},
 					Msg: fmt.Sprintf("aliases expand the document by more than %d nodes (the alias expansion limit): write the steps out, or use repeat:", MaxAliasNodes)}}
+			case added.bytes > MaxAliasBytes:
+				return ErrorList{{Pos: Pos{File: file, Line: n.Line, Col: n.Column},
+					Msg: fmt.Sprintf("aliases expand the document by more than %d MiB of text (the alias expansion limit): write the values out, or use repeat:", MaxAliasBytes>>20)}}
 			}
 			return nil
 		}
@@ -122,6 +138,26 @@ func checkAliases(file string, root *yaml.Node) error {
 		return nil
 	}
 	return walk(root)
+}
+
+// UnmarshalYAML decodes YAML text into v as yaml.Unmarshal does, within
+// the limits of a sequence file: at most MaxFileBytes, and aliases within
+// the alias expansion limit. what names the text in errors.
+func UnmarshalYAML(what string, data []byte, v any) error {
+	if err := checkSize(what, len(data)); err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	if err := CheckAliases(what, doc.Content[0]); err != nil {
+		return err
+	}
+	return doc.Decode(v)
 }
 
 // durationRange is what a duration field accepts: zero (when ZeroOK, it

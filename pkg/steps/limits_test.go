@@ -39,6 +39,8 @@ func TestParseLimits(t *testing.T) {
 			"  - &t {group: h, steps: [" + strings.Repeat("*s, ", 20000) + "*s]}\n" +
 			"  - {group: i, steps: [*t, *t, *t, *t]}\n",
 			[]string{`a.yaml:3:`}},
+		{"a large anchor used many times", "a.yaml", "vars:\n  big: &b " + strings.Repeat("x", 1<<20) + "\n  copies: [" + strings.Repeat("*b, ", 10) + "*b]\nsteps: [{delay: 1ms}]\n",
+			[]string{`a.yaml:3:28: aliases expand the document by more than 4 MiB of text (the alias expansion limit)`}},
 		{"alias that contains itself", "a.yaml", "a: &a [*a]\nsteps: [*a]\n",
 			[]string{`a.yaml:1:8: the alias *a contains itself`}},
 		{"steps that contain themselves", "a.yaml", "steps: &s [{group: g, steps: *s}]\n",

@@ -501,8 +501,14 @@ func (v *validator) compile(x *Expr) {
 	}
 	// Variables are left undeclared so that they compile as values of any
 	// type; the runner supplies them.
-	opts := append([]expr.Option{expr.Env(base), expr.AllowUndefinedVariables()}, exprOptions()...)
-	prog, err := expr.Compile(x.Src, opts...)
+	// Checked as written first: the guards that bound the work (see
+	// exprlimit.go) hide the types of what they wrap.
+	opts := []expr.Option{expr.Env(base), expr.AllowUndefinedVariables()}
+	if _, err := expr.Compile(x.Src, append(opts, expr.Optimize(false))...); err != nil {
+		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprErr(err))
+		return
+	}
+	prog, err := expr.Compile(x.Src, append(opts, exprOptions()...)...)
 	if err != nil {
 		v.add(x.Pos, "expression %q does not compile: %s", x.Src, exprHint(x.Src, exprErr(err)))
 		return

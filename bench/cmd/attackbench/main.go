@@ -4,7 +4,7 @@
 // attack ended in an error naming its limit and that the next call works,
 // and reports the time each attack took and the server's peak RSS.
 //
-//	go build -o /tmp/hilrun ./cmd/hilrun && go run ./bench/cmd/attackbench -hilrun /tmp/hilrun
+//	go build -o /tmp/hilrun ./cmd/hilrun && go run ./bench/cmd/attackbench -hilrun /tmp/hilrun [-only TEXT]
 package main
 
 import (
@@ -32,8 +32,9 @@ import (
 func main() {
 	hilrun := flag.String("hilrun", "hilrun", "the hilrun binary (built without -race)")
 	rounds := flag.Int("rounds", 5, "times each attack is sent")
+	only := flag.String("only", "", "send only the attacks whose name holds `TEXT`")
 	flag.Parse()
-	if err := run(*hilrun, *rounds); err != nil {
+	if err := run(*hilrun, *rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "attackbench:", err)
 		os.Exit(1)
 	}
@@ -49,6 +50,8 @@ type attack struct {
 	args string
 	body int
 	want string
+	// flags are more flags of the server.
+	flags []string
 }
 
 // aliasBomb is a sequence of a few hundred bytes whose vars expand to
@@ -85,12 +88,41 @@ func attacks() []attack {
 		{name: "nested repeats without bound", tool: "serial_sequence",
 			args: `{"steps": [{"repeat": {"count": 1000000}, "steps": [{"repeat": {"count": 1000000}, "steps": [{"set": {"x": 1}}]}]}]}`, want: "100000000"},
 		{name: "an 84 MB request body", body: 84 << 20, want: "413"},
+		{name: "an expression making lists of lists (30000 × 30000 items)", tool: "serial_sequence",
+			args: exprAttack(`len(map(split(s, ""), {split(s, "")})) > 0`), want: "expression memory budget"},
+		{name: "three nested loops over 30000 items in an expression", tool: "serial_sequence",
+			args: exprAttack(`let l = split(s, ""); all(l, {all(l, {all(l, {true})})})`), want: "expression work budget"},
+		{name: "the same loops with --max-expr-work 10^18, timeout_ms 2000", tool: "serial_sequence", flags: []string{"--max-expr-work", "1000000000000000000"},
+			args: exprAttack(`let l = split(s, ""); all(l, {all(l, {all(l, {true})})})`), want: "sequence timeout"},
+		{name: "an expression listing env", tool: "serial_sequence",
+			args: `{"steps": [{"set": {"names": {"expr": "join(keys(env), \",\")"}}}, {"assert": "names == \"\""}]}`, want: "passed 2/2"},
+		{name: "a 1 MiB anchor aliased 3000 times (validate_sequence)", tool: "validate_sequence",
+			args: jsonText(map[string]any{"content": "vars:\n  big: &b " + strings.Repeat("x", 1<<20) + "\nsteps:\n" + strings.Repeat("  - {send: *b}\n", 3000)}), want: "alias expansion limit"},
+		{name: "a 1 MiB anchor aliased 4000 times (serial_sequence, steps as a YAML string)", tool: "serial_sequence",
+			args: jsonText(map[string]any{"steps": "- {set: {big: &b " + strings.Repeat("x", 1<<20) + "}}\n" + strings.Repeat("- {set: {c: *b}}\n", 4000)}), want: "alias expansion limit"},
 	}
 }
 
-func run(hilrun string, rounds int) error {
+// exprAttack is a serial_sequence call with a 2 s timeout that sets s to
+// 30000 bytes of text and asserts expr.
+func exprAttack(expr string) string {
+	return jsonText(map[string]any{"timeout_ms": 2000, "steps": []any{
+		map[string]any{"set": map[string]any{"s": map[string]any{"expr": `repeat("x", 30000)`}}},
+		map[string]any{"assert": expr},
+	}})
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func run(hilrun string, rounds int, only string) error {
 	fmt.Printf("| attack | answer | time, median | time, max (of %d) | server peak RSS | next call |\n|---|---|--:|--:|--:|---|\n", rounds)
 	for _, a := range attacks() {
+		if !strings.Contains(a.name, only) {
+			continue
+		}
 		if err := measure(hilrun, a, rounds); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -104,7 +136,7 @@ func measure(hilrun string, a attack, rounds int) error {
 		return err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(hilrun, "mcp", "--sim", "--http", addr)
+	cmd := exec.Command(hilrun, append([]string{"mcp", "--sim", "--http", addr}, a.flags...)...)
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -145,7 +177,7 @@ func measure(hilrun string, a attack, rounds int) error {
 		if !strings.Contains(got, a.want) {
 			return fmt.Errorf("the answer lacks %q: %.300s", a.want, got)
 		}
-		answer = firstLine(got)
+		answer = firstLine(got, a.want)
 		if _, err := call(ctx, c, "serial_sequence", `{"steps": [{"send": "version", "expect": "hilrun"}]}`); err != nil {
 			next = "fails: " + err.Error()
 		}
@@ -221,11 +253,12 @@ func call(ctx context.Context, c *client.Client, tool, args string) (string, err
 	return text, nil
 }
 
-// firstLine is the line of s that names the limit, or of the outcome.
-func firstLine(s string) string {
+// firstLine is the line of s that holds want, else the one that names the
+// limit, or of the outcome; a long line is cut to show what is around want.
+func firstLine(s, want string) string {
 	lines := strings.Split(s, "\n")
 	pick := ""
-	for _, words := range [][]string{{"limit", "413"}, {"iterations"}} {
+	for _, words := range [][]string{{want}, {"limit", "413"}, {"iterations"}} {
 		for _, l := range lines {
 			for _, w := range words {
 				if pick == "" && strings.Contains(l, w) {
@@ -238,6 +271,9 @@ func firstLine(s string) string {
 		pick = lines[0]
 	}
 	pick = strings.TrimSpace(strings.ReplaceAll(pick, "|", "/"))
+	if i := strings.Index(pick, want); len(pick) > 140 && i > 100 {
+		pick = "…" + pick[i-100:]
+	}
 	if len(pick) > 140 {
 		pick = pick[:139] + "…"
 	}
