@@ -154,3 +154,126 @@ func TestBannerIsNotTheReply(t *testing.T) {
 		})
 	}
 }
+
+// With echo: true, the echoed line and its whole line ending are not part
+// of the reply, whichever line ending the device echoes.
+func TestEchoLineStrippedWhole(t *testing.T) {
+	for _, tc := range []struct{ name, echo string }{
+		{"crlf", "\r\n"},
+		{"lfcr", "\n\r"},
+		{"crcrlf", "\r\r\n"},
+		{"lf", "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newPtyBoard(t, func(line string) string {
+				return strings.Replace(firmware(line), "\r\n", tc.echo, 1)
+			})
+			b.echo = tc.echo
+			b.serve()
+			res := runOnPort(t, `
+expect_timeout: 5s
+devices: {dut: {prompt: "sim> ", echo: true}}
+steps:
+  - send: echo hello
+    expect: {regex: '^hello'}
+  - send: echo there
+  - id: cap
+    capture: {until: "sim> "}
+  - send: ""
+    expect: "sim> "
+  - send: version
+    expect: {regex: '^fw \d'}
+`, b.path)
+			if res.Status != runner.Passed {
+				t.Fatalf("status %s: %s", res.Status, firstFailure(res))
+			}
+			for _, s := range res.Steps {
+				if s.Kind == "capture" {
+					if text := s.Data["text"].(string); !strings.HasPrefix(text, "there") {
+						t.Errorf("the capture after an echoed send begins %q, want the reply", text)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A prompt that arrives without a line break before it does not count,
+// and the failure says so and shows where the last line began.
+func TestPromptNotAtLineStart(t *testing.T) {
+	b := newPtyBoard(t, func(line string) string {
+		if line == "first" {
+			return "done\r\n> "
+		}
+		return "ready> "
+	})
+	b.serve()
+	res := runOnPort(t, `
+expect_timeout: 2s
+devices: {dut: {prompt: "> "}}
+steps:
+  - send: first
+    wait_prompt: false
+    expect: done
+  - send: second
+    wait_prompt: false
+  - send: third
+`, b.path)
+	if res.Status != runner.Failed {
+		t.Fatalf("status %s, want failed: %s", res.Status, firstFailure(res))
+	}
+	msg := firstFailure(res)
+	for _, want := range []string{"counts only at the start of a line", `began 7 bytes before it: "\n> ready> "`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failure %q does not say %q", msg, want)
+		}
+	}
+}
+
+// The console sync: a device with a prompt that printed nothing yet is
+// asked for it with the line ending; wait_prompt: false sends at once;
+// a device without a prompt is sent only what the steps send.
+func TestConsoleSync(t *testing.T) {
+	for _, tc := range []struct {
+		name, devices, steps string
+		want                 []string // the lines the board received
+	}{
+		{"asks for the prompt", `{dut: {prompt: "sim> "}}`, "  - send: version\n    expect: fw 1.2.3\n", []string{"", "version"}},
+		{"wait_prompt: false", `{dut: {prompt: "sim> "}}`, "  - send: version\n    wait_prompt: false\n    expect: fw 1.2.3\n", []string{"version"}},
+		{"no prompt", `{dut: {}}`, "  - send: version\n    expect: fw 1.2.3\n  - send: echo x\n    expect: x\n", []string{"version", "echo x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newPtyBoard(t, firmware)
+			b.serve()
+			res := runOnPort(t, "expect_timeout: 5s\ndevices: "+tc.devices+"\nsteps:\n"+tc.steps, b.path)
+			if res.Status != runner.Passed {
+				t.Fatalf("status %s: %s", res.Status, firstFailure(res))
+			}
+			if got := b.received(); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("the board received %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A device that never shows its prompt fails the sync within its
+// sync_timeout, saying so, and nothing is sent.
+func TestConsoleSyncTimeout(t *testing.T) {
+	b := newPtyBoard(t, func(string) string { return "" })
+	b.serve()
+	res := runOnPort(t, `
+expect_timeout: 30s
+devices: {dut: {prompt: "sim> ", sync_timeout: 2s}}
+steps:
+  - send: version
+`, b.path)
+	if res.Status != runner.Failed {
+		t.Fatalf("status %s, want failed: %s", res.Status, firstFailure(res))
+	}
+	if msg := firstFailure(res); !strings.Contains(msg, "sync_timeout of 2s") {
+		t.Errorf("failure %q does not name the sync_timeout", msg)
+	}
+	if got := b.received(); len(got) != 1 || got[0] != "" {
+		t.Errorf("the board received %q, want only the sync's line ending", got)
+	}
+}
