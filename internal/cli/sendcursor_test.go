@@ -136,3 +136,29 @@ func TestSmokeWithoutItsFirstStep(t *testing.T) {
 		t.Errorf("a mistyped version command: %v, want the version step to fail on the board's answer\n%s", err, out)
 	}
 }
+
+// A REPL session's first send on a device with a prompt is synced, as a
+// run of the recording will be: :record --expects records what the
+// command printed, not the prompt, and the recording replays.
+func TestReplRecordsTheSyncedFirstSend(t *testing.T) {
+	b := sim.New(sim.Options{})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	bench := writeFile(t, t.TempDir(), "sim.bench.yaml", "devices:\n  console: {port: "+b.SerialPath()+", prompt: \"sim> \"}\n")
+	r := startReplWith(t, "--bench", bench)
+	r.typ("send version\r")
+	r.waitFor("✓")
+	r.waitFor("send    version")
+	r.typ(":record --expects rec.yaml\r")
+	r.waitFor("wrote rec.yaml")
+	r.quit()
+	data, err := os.ReadFile(filepath.Join(r.cmd.Dir, "rec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "expect: hilrun-sim 1.0.0") {
+		t.Errorf("the first send's reply was not recorded as its expect:\n%s", data)
+	}
+}
