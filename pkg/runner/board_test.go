@@ -277,3 +277,35 @@ steps:
 		t.Errorf("the board received %q, want only the sync's line ending", got)
 	}
 }
+
+// A board still booting when the port opens: the sync's line ending is
+// answered by the rest of the banner and a prompt, and a moment later by
+// a second prompt. The sync ends only once the line has been quiet, so
+// the first send's reply is its own.
+func TestConsoleSyncWaitsForQuiet(t *testing.T) {
+	var b *ptyBoard
+	first := true
+	b = newPtyBoard(t, func(line string) string {
+		if first && line == "" {
+			first = false
+			go func() {
+				time.Sleep(200 * time.Millisecond) // still booting
+				b.print(firmware(line))
+			}()
+			return "boot: ok\r\nsim> "
+		}
+		return firmware(line)
+	})
+	b.print("booting...\r\n")
+	b.serve()
+	res := runOnPort(t, `
+expect_timeout: 5s
+devices: {dut: {prompt: "sim> "}}
+steps:
+  - send: version
+    expect: fw 1.2.3
+`, b.path)
+	if res.Status != runner.Passed {
+		t.Fatalf("status %s: %s", res.Status, firstFailure(res))
+	}
+}

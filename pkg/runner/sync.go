@@ -63,10 +63,11 @@ var anyByte = func() stream.Pattern {
 // syncConsole brings device s.To to its prompt before the first send on a
 // connection that the console opened and nothing was sent on yet (not
 // one reopened after an upload or a reconnect, where the send may be meant
-// to stop an autoboot): it takes in what the device printed, waits for the
-// line to be quiet for the device's settle time, and unless what it holds
-// then ends with the prompt at the start of a line, sends the line ending
-// and waits for the prompt, all within the device's sync_timeout. Only a
+// to stop an autoboot): it takes in what the device printed, and unless
+// that ends with the prompt at the start of a line, sends the line ending
+// and waits for the prompt; it ends once the prompt is the last thing
+// received and the line has been quiet for the device's settle time, all
+// within the device's sync_timeout. Only a
 // device with a prompt is synced, only for a send (not send_ctrl) without
 // wait_prompt: false, and only on a console that can take in what its port
 // holds (see catchUpper). synced says whether it ran.
@@ -119,18 +120,21 @@ func (r *run) syncConsole(ctx context.Context, s *steps.Step, c Console) (synced
 		if err != nil {
 			return false, r.syncErr(ctx, sctx, s, c, st, err)
 		}
-		quiet, err := quietAfter(sctx, c, end, settle)
-		if err != nil {
-			return false, r.syncErr(ctx, sctx, s, c, st, err)
-		}
-		if !quiet {
+		if atPrompt(c, answer, atEnd, alone) {
+			// At the prompt; done once nothing follows it for the
+			// settle time: a banner still printing, or a second prompt
+			// answering the sync's own line ending, would.
+			quiet, err := quietAfter(sctx, c, end, settle)
+			if err != nil {
+				return false, r.syncErr(ctx, sctx, s, c, st, err)
+			}
+			if quiet {
+				return true, nil
+			}
 			st.busy = true
 			continue
 		}
 		st.busy = false
-		if atPrompt(c, answer, atEnd, alone) {
-			return true, nil
-		}
 		from := end
 		want := []stream.Pattern{p}
 		if st.sent < maxSyncLineEnds && len(lineEnd) > 0 {
