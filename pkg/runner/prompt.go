@@ -172,7 +172,9 @@ func (r *run) stepTimeout(s *steps.Step) time.Duration {
 // its prompt: a prompt that began after the reply to the previous send
 // did. A send to a device without a prompt, a send_ctrl, a send with
 // wait_prompt: false and the first send on a connection (after opening,
-// reconnecting or taking the port back from an upload) do not wait.
+// reconnecting or taking the port back from an upload) do not wait; the
+// first on a connection the console just opened is synced instead (see
+// syncConsole).
 // waited says whether it found the prompt.
 func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) (waited bool, err error) {
 	if s.Ctrl || s.WaitPrompt != nil && !*s.WaitPrompt {
