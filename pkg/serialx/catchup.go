@@ -42,31 +42,53 @@ func (c *Console) CatchUp(ctx context.Context) (int64, error) {
 	if !ok {
 		return c.buf.End(), nil
 	}
-	n, err := cnt.arrived(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return c.buf.End(), ctxErr(ctx)
+	// The driver's input queue holds a few KiB (4 KiB on a pty); more
+	// waits behind it in the kernel, where it is not counted, and moves
+	// up as the reader empties the queue. So ask again while the port
+	// held something, a bounded number of times (a device that never
+	// stops printing always holds something).
+	for range catchUpRounds {
+		n, err := cnt.arrived(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return c.buf.End(), ctxErr(ctx)
+			}
+			// The port is closing or gone: nothing more comes from it.
+			return c.buf.End(), nil
 		}
-		// The port is closing or gone: nothing more comes from it.
-		return c.buf.End(), nil
+		target := base + n
+		if c.buf.End() >= target {
+			break
+		}
+		if done, err := c.awaitOffset(ctx, port, target); done || err != nil {
+			return c.buf.End(), err
+		}
 	}
-	target := base + n
+	return c.buf.End(), nil
+}
+
+// catchUpRounds bounds the times CatchUp asks the port what it holds.
+const catchUpRounds = 16
+
+// awaitOffset waits until the buffer reaches offset target; done is true
+// when it never will: the port was replaced or the stream broke.
+func (c *Console) awaitOffset(ctx context.Context, port any, target int64) (done bool, err error) {
 	for {
 		end := c.buf.End()
 		if end >= target {
-			return end, nil
+			return false, nil
 		}
 		c.mu.RLock()
 		replaced := c.port != port
 		c.mu.RUnlock()
 		if replaced || c.buf.Err() != nil {
-			return end, nil
+			return true, nil
 		}
 		wctx, cancel := context.WithTimeout(ctx, catchUpRecheck)
 		c.buf.Wait(wctx, end)
 		cancel()
 		if ctx.Err() != nil {
-			return c.buf.End(), ctxErr(ctx)
+			return true, ctxErr(ctx)
 		}
 	}
 }

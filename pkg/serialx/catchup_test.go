@@ -14,8 +14,7 @@ import (
 // called, however far the reader had got: a banner printed before the
 // port opened is behind it, and a reply to the next write is after it.
 func TestCatchUp(t *testing.T) {
-	// Under 4 KiB: what a pty's line discipline queues for a reader
-	// (more waits in the kernel, where TIOCINQ does not count it).
+	// Within what a pty holds before anyone reads it.
 	banner := strings.Repeat("boot: ok, a long banner line\r\n", 100) + "sim> "
 	for _, tc := range []struct {
 		name string
