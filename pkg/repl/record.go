@@ -101,7 +101,8 @@ func (s *Session) record(path string, expects bool) error {
 // the first line printed before it, or the prompt itself when the command
 // printed nothing or the send did not go out at the prompt (what came
 // before the prompt was then boot output, which a replay need not see
-// again). Without a prompt, it is the first finished line that is neither
+// again). The first send of a session on a device with a prompt went out
+// at it, after the console sync, as the first send of a replay does. Without a prompt, it is the first finished line that is neither
 // the echo of what was sent nor blank nor a bare prompt (ending in >, #
 // or $).
 func (s *Session) reply(i int) *yaml.Node {

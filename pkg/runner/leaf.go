@@ -23,7 +23,7 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 		if err != nil {
 			return err
 		}
-		return r.expect(ctx, s, res, c, r.cursor[s.To])
+		return r.expect(ctx, s, res, c, r.cursor[s.To], false)
 	},
 	steps.KindDelay:   (*run).delay,
 	steps.KindCapture: (*run).capture,
@@ -90,6 +90,10 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	} else {
 		data = s.Bytes
 	}
+	synced, err := r.syncConsole(ctx, s, c)
+	if err != nil {
+		return err
+	}
 	atPrompt, err := r.waitPrompt(ctx, s, c)
 	if err != nil {
 		return err
@@ -104,6 +108,11 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	// The connection the send goes out on: a reset it causes may
 	// reconnect the console before the send returns.
 	conn := opens(c)
+	// What the port holds now came before the send: its reply, the
+	// prompt that ends it and fail_on matches are looked for after it.
+	if err := catchUp(wctx, s.To, c); err != nil {
+		return err
+	}
 	cursor, err := c.Write(wctx, data)
 	r.endTimed()
 	if err == nil && len(s.Expect) == 0 {
@@ -114,8 +123,11 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 	}
 	r.cursor[s.To] = cursor
 	res.Data = map[string]any{"bytes": len(data), "cursor": cursor, "sent": sentValue(data)}
-	if atPrompt {
+	if atPrompt || synced {
 		res.Data["at_prompt"] = true
+	}
+	if synced {
+		res.Data["synced"] = true
 	}
 	res.Message = "sent " + quoted(data)
 	reply := cursor
@@ -126,11 +138,11 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		r.cursor[s.To] = reply
 		res.Data["reply"] = reply
 	}
-	r.setLastSend(s.To, c, reply, conn)
+	r.setLastSend(s.To, c, reply, conn, reply != cursor)
 	if len(s.Expect) == 0 {
 		return nil
 	}
-	return r.expect(ctx, s, res, c, reply)
+	return r.expect(ctx, s, res, c, reply, reply != cursor)
 }
 
 func (r *run) patterns(specs []*steps.PatternSpec) ([]stream.Pattern, error) {
@@ -169,7 +181,9 @@ func lastLine(b []byte) string {
 	return strings.TrimRight(lines[len(lines)-1], "\r")
 }
 
-func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Console, from int64) error {
+// expect runs the expect of step s from cursor from; lineStart says that
+// from is at the start of a line (after an echo), where a prompt counts.
+func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Console, from int64, lineStart bool) error {
 	want, err := r.patterns(s.Expect)
 	if err != nil {
 		return err
@@ -192,6 +206,15 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		// The prompt races the patterns: when it comes first, the
 		// command's output is over without them.
 		search = append(slices.Clip(want), prompt)
+		if lineStart {
+			// Also the prompt alone, from a command that printed
+			// nothing: its line break was the echo's.
+			first, err := atReplyStart(r.rawPrompt(s.To))
+			if err != nil {
+				return &stepError{msg: fmt.Sprintf("prompt %s: %v", r.promptText(s.To), err)}
+			}
+			search = append(search, first)
+		}
 	}
 	timeout := s.Timeout
 	if timeout == 0 {
@@ -230,6 +253,9 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 			return fmt.Errorf("expect %s: %w", describe(want), context.Cause(ctx))
 		}
 		return fmt.Errorf("expect %s on %s: %w", describe(want), s.To, err)
+	}
+	if untilPrompt && m.Index > len(want) {
+		m.Index = len(want) // the prompt, right at the reply
 	}
 	if untilPrompt && m.Index == len(want) {
 		// The prompt came first; a pattern may still match within it

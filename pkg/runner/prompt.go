@@ -19,6 +19,10 @@ import (
 type SendMark struct {
 	Offset int64
 	Opens  int64
+	// LineStart says that the reply began at the start of a line: the
+	// echo and its line ending came just before Offset, so a prompt right
+	// at Offset counts (see atLineStart).
+	LineStart bool
 }
 
 // sendMarker is an optional ability of a console lent to several runs, as
@@ -57,6 +61,13 @@ func (r *run) prompt(name string) (p stream.Pattern, ok bool, err error) {
 	return p, ok, nil
 }
 
+// rawPrompt is device name's prompt as written, not bound to the start of
+// a line; call it after prompt found one.
+func (r *run) rawPrompt(name string) stream.Pattern {
+	p, _ := r.seq.Device(name).Prompt.Compile(r.lookup)
+	return p
+}
+
 // promptText is device name's prompt as written, for messages: "=> " or
 // /regexp/.
 func (r *run) promptText(name string) string {
@@ -89,11 +100,22 @@ func DevicePrompt(dev *steps.Device, lookup steps.Lookup) (p stream.Pattern, ok 
 // the line "crc32 for 40200000 ... 40200007 ==> 16647872". The match
 // includes the line break.
 func atLineStart(p stream.Pattern) (stream.Pattern, error) {
-	inner := regexp.QuoteMeta(p.String())
+	return stream.Regexp(`[\r\n](?:` + patternSource(p) + `)`)
+}
+
+// atReplyStart makes a prompt match right where a search begins, for a
+// reply that begins at the start of a line (after an echo and its line
+// ending): a command that printed nothing answers with the prompt alone.
+func atReplyStart(p stream.Pattern) (stream.Pattern, error) {
+	return stream.Regexp(`\A(?:` + patternSource(p) + `)`)
+}
+
+// patternSource is p as a regexp.
+func patternSource(p stream.Pattern) string {
 	if p.IsRegexp() {
-		inner = p.String()
+		return p.String()
 	}
-	return stream.Regexp(`[\r\n](?:` + inner + `)`)
+	return regexp.QuoteMeta(p.String())
 }
 
 // marker finds the sendMarker of c or of a console it wraps.
@@ -114,23 +136,23 @@ func marker(c Console) sendMarker {
 // lastSend is where the reply to the previous send on device name began;
 // ok is false when there was none on the console's current connection (a
 // reconnect or a port handed back after an upload starts a fresh one).
-func (r *run) lastSend(name string, c Console) (off int64, ok bool) {
-	var m SendMark
+func (r *run) lastSend(name string, c Console) (m SendMark, ok bool) {
 	if mk := marker(c); mk != nil {
 		m, ok = mk.LastSend()
 	} else {
 		m, ok = r.sent[name]
 	}
 	if !ok || m.Opens != opens(c) {
-		return 0, false
+		return SendMark{}, false
 	}
-	return m.Offset, true
+	return m, true
 }
 
-// setLastSend marks a send whose reply began at off, written on the
-// connection that was the console's count conn of opens.
-func (r *run) setLastSend(name string, c Console, off, conn int64) {
-	m := SendMark{Offset: off, Opens: conn}
+// setLastSend marks a send whose reply began at off (at the start of a
+// line when lineStart), written on the connection that was the console's
+// count conn of opens.
+func (r *run) setLastSend(name string, c Console, off, conn int64, lineStart bool) {
+	m := SendMark{Offset: off, Opens: conn, LineStart: lineStart}
 	r.sent[name] = m
 	if mk := marker(c); mk != nil {
 		mk.SetLastSend(m)
@@ -150,7 +172,9 @@ func (r *run) stepTimeout(s *steps.Step) time.Duration {
 // its prompt: a prompt that began after the reply to the previous send
 // did. A send to a device without a prompt, a send_ctrl, a send with
 // wait_prompt: false and the first send on a connection (after opening,
-// reconnecting or taking the port back from an upload) do not wait.
+// reconnecting or taking the port back from an upload) do not wait; the
+// first on a connection the console just opened is synced instead (see
+// syncConsole).
 // waited says whether it found the prompt.
 func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) (waited bool, err error) {
 	if s.Ctrl || s.WaitPrompt != nil && !*s.WaitPrompt {
@@ -160,9 +184,13 @@ func (r *run) waitPrompt(ctx context.Context, s *steps.Step, c Console) (waited 
 	if err != nil || !ok {
 		return false, err
 	}
-	from, ok := r.lastSend(s.To, c)
+	last, ok := r.lastSend(s.To, c)
 	if !ok {
 		return false, nil
+	}
+	from := last.Offset
+	if last.LineStart {
+		from-- // the line break that a prompt right at the reply follows
 	}
 	return true, r.awaitPrompt(ctx, s, c, p, from)
 }
@@ -192,6 +220,7 @@ func (r *run) awaitPrompt(ctx context.Context, s *steps.Step, c Console, p strea
 		if l := lastLine(tail); l != "" {
 			msg += "; last received: " + quoted([]byte(l))
 		}
+		msg += r.lineStartHint(s.To, tail)
 		return &stepError{msg: msg, expected: r.promptText(s.To), received: stream.Printable(tail)}
 	case ctx.Err() != nil:
 		return fmt.Errorf("wait for the prompt: %w", context.Cause(ctx))
@@ -199,12 +228,22 @@ func (r *run) awaitPrompt(ctx context.Context, s *steps.Step, c Console, p strea
 	return fmt.Errorf("wait for the prompt of %s: %w", s.To, err)
 }
 
-// lineEnds are where an echoed line ends: devices answer a carriage
-// return with \r\n, some with \r alone.
-var lineEnds = []stream.Pattern{stream.Literal("\n"), stream.Literal("\r")}
+// lineEnds is where an echoed line ends, line ending and all: devices
+// answer a carriage return with \r\n, some with \n\r, \r\r\n, \n or \r
+// alone. The longest of these that arrived is taken: one that more bytes
+// could still lengthen (a \r that a \n may follow) waits for the next
+// byte or for the line to be quiet for the settle time.
+var lineEnds = func() []stream.Pattern {
+	p, err := stream.Regexp(`\r\r\n|\r\n|\n\r|\n|\r`)
+	if err != nil {
+		panic(err)
+	}
+	return []stream.Pattern{p}
+}()
 
 // awaitEcho waits for a device with echo: true to echo the line text sent
-// at cursor, and returns the offset just past the echo. The echo is the
+// at cursor, and returns the offset just past the echo and its whole line
+// ending (see lineEnds), where the reply begins. The echo is the
 // first line that arrives after the send; it must end with text (a prompt
 // that arrived late may precede it). A line that differs is a failure: the
 // device lost or changed characters, and whatever it does next answers
@@ -217,6 +256,7 @@ func (r *run) awaitEcho(ctx context.Context, s *steps.Step, c Console, text stri
 	timeout := r.stepTimeout(s)
 	ectx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
+	ectx = r.settle(ectx, s)
 	m, err := c.Expect(ectx, cursor, lineEnds, nil)
 	if err != nil {
 		return 0, echoErr(ctx, ectx, s, c, text, timeout, err)

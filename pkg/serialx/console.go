@@ -208,7 +208,7 @@ type Console struct {
 	log    *consoleLog
 	opened time.Time
 
-	// mu guards port, lock, rd, path and levels. Writers hold it for
+	// mu guards port, lock, rd, base, path and levels. Writers hold it for
 	// reading during each write system call, and modem control during
 	// each ioctl; replacing or closing the port takes it for writing, so
 	// no write or ioctl reaches a closed descriptor.
@@ -216,6 +216,7 @@ type Console struct {
 	port   serial.Port // nil while disconnected or released and after Close
 	lock   *portLock   // the UUCP lock of port, nil when none
 	rd     *reader     // the reader of port; nil while released
+	base   int64       // the stream offset of port's first byte (see CatchUp)
 	path   string
 	levels lineLevels // of port's DTR and RTS: as last set, else as assumed at open
 
@@ -281,6 +282,7 @@ func (r *reader) stopped() bool {
 func (c *Console) startReaderLocked(port serial.Port) {
 	rd := &reader{stop: make(chan struct{}), done: make(chan struct{})}
 	c.rd = rd
+	c.base = c.buf.End() // the previous reader, if any, has stopped
 	go c.readLoop(port, rd)
 }
 
@@ -606,6 +608,7 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 			return nil
 		}
 		c.port, c.lock, c.path, c.levels = np, nl, path, c.openLevels()
+		c.base = c.buf.End() // this reader delivered the old port's last byte
 		c.connected.Store(true)
 		c.away.Store(nil)
 		c.reconnects.Add(1)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.bug.st/serial"
@@ -154,6 +155,17 @@ type netPort struct {
 	rtmu    sync.Mutex
 	timeout time.Duration // of Read; <0 waits for data
 
+	// Counts for CatchUp (see arrived): raw bytes the socket reads took,
+	// counted under smu with the read; raw bytes decoded and queued (fed)
+	// and the data bytes they gave (queued), under qmu; progress is closed
+	// when fed grows, nil while nobody waits for it.
+	rc       syscall.RawConn // conn's, nil when reads go through conn.Read
+	smu      sync.Mutex
+	taken    int64
+	fed      int64
+	queued   int64
+	progress chan struct{}
+
 	closed    chan struct{}
 	closeOnce sync.Once
 	// abort is closed by ResetOutputBuffer: writes and commands waiting
@@ -264,6 +276,9 @@ func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, 
 		timeout: -1,
 	}
 	close(p.resumed)
+	if sc, ok := conn.(syscall.Conn); ok && countable {
+		p.rc, _ = sc.SyscallConn()
+	}
 	var requests []byte
 	if p.telnet {
 		requests = p.requests()
@@ -350,7 +365,7 @@ func (p *netPort) readSocket() {
 	buf := make([]byte, 32<<10)
 	var tp telnetParser
 	for {
-		n, err := p.conn.Read(buf)
+		n, err := p.readConn(buf)
 		if n > 0 {
 			data := buf[:n]
 			if p.telnet {
@@ -359,6 +374,10 @@ func (p *netPort) readSocket() {
 			if len(data) > 0 && !p.enqueue(data) {
 				return
 			}
+			p.qmu.Lock()
+			p.fed += int64(n)
+			p.progressLocked()
+			p.qmu.Unlock()
 		}
 		if err != nil {
 			select {
@@ -373,6 +392,7 @@ func (p *netPort) readSocket() {
 			}
 			p.qmu.Lock()
 			p.qerr = err
+			p.progressLocked()
 			p.qmu.Unlock()
 			signal(p.ready)
 			p.failWaiters()
@@ -399,6 +419,7 @@ func (p *netPort) enqueue(data []byte) bool {
 				p.head = 0
 			}
 			p.queue = append(p.queue, data...)
+			p.queued += int64(len(data))
 			p.qmu.Unlock()
 			signal(p.ready)
 			return true

@@ -1,6 +1,7 @@
 package serialx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,12 @@ type pollPort struct {
 	wmu     sync.Mutex      // one write waits for room at a time
 	aborted atomic.Bool     // set by abortWrites
 	closing atomic.Bool     // set by Close: a reader inside a burst stops
+
+	// taken counts the bytes the reads took from the driver. tmu is held
+	// across each read and its count, so that arrived sees every byte
+	// once: still in the driver's queue or counted.
+	tmu   sync.Mutex
+	taken int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -330,7 +337,12 @@ func (p *pollPort) readBurst(fd int, b []byte, each func(c []byte), once bool) (
 			}
 			continue
 		}
+		p.tmu.Lock()
 		m, err := unix.Read(fd, b[n:])
+		if m > 0 {
+			p.taken += int64(m)
+		}
+		p.tmu.Unlock()
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -347,6 +359,24 @@ func (p *pollPort) readBurst(fd int, b []byte, each func(c []byte), once bool) (
 		}
 		n += m
 	}
+}
+
+// arrived returns the bytes the reads took plus those waiting in the
+// driver's input queue (TIOCINQ): the count the console's reader reaches
+// once it has read what the port holds now (see Console.CatchUp).
+func (p *pollPort) arrived(context.Context) (int64, error) {
+	var n int64
+	var ierr error
+	err := p.rc.Control(func(fd uintptr) {
+		p.tmu.Lock()
+		defer p.tmu.Unlock()
+		q, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		n, ierr = p.taken+int64(q), err
+	})
+	if err = errors.Join(err, ierr); err != nil {
+		return 0, fmt.Errorf("ask the driver what it holds: %w", p.closedErr(err))
+	}
+	return n, nil
 }
 
 // closedErr returns err, or os.ErrClosed after Close (which is what closed

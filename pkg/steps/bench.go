@@ -270,6 +270,9 @@ func overlay(d, b *Device) {
 	if b.Settle != nil {
 		d.Settle = b.Settle
 	}
+	if b.SyncTimeout > 0 {
+		d.SyncTimeout = b.SyncTimeout
+	}
 	if b.Prompt != nil {
 		d.Prompt = b.Prompt
 	}

@@ -386,7 +386,7 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	return Stop
 }
 
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "prompt", "echo"}
+var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo"}
 
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
@@ -471,6 +471,8 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
 		case "settle":
 			dev.Settle = d.settle(p.val)
+		case "sync_timeout":
+			dev.SyncTimeout, _ = d.durationIn(p.val, "sync_timeout", timeoutRange)
 		case "prompt":
 			dev.Prompt = d.pattern(p.val, "prompt", false)
 		case "echo":

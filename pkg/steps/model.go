@@ -297,11 +297,18 @@ type Device struct {
 	// change is held for silence on this device (see stream.WithSettle);
 	// nil means the default, stream.DefaultSettle.
 	Settle *time.Duration
+	// SyncTimeout bounds the console sync before the first send on a
+	// connection the run opened (see Prompt); 0 means the sequence's
+	// expect timeout.
+	SyncTimeout time.Duration
 	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
 	// when it has none. With a prompt, a send (not send_ctrl) waits until
 	// the device is back at its prompt after the previous command, and a
 	// send's expect ends at the next prompt: see Step.WaitPrompt and
-	// Step.UntilPrompt. A prompt counts only at the start of a line.
+	// Step.UntilPrompt. A prompt counts only at the start of a line. The
+	// first send on a connection the run opened syncs first: it takes in
+	// what the device printed, and unless that ends with the prompt, sends
+	// the line ending and waits for it (SyncTimeout).
 	Prompt *PatternSpec
 	// Echo says the device echoes the text it receives, as shells do: a
 	// text send waits for the echo of its line, checks it, and its expect
