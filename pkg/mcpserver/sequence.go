@@ -587,6 +587,19 @@ type borrowed struct {
 
 func (borrowed) Close() error { return nil }
 
+// CatchUp waits until what the connection's port holds is in its buffer,
+// so a send's reply begins after it (see runner's catchUpper). A
+// connection without the ability returns its cursor. The runner never
+// syncs a borrowed connection: this run did not open it.
+func (b borrowed) CatchUp(ctx context.Context) (int64, error) {
+	if cu, ok := b.Console.(interface {
+		CatchUp(context.Context) (int64, error)
+	}); ok {
+		return cu.CatchUp(ctx)
+	}
+	return b.Cursor(), nil
+}
+
 // LastSend is where the reply to the last send on the connection began, in
 // this run or an earlier one: the runner waits for the prompt after it.
 func (b borrowed) LastSend() (runner.SendMark, bool) {

@@ -76,7 +76,10 @@ func (r *run) syncConsole(ctx context.Context, s *steps.Step, c Console) (synced
 		return false, nil
 	}
 	cu := catchUpOf(c)
-	if cu == nil || opens(c) > 1 {
+	if cu == nil || opens(c) != 1 {
+		// Not the console's first connection, or one whose opens it
+		// cannot count: a connection borrowed from an MCP session, which
+		// this run did not open.
 		return false, nil
 	}
 	if _, sent := r.lastSend(s.To, c); sent {
