@@ -100,7 +100,10 @@ type Config struct {
 	// is taken over. "" means /var/lock, else /run/lock, whichever exists.
 	// When the lock cannot be created (the directory is missing or not
 	// writable: on most systems only root and the dialout or uucp group may
-	// write it) the port opens anyway after a warning. Unix only.
+	// write it) the port opens anyway after a warning. A pseudo-terminal
+	// (/dev/pts/N) takes no lock file: its numbers are reused too soon for
+	// one, and no other program coordinates on them; it is locked with
+	// flock on the device instead (see lock.go). Unix only.
 	LockDir string
 	// NoLock disables the lock file; the port is still opened in exclusive
 	// mode (TIOCEXCL), which root ignores.
