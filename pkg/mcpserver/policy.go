@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/serialx"
 	"os"
 	"path"
 	"path/filepath"
@@ -218,7 +217,7 @@ func matchAny(globs []string, names ...string) string {
 }
 
 // CheckPort returns nil when callers may use the port at p. Globs match
-// the port as given, its canonical spelling (serialx.CanonicalPort: an
+// the port as given, its canonical spelling (steps.CanonicalPort: an
 // absolute, clean device path; a URL in lower case with a plain port
 // number) and, for a device, the path its links lead to, so no other
 // spelling gets past a --deny-port. A network console (tcp://,
@@ -232,12 +231,12 @@ func (p *Policy) CheckPort(port string) error { return p.checkPort(port, false) 
 func (p *Policy) CheckTrustedPort(port string) error { return p.checkPort(port, true) }
 
 func (p *Policy) checkPort(port string, trusted bool) error {
-	canon, err := serialx.CanonicalPort(port)
+	canon, err := steps.CanonicalPort(port)
 	if err != nil {
 		return refused("%v", err)
 	}
 	names := []string{port, canon}
-	network := serialx.NetworkPort(canon)
+	network := steps.NetworkPort(canon)
 	if !network {
 		if real, err := filepath.EvalSymlinks(canon); err == nil && real != canon {
 			names = append(names, real)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/steps"
 	"io"
 	"os"
 	"strings"
@@ -385,7 +386,7 @@ func (c *Console) warn(msg string) {
 // which resets the board).
 func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *portLock, error) {
 	var lock *portLock
-	network := NetworkPort(path) && c.cfg.OpenPort == nil
+	network := steps.NetworkPort(path) && c.cfg.OpenPort == nil
 	if c.lockDir != "" && !network {
 		l, busy, err := acquireLock(c.lockDir, path)
 		if busy != nil {
@@ -474,7 +475,7 @@ func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *port
 // warnRawSettings warns that the line settings of a tcp:// port are the
 // server's, when the console's configuration sets any.
 func (c *Console) warnRawSettings(path string) {
-	if scheme, _, err := parsePortURL(path); err != nil || scheme != schemeTCP {
+	if scheme, _, err := steps.ParsePortURL(path); err != nil || scheme != schemeTCP {
 		return
 	}
 	cfg := c.cfg

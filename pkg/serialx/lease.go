@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/steps"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -140,11 +141,11 @@ func NewLeases() *Leases {
 // absolute self, and a network port URL its canonical spelling
 // (CanonicalPort).
 func LeaseKey(path string) string {
-	canon, err := CanonicalPort(path)
+	canon, err := steps.CanonicalPort(path)
 	if err != nil {
 		return path
 	}
-	if NetworkPort(canon) {
+	if steps.NetworkPort(canon) {
 		return canon
 	}
 	if r, err := filepath.EvalSymlinks(canon); err == nil {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/steps"
 	"io"
 	"net"
-	"net/netip"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,8 +31,8 @@ import (
 // serial.Port.
 
 const (
-	schemeTCP     = "tcp"
-	schemeRFC2217 = "rfc2217"
+	schemeTCP     = steps.SchemeTCP
+	schemeRFC2217 = steps.SchemeRFC2217
 
 	// netHandshakeTimeout bounds connecting and the telnet negotiation
 	// when a network port opens.
@@ -47,74 +46,6 @@ const (
 	// dropped.
 	netQueueMax = 1 << 20
 )
-
-// NetworkPort reports whether path is a network port URL (tcp:// or
-// rfc2217://) rather than a device path.
-func NetworkPort(path string) bool {
-	scheme, _, ok := strings.Cut(path, "://")
-	return ok && (strings.EqualFold(scheme, schemeTCP) || strings.EqualFold(scheme, schemeRFC2217))
-}
-
-// CheckPortURL returns nil when path is not a URL (a device path) or a
-// valid network port URL, and otherwise says what is wrong with it:
-// "ftp://x" names an unknown scheme, "tcp://host" lacks a port.
-func CheckPortURL(path string) error {
-	if !strings.Contains(path, "://") {
-		return nil
-	}
-	_, _, err := parsePortURL(path)
-	return err
-}
-
-// CanonicalPort returns the one spelling of a port that globs, locks and
-// leases compare: a network URL with its scheme and host in lower case, a
-// host name without its trailing dot and the port as a plain number
-// (tcp://Lab1.:022 is tcp://lab1:22); a device path made absolute and
-// clean. A URL that is not a valid network port is an error.
-func CanonicalPort(path string) (string, error) {
-	if !strings.Contains(path, "://") {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return "", fmt.Errorf("port %q: %w", path, err)
-		}
-		return abs, nil
-	}
-	scheme, addr, err := parsePortURL(path)
-	if err != nil {
-		return "", err
-	}
-	host, port, _ := net.SplitHostPort(addr)
-	n, _ := strconv.Atoi(port)
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if ip, err := netip.ParseAddr(host); err == nil {
-		host = ip.Unmap().String()
-	}
-	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(n)), nil
-}
-
-// parsePortURL splits a network port URL into its scheme (lower case) and
-// HOST:PORT.
-func parsePortURL(path string) (scheme, addr string, err error) {
-	scheme, rest, ok := strings.Cut(path, "://")
-	if !ok {
-		return "", "", fmt.Errorf("port %q is not a URL", path)
-	}
-	scheme = strings.ToLower(scheme)
-	if scheme != schemeTCP && scheme != schemeRFC2217 {
-		return "", "", fmt.Errorf("port %q: unknown scheme %q (want tcp://HOST:PORT for a raw socket or rfc2217://HOST:PORT for telnet with serial port control)", path, scheme)
-	}
-	host, port, err := net.SplitHostPort(strings.TrimSuffix(rest, "/"))
-	if err != nil {
-		return "", "", fmt.Errorf("port %q: want %s://HOST:PORT: %w", path, scheme, err)
-	}
-	if host == "" {
-		return "", "", fmt.Errorf("port %q: no host (want %s://HOST:PORT)", path, scheme)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", "", fmt.Errorf("port %q: TCP port %q is not a number from 1 to 65535", path, port)
-	}
-	return scheme, net.JoinHostPort(host, port), nil
-}
 
 // rawSocketError is what modem control and line settings return on a
 // tcp:// port. It wraps ErrNoModemLines.
@@ -248,7 +179,7 @@ const (
 // openNetPort connects to the network port url and, for rfc2217://,
 // negotiates telnet options and sets mode. It returns an *OpenError.
 func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, error) {
-	scheme, addr, err := parsePortURL(url)
+	scheme, addr, err := steps.ParsePortURL(url)
 	if err != nil {
 		return nil, &OpenError{Path: url, Kind: Invalid, Err: err}
 	}

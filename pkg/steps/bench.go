@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/hilrun/hilrun/pkg/serialx"
 )
 
 // BenchFile is the bench file's default name, looked for beside a sequence.
@@ -154,7 +152,7 @@ func Bind(seq *Sequence, b Binding) (*Sequence, error) {
 			return nil, &BindError{Kind: "port", Name: name, Value: b.Ports[name],
 				Msg: fmt.Sprintf("bind device %s to %s: the sequence %s has no device %q; its devices are %s%s", name, b.Ports[name], seq.File, name, listOrNone(have), suggest(name, have))}
 		}
-		if err := serialx.CheckPortURL(b.Ports[name]); err != nil {
+		if err := CheckPortURL(b.Ports[name]); err != nil {
 			return nil, &BindError{Kind: "port", Name: name, Value: b.Ports[name],
 				Msg: fmt.Sprintf("bind device %s to %s: %v", name, b.Ports[name], err)}
 		}

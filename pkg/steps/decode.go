@@ -15,7 +15,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
@@ -426,7 +425,7 @@ func (d *decoder) devices(n *yaml.Node) {
 // portURL checks a port given as a URL (tcp://HOST:PORT or
 // rfc2217://HOST:PORT); a device path is left to opening.
 func (d *decoder) portURL(n *yaml.Node) {
-	if err := serialx.CheckPortURL(n.Value); err != nil {
+	if err := CheckPortURL(n.Value); err != nil {
 		d.add(d.pos(n), "%v", err)
 	}
 }
