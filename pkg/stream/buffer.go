@@ -125,6 +125,11 @@ type expecter struct {
 	registered, done bool
 	m                Match // with err, the outcome once done
 	err              error
+	// heldCost is how many bytes the look that found a match held cost,
+	// 0 when none is held, and heldStart where that match begins (see
+	// decideLocked). Past lookFree, the match is followed rather than
+	// looked at for every chunk (see followLocked).
+	heldStart, heldCost, lookFree int64
 }
 
 func (e *expecter) decided(m Match, err error) {

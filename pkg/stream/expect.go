@@ -207,6 +207,20 @@ func (s *search) findLocked(b *Buffer, k int, limit int64, forget bool) ([]int64
 		// unsearched: a chunk longer than the Buffer.
 		t.drop(b.start)
 	}
+	if t.following {
+		// Following a held match (see followLocked): package regexp
+		// looks from where the tracker last saw a match may begin.
+		if s.next[k] < b.start {
+			return nil, &BufferError{Pattern: Pattern{p}, Capacity: b.capacity, Start: s.next[k]}
+		}
+		if loc := s.findAt(b, p, s.next[k], limit); loc != nil {
+			return loc, nil
+		}
+		// The match held is gone (it needed the end of what had
+		// arrived): follow the bytes again from there, once.
+		s.restartLocked(b, k, s.next[k])
+		t.following = false
+	}
 	if t.pos > limit {
 		return nil, nil // past an empty match at the end (see Watch)
 	}
@@ -324,7 +338,7 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 	b.mu.RUnlock()
 	e := &expecter{
 		s:   newSearch(from, failOn, want),
-		ctx: ctx, settle: settleOf(ctx),
+		ctx: ctx, settle: settleOf(ctx), lookFree: heldLookFree,
 		from: from, want: want, failOn: failOn,
 	}
 	var stopTimer func() bool
@@ -396,6 +410,15 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 // match is held (see Expect), for hold more. The caller holds mu for
 // writing.
 func (b *Buffer) decideLocked(e *expecter) (done, held bool, hold time.Duration) {
+	if e.heldCost > 0 && e.heldCost > e.lookFree && e.ctx.Err() == nil && b.err == nil {
+		// A long match held while bytes keep coming: look again only
+		// when the new bytes may have decided it (see followLocked).
+		if left := b.last.Add(e.settle).Sub(b.clock.Now()); left > 0 && e.s.followLocked(b, e.heldStart) {
+			return false, true, left
+		}
+	}
+	e.heldCost = 0
+	before := e.s.scanned
 	f, ok, err := e.s.scanLocked(b, b.end)
 	if err != nil {
 		e.decided(Match{}, fmt.Errorf("wait for %s: %w", describeAll(e.want), err))
@@ -430,6 +453,9 @@ func (b *Buffer) decideLocked(e *expecter) (done, held bool, hold time.Duration)
 	if err := b.err; err != nil {
 		e.decided(Match{}, fmt.Errorf("wait for %s: %w", describeAll(e.want), err))
 		return true, false, 0
+	}
+	if ok {
+		e.heldStart, e.heldCost = f.loc[0], e.s.scanned-before
 	}
 	return false, ok, hold
 }

@@ -33,6 +33,10 @@ type tracker struct {
 	prev    rune // the rune before pos; -1 at the start of the search
 	threads []thread
 	spare   []thread
+	// following is set while the tracker follows a match held (see
+	// search.followLocked): it runs only the threads that could change
+	// that match.
+	following bool
 }
 
 // thread is an instruction that a thread which started at start is to
@@ -58,7 +62,7 @@ func (t *tracker) live() int64 {
 // reset restarts the tracker at pos with nothing in progress; prev is the
 // rune before pos, -1 for none.
 func (t *tracker) reset(pos int64, prev rune) {
-	t.pos, t.prev, t.threads = pos, prev, t.threads[:0]
+	t.pos, t.prev, t.threads, t.following = pos, prev, t.threads[:0], false
 }
 
 // advance runs the program over data, the bytes from the tracker's

@@ -222,3 +222,97 @@ func TestSearchAgreesWithRegexp(t *testing.T) {
 		}
 	}
 }
+
+// A long match held while output keeps coming is not looked at again from
+// where it begins for every chunk: the looks cost a bounded number of
+// passes over what arrived, and the match is still decided by the byte
+// that decides it.
+func TestHeldLongMatchCostIsLinear(t *testing.T) {
+	b := NewBuffer(4 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e := &expecter{
+		s:   newSearch(0, []Pattern{MustRegexp(`BEGIN[^#]*FINISH`)}),
+		ctx: ctx, settle: time.Hour, // only a byte decides it
+		want: []Pattern{MustRegexp(`BEGIN[^#]*FINISH`)}, lookFree: heldLookFree,
+	}
+	decide := func() (done, held bool) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		// Append decides a waiting Expect, which then looks again when it
+		// wakes: twice per chunk.
+		b.decideLocked(e)
+		done, held, _ = b.decideLocked(e)
+		return done, held
+	}
+	line := strings.Repeat("z", 62) + "\r\n"
+	text := "BEGIN" + strings.Repeat(line, 1024) + "FINISH"
+	total := int64(0)
+	for _, c := range append(pieces(text, 4096), pieces(strings.Repeat(line, 3<<20/64), 4096)...) {
+		b.Append(time.Now(), []byte(c))
+		total += int64(len(c))
+		if done, held := decide(); done || (!held && b.End() >= int64(len(text))) {
+			t.Fatalf("after %d bytes: done %v, held %v, error %v, match %d-%d; want the match held", b.End(), done, held, e.err, e.m.Start, e.m.End)
+		}
+	}
+	b.Append(time.Now(), []byte("FINISH, then #"))
+	total += 14
+	if done, _ := decide(); !done || e.err != nil {
+		t.Fatalf("after the deciding byte: done %v, error %v; want the match", done, e.err)
+	}
+	if want := total - 8; e.m.Start != 0 || e.m.End != want {
+		t.Errorf("match [%d, %d), want [0, %d): up to the last FINISH before #", e.m.Start, e.m.End, want)
+	}
+	if max := 8 * total; e.s.scanned > max {
+		t.Errorf("examined %d bytes for %d received, want at most %d", e.s.scanned, total, max)
+	}
+}
+
+// Following a held match decides what looking again at every chunk
+// decides: the same match, never before it is final.
+func TestHeldFollowAgreesWithLooking(t *testing.T) {
+	exprs := []string{
+		`a[^c]*c`, `(?s)a.*c`, `a\w*`, `ab+`, `(a|ab)(c|bcd)?`, `a.*\b`, `(?m)a.*$`, `b+|ab*c`, `é+`, `[ab]+\n`,
+	}
+	alphabet := []string{"a", "b", "c", " ", "\n", "é", "\xe9"}
+	r := rand.New(rand.NewPCG(27, 9))
+	for _, expr := range exprs {
+		for i := range 300 {
+			var sb strings.Builder
+			for range r.IntN(30) {
+				sb.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			text := sb.String()
+			var chunks []string
+			for rest := text; len(rest) > 0; {
+				n := min(len(rest), 1+r.IntN(5))
+				chunks = append(chunks, rest[:n])
+				rest = rest[n:]
+			}
+			outcome := func(lookFree int64) (int, Match) {
+				b := NewBuffer(0)
+				e := &expecter{
+					s:   newSearch(0, []Pattern{MustRegexp(expr)}),
+					ctx: context.Background(), settle: time.Hour,
+					want: []Pattern{MustRegexp(expr)}, lookFree: lookFree,
+				}
+				for j, c := range chunks {
+					b.Append(time.Now(), []byte(c))
+					b.mu.Lock()
+					done, _, _ := b.decideLocked(e)
+					b.mu.Unlock()
+					if done {
+						return j, e.m
+					}
+				}
+				return len(chunks), Match{}
+			}
+			wantChunk, want := outcome(1 << 40)
+			gotChunk, got := outcome(0)
+			if gotChunk < wantChunk || got.Start != want.Start || got.End != want.End || !slices.Equal(got.Groups, want.Groups) {
+				t.Fatalf("/%s/ case %d: chunks %q: following decides [%d, %d) after chunk %d, looking [%d, %d) after chunk %d",
+					expr, i, chunks, got.Start, got.End, gotChunk, want.Start, want.End, wantChunk)
+			}
+		}
+	}
+}
