@@ -97,6 +97,7 @@ var badFiles = map[string]string{
 	"settle-bare-number.yaml":          "settle must be a duration with a unit, like 100ms or 100s, found the bare number 100",
 	"settle-on-delay.yaml":             `unknown key "settle" in a delay step`,
 	"settle-text.bench.yaml":           `settle: "soon" is not a duration`,
+	"buffer-unit.bench.yaml":           "buffer must be a size from 64KiB to 256MiB, such as 4MiB or 1048576 (bytes), found 4MB",
 	"save-group-range.yaml":            "save group must be a whole number from 0 to 99",
 	"save-without-expect.yaml":         "save needs an expect on the same step",
 	"send-and-send-hex.yaml":           "has both send and send_hex",
@@ -313,6 +314,10 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 	"undefined-variable-in-expression.yaml": {
 		"the same for the names an expression reads",
 		`variable "retries" is not defined here`,
+	},
+	"buffer-too-small.yaml": {
+		"a buffer is at least 64KiB; the schema only knows the form of a size",
+		"buffer must be a size from 64KiB to 256MiB, such as 4MiB or 1048576 (bytes), found 4KiB",
 	},
 	"settle-too-long.yaml": {
 		"a settle time is at most 1m; the schema only knows it is a duration",

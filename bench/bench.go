@@ -164,7 +164,9 @@ type Options struct {
 	GoLoopPoller bool
 	// Baseline is a hilbench executable built from another commit. (a)
 	// and (l) then run its hilrun run side too, in the same rounds, and
-	// give hilrun's verdicts against it: an A/B test of a change.
+	// give hilrun's verdicts against it: an A/B test of a change. (b) runs
+	// its full-size hilrun run searches too, each against this build's in
+	// the same rounds.
 	Baseline string
 	// AA adds to (a), (c) and (l) a second C client and to (b) a second
 	// raw read, measured in the same rounds as the first: their verdict
@@ -385,8 +387,11 @@ type SearchCase struct {
 	Runs    []SearchRun `json:"runs"`
 	// Peer names the pexpect case this one is compared with.
 	Peer string `json:"peer,omitempty"`
-	reps int
-	args func(path string) (python bool, args []string)
+	// Baseline names the case of this build that this one, run by the
+	// baseline build (Options.Baseline), is compared with.
+	Baseline string `json:"baseline,omitempty"`
+	reps     int
+	args     func(path string) (python bool, args []string)
 }
 
 // SearchReport is scenario (b).
@@ -886,6 +891,19 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 			c.Peer = ""
 		}
 	}
+	if o.Baseline != "" {
+		// The same searches by the build before a change, in the same
+		// rounds: an A/B test of the bulk expect.
+		for _, c := range slices.Clone(cases) {
+			if c.Side != sideRunner || c.Size != big {
+				continue
+			}
+			base := *c
+			base.Name, base.Side, base.Peer, base.Baseline = c.Name+", baseline build", sideBaseline, "", c.Name
+			base.Command = strings.Replace(c.Command, "hilbench", "BASELINE", 1)
+			cases = append(cases, &base)
+		}
+	}
 	rep := &SearchReport{Cases: cases}
 	var repeated, once []*SearchCase
 	for _, c := range cases {
@@ -898,7 +916,16 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	runOne := func(c *SearchCase, round, rounds int) error {
 		return b.withBoard(func(board *sim.Board) error {
 			python, args := c.args(board.SerialPath())
-			out, rss, err := b.side(ctx, python, args, o.Limit+2*time.Minute)
+			var (
+				out childOutput
+				rss int64
+				err error
+			)
+			if c.Baseline != "" {
+				out, rss, err = b.run(ctx, kindBaseline, args, o.Limit+2*time.Minute)
+			} else {
+				out, rss, err = b.side(ctx, python, args, o.Limit+2*time.Minute)
+			}
 			if err != nil {
 				return err
 			}

@@ -444,6 +444,7 @@ func TestPeersAndPeriods(t *testing.T) {
 		"l " + sideRunner: opts.PeriodN, "l " + sideFloor: opts.PeriodN, "l " + sideFloorAgain: opts.PeriodN,
 		"l " + sideGoLoop: opts.PeriodN, "l " + sideGoLoopPoller: opts.PeriodN, "l " + sideGoLoopInput: opts.PeriodN,
 		"a " + sideBaseline: opts.N, "l " + sideBaseline: opts.PeriodN,
+		"b hilrun run, regex expect, logging, baseline build": opts.SearchReps,
 	}
 	for k, n := range want {
 		if got[k] != n {
@@ -480,6 +481,9 @@ func TestPeersAndPeriods(t *testing.T) {
 	}
 	if !regexp.MustCompile(`\| ` + regexp.QuoteMeta(rawAgainCase) + ` \|[^\n]*\| \d+% \(`).MatchString(md.String()) {
 		t.Errorf("(b) has no ratio of the second raw read to the first:\n%s", md.String())
+	}
+	if !strings.Contains(md.String(), "hilrun run, regex expect, logging against the baseline build, MB/s per round: ") {
+		t.Errorf("(b) has no verdict against the baseline build:\n%s", md.String())
 	}
 	if !strings.Contains(md.String(), `"`+rawAgainCase+`" is an A/A test`) {
 		t.Errorf("(b) does not say what its A/A row is:\n%s", md.String())

@@ -242,6 +242,17 @@ func (r *SearchReport) markdown(b *strings.Builder) {
 			}
 		}
 	}
+	for _, c := range r.Cases {
+		this := r.byName(c.Baseline)
+		if this == nil || len(c.Runs) == 0 {
+			continue
+		}
+		var q []float64
+		for i := range min(len(c.Runs), len(this.Runs)) {
+			q = append(q, ratio(this.Runs[i].MBps(), c.Runs[i].MBps()))
+		}
+		fmt.Fprintf(b, "\n%s against the baseline build, MB/s per round: %.0f%% (%s).\n", this.Name, 100*medianFloat(q), floats(q))
+	}
 	if r.byName(rawAgainCase) != nil {
 		fmt.Fprintf(b, "\n\"%s\" is an A/A test: the raw read a second time in the same rounds. How far its ratio lies from 100%% is what noise alone does to the \"vs raw read\" column in this run.\n", rawAgainCase)
 	}

@@ -8,14 +8,14 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// SerialConfig is the serial port configuration of device dev: its port
-// and line settings. The caller adds where logs go and how to find a USB
+// SerialConfig is the serial port configuration of device dev: its port,
+// line settings and buffer size. The caller adds where logs go and how to find a USB
 // device again.
 func SerialConfig(dev *steps.Device) serialx.Config {
 	return serialx.Config{
 		Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
 		StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
-		Reconnect: dev.Reconnect,
+		Reconnect: dev.Reconnect, BufferSize: dev.Buffer,
 	}
 }
 

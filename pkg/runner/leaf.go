@@ -232,6 +232,9 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 	if err != nil {
 		tail := c.Tail(10, 2048)
 		var fe *stream.FailOnError
+		if berr, ok := bufferFailure(err, s.To, c); ok {
+			return berr
+		}
 		switch {
 		case errors.As(err, &fe):
 			return &stepError{msg: fe.Error(), expected: describe(want), received: excerpt(c, fe.Offset)}
@@ -395,6 +398,9 @@ func (r *run) capture(ctx context.Context, s *steps.Step, res *StepResult) error
 	cp, err := c.Capture(r.settle(cctx, s), from, opt)
 	if err != nil {
 		var fe *stream.FailOnError
+		if berr, ok := bufferFailure(err, s.To, c); ok {
+			return berr
+		}
 		switch {
 		case errors.As(err, &fe):
 			return &stepError{msg: fe.Error(), received: excerpt(c, fe.Offset)}

@@ -277,6 +277,9 @@ func overlay(d, b *Device) {
 	if b.Echo {
 		d.Echo = true
 	}
+	if b.Buffer != 0 {
+		d.Buffer = b.Buffer
+	}
 }
 
 // ParseAssignments splits NAME=VALUE flags (--var, --port) into a map.

@@ -271,6 +271,42 @@ func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
 	return v, true
 }
 
+// MinBuffer and MaxBuffer bound a device's buffer: size.
+const (
+	MinBuffer = 64 << 10
+	MaxBuffer = 256 << 20
+)
+
+var sizeRE = regexp.MustCompile(`^\s*([0-9]+)\s*(KiB|MiB)?\s*$`)
+
+// bufferSize reads a size in bytes, from MinBuffer to MaxBuffer: a whole
+// number of bytes, or one followed by KiB or MiB ("4MiB", "512 KiB").
+func (d *decoder) bufferSize(n *yaml.Node) int {
+	bad := func() int {
+		d.add(d.pos(n), "buffer must be a size from 64KiB to 256MiB, such as 4MiB or 1048576 (bytes), found %s", n.Value)
+		return 0
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.add(d.pos(n), "buffer must be a size such as 4MiB, found %s", kindName(n))
+		return 0
+	}
+	m := sizeRE.FindStringSubmatch(n.Value)
+	if m == nil || len(m[1]) > 10 {
+		return bad()
+	}
+	v, _ := strconv.ParseInt(m[1], 10, 64)
+	switch m[2] {
+	case "KiB":
+		v <<= 10
+	case "MiB":
+		v <<= 20
+	}
+	if v < MinBuffer || v > MaxBuffer {
+		return bad()
+	}
+	return int(v)
+}
+
 // MaxSettle bounds a settle time.
 const MaxSettle = time.Minute
 
@@ -385,7 +421,7 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	return Stop
 }
 
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo"}
+var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo", "buffer"}
 
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
@@ -476,6 +512,8 @@ func (d *decoder) device(dev *Device, n *yaml.Node) {
 			dev.Prompt = d.pattern(p.val, "prompt", false)
 		case "echo":
 			dev.Echo, _ = d.boolean(p.val, "echo")
+		case "buffer":
+			dev.Buffer = d.bufferSize(p.val)
 		default:
 			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
 		}

@@ -314,6 +314,10 @@ type Device struct {
 	// text send waits for the echo of its line, checks it, and its expect
 	// starts after it.
 	Echo bool
+	// Buffer is how many received bytes the device's console keeps for
+	// matching, in bytes; 0 means stream.DefaultCapacity (1 MiB). A regexp
+	// match can be at most this long.
+	Buffer int
 	// Implicit is true for a device made from a step's `to: /dev/...`.
 	Implicit bool
 	Pos      Pos

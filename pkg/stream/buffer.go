@@ -21,8 +21,7 @@ const DefaultCapacity = 1 << 20
 // read and match concurrently. The zero Buffer is not usable: call NewBuffer.
 type Buffer struct {
 	capacity int
-	window   atomic.Int64 // regexp overlap bound in bytes
-	clock    clock        // for settle times; tests replace it
+	clock    clock // for settle times; tests replace it
 
 	mu sync.RWMutex
 	// data[lo:hi] holds the bytes at offsets [start, end). The backing array
@@ -56,7 +55,6 @@ func NewBuffer(capacity int) *Buffer {
 		capacity = DefaultCapacity
 	}
 	b := &Buffer{capacity: capacity, clock: realClock{}}
-	b.window.Store(DefaultMatchWindow)
 	return b
 }
 
@@ -83,21 +81,6 @@ func (realClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
 func (realClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 	return time.AfterFunc(d, f).Stop
 }
-
-// SetMatchWindow sets how far back, in bytes, a regexp search re-examines
-// already searched bytes when new ones arrive; n <= 0 restores
-// DefaultMatchWindow (8 KiB). A regexp match longer than the window that
-// arrives in pieces may be missed. Literal patterns always overlap by their
-// length minus one and are not affected. The new window applies to searches
-// and watches started afterwards.
-func (b *Buffer) SetMatchWindow(n int) {
-	if n <= 0 {
-		n = DefaultMatchWindow
-	}
-	b.window.Store(int64(n))
-}
-
-func (b *Buffer) matchWindow() int { return int(b.window.Load()) }
 
 // Capacity returns the number of bytes the Buffer retains.
 func (b *Buffer) Capacity() int { return b.capacity }
@@ -142,6 +125,11 @@ type expecter struct {
 	registered, done bool
 	m                Match // with err, the outcome once done
 	err              error
+	// heldCost is how many bytes the look that found a match held cost,
+	// 0 when none is held, and heldStart where that match begins (see
+	// decideLocked). Past lookFree, the match is followed rather than
+	// looked at for every chunk (see followLocked).
+	heldStart, heldCost, lookFree int64
 }
 
 func (e *expecter) decided(m Match, err error) {

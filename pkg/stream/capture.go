@@ -66,8 +66,8 @@ type Capture struct {
 //
 // On a fail_on match, the Buffer's error or ctx done, Capture returns what
 // it collected so far (Reason "") together with the error: a
-// *FailOnError, an error wrapping the Buffer's error, or one wrapping
-// ctx.Err() and context.Cause(ctx).
+// *FailOnError, an error wrapping the Buffer's error or a *BufferError
+// (see Expect), or one wrapping ctx.Err() and context.Cause(ctx).
 func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (Capture, error) {
 	settle := settleOf(ctx)
 	now := b.clock.Now()
@@ -81,7 +81,7 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 	}
 	var s *search
 	if len(opt.Until) > 0 || len(opt.FailOn) > 0 {
-		s = newSearch(from, b.matchWindow(), opt.FailOn, opt.Until)
+		s = newSearch(from, opt.FailOn, opt.Until)
 	}
 
 	var (
@@ -144,7 +144,12 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		var holdUntil time.Time
 		held = nil
 		if s != nil {
-			f, ok := s.scanLocked(b, end)
+			f, ok, err := s.scanLocked(b, end)
+			if err != nil {
+				c := result(end, "")
+				b.mu.RUnlock()
+				return c, fmt.Errorf("%s: %w", description, err)
+			}
 			ctxErr := ctx.Err()
 			if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
 				c := result(end, "")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Match is a successful Expect.
@@ -84,19 +85,31 @@ func ctxError(what string, ctx context.Context) error {
 
 // search is an incremental search for several patterns. Each pattern keeps
 // the offset before which it has been ruled out, so every byte is searched
-// once plus the pattern's overlap.
+// once plus the pattern's overlap: a literal's length minus one, and for a
+// regexp the bytes since the oldest match still possible began, which its
+// tracker knows without searching them again.
 type search struct {
-	pats   []*pattern
-	next   []int64
-	window int
+	pats []*pattern
+	next []int64
+	trk  []*tracker // per pattern; nil for a literal
+	// bot is where the search began: ^ and \A hold there, as at the
+	// start of a text.
+	bot int64
+	// scanned counts the bytes examined, for tests of the search's cost.
+	scanned int64
 }
 
-func newSearch(from int64, window int, lists ...[]Pattern) *search {
-	s := &search{window: window}
+func newSearch(from int64, lists ...[]Pattern) *search {
+	s := &search{bot: from}
 	for _, l := range lists {
 		for _, p := range l {
+			var t *tracker
+			if p.p != nil && p.p.prog != nil {
+				t = newTracker(p.p, from)
+			}
 			s.pats = append(s.pats, p.p)
 			s.next = append(s.next, from)
+			s.trk = append(s.trk, t)
 		}
 	}
 	return s
@@ -109,43 +122,177 @@ type found struct {
 	loc []int64
 }
 
+// BufferError reports that a regexp match may have begun before the oldest
+// byte a Buffer keeps: a match longer than the Buffer's capacity cannot be
+// found, so the search gives up rather than wait for its deadline.
+type BufferError struct {
+	Pattern Pattern
+	// Capacity is the Buffer's capacity in bytes.
+	Capacity int
+	// Start is the offset where the oldest match still possible began.
+	Start int64
+}
+
+// Error returns `a match of /BEGIN.*END/ may have begun at offset 12, before
+// the last 1 MiB received, which is all that is kept`.
+func (e *BufferError) Error() string {
+	return fmt.Sprintf("a match of %s may have begun at offset %d, before the last %s received, which is all that is kept",
+		e.Pattern.describe(), e.Start, FormatSize(e.Capacity))
+}
+
+// FormatSize renders n bytes for messages: "1 MiB", "64 KiB", "1500 bytes".
+func FormatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // scanLocked searches the bytes up to limit (clamped to end) that no
 // pattern has searched yet and returns the earliest match, the lowest k
-// winning a tie (callers put fail_on patterns first so that they win). The
-// caller holds mu (read or write).
-func (s *search) scanLocked(b *Buffer, limit int64) (found, bool) {
+// winning a tie (callers put fail_on patterns first so that they win), or a
+// *BufferError. The caller holds mu (read or write).
+func (s *search) scanLocked(b *Buffer, limit int64) (found, bool, error) {
 	limit = min(limit, b.end)
 	best := found{k: -1}
 	for k, p := range s.pats {
 		if p == nil {
 			continue // the zero Pattern matches nothing
 		}
-		from := max(s.next[k], b.start)
-		if from > limit {
-			continue
-		}
-		if best.k >= 0 && from >= best.loc[0] {
+		if best.k >= 0 && s.next[k] >= best.loc[0] {
 			continue // cannot beat the match already found
 		}
+		loc, err := s.findLocked(b, k, limit, false)
+		if err != nil {
+			return found{}, false, err
+		}
+		if loc == nil || best.k >= 0 && loc[0] >= best.loc[0] {
+			continue
+		}
+		best = found{k: k, loc: loc}
+	}
+	return best, best.k >= 0, nil
+}
+
+// findLocked searches pattern k in the bytes up to limit from where it was
+// last ruled out and returns its leftmost match as absolute offsets, or
+// nil; it moves s.next[k] to where a later match can begin. A regexp match
+// that may have begun before the oldest byte kept is a *BufferError, or,
+// with forget, is given up for the matches after the oldest byte. The
+// caller holds mu and has clamped limit to end.
+func (s *search) findLocked(b *Buffer, k int, limit int64, forget bool) ([]int64, error) {
+	p, t := s.pats[k], s.trk[k]
+	if t == nil {
+		from := max(s.next[k], b.start)
+		if from > limit {
+			return nil, nil
+		}
 		data := b.slice(from, limit)
+		s.scanned += int64(len(data))
 		loc := p.find(data)
 		if loc == nil {
-			s.next[k] = p.resume(data, from, limit, s.window)
-			continue
+			s.next[k] = p.resume(from, limit)
+			return nil, nil
 		}
-		if best.k >= 0 && from+int64(loc[0]) >= best.loc[0] {
-			continue
-		}
-		abs := make([]int64, len(loc))
-		for i, v := range loc {
-			abs[i] = -1
-			if v >= 0 {
-				abs[i] = from + int64(v)
-			}
-		}
-		best = found{k: k, loc: abs}
+		return absolute(loc, from), nil
 	}
-	return best, best.k >= 0
+	if t.live() < b.start {
+		if !forget && len(t.threads) > 0 {
+			return nil, &BufferError{Pattern: Pattern{p}, Capacity: b.capacity, Start: t.live()}
+		}
+		// Bytes dropped before any thread needed them were lost
+		// unsearched: a chunk longer than the Buffer.
+		t.drop(b.start)
+	}
+	if t.following {
+		// Following a held match (see followLocked): package regexp
+		// looks from where the tracker last saw a match may begin.
+		if s.next[k] < b.start {
+			return nil, &BufferError{Pattern: Pattern{p}, Capacity: b.capacity, Start: s.next[k]}
+		}
+		if loc := s.findAt(b, p, s.next[k], limit); loc != nil {
+			return loc, nil
+		}
+		// The match held is gone (it needed the end of what had
+		// arrived): follow the bytes again from there, once.
+		s.restartLocked(b, k, s.next[k])
+		t.following = false
+	}
+	if t.pos > limit {
+		return nil, nil // past an empty match at the end (see Watch)
+	}
+	hit, n := t.advance(b.slice(t.pos, limit))
+	s.scanned += int64(n)
+	if hit < 0 {
+		s.next[k] = t.live()
+		return nil, nil
+	}
+	s.next[k] = hit
+	loc := s.findAt(b, p, hit, limit)
+	if loc == nil {
+		// The tracker saw a match package regexp does not: they judged an
+		// assertion at hit differently, where the oldest bytes were
+		// dropped. The tracker holds there, so package regexp looks again
+		// with the next bytes.
+		return nil, nil
+	}
+	return loc, nil
+}
+
+// restartLocked makes pattern k search again from offset at, as a new
+// search with the bytes before at as context. The caller holds mu.
+func (s *search) restartLocked(b *Buffer, k int, at int64) {
+	s.next[k] = at
+	if t := s.trk[k]; t != nil {
+		prev, c := rune(-1), min(at, b.end)
+		if c > b.start {
+			prev, _ = utf8.DecodeLastRune(b.slice(max(b.start, c-utf8.UTFMax), c))
+		}
+		t.reset(at, prev)
+	}
+}
+
+// findAt runs p's regexp over the bytes [from, limit) and returns its
+// leftmost match as absolute offsets, or nil. Where from is not where the
+// search began, the rune before it is context, so that ^ and \b are judged
+// there as in the whole stream.
+func (s *search) findAt(b *Buffer, p *pattern, from, limit int64) []int64 {
+	if from <= s.bot || from <= b.start || p.afterRegexp() == nil {
+		data := b.slice(from, limit)
+		s.scanned += int64(len(data))
+		return absolute(p.find(data), from)
+	}
+	_, w := utf8.DecodeLastRune(b.slice(max(b.start, from-utf8.UTFMax), from))
+	lo := from - int64(w)
+	data := b.slice(lo, limit)
+	s.scanned += int64(len(data))
+	loc := p.afterRegexp().FindSubmatchIndex(data)
+	if loc == nil {
+		return nil
+	}
+	// The match proper begins after the rune of context.
+	_, w = utf8.DecodeRune(data[loc[0]:])
+	loc[0] += w
+	return absolute(loc, lo)
+}
+
+// absolute turns index pairs into data, which begins at offset base, into
+// offsets; nil stays nil.
+func absolute(loc []int, base int64) []int64 {
+	if loc == nil {
+		return nil
+	}
+	abs := make([]int64, len(loc))
+	for i, v := range loc {
+		abs[i] = -1
+		if v >= 0 {
+			abs[i] = base + int64(v)
+		}
+	}
+	return abs
 }
 
 // groupsLocked returns the text of each submatch of f.
@@ -165,8 +312,10 @@ func (b *Buffer) groupsLocked(f found) []string {
 // from and returns the earliest match (the lowest index wins a tie). Bytes
 // already retained are searched first, then each chunk as it arrives, with
 // an overlap so that a match straddling chunks is found: len(pattern)-1
-// bytes for a literal, at most the match window (SetMatchWindow) for a
-// regexp.
+// bytes for a literal; for a regexp, the bytes since the oldest match still
+// possible began, however long ago, as long as the Buffer keeps them. When
+// it no longer does, Expect returns a *BufferError: the match could be
+// longer than the Buffer.
 //
 // A literal match is returned at once. A regexp match that bytes still to
 // come could change (it could grow, as `\d+` could, or a match that starts
@@ -188,8 +337,8 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 	from = max(from, b.start)
 	b.mu.RUnlock()
 	e := &expecter{
-		s:   newSearch(from, b.matchWindow(), failOn, want),
-		ctx: ctx, settle: settleOf(ctx),
+		s:   newSearch(from, failOn, want),
+		ctx: ctx, settle: settleOf(ctx), lookFree: heldLookFree,
 		from: from, want: want, failOn: failOn,
 	}
 	var stopTimer func() bool
@@ -261,7 +410,20 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 // match is held (see Expect), for hold more. The caller holds mu for
 // writing.
 func (b *Buffer) decideLocked(e *expecter) (done, held bool, hold time.Duration) {
-	f, ok := e.s.scanLocked(b, b.end)
+	if e.heldCost > 0 && e.heldCost > e.lookFree && e.ctx.Err() == nil && b.err == nil {
+		// A long match held while bytes keep coming: look again only
+		// when the new bytes may have decided it (see followLocked).
+		if left := b.last.Add(e.settle).Sub(b.clock.Now()); left > 0 && e.s.followLocked(b, e.heldStart) {
+			return false, true, left
+		}
+	}
+	e.heldCost = 0
+	before := e.s.scanned
+	f, ok, err := e.s.scanLocked(b, b.end)
+	if err != nil {
+		e.decided(Match{}, fmt.Errorf("wait for %s: %w", describeAll(e.want), err))
+		return true, false, 0
+	}
 	ctxErr := e.ctx.Err()
 	if ok && ctxErr != nil && !errors.Is(ctxErr, context.DeadlineExceeded) {
 		// A watcher may have cancelled ctx on seeing these very bytes
@@ -291,6 +453,9 @@ func (b *Buffer) decideLocked(e *expecter) (done, held bool, hold time.Duration)
 	if err := b.err; err != nil {
 		e.decided(Match{}, fmt.Errorf("wait for %s: %w", describeAll(e.want), err))
 		return true, false, 0
+	}
+	if ok {
+		e.heldStart, e.heldCost = f.loc[0], e.s.scanned-before
 	}
 	return false, ok, hold
 }

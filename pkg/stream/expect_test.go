@@ -16,17 +16,24 @@ import (
 // waiting Expect does, so that matches straddling chunks are exercised
 // deterministically. It returns the match and the chunk that completed it.
 func scanChunks(b *Buffer, from int64, chunks []string, lists ...[]Pattern) (f found, ok bool, chunk int) {
-	s := newSearch(max(from, b.Start()), b.matchWindow(), lists...)
+	f, ok, chunk, _ = scanChunksErr(b, from, chunks, lists...)
+	return f, ok, chunk
+}
+
+// scanChunksErr is scanChunks that also returns the search's error, which
+// ends it, and how many bytes the search examined.
+func scanChunksErr(b *Buffer, from int64, chunks []string, lists ...[]Pattern) (f found, ok bool, chunk int, err error) {
+	s := newSearch(max(from, b.Start()), lists...)
 	for i, c := range chunks {
 		b.Append(t0, []byte(c))
 		b.mu.RLock()
-		f, ok = s.scanLocked(b, b.end)
+		f, ok, err = s.scanLocked(b, b.end)
 		b.mu.RUnlock()
-		if ok {
-			return f, true, i
+		if ok || err != nil {
+			return f, ok, i, err
 		}
 	}
-	return found{}, false, -1
+	return found{}, false, -1, nil
 }
 
 func TestSearchAcrossChunks(t *testing.T) {
@@ -34,7 +41,6 @@ func TestSearchAcrossChunks(t *testing.T) {
 		name      string
 		chunks    []string
 		pats      []Pattern
-		window    int
 		wantK     int // -1: no match
 		wantLoc   []int64
 		wantChunk int
@@ -48,14 +54,29 @@ func TestSearchAcrossChunks(t *testing.T) {
 		{name: "regexp over lines", chunks: []string{"begin\nmid", "dle\nend"}, pats: []Pattern{MustRegexp(`(?s)begin.*end`)}, wantLoc: []int64{0, 16}, wantChunk: 1},
 		{name: "line regexp after newline", chunks: []string{"aaa\nbb", "b=1\n"}, pats: []Pattern{MustRegexp(`b+=\d`)}, wantLoc: []int64{4, 9}, wantChunk: 1},
 		{
-			name:   "regexp longer than window missed",
+			name:   "regexp in two long pieces",
 			chunks: []string{"<" + strings.Repeat("x", 40), strings.Repeat("x", 40) + ">"},
-			pats:   []Pattern{MustRegexp(`(?s)<x+>`)}, window: 16, wantK: -1,
+			pats:   []Pattern{MustRegexp(`(?s)<x+>`)}, wantLoc: []int64{0, 82}, wantChunk: 1,
 		},
 		{
-			name:   "regexp within window found",
-			chunks: []string{"<" + strings.Repeat("x", 10), strings.Repeat("x", 3) + ">"},
-			pats:   []Pattern{MustRegexp(`(?s)<x+>`)}, window: 16, wantLoc: []int64{0, 15}, wantChunk: 1,
+			name:   "regexp resumed with the rune before as context",
+			chunks: []string{"a b", "c\nbcd"},
+			pats:   []Pattern{MustRegexp(`\bbc\w`)}, wantLoc: []int64{5, 8}, wantChunk: 1,
+		},
+		{
+			name:   "regexp at a line start after a resume",
+			chunks: []string{"x\nab", "c"},
+			pats:   []Pattern{MustRegexp(`(?m)^abc|^x\nz`)}, wantLoc: []int64{2, 5}, wantChunk: 1,
+		},
+		{
+			name:   "text start only where the search began",
+			chunks: []string{"xy", "z"},
+			pats:   []Pattern{MustRegexp(`^yz|^xy`)}, wantLoc: []int64{0, 2}, wantChunk: 0,
+		},
+		{
+			name:   "no text start after a resume",
+			chunks: []string{"q", "yz"},
+			pats:   []Pattern{MustRegexp(`^yz`)}, wantK: -1,
 		},
 		{name: "earliest wins", chunks: []string{"warn then error"}, pats: []Pattern{Literal("error"), Literal("warn")}, wantK: 1, wantLoc: []int64{0, 4}},
 		{name: "tie goes to lowest index", chunks: []string{"error: x"}, pats: []Pattern{MustRegexp(`err\w*`), Literal("error")}, wantK: 0, wantLoc: []int64{0, 5}},
@@ -65,7 +86,6 @@ func TestSearchAcrossChunks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := NewBuffer(0)
-			b.SetMatchWindow(tt.window)
 			f, ok, chunk := scanChunks(b, 0, tt.chunks, tt.pats)
 			if tt.wantK < 0 {
 				if ok {
@@ -127,32 +147,34 @@ func TestSearchChunkingInvariance(t *testing.T) {
 	}
 }
 
-// A waiting search must not rescan what it already searched: after a miss it
-// resumes just before the end, by at most the pattern's overlap.
+// A waiting search must not rescan what it already searched: after a miss
+// a literal resumes by its length minus one before the end, a regexp where
+// the oldest match still possible began.
 func TestSearchResumePoint(t *testing.T) {
-	line := strings.Repeat("x", 99) + "\n"
+	lines := strings.Repeat(strings.Repeat("x", 99)+"\n", 10) // 1000 bytes
 	tests := []struct {
-		name   string
-		pat    Pattern
-		window int
-		want   int64 // resume offset after 10 lines (1000 bytes) + "yy"
+		name string
+		pat  Pattern
+		tail string
+		want int64 // resume offset after lines + tail
 	}{
-		{name: "literal overlaps its length minus one", pat: Literal("abcd"), want: 1002 - 3},
-		{name: "line regexp resumes at the last newline", pat: MustRegexp(`a\d+b`), window: 64, want: 999},
-		{name: "multi-line regexp keeps the window", pat: MustRegexp(`a\s+b`), window: 64, want: 1002 - 64},
-		{name: "line regexp bounded by the window", pat: MustRegexp(`a\d+b`), window: 1, want: 1001},
+		{name: "literal overlaps its length minus one", pat: Literal("abcd"), tail: "yy", want: 1002 - 3},
+		{name: "regexp with nothing in progress resumes at the end", pat: MustRegexp(`a\d+b`), tail: "yy", want: 1002},
+		{name: "multi-line regexp resumes where it may begin", pat: MustRegexp(`a\s+b`), tail: "ya \n\n ", want: 1001},
+		{name: "line regexp drops what a newline ended", pat: MustRegexp(`a\d+b`), tail: "a12\na3", want: 1004},
+		{name: "regexp keeps the oldest of several starts", pat: MustRegexp(`(?s)<.*>`), tail: "<<<", want: 1000},
+		{name: "literal prefix cut short at the end", pat: MustRegexp(`BEGIN.*`), tail: "yyBEG", want: 1002},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := NewBuffer(0)
-			b.SetMatchWindow(tt.window)
-			s := newSearch(0, b.matchWindow(), []Pattern{tt.pat})
-			appendAll(b, strings.Repeat(line, 10)+"yy")
+			s := newSearch(0, []Pattern{tt.pat})
+			appendAll(b, lines+tt.tail)
 			b.mu.RLock()
-			_, ok := s.scanLocked(b, b.end)
+			_, ok, err := s.scanLocked(b, b.end)
 			b.mu.RUnlock()
-			if ok {
-				t.Fatal("unexpected match")
+			if ok || err != nil {
+				t.Fatalf("unexpected match or error %v", err)
 			}
 			if s.next[0] != tt.want {
 				t.Errorf("resume offset = %d, want %d", s.next[0], tt.want)

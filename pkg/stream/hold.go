@@ -56,16 +56,17 @@ func (s *search) finalLocked(b *Buffer, f found, limit int64) bool {
 		if p == nil || p.prog == nil {
 			continue
 		}
-		from := max(s.next[j], b.start)
 		// Threads that could still change the result started at or before
 		// st (before it for a pattern that loses a tie) and are alive at
-		// limit, so they span [start, limit). Those longer than the match
-		// window are out of reach, as for the search itself.
-		if limit-st > int64(s.window) {
+		// limit, so they span [start, limit); none started before the
+		// pattern's live start, s.next[j].
+		from := max(s.next[j], b.start)
+		if from > limit {
 			continue
 		}
-		lo := max(from, st-int64(s.window))
+		lo := from
 		data := b.slice(from, limit)
+		s.scanned += int64(len(data))
 		if p.noNewline {
 			// No thread of this pattern spans a newline.
 			for i := len(data) - 1; i >= int(lo-from); i-- {
@@ -142,7 +143,7 @@ func (p *pattern) pending(data []byte, lo, hi int) (alive bool, earliest int, n 
 			r, w = utf8.DecodeRune(data[pos:])
 		}
 		if !matched && pos <= hi {
-			m.add(clist, uint32(p.prog.Start), pos, newCond(prev, r, w == 0))
+			m.add(clist, uint32(p.prog.Start), int64(pos), newCond(prev, r, w == 0))
 		}
 		if w == 0 {
 			// The end of what arrived: whatever outranks a match here
@@ -156,8 +157,8 @@ func (p *pattern) pending(data []byte, lo, hi int) (alive bool, earliest int, n 
 				case !consumes(p.prog.Inst[e.pc].Op):
 					continue
 				}
-				if earliest < 0 || e.start < earliest {
-					earliest = e.start
+				if earliest < 0 || int(e.start) < earliest {
+					earliest = int(e.start)
 				}
 			}
 			return earliest >= 0, earliest, n
@@ -244,7 +245,7 @@ func newCond(prev, next rune, atEnd bool) cond {
 // has not arrived.
 type entry struct {
 	pc      uint32
-	start   int
+	start   int64
 	pending bool
 }
 
@@ -274,7 +275,7 @@ func (m *vm) init() {
 
 // add puts pc and the instructions it leads to without consuming input
 // into q, in priority order, for a thread that started at start.
-func (m *vm) add(q *queue, pc uint32, start int, c cond) {
+func (m *vm) add(q *queue, pc uint32, start int64, c cond) {
 	if pc == 0 {
 		return // instruction 0 is Fail in every program
 	}
@@ -312,11 +313,11 @@ func FindCut(data []byte, want []Pattern) (m Match, ok, cut bool) {
 	}
 	b := NewBuffer(len(data) + 1)
 	b.Append(time.Time{}, data)
-	s := newSearch(0, len(data)+1, want)
+	s := newSearch(0, want)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	f, found := s.scanLocked(b, b.end)
-	if found && s.finalLocked(b, f, b.end) {
+	f, found, err := s.scanLocked(b, b.end)
+	if err == nil && found && s.finalLocked(b, f, b.end) {
 		return m, true, false
 	}
 	return Match{}, false, true

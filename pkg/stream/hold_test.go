@@ -16,11 +16,11 @@ import (
 // returns the committed match, or ok false when none was final after the
 // last chunk.
 func commitChunks(b *Buffer, chunks []string, pats []Pattern) (groups []string, loc []int64, ok bool) {
-	s := newSearch(b.Start(), b.matchWindow(), pats)
+	s := newSearch(b.Start(), pats)
 	for _, c := range chunks {
 		b.Append(t0, []byte(c))
 		b.mu.RLock()
-		f, found := s.scanLocked(b, b.end)
+		f, found, _ := s.scanLocked(b, b.end)
 		if found && s.finalLocked(b, f, b.end) {
 			groups, loc = b.groupsLocked(f), f.loc
 			b.mu.RUnlock()
@@ -36,10 +36,10 @@ func commitChunks(b *Buffer, chunks []string, pats []Pattern) (groups []string, 
 func finalIn(p Pattern, text string) (matched, final bool) {
 	b := NewBuffer(0)
 	b.Append(t0, []byte(text))
-	s := newSearch(0, b.matchWindow(), []Pattern{p})
+	s := newSearch(0, []Pattern{p})
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	f, ok := s.scanLocked(b, b.end)
+	f, ok, _ := s.scanLocked(b, b.end)
 	if !ok {
 		return false, false
 	}

@@ -12,7 +12,9 @@
 //
 // Searches are incremental: a waiting Expect scans each new chunk once, plus
 // an overlap so that matches straddling two chunks are found, never the whole
-// retained buffer again.
+// retained buffer again. A regexp match may be as long as the Buffer: a
+// regexp is followed byte by byte (see tracker), so the overlap is where
+// the oldest match still possible began, however far back that is.
 package stream
 
 import (
@@ -23,12 +25,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// DefaultMatchWindow is the default bound, in bytes, on how far back a
-// regular expression search looks into bytes it already searched when new
-// bytes arrive. A regexp match longer than the window may be missed when it
-// arrives in several chunks.
-const DefaultMatchWindow = 8 << 10
 
 // Pattern is a compiled literal or RE2 regular expression. The zero Pattern
 // matches nothing. Patterns are immutable and safe for concurrent use; two
@@ -47,9 +43,17 @@ type pattern struct {
 	prog *syntax.Prog
 	vms  sync.Pool // of *vm for prog, reused by pending
 	// noNewline is set for a regexp that cannot match a '\n'. Its matches
-	// never span lines, so an incremental search need not look back past the
-	// last newline it already searched.
+	// never span lines, so a look for threads alive at the end need not
+	// look back past the last newline.
 	noNewline bool
+	// skip finds where a match may begin, for trackers; nil when every
+	// position must be tried.
+	skip skipFunc
+	// after is the regexp run from the rune before where a search
+	// resumes, with that rune as the context of ^ and \b (see findAt);
+	// made on first use.
+	afterOnce sync.Once
+	after     *regexp.Regexp
 }
 
 // Literal returns a Pattern matching the exact bytes of s. An empty literal
@@ -79,6 +83,10 @@ func Regexp(expr string) (Pattern, error) {
 		tree = tree.Simplify()
 		p.noNewline = !canMatchNewline(tree)
 		p.prog, _ = syntax.Compile(tree)
+	}
+	if p.prog != nil {
+		prefix, _ := re.LiteralPrefix()
+		p.skip = newSkip(p.prog, prefix)
 	}
 	return Pattern{p}, nil
 }
@@ -202,32 +210,23 @@ func (p *pattern) find(b []byte) []int {
 	return []int{i, i + len(p.lit)}
 }
 
-// resume returns where a search of p must continue after it searched
-// [from, end) of data (data holds exactly those bytes) without a match, given
-// the regexp overlap bound window. Only a match that was still incomplete at
-// end can be found later, and such a match starts after resume.
-func (p *pattern) resume(data []byte, from, end int64, window int) int64 {
-	next := from
-	if p.re == nil {
-		// A literal of length n that was not found cannot start before
-		// end-(n-1): it would have fitted.
-		if n := int64(len(p.lit)); end-n+1 > next {
-			next = end - n + 1
-		}
-		return next
-	}
-	if w := end - int64(window); w > next {
-		next = w
-	}
-	if p.noNewline {
-		// Resume at the newline itself rather than after it, so that the
-		// next search sees the line start as a line start, not as the
-		// start of the text (where ^ and \b would match).
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && from+int64(i) > next {
-			next = from + int64(i)
-		}
-	}
-	return next
+// resume returns where a search of the literal p must continue after it
+// searched [from, end) without a match: a literal of length n that was not
+// found cannot start before end-(n-1), where it would have fitted.
+func (p *pattern) resume(from, end int64) int64 {
+	return max(from, end-int64(len(p.lit))+1)
+}
+
+// afterRegexp returns p's regexp behind one rune of context: matched
+// against text that begins a rune before where the search resumes, it
+// finds the matches that begin after that rune, with ^, \A and \b judged
+// as in the whole stream rather than as at the start of a text. It is nil
+// for a regexp nested so deep that one more level does not compile.
+func (p *pattern) afterRegexp() *regexp.Regexp {
+	p.afterOnce.Do(func() {
+		p.after, _ = regexp.Compile(`(?s:.)(?:` + p.src + `)`)
+	})
+	return p.after
 }
 
 // canMatchNewline reports whether the simplified regexp re can consume a

@@ -22,8 +22,7 @@ type Hit struct {
 
 type watcher struct {
 	pats      []Pattern
-	next      []int64 // per pattern, as in search; guarded by Buffer.mu
-	window    int
+	s         *search // guarded by Buffer.mu
 	settle    time.Duration
 	fn        func(Hit)
 	cancelled atomic.Bool
@@ -61,15 +60,11 @@ type pendingHit struct {
 func (b *Buffer) Watch(patterns []Pattern, fn func(Hit)) (cancel func()) {
 	w := &watcher{
 		pats:   slices.Clone(patterns),
-		window: b.matchWindow(),
 		settle: DefaultSettle,
 		fn:     fn,
 	}
 	b.mu.Lock()
-	w.next = make([]int64, len(w.pats))
-	for i := range w.next {
-		w.next[i] = b.end
-	}
+	w.s = newSearch(b.end, w.pats)
 	b.watchers = append(slices.Clip(b.watchers), w)
 	b.mu.Unlock()
 
@@ -128,19 +123,15 @@ func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit, settled
 			continue
 		}
 		for {
-			from := max(w.next[k], b.start)
-			if from > end {
-				break
-			}
-			data := b.slice(from, end)
-			loc := p.find(data)
+			// An occurrence that began before the oldest byte kept is
+			// given up: a watch has no step to fail.
+			loc, _ := w.s.findLocked(b, k, end, true)
 			if loc == nil {
-				w.next[k] = p.resume(data, from, end, w.window)
 				break
 			}
-			s, e := from+int64(loc[0]), from+int64(loc[1])
+			s, e := loc[0], loc[1]
 			if !settled && p.prog != nil && w.settle > 0 {
-				one := &search{pats: []*pattern{p}, next: []int64{from}, window: w.window}
+				one := &search{pats: []*pattern{p}, next: []int64{w.s.next[k]}}
 				if !one.finalLocked(b, found{k: 0, loc: []int64{s, e}}, end) {
 					held = true
 					break // searched again when bytes arrive or settle
@@ -156,7 +147,7 @@ func (w *watcher) scanLocked(b *Buffer, at time.Time, hits []pendingHit, settled
 			if e == s {
 				e++ // an empty match must not repeat forever
 			}
-			w.next[k] = e
+			w.s.restartLocked(b, k, e)
 		}
 	}
 	if held && !w.held && w.stopHeld == nil {

@@ -55,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.BoardNormal, "board-normal", false, "read the board's console at normal priority (by default at SCHED_FIFO when permitted, so the board stamps lines when they arrive)")
 	fs.BoolVar(&opts.GoLoop, "go-loop", false, "add to l a diagnostic side: a Go loop making the C client's system calls (absolute clock_nanosleep, write, drain) without hilrun, which tells the Go runtime's share of the period error from hilrun's")
 	fs.BoolVar(&opts.GoLoopPoller, "go-loop-poller", false, "add to l the Go loop twice more: with the port registered with Go's poller and written through it (the difference is what the poller's wake-ups cost a board on the same machine), and with the port watched for input only, as hilrun's console watches it")
-	fs.StringVar(&opts.Baseline, "baseline", "", "a hilbench `executable` built from another commit: a and l run its hilrun side too, in the same rounds, with hilrun's verdicts against it (an A/B test of a change)")
+	fs.StringVar(&opts.Baseline, "baseline", "", "a hilbench `executable` built from another commit: a, b and l run its hilrun side too, in the same rounds, with hilrun's verdicts against it (an A/B test of a change)")
 	fs.BoolVar(&opts.AA, "aa", false, "add an A/A test: a second C client to a, c and l and a second raw read to b, in the same rounds as the first, whose verdicts against the first show how far noise alone moves a verdict in this run")
 	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
