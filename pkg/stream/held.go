@@ -84,18 +84,7 @@ func (t *tracker) follow(data []byte) int {
 		next := t.spare[:0]
 		for _, e := range q.dense {
 			inst := &p.prog.Inst[e.pc]
-			ok := false
-			switch inst.Op {
-			case syntax.InstRune:
-				ok = inst.MatchRune(r)
-			case syntax.InstRune1:
-				ok = r == inst.Rune[0]
-			case syntax.InstRuneAny:
-				ok = true
-			case syntax.InstRuneAnyNotNL:
-				ok = r != '\n'
-			}
-			if ok {
+			if takes(inst, r) {
 				next = append(next, thread{pc: inst.Out, start: e.start})
 			}
 		}

@@ -176,14 +176,8 @@ func (p *pattern) pending(data []byte, lo, hi int) (alive bool, earliest int, n 
 			case syntax.InstMatch:
 				matched = true
 				break step // lower-priority threads lose to this match
-			case syntax.InstRune:
-				add = inst.MatchRune(r)
-			case syntax.InstRune1:
-				add = r == inst.Rune[0]
-			case syntax.InstRuneAny:
-				add = true
-			case syntax.InstRuneAnyNotNL:
-				add = r != '\n'
+			default:
+				add = takes(inst, r)
 			}
 			if add {
 				m.add(nlist, inst.Out, e.start, c)
@@ -321,4 +315,21 @@ func FindCut(data []byte, want []Pattern) (m Match, ok, cut bool) {
 		return m, true, false
 	}
 	return Match{}, false, true
+}
+
+// takes reports whether instruction inst of a compiled regexp takes rune
+// r and moves on: r is one of its runes, or any rune (but a line break,
+// for InstRuneAnyNotNL). Instructions that consume no rune take none.
+func takes(inst *syntax.Inst, r rune) bool {
+	switch inst.Op {
+	case syntax.InstRune:
+		return inst.MatchRune(r)
+	case syntax.InstRune1:
+		return r == inst.Rune[0]
+	case syntax.InstRuneAny:
+		return true
+	case syntax.InstRuneAnyNotNL:
+		return r != '\n'
+	}
+	return false
 }

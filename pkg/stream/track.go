@@ -147,20 +147,10 @@ func (t *tracker) step(m *vm, threads, next []thread, pos int64, prev, r rune) (
 	m.add(q, uint32(prog.Start), pos, cond{c, c})
 	for _, e := range q.dense {
 		inst := &prog.Inst[e.pc]
-		ok := false
-		switch inst.Op {
-		case syntax.InstMatch:
+		if inst.Op == syntax.InstMatch {
 			return next, q.dense[0].start
-		case syntax.InstRune:
-			ok = inst.MatchRune(r)
-		case syntax.InstRune1:
-			ok = r == inst.Rune[0]
-		case syntax.InstRuneAny:
-			ok = r >= 0
-		case syntax.InstRuneAnyNotNL:
-			ok = r >= 0 && r != '\n'
 		}
-		if ok && r >= 0 {
+		if r >= 0 && takes(inst, r) {
 			next = append(next, thread{pc: inst.Out, start: e.start})
 		}
 	}
