@@ -94,12 +94,14 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return invalid(err)
 	}
 	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
+	var given *steps.Sequence // the file as written, for :record
 	if opts.File != "" {
 		seqs, err := loadAll([]string{opts.File}, steps.Names(vars))
 		if err != nil {
 			return err
 		}
 		seq = seqs[0]
+		given = steps.CloneBindings(seqs[0])
 	} else {
 		for _, name := range steps.Names(fl.ports) {
 			seq.Devices = append(seq.Devices, &steps.Device{Name: name})
@@ -236,8 +238,13 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 
 	in, out := ios.In, ios.Out
 	script := true
+	var termSize func() (int, int, bool)
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		script = false
+		termSize = func() (int, int, bool) {
+			w, h, err := term.GetSize(int(f.Fd()))
+			return w, h, err == nil
+		}
 		state, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
 			return infra(fmt.Errorf("set the terminal to raw mode: %w", err))
@@ -263,10 +270,11 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		BindLine: bindLine,
 		Vars:     vars,
 		In:       in, Out: out,
-		History:     repl.LoadHistory(historyPath(), 0),
-		RecordPorts: !opts.Sim && qemuSpec == nil && !launches,
-		Script:      script,
-		SessionELF:  sessionELF,
+		History:    repl.LoadHistory(historyPath(), 0),
+		Given:      given,
+		Script:     script,
+		TermSize:   termSize,
+		SessionELF: sessionELF,
 	})
 	switch {
 	case errors.Is(err, repl.ErrOpen):

@@ -14,6 +14,26 @@ import (
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
+// givenPort reports whether the sequence file itself gave device name
+// port (see Options.Given).
+func (s *Session) givenPort(name, port string) bool {
+	if s.opts.Given == nil {
+		return false
+	}
+	d := s.opts.Given.Device(name)
+	return d != nil && d.Port == port
+}
+
+// givenProbe reports whether the sequence file itself gave probe name the
+// GDB stub and OpenOCD addresses it has now.
+func (s *Session) givenProbe(name, gdb, openocd string) bool {
+	if s.opts.Given == nil {
+		return false
+	}
+	p := s.opts.Given.Probe(name)
+	return p != nil && p.GDB == gdb && p.OpenOCD == openocd
+}
+
 // record writes the steps that ran so far as a sequence file, with the
 // devices and probes as bound. With expects, a send that expected nothing
 // gets the first line the device answered as its expect.
@@ -21,7 +41,7 @@ func (s *Session) record(path string, expects bool) error {
 	devs := mapping(0)
 	for _, d := range s.opts.Seq.Devices {
 		m := mapping(yaml.FlowStyle)
-		if s.opts.RecordPorts && d.Port != "" {
+		if d.Port != "" && s.givenPort(d.Name, d.Port) {
 			m.Content = append(m.Content, scalar("port"), scalar(d.Port))
 			if d.Baud != 0 {
 				m.Content = append(m.Content, scalar("baud"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(d.Baud)})
@@ -48,14 +68,14 @@ func (s *Session) record(path string, expects bool) error {
 		probes := mapping(0)
 		for _, p := range s.opts.Seq.Probes {
 			m := mapping(yaml.FlowStyle)
-			if s.opts.RecordPorts && p.GDB != "" {
+			if p.GDB != "" && s.givenProbe(p.Name, p.GDB, p.OpenOCD) {
 				gdb := scalar(p.GDB)
 				if p.GDBAttach != "" {
 					gdb = mapping(yaml.FlowStyle, scalar("address"), scalar(p.GDB), scalar("attach"), scalar(p.GDBAttach))
 				}
 				m.Content = append(m.Content, scalar("gdb"), gdb)
 			}
-			if s.opts.RecordPorts && p.OpenOCD != "" {
+			if p.OpenOCD != "" && s.givenProbe(p.Name, p.GDB, p.OpenOCD) {
 				m.Content = append(m.Content, scalar("openocd"), scalar(p.OpenOCD))
 			}
 			if p.ELF != "" && p.ELF != s.opts.SessionELF {

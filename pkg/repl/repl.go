@@ -61,10 +61,12 @@ type Options struct {
 	Out io.Writer
 	// History keeps the typed lines; nil keeps none.
 	History *History
-	// RecordPorts writes the devices' ports and the probes' OpenOCD or GDB
-	// stub addresses into :record files; off under --sim, where they
-	// change.
-	RecordPorts bool
+	// Given is the sequence file as its author wrote it, before the bench
+	// file and flags bound it (nil without a file). :record writes a
+	// device's port or a probe's OpenOCD or GDB stub address only when
+	// Given gives that same one: what --port, --probe, --sim or the bench
+	// file bound stays this bench's, so a recording binds on any bench.
+	Given *steps.Sequence
 	// SessionELF is an ELF file that lives only as long as the session
 	// (the virtual board's firmware image under --sim): :record files
 	// leave it out, as a replay would not find it.
@@ -76,6 +78,11 @@ type Options struct {
 	// ErrStepErrored or ErrBadLine when a line's step failed, ended in a
 	// bench error, or could not be read.
 	Script bool
+	// TermSize reports the terminal's width and height in characters, so
+	// that the line editor wraps where the terminal does; it is asked
+	// before each line is read. nil, or ok false, keeps the editor's
+	// 80x24.
+	TermSize func() (width, height int, ok bool)
 }
 
 // Errors of a script session (Options.Script): what went wrong in its
@@ -91,6 +98,26 @@ var (
 type screen interface {
 	io.Writer
 	ReadLine() (string, error)
+}
+
+// sizer is the line editor's ability to be told the terminal's size.
+type sizer interface {
+	SetSize(width, height int) error
+}
+
+// fitTerminal tells the line editor the terminal's size, when it changed.
+func (s *Session) fitTerminal() {
+	sz, ok := s.t.(sizer)
+	if !ok || s.opts.TermSize == nil {
+		return
+	}
+	w, h, ok := s.opts.TermSize()
+	if !ok || w <= 0 || h <= 0 || w == s.width && h == s.height {
+		return
+	}
+	if sz.SetSize(w, h) == nil {
+		s.width, s.height = w, h
+	}
 }
 
 // ErrOpen wraps the failure to open a device at the start of a session.
@@ -109,6 +136,9 @@ type Session struct {
 	opts Options
 	t    screen
 	out  io.Writer
+	// width and height are the terminal size the line editor was last
+	// told (see fitTerminal).
+	width, height int
 	// dim and reset set device output apart on a terminal; "" in a
 	// script.
 	dim, reset string
@@ -189,6 +219,7 @@ func Run(ctx context.Context, opts Options) error {
 	go s.watchConnections(watchCtx)
 	s.say("%s; type :help for commands, Ctrl-D to quit", s.describeBench())
 	for {
+		s.fitTerminal()
 		line, err := s.t.ReadLine()
 		if err != nil {
 			break
