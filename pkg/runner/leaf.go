@@ -458,10 +458,10 @@ func (r *run) assert(ctx context.Context, s *steps.Step, res *StepResult) error 
 	}
 	if !ok {
 		msg := "assert failed: " + s.Assert.Src
-		if s.Message != "" {
-			if m, err := expandText(s.Message, r.lookup, r.maxValue()); err == nil {
-				msg = m + " (" + s.Assert.Src + ")"
-			}
+		if m, err := r.assertMessage(ctx, s); err != nil {
+			msg += " (its message: " + err.Error() + ")"
+		} else if m != "" {
+			msg = m + " (" + s.Assert.Src + ")"
 		}
 		if values != "" {
 			msg += " with " + values
@@ -472,12 +472,20 @@ func (r *run) assert(ctx context.Context, s *steps.Step, res *StepResult) error 
 	return nil
 }
 
-func expandText(s string, lookup steps.Lookup, max int) (string, error) {
-	t, err := steps.ParseTemplate(s)
-	if err != nil {
-		return "", err
+// assertMessage is what failed assert s says: its message: text with the
+// variables filled in, or its {expr: ...} evaluated; "" when it has none.
+func (r *run) assertMessage(ctx context.Context, s *steps.Step) (string, error) {
+	switch {
+	case s.MessageExpr != nil:
+		out, err := r.eval(ctx, "message "+s.MessageExpr.Src, s.MessageExpr, nil)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(out), nil
+	case s.MessageText != nil:
+		return r.expand("message", s.MessageText)
 	}
-	return t.ExpandMax(lookup, nil, max)
+	return "", nil
 }
 
 func firstLine(s string) string {

@@ -214,7 +214,18 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 			s.Assert = &Expr{Src: src, Pos: d.pos(v)}
 		}
 	case "message":
-		s.Message, _ = d.text(v, "message")
+		if v.Kind == yaml.MappingNode {
+			ps := d.pairs(v)
+			if len(ps) != 1 || ps[0].key.Value != "expr" {
+				d.add(d.pos(v), "message is text with ${name}, or {expr: \"...\"}")
+				return
+			}
+			if src, ok := d.text(ps[0].val, "expr"); ok {
+				s.MessageExpr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
+			}
+			return
+		}
+		s.MessageText, _ = d.template(v, "message")
 	case "set":
 		s.Set = d.assignments(v)
 	case "group":

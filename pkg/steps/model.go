@@ -619,9 +619,12 @@ type Step struct {
 	// capture; Save may name one variable for the captured text.
 	Capture *CaptureSpec
 
-	// assert.
-	Assert  *Expr
-	Message string
+	// assert. Message is what a failed assert says instead of the
+	// expression: text with ${name} (MessageText), or {expr: "..."}
+	// (MessageExpr), evaluated when the assert fails.
+	Assert      *Expr
+	MessageText *Template
+	MessageExpr *Expr
 
 	// set.
 	Set []*Assignment

@@ -320,13 +320,11 @@ func (v *validator) step(s *Step) {
 		if s.Assert != nil {
 			v.compile(s.Assert)
 		}
-		if s.Message != "" {
-			t, err := ParseTemplate(s.Message)
-			if err != nil {
-				v.add(s.Pos, "message: %v", err)
-			} else {
-				v.template(s.Pos, &t)
-			}
+		if s.MessageText != nil {
+			v.template(s.Pos, s.MessageText)
+		}
+		if s.MessageExpr != nil {
+			v.compile(s.MessageExpr)
 		}
 	case KindSet:
 		for _, a := range s.Set {
