@@ -186,7 +186,18 @@ func (a *allureWriter) start(i int) {
 func (a *allureWriter) end() {
 	a.flush(nil)
 	s := &a.seq.seq
-	if s.Status != runner.Passed && s.Status != runner.Skipped && !a.problem {
+	if s.Status == runner.Interrupted {
+		// As in the JUnit report, a test case says the run was
+		// interrupted, whatever the steps' own outcomes.
+		start := s.StartedAt.UnixMilli()
+		msg := cleanText(s.Error)
+		if !strings.HasPrefix(msg, "interrupted") {
+			msg = strings.TrimSuffix("interrupted; "+msg, "; ")
+		}
+		r := &allureResult{Name: interruptedCaseName, Status: "broken", Stage: "interrupted", Start: start, Stop: start + int64(s.DurationMS.D()/time.Millisecond),
+			StatusDetails: &allureDetails{Message: "INTERRUPTED: " + msg}, Steps: []*allureStep{}, Attachments: []allureAttach{}}
+		a.writeResult(r, interruptedCaseName)
+	} else if s.Status != runner.Passed && s.Status != runner.Skipped && !a.problem {
 		// The sequence failed outside its steps (setup, a timeout): a
 		// test case says so, as in the JUnit report.
 		name := "sequence"

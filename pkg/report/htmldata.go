@@ -180,11 +180,12 @@ func (d *htmlData) value(v any) {
 }
 
 func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.Time) error {
-	passed := len(seqs) > 0
+	passed, interrupted := len(seqs) > 0, false
 	for _, s := range seqs {
 		passed = passed && s.Status == runner.Passed
+		interrupted = interrupted || s.Status == runner.Interrupted
 	}
-	d.printf(`{"format":1,"passed":%t,"generated":`, passed)
+	d.printf(`{"format":1,"passed":%t,"interrupted":%t,"generated":`, passed, interrupted)
 	d.value(generated.UTC().Format(time.RFC3339))
 	d.printf(`,"info":`)
 	d.value(info)

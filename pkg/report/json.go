@@ -17,12 +17,15 @@ type jsonSequence struct {
 	Name string `json:"name"`
 	File string `json:"file"`
 	// Bench is the bench of a pool that ran the sequence.
-	Bench      string            `json:"bench,omitempty"`
-	Status     string            `json:"status"`
-	DurationMS results.Millis    `json:"duration_ms"`
-	Error      string            `json:"error,omitempty"`
-	Logs       map[string]string `json:"logs,omitempty"`
-	Counts     results.Counts    `json:"counts"`
+	Bench  string `json:"bench,omitempty"`
+	Status string `json:"status"`
+	// Interrupted is true when Ctrl-C or SIGTERM stopped the sequence,
+	// whose status then reads "error".
+	Interrupted bool              `json:"interrupted,omitempty"`
+	DurationMS  results.Millis    `json:"duration_ms"`
+	Error       string            `json:"error,omitempty"`
+	Logs        map[string]string `json:"logs,omitempty"`
+	Counts      results.Counts    `json:"counts"`
 }
 
 // seqSummary is what a first pass over the event file learns of a sequence.
@@ -82,7 +85,8 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence
-// reads "error". "passed" is true when there was at least one sequence and
+// reads "error", and the document and that sequence carry
+// "interrupted": true (left out otherwise). "passed" is true when there was at least one sequence and
 // every sequence passed. Byte slices in saved and data are strings with
 // non-printable bytes and backslashes escaped (\x1b, \r, \\); floats that
 // JSON cannot hold (NaN, ±Inf) are strings. Transcripts are left out: they
@@ -108,11 +112,15 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
-	passed := len(seqs) > 0
+	passed, interrupted := len(seqs) > 0, false
 	for _, s := range seqs {
 		passed = passed && s.seq.Status == runner.Passed
+		interrupted = interrupted || s.seq.Status == runner.Interrupted
 	}
 	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if interrupted {
+		jw.printf("  \"interrupted\": true,\n")
+	}
 	if shard != nil {
 		jw.printf("  \"shard\": %s,\n", jw.marshal(shard, "  "))
 	}
@@ -130,7 +138,8 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			}
 			head := jsonSequence{
 				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Status: reportStatus(s.seq.Status),
-				DurationMS: s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
+				Interrupted: s.seq.Status == runner.Interrupted,
+				DurationMS:  s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
 			}
 			b := jw.marshal(head, "    ")
 			// Open the object again to append its steps.

@@ -51,7 +51,7 @@
       for (const k of Object.keys(tot)) tot[k] += s.counts[k] || 0;
       dur += s.duration_ms;
     }
-    const word = D.passed ? "passed" : "failed";
+    const word = D.passed ? "passed" : D.interrupted ? "interrupted" : "failed";
     const info = D.info || {};
     const kv = h("dl", { class: "kv" },
       h("dt", null, "sequences"), h("dd", null, D.sequences.length + " (" + D.sequences.filter((s) => s.status === "passed").length + " passed)"),
@@ -605,7 +605,7 @@
   function sequence(seq) {
     const width = Math.max(400, Math.min(1360, document.getElementById("app").clientWidth - 40));
     const head = h("section", { class: "panel", id: "sequence", "data-status": seq.status },
-      h("h2", null, h("span", { class: "badge " + seq.status }, seq.status.toUpperCase()), " ", seq.name),
+      h("h2", null, h("span", { class: "badge " + (seq.interrupted ? "interrupted" : seq.status) }, seq.interrupted ? "INTERRUPTED" : seq.status.toUpperCase()), " ", seq.name),
       h("div", { class: "muted mono" }, seq.file),
       h("div", null, `${seq.counts.total} steps: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
       seq.error ? h("pre", { class: "warn" }, seq.error) : null);
