@@ -437,14 +437,18 @@ func (c *Console) sequenceFinished(e runner.Event) {
 		return
 	}
 	n := c.counts
-	leaves, passed, failed, errored, skipped := n.Total, n.Passed, n.Failed, n.Errored, n.Skipped
+	n.Steps = r.StepsWritten
+	if n.Steps == 0 {
+		n.Steps = n.Total
+	}
+	passed, failed, errored, skipped := n.Passed, n.Failed, n.Errored, n.Skipped
 	why := c.why
 	if r.Error != "" {
 		why = cleanLine(r.Error)
 	}
 	c.whys = append(c.whys, why)
 	c.counts, c.why, c.repeats = results.Counts{}, "", nil
-	counts := fmt.Sprintf("%s, %d passed, %d failed", plural(leaves, "step"), passed, failed)
+	counts := fmt.Sprintf("%s, %d passed, %d failed", n.Text(), passed, failed)
 	if errored > 0 {
 		counts += ", " + plural(errored, "error")
 	}

@@ -697,6 +697,8 @@ func (d *htmlData) endSequence(seq *results.Sequence, c results.Counts) {
 	d.value(seq.Error)
 	d.printf(`,"counts":`)
 	d.value(c)
+	d.printf(`,"counted":`)
+	d.value(c.Text())
 	d.printf(`,"jitter":[`)
 	n := 0
 	for _, p := range s.jitterOrd {

@@ -258,7 +258,7 @@ func (r *run) emit(e Event) {
 
 func (r *run) run(ctx context.Context) *SequenceResult {
 	r.start = time.Now()
-	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed}
+	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed, StepsWritten: steps.Written(r.seq)}
 	r.emit(Event{Type: SequenceStarted})
 	defer func() {
 		for _, f := range r.release {

@@ -607,7 +607,7 @@
     const head = h("section", { class: "panel", id: "sequence", "data-status": seq.status },
       h("h2", null, h("span", { class: "badge " + (seq.interrupted ? "interrupted" : seq.status) }, seq.interrupted ? "INTERRUPTED" : seq.status.toUpperCase()), " ", seq.name),
       h("div", { class: "muted mono" }, seq.file),
-      h("div", null, `${seq.counts.total} steps: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
+      h("div", null, `${seq.counted || seq.counts.total + " steps"}: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
       seq.error ? h("pre", { class: "warn" }, seq.error) : null);
     return [head,
       h("section", { class: "panel" }, h("h2", null, "Steps"), stepTree(seq)),
