@@ -242,7 +242,7 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 	}
 	start := a.seq.seq.StartedAt.Add(st.StartedMS.D())
 	n := &allureStep{
-		Name: st.Path + " " + name, Status: allureStatus(st.Status), Stage: "finished",
+		Name: cleanLine(padPath(st.Path, a.seq)) + " " + name, Status: allureStatus(st.Status), Stage: "finished",
 		Start: start.UnixMilli(), Stop: start.Add(st.DurationMS.D()).UnixMilli(),
 		StatusDetails: stepDetails(&st.StepBase, a.seq.seq.File), Steps: []*allureStep{}, Attachments: []allureAttach{}, path: st.Path,
 	}

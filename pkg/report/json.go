@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -34,7 +35,7 @@ type seqSummary struct {
 	counts results.Counts
 	width  int // digits of the largest top-level step index, at least 2
 	// finallyWidth is the digits of the largest finally step index, at
-	// least 1 (JUnit only).
+	// least 1.
 	finallyWidth int
 	steps        bool
 	// carry is set when the first testcase that did not run carries the
@@ -47,11 +48,15 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 	var out []seqSummary
 	z := &results.Summarizer{
 		Options: opts,
-		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2}) },
+		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
 		OnStep: func(_ int, st *results.Step) {
 			s := &out[len(out)-1]
 			s.steps = true
-			s.width = max(s.width, leadingDigits(st.Path))
+			if rest, ok := strings.CutPrefix(st.Path, finallyPrefix); ok {
+				s.finallyWidth = max(s.finallyWidth, leadingDigits(rest))
+			} else {
+				s.width = max(s.width, leadingDigits(st.Path))
+			}
 		},
 		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
 			s := &out[len(out)-1]
