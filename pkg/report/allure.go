@@ -393,7 +393,7 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 		if err != nil || len(data) == 0 {
 			continue
 		}
-		name := "console " + c.name
+		name := consoleLabel(c.name)
 		if cut > 0 {
 			name += fmt.Sprintf(" (its last %d bytes; %d before them are in %s)", len(data), cut, filepath.Base(c.path))
 		}

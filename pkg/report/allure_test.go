@@ -101,7 +101,10 @@ func TestAllure(t *testing.T) {
 	fo := byName["05 send self test"]
 	found := false
 	for _, a := range fo.Attachments {
-		if strings.HasPrefix(a.Name, "console console") {
+		if strings.Contains(a.Name, "console console") {
+			t.Errorf("attachment %q doubles its word", a.Name)
+		}
+		if strings.HasPrefix(a.Name, "console") {
 			b, _ := os.ReadFile(filepath.Join(out, a.Source))
 			found = string(b) == "selftest\r\nHardFault at 0x0800\r\n"
 			if !found {

@@ -30,6 +30,17 @@ func reportStatus(s runner.Status) string {
 	return string(s)
 }
 
+// consoleLabel names a console in a report's words: "console dut", or
+// just "console" for the console a bench names "console", not "console
+// console".
+func consoleLabel(name string) string {
+	name = cleanLine(name)
+	if name == "console" || name == "" {
+		return "console"
+	}
+	return "console " + name
+}
+
 // isContainer reports whether s is a group or repeat step, which reports after
 // the steps it contains.
 func isContainer(s *runner.StepResult) bool {

@@ -25,6 +25,8 @@
   }
   const fmtMS = (ms) => ms >= 1000 ? (ms / 1000).toFixed(3) + " s" : ms >= 10 ? ms.toFixed(1) + " ms" : ms.toFixed(3) + " ms";
   const fmtBytes = (n) => n >= 1 << 20 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : n + " B";
+  // consoleLabel: "console dut", or just "console" for a console named so.
+  const consoleLabel = (name) => (name === "console" || !name ? "console" : "console " + name);
   const isProblem = (s) => s === "failed" || s === "error" || s === "interrupted";
   const num = (x) => typeof x === "number" ? x : Number(x);
 
@@ -131,7 +133,7 @@
     for (const c of seq.consoles || []) {
       for (const x of c.contexts || []) {
         if (x.path !== st.path) continue;
-        body.append(h("div", { class: "ctx" }, h("b", null, "console " + c.name + " around this step"), contextPre(x)));
+        body.append(h("div", { class: "ctx" }, h("b", null, consoleLabel(c.name) + " around this step"), contextPre(x)));
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
@@ -245,7 +247,7 @@
     const panel = h("div", { id: "waterfall" });
     for (const c of seq.consoles || []) {
       if (c.head) continue;
-      panel.append(h("div", null, h("h3", null, "console " + c.name + (c.error ? "" : " (no timeline: run with --log-dir for one)")),
+      panel.append(h("div", null, h("h3", null, consoleLabel(c.name) + (c.error ? "" : " (no timeline: run with --log-dir for one)")),
         c.error ? h("p", { class: "warn" }, c.error) : null, h("pre", null, c.transcript || "")));
     }
     if (!consoles.length) {
