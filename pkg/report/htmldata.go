@@ -186,9 +186,14 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 		interrupted = interrupted || s.Status == runner.Interrupted
 	}
 	d.printf(`{"format":1,"passed":%t,"interrupted":%t,"generated":`, passed, interrupted)
-	d.value(generated.UTC().Format(time.RFC3339))
+	d.value(stampMS(generated))
 	d.printf(`,"info":`)
-	d.value(info)
+	// The page shows when the run started to the millisecond, as it does
+	// every other time.
+	d.value(struct {
+		RunInfo
+		Started string `json:"started,omitempty"`
+	}{info, stampMS(info.Started)})
 	d.printf(`,"sequences":[`)
 	z := &results.Summarizer{
 		Options: d.opts.Summary,
@@ -233,7 +238,7 @@ func (d *htmlData) startSequence(i int, s *results.Sequence) {
 	d.printf(`,"file":`)
 	d.value(s.File)
 	d.printf(`,"started_at":`)
-	d.value(s.StartedAt.UTC().Format(time.RFC3339Nano))
+	d.value(stampMS(s.StartedAt))
 	d.printf(`,"steps":[`)
 }
 
