@@ -62,8 +62,13 @@
       h("dt", null, "hilrun"), h("dd", null, info.version || "unknown version"),
       info.command ? [h("dt", null, "command"), h("dd", { class: "mono" }, info.command.join(" "))] : null,
       h("dt", null, "report made"), h("dd", null, D.generated));
-    const counts = h("div", { class: "counts", id: "counts", "data-total": tot.total, "data-passed": tot.passed, "data-failed": tot.failed, "data-error": tot.error + tot.interrupted },
-      ...["total", "passed", "failed", "error", "skipped"].map((k) => h("div", { class: "c-" + k }, h("b", null, k === "error" ? tot.error + tot.interrupted : tot[k]), k)));
+    // Steps as written, and the executions apart when repeats made more,
+    // as every hilrun report counts them.
+    const written = D.sequences.reduce((n, s) => n + (s.counts.steps || s.counts.total || 0), 0);
+    const counts = h("div", { class: "counts", id: "counts", "data-steps": written, "data-total": tot.total, "data-passed": tot.passed, "data-failed": tot.failed, "data-error": tot.error + tot.interrupted },
+      h("div", { class: "c-total" }, h("b", null, written), written === 1 ? "step" : "steps"),
+      written !== tot.total ? h("div", { class: "c-total" }, h("b", null, tot.total), tot.total === 1 ? "execution" : "executions") : null,
+      ...["passed", "failed", "error", "skipped"].map((k) => h("div", { class: "c-" + k }, h("b", null, k === "error" ? tot.error + tot.interrupted : tot[k]), k)));
     let bench = null;
     if (info.bench && info.bench.length) {
       bench = h("div", null, h("h3", null, "Bench"), h("table", null,
@@ -413,6 +418,14 @@
     tip.style.top = e.clientY + 12 + "px";
   }
 
+  // niceStep is the smallest of 1, 2 and 5 times a power of ten that is at
+  // least ms, so that the axis ticks fall on round times.
+  function niceStep(ms) {
+    const p = Math.pow(10, Math.floor(Math.log10(Math.max(ms, 1e-3))));
+    for (const m of [1, 2, 5, 10]) if (m * p >= ms) return m * p;
+    return 10 * p;
+  }
+
   function gantt(seq, width) {
     // Rows: the steps in tree order, each at its depth.
     const rows = [];
@@ -435,11 +448,20 @@
       g.fillRect(0, 0, width, H);
       g.strokeStyle = "#e3e6eb";
       g.fillStyle = "#667085";
-      for (let i = 0; i <= 10; i++) {
-        const ms = (end * i) / 10;
+      // Ticks at round times, as many as their labels fit, each label
+      // centred on its line and kept inside the axis.
+      const roomy = g.measureText(fmtMS(end * 0.999)).width + 16;
+      const step = niceStep(end / Math.max(1, Math.floor((width - LABEL - 10) / roomy)));
+      const placed = [];
+      for (let ms = 0; ms <= end; ms += step) {
         g.beginPath(); g.moveTo(x(ms), 18); g.lineTo(x(ms), H); g.stroke();
-        g.fillText(fmtMS(ms), x(ms) - 12, 12);
+        const label = fmtMS(ms), w = g.measureText(label).width;
+        const at = Math.min(Math.max(x(ms) - w / 2, LABEL - 4), width - w - 4);
+        g.fillText(label, at, 12);
+        placed.push([at, at + w]);
       }
+      // Where the labels went, for the page's own tests.
+      c.dataset.axis = JSON.stringify({ width, labels: placed });
       const first = Math.floor(top / RH);
       for (let i = first; i < Math.min(rows.length, first + Math.ceil(H / RH)); i++) {
         const r = rows[i], y = 22 + (i - first) * RH;
