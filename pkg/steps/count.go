@@ -28,7 +28,8 @@ func written(ss []*Step) int {
 // Counted says how many steps a sequence has and how many times they ran,
 // the one wording of validate, run --list, the console and the HTML
 // report: "1 step", "18 steps", "18 steps, 42 executions". Executions are
-// named only when they differ from the steps, as repeats make them. A
+// named only when repeats made more of them than there are steps; a run
+// that stopped early says its steps, and its skipped count says the rest. A
 // written count of 0 with executions, from an event file older than the
 // count, says the executions as steps.
 func Counted(written, executions int) string {
@@ -36,7 +37,7 @@ func Counted(written, executions int) string {
 		written = executions
 	}
 	s := plural(written, "step")
-	if executions != written {
+	if executions > written {
 		s += ", " + plural(executions, "execution")
 	}
 	return s

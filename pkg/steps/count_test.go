@@ -11,7 +11,7 @@ func TestCounted(t *testing.T) {
 		{"one step", 1, 1, "1 step"},
 		{"no repeats", 18, 18, "18 steps"},
 		{"repeats", 18, 42, "18 steps, 42 executions"},
-		{"one execution", 3, 1, "3 steps, 1 execution"},
+		{"a run that stopped early", 3, 1, "3 steps"},
 		{"event file older than the count", 0, 5, "5 steps"},
 		{"nothing", 0, 0, "0 steps"},
 	}
