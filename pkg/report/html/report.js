@@ -67,7 +67,7 @@
     const written = D.sequences.reduce((n, s) => n + (s.counts.steps || s.counts.total || 0), 0);
     const counts = h("div", { class: "counts", id: "counts", "data-steps": written, "data-total": tot.total, "data-passed": tot.passed, "data-failed": tot.failed, "data-error": tot.error + tot.interrupted },
       h("div", { class: "c-total" }, h("b", null, written), written === 1 ? "step" : "steps"),
-      written !== tot.total ? h("div", { class: "c-total" }, h("b", null, tot.total), tot.total === 1 ? "execution" : "executions") : null,
+      tot.total > written ? h("div", { class: "c-total" }, h("b", null, tot.total), tot.total === 1 ? "execution" : "executions") : null,
       ...["passed", "failed", "error", "skipped"].map((k) => h("div", { class: "c-" + k }, h("b", null, k === "error" ? tot.error + tot.interrupted : tot[k]), k)));
     let bench = null;
     if (info.bench && info.bench.length) {
