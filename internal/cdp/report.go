@@ -49,6 +49,12 @@ type PageState struct {
 	// SearchRows is how many waterfall rows a search for HardFault
 	// leaves with "only matching rows" checked.
 	SearchRows int `json:"searchRows"`
+	// Axis is where the timeline's axis labels are drawn, [left, right]
+	// in CSS pixels, on a canvas Width wide.
+	Axis struct {
+		Width  float64      `json:"width"`
+		Labels [][2]float64 `json:"labels"`
+	} `json:"axis"`
 }
 
 // pageStateJS reads PageState from the page once its data is drawn; it
@@ -74,6 +80,7 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
     const a = r.getBoundingClientRect(), b = img.getBoundingClientRect();
     return [(a.left - b.left) / b.width, (a.top - b.top) / b.height, a.width / b.width, a.height / b.height];
   })(),
+  axis: JSON.parse((document.querySelector("#gantt canvas") || {dataset: {}}).dataset.axis || "{}"),
   builds: document.querySelectorAll("#builds .build").length,
   buildText: (document.getElementById("builds") || {}).textContent || "",
   searchRows: (() => {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
-	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // needFiles is the argument rule of a command that takes sequence files:
@@ -27,15 +26,6 @@ func needFiles(verb string) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-func countSteps(ss []*steps.Step) int {
-	n := 0
-	for _, s := range ss {
-		n++
-		n += countSteps(s.Steps)
-	}
-	return n
 }
 
 func newPortsCmd(ios *IO) *cobra.Command {

@@ -278,7 +278,7 @@ func listSequences(w io.Writer, seqs []*steps.Sequence) error {
 				groups = append(groups, st.Name)
 			}
 		})
-		line := fmt.Sprintf("%s: %s (%s)", s.File, s.Name, count(countSteps(s.Steps)+countSteps(s.Finally), "step"))
+		line := fmt.Sprintf("%s: %s (%s)", s.File, s.Name, steps.CountedPlan(s))
 		if len(groups) > 0 {
 			line += " groups: " + strings.Join(groups, ", ")
 		}

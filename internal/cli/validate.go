@@ -132,7 +132,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 		}
 		if i := slices.IndexFunc(seqs, func(s *steps.Sequence) bool { return s.File == f }); i >= 0 {
 			s := seqs[i]
-			fmt.Fprintf(ios.Out, "%s: ok (%s, %s)\n", s.File, s.Name, count(countSteps(s.Steps)+countSteps(s.Finally), "step"))
+			fmt.Fprintf(ios.Out, "%s: ok (%s, %s)\n", s.File, s.Name, steps.CountedPlan(s))
 		}
 	}
 	return nil

@@ -186,7 +186,18 @@ func (a *allureWriter) start(i int) {
 func (a *allureWriter) end() {
 	a.flush(nil)
 	s := &a.seq.seq
-	if s.Status != runner.Passed && s.Status != runner.Skipped && !a.problem {
+	if s.Status == runner.Interrupted {
+		// As in the JUnit report, a test case says the run was
+		// interrupted, whatever the steps' own outcomes.
+		start := s.StartedAt.UnixMilli()
+		msg := cleanText(s.Error)
+		if !strings.HasPrefix(msg, "interrupted") {
+			msg = strings.TrimSuffix("interrupted; "+msg, "; ")
+		}
+		r := &allureResult{Name: interruptedCaseName, Status: "broken", Stage: "interrupted", Start: start, Stop: start + int64(s.DurationMS.D()/time.Millisecond),
+			StatusDetails: &allureDetails{Message: "INTERRUPTED: " + msg}, Steps: []*allureStep{}, Attachments: []allureAttach{}}
+		a.writeResult(r, interruptedCaseName)
+	} else if s.Status != runner.Passed && s.Status != runner.Skipped && !a.problem {
 		// The sequence failed outside its steps (setup, a timeout): a
 		// test case says so, as in the JUnit report.
 		name := "sequence"
@@ -231,7 +242,7 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 	}
 	start := a.seq.seq.StartedAt.Add(st.StartedMS.D())
 	n := &allureStep{
-		Name: st.Path + " " + name, Status: allureStatus(st.Status), Stage: "finished",
+		Name: cleanLine(padPath(st.Path, a.seq)) + " " + name, Status: allureStatus(st.Status), Stage: "finished",
 		Start: start.UnixMilli(), Stop: start.Add(st.DurationMS.D()).UnixMilli(),
 		StatusDetails: stepDetails(&st.StepBase, a.seq.seq.File), Steps: []*allureStep{}, Attachments: []allureAttach{}, path: st.Path,
 	}
@@ -382,7 +393,7 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 		if err != nil || len(data) == 0 {
 			continue
 		}
-		name := "console " + c.name
+		name := consoleLabel(c.name)
 		if cut > 0 {
 			name += fmt.Sprintf(" (its last %d bytes; %d before them are in %s)", len(data), cut, filepath.Base(c.path))
 		}

@@ -67,8 +67,8 @@ func TestAllure(t *testing.T) {
 	golden(t, "allure.golden.txt", all.Bytes())
 
 	// One test case per top-level entry, as in JUnit.
-	want := map[string]string{"0 send version": "passed", "1 group led": "failed", "2 repeat poll the counter": "passed",
-		"3 camera the LED is lit": "passed", "4 build firmware": "passed", "5 send self test": "failed", "6 build broken firmware": "failed", "finally.0 send LED off": "skipped"}
+	want := map[string]string{"00 send version": "passed", "01 group led": "failed", "02 repeat poll the counter": "passed",
+		"03 camera the LED is lit": "passed", "04 build firmware": "passed", "05 send self test": "failed", "06 build broken firmware": "failed", "finally.0 send LED off": "skipped"}
 	if len(byName) != len(want) {
 		t.Errorf("%d test cases, want %d: %v", len(byName), len(want), names)
 	}
@@ -82,11 +82,11 @@ func TestAllure(t *testing.T) {
 			t.Errorf("%s: status %s, want %s", name, r.Status, status)
 		}
 	}
-	led := byName["1 group led"]
+	led := byName["01 group led"]
 	if len(led.Steps) != 2 || led.Steps[1].Status != "failed" || led.StatusDetails == nil || !strings.Contains(led.StatusDetails.Trace, `expected: "led: off"`) {
 		t.Errorf("the led group: %+v, want its two steps nested and the failure's expected", led)
 	}
-	cam := byName["3 camera the LED is lit"]
+	cam := byName["03 camera the LED is lit"]
 	if len(cam.Attachments) < 1 || cam.Attachments[0].Type != "image/png" {
 		t.Errorf("the camera test case lacks its picture: %+v", cam.Attachments)
 	}
@@ -98,10 +98,13 @@ func TestAllure(t *testing.T) {
 		}
 	}
 	// The console bytes of a test case are those received during it.
-	fo := byName["5 send self test"]
+	fo := byName["05 send self test"]
 	found := false
 	for _, a := range fo.Attachments {
-		if strings.HasPrefix(a.Name, "console console") {
+		if strings.Contains(a.Name, "console console") {
+			t.Errorf("attachment %q doubles its word", a.Name)
+		}
+		if strings.HasPrefix(a.Name, "console") {
 			b, _ := os.ReadFile(filepath.Join(out, a.Source))
 			found = string(b) == "selftest\r\nHardFault at 0x0800\r\n"
 			if !found {

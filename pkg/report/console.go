@@ -214,7 +214,7 @@ func (c *Console) summary(results []runner.SequenceResult, whys []string, starte
 	c.buf.Reset()
 	c.clearRunning()
 
-	var passed, failed, errored, skipped int
+	var passed, failed, errored, skipped, interrupted int
 	var total time.Duration
 	for i := range results {
 		total += results[i].Duration
@@ -225,6 +225,8 @@ func (c *Console) summary(results []runner.SequenceResult, whys []string, starte
 			failed++
 		case runner.Skipped:
 			skipped++
+		case runner.Interrupted:
+			interrupted++
 		default:
 			errored++
 		}
@@ -238,6 +240,8 @@ func (c *Console) summary(results []runner.SequenceResult, whys []string, starte
 	}
 	word, colour := "PASSED", ansiGreen
 	switch {
+	case interrupted > 0:
+		word, colour = "INTERRUPTED", ansiYellow
 	case errored > 0:
 		word, colour = "ERROR", ansiYellow
 	case failed > 0:
@@ -248,6 +252,9 @@ func (c *Console) summary(results []runner.SequenceResult, whys []string, starte
 	counts := fmt.Sprintf("%s: %d passed, %d failed", plural(len(results), "sequence"), passed, failed)
 	if errored > 0 {
 		counts += ", " + plural(errored, "error")
+	}
+	if interrupted > 0 {
+		counts += fmt.Sprintf(", %d interrupted", interrupted)
 	}
 	if skipped > 0 {
 		counts += fmt.Sprintf(", %d skipped", skipped)
@@ -430,16 +437,23 @@ func (c *Console) sequenceFinished(e runner.Event) {
 		return
 	}
 	n := c.counts
-	leaves, passed, failed, errored, skipped := n.Total, n.Passed, n.Failed, n.Errored+n.Interrupted, n.Skipped
+	n.Steps = r.StepsWritten
+	if n.Steps == 0 {
+		n.Steps = n.Total
+	}
+	passed, failed, errored, skipped := n.Passed, n.Failed, n.Errored, n.Skipped
 	why := c.why
 	if r.Error != "" {
 		why = cleanLine(r.Error)
 	}
 	c.whys = append(c.whys, why)
 	c.counts, c.why, c.repeats = results.Counts{}, "", nil
-	counts := fmt.Sprintf("%s, %d passed, %d failed", plural(leaves, "step"), passed, failed)
+	counts := fmt.Sprintf("%s, %d passed, %d failed", n.Text(), passed, failed)
 	if errored > 0 {
 		counts += ", " + plural(errored, "error")
+	}
+	if n.Interrupted > 0 {
+		counts += fmt.Sprintf(", %d interrupted", n.Interrupted)
 	}
 	if skipped > 0 {
 		counts += fmt.Sprintf(", %d skipped", skipped)

@@ -170,10 +170,11 @@ func writePicture(out *jsonWriter, i int, path string) error {
 
 // htmlTitle is the page's title: the outcome and the sequences.
 func htmlTitle(seqs []results.Sequence) string {
-	passed := len(seqs) > 0
+	passed, interrupted := len(seqs) > 0, false
 	var names []string
 	for _, s := range seqs {
 		passed = passed && s.Status == runner.Passed
+		interrupted = interrupted || s.Status == runner.Interrupted
 		if len(names) < 3 {
 			names = append(names, cleanLine(s.Name))
 		}
@@ -182,8 +183,11 @@ func htmlTitle(seqs []results.Sequence) string {
 		names = append(names, fmt.Sprintf("and %d more", len(seqs)-len(names)))
 	}
 	word := "FAILED"
-	if passed {
+	switch {
+	case passed:
 		word = "PASSED"
+	case interrupted:
+		word = "INTERRUPTED"
 	}
 	return word + " " + strings.Join(names, ", ") + " · hilrun report"
 }

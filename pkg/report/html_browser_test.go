@@ -76,10 +76,28 @@ func TestHTMLInBrowser(t *testing.T) {
 			t.Errorf("the builds section lacks %q: %q", want, st.BuildText)
 		}
 	}
+	checkAxis(t, st.Axis.Width, st.Axis.Labels)
 	if st.SearchRows != 1 {
 		t.Errorf("searching the waterfall for HardFault leaves %d rows, want the 1 chunk that holds it", st.SearchRows)
 	}
 	if !cdp.NotBlank(t, shot) {
 		t.Error("the screenshot is blank")
+	}
+}
+
+// checkAxis: the timeline's axis has labels, each inside the canvas and
+// clear of the next.
+func checkAxis(t *testing.T, width float64, labels [][2]float64) {
+	t.Helper()
+	if len(labels) < 2 {
+		t.Fatalf("the timeline's axis has %d labels, want at least 2", len(labels))
+	}
+	for i, l := range labels {
+		if l[0] < 0 || l[1] > width {
+			t.Errorf("axis label %d at [%.0f, %.0f] leaves the %.0f px canvas", i, l[0], l[1], width)
+		}
+		if i > 0 && l[0] < labels[i-1][1]+4 {
+			t.Errorf("axis labels %d and %d overlap: %v", i-1, i, labels)
+		}
 	}
 }

@@ -180,14 +180,20 @@ func (d *htmlData) value(v any) {
 }
 
 func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.Time) error {
-	passed := len(seqs) > 0
+	passed, interrupted := len(seqs) > 0, false
 	for _, s := range seqs {
 		passed = passed && s.Status == runner.Passed
+		interrupted = interrupted || s.Status == runner.Interrupted
 	}
-	d.printf(`{"format":1,"passed":%t,"generated":`, passed)
-	d.value(generated.UTC().Format(time.RFC3339))
+	d.printf(`{"format":1,"passed":%t,"interrupted":%t,"generated":`, passed, interrupted)
+	d.value(stampMS(generated))
 	d.printf(`,"info":`)
-	d.value(info)
+	// The page shows when the run started to the millisecond, as it does
+	// every other time.
+	d.value(struct {
+		RunInfo
+		Started string `json:"started,omitempty"`
+	}{info, stampMS(info.Started)})
 	d.printf(`,"sequences":[`)
 	z := &results.Summarizer{
 		Options: d.opts.Summary,
@@ -232,7 +238,7 @@ func (d *htmlData) startSequence(i int, s *results.Sequence) {
 	d.printf(`,"file":`)
 	d.value(s.File)
 	d.printf(`,"started_at":`)
-	d.value(s.StartedAt.UTC().Format(time.RFC3339Nano))
+	d.value(stampMS(s.StartedAt))
 	d.printf(`,"steps":[`)
 }
 
@@ -696,6 +702,8 @@ func (d *htmlData) endSequence(seq *results.Sequence, c results.Counts) {
 	d.value(seq.Error)
 	d.printf(`,"counts":`)
 	d.value(c)
+	d.printf(`,"counted":`)
+	d.value(c.Text())
 	d.printf(`,"jitter":[`)
 	n := 0
 	for _, p := range s.jitterOrd {

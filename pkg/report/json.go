@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -17,12 +18,15 @@ type jsonSequence struct {
 	Name string `json:"name"`
 	File string `json:"file"`
 	// Bench is the bench of a pool that ran the sequence.
-	Bench      string            `json:"bench,omitempty"`
-	Status     string            `json:"status"`
-	DurationMS results.Millis    `json:"duration_ms"`
-	Error      string            `json:"error,omitempty"`
-	Logs       map[string]string `json:"logs,omitempty"`
-	Counts     results.Counts    `json:"counts"`
+	Bench  string `json:"bench,omitempty"`
+	Status string `json:"status"`
+	// Interrupted is true when Ctrl-C or SIGTERM stopped the sequence,
+	// whose status then reads "error".
+	Interrupted bool              `json:"interrupted,omitempty"`
+	DurationMS  results.Millis    `json:"duration_ms"`
+	Error       string            `json:"error,omitempty"`
+	Logs        map[string]string `json:"logs,omitempty"`
+	Counts      results.Counts    `json:"counts"`
 }
 
 // seqSummary is what a first pass over the event file learns of a sequence.
@@ -31,7 +35,7 @@ type seqSummary struct {
 	counts results.Counts
 	width  int // digits of the largest top-level step index, at least 2
 	// finallyWidth is the digits of the largest finally step index, at
-	// least 1 (JUnit only).
+	// least 1.
 	finallyWidth int
 	steps        bool
 	// carry is set when the first testcase that did not run carries the
@@ -44,11 +48,15 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 	var out []seqSummary
 	z := &results.Summarizer{
 		Options: opts,
-		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2}) },
+		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
 		OnStep: func(_ int, st *results.Step) {
 			s := &out[len(out)-1]
 			s.steps = true
-			s.width = max(s.width, leadingDigits(st.Path))
+			if rest, ok := strings.CutPrefix(st.Path, finallyPrefix); ok {
+				s.finallyWidth = max(s.finallyWidth, leadingDigits(rest))
+			} else {
+				s.width = max(s.width, leadingDigits(st.Path))
+			}
 		},
 		OnEnd: func(_ int, seq *results.Sequence, c results.Counts) {
 			s := &out[len(out)-1]
@@ -82,7 +90,8 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence
-// reads "error". "passed" is true when there was at least one sequence and
+// reads "error", and the document and that sequence carry
+// "interrupted": true (left out otherwise). "passed" is true when there was at least one sequence and
 // every sequence passed. Byte slices in saved and data are strings with
 // non-printable bytes and backslashes escaped (\x1b, \r, \\); floats that
 // JSON cannot hold (NaN, ±Inf) are strings. Transcripts are left out: they
@@ -108,11 +117,15 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
-	passed := len(seqs) > 0
+	passed, interrupted := len(seqs) > 0, false
 	for _, s := range seqs {
 		passed = passed && s.seq.Status == runner.Passed
+		interrupted = interrupted || s.seq.Status == runner.Interrupted
 	}
 	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if interrupted {
+		jw.printf("  \"interrupted\": true,\n")
+	}
 	if shard != nil {
 		jw.printf("  \"shard\": %s,\n", jw.marshal(shard, "  "))
 	}
@@ -130,7 +143,8 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			}
 			head := jsonSequence{
 				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Status: reportStatus(s.seq.Status),
-				DurationMS: s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
+				Interrupted: s.seq.Status == runner.Interrupted,
+				DurationMS:  s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
 			}
 			b := jw.marshal(head, "    ")
 			// Open the object again to append its steps.

@@ -747,7 +747,7 @@ func leadingDigits(s string) int {
 func transcripts(ts []results.Transcript) string {
 	var b strings.Builder
 	for _, t := range ts {
-		b.WriteString("== console " + cleanLine(t.Console))
+		b.WriteString("== " + consoleLabel(t.Console))
 		if t.Truncated > 0 {
 			b.WriteString(" (first " + strconv.FormatInt(t.Truncated, 10) + " bytes dropped)")
 		}

@@ -67,7 +67,9 @@ func (in *interruption) testcase(s *seqSummary) *junit.Testcase {
 	} else if f := cleanLine(seq.File); f != "" {
 		body += "at " + f + "\n"
 	}
-	also := seq.Error
+	// The runner tells a finally step's error after the interrupt, which
+	// the body below tells from the step itself.
+	also, _, _ := strings.Cut(seq.Error, "; after the interrupt, ")
 	if f := in.finally; f != nil {
 		body += fmt.Sprintf("after the interrupt, finally step %s %s", cleanLine(f.Path), cleanLine(f.Kind))
 		if f.Name != "" {

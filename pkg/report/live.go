@@ -208,7 +208,7 @@ func roundSeconds(d time.Duration) string {
 // reconnection, whatever the verbosity: it explains the gap that follows.
 func (c *Console) notice(e runner.Event) {
 	c.clearRunning()
-	fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiYellow, "console "+cleanLine(e.Console)+" "+cleanLine(string(e.Data))))
+	fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiYellow, consoleLabel(e.Console)+" "+cleanLine(string(e.Data))))
 	c.wrote = true
 	c.drawRunning()
 }

@@ -32,11 +32,13 @@ var ErrDuplicate = errors.New("each sequence runs in one shard only")
 // SequenceHead is what a JSON report says about one sequence, steps left
 // out.
 type SequenceHead struct {
-	Name       string         `json:"name"`
-	File       string         `json:"file"`
-	Status     string         `json:"status"`
-	DurationMS results.Millis `json:"duration_ms"`
-	Counts     results.Counts `json:"counts"`
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Status string `json:"status"`
+	// Interrupted is true when Ctrl-C or SIGTERM stopped the sequence.
+	Interrupted bool           `json:"interrupted,omitempty"`
+	DurationMS  results.Millis `json:"duration_ms"`
+	Counts      results.Counts `json:"counts"`
 }
 
 // Key is what tells sequences apart across reports: the file it came
@@ -150,11 +152,12 @@ func scanShardJSON(path string) ([]jsonSpan, *Shard, error) {
 			}
 			end := d.InputOffset()
 			var head struct {
-				Name       *string         `json:"name"`
-				File       *string         `json:"file"`
-				Status     *string         `json:"status"`
-				DurationMS *results.Millis `json:"duration_ms"`
-				Counts     *results.Counts `json:"counts"`
+				Name        *string         `json:"name"`
+				File        *string         `json:"file"`
+				Status      *string         `json:"status"`
+				Interrupted bool            `json:"interrupted"`
+				DurationMS  *results.Millis `json:"duration_ms"`
+				Counts      *results.Counts `json:"counts"`
 			}
 			if err := json.Unmarshal(raw, &head); err != nil || head.Name == nil || head.File == nil || head.Status == nil || head.DurationMS == nil || head.Counts == nil {
 				return nil, nil, notReport(`sequence %d lacks a name, file, status, duration_ms or counts`, len(spans)+1)
@@ -165,7 +168,7 @@ func scanShardJSON(path string) ([]jsonSpan, *Shard, error) {
 			// The offset before a value may stand before the comma that
 			// separates it from the previous one.
 			spans = append(spans, jsonSpan{
-				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, DurationMS: *head.DurationMS, Counts: *head.Counts},
+				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, Interrupted: head.Interrupted, DurationMS: *head.DurationMS, Counts: *head.Counts},
 				file:         path, start: start, end: end,
 			})
 		}
@@ -246,13 +249,18 @@ func MergeJSON(w io.Writer, paths []string) error {
 	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
 		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
 	})
-	passed := len(spans) > 0
+	passed, interrupted := len(spans) > 0, false
 	for _, s := range spans {
 		passed = passed && s.Status == "passed"
+		interrupted = interrupted || s.Interrupted
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
-	jw.printf("{\n  \"passed\": %t,\n  \"sequences\": [", passed)
+	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if interrupted {
+		jw.printf("  \"interrupted\": true,\n")
+	}
+	jw.printf("  \"sequences\": [")
 	files := map[string]*os.File{}
 	defer func() {
 		for _, f := range files {

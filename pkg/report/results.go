@@ -30,6 +30,27 @@ func reportStatus(s runner.Status) string {
 	return string(s)
 }
 
+// stampMS is a wall-clock time as the reports show it: UTC, to the
+// millisecond, always three digits ("2025-03-14T10:00:00.250Z"); "" for
+// the zero time.
+func stampMS(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// consoleLabel names a console in a report's words: "console dut", or
+// just "console" for the console a bench names "console", not "console
+// console".
+func consoleLabel(name string) string {
+	name = cleanLine(name)
+	if name == "console" || name == "" {
+		return "console"
+	}
+	return "console " + name
+}
+
 // isContainer reports whether s is a group or repeat step, which reports after
 // the steps it contains.
 func isContainer(s *runner.StepResult) bool {

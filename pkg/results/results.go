@@ -105,12 +105,15 @@ type Sequence struct {
 	File string `json:"file"`
 	// Bench names the bench of a pool that ran the sequence; "" outside
 	// a pool.
-	Bench      string            `json:"bench,omitempty"`
-	Status     runner.Status     `json:"status"`
-	StartedAt  time.Time         `json:"started_at"`
-	DurationMS Millis            `json:"duration_ms"`
-	Error      string            `json:"error,omitempty"`
-	Logs       map[string]string `json:"logs,omitempty"`
+	Bench  string        `json:"bench,omitempty"`
+	Status runner.Status `json:"status"`
+	// StepsWritten counts the steps as written in the sequence's file; 0
+	// in event files older than the count.
+	StepsWritten int               `json:"steps_written,omitempty"`
+	StartedAt    time.Time         `json:"started_at"`
+	DurationMS   Millis            `json:"duration_ms"`
+	Error        string            `json:"error,omitempty"`
+	Logs         map[string]string `json:"logs,omitempty"`
 	// Transcripts are the consoles' transcripts, for JUnit's system-out.
 	Transcripts []Transcript `json:"transcripts,omitempty"`
 }
@@ -118,7 +121,7 @@ type Sequence struct {
 // SequenceFrom converts a runner result; its Steps are left out.
 func SequenceFrom(r *runner.SequenceResult) Sequence {
 	s := Sequence{
-		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StartedAt: r.StartedAt,
+		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StepsWritten: r.StepsWritten, StartedAt: r.StartedAt,
 		DurationMS: MS(r.Duration), Error: r.Error, Logs: r.Logs,
 	}
 	for _, t := range r.Transcripts {

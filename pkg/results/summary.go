@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // Defaults of the summary rule.
@@ -46,9 +47,11 @@ func (o Options) IterationCap() int {
 	return o.IterationSteps
 }
 
-// Counts counts the steps of a sequence that are not groups or repeats,
-// iterations included, by status.
+// Counts counts the executions of a sequence's steps that are not groups
+// or repeats, iterations included, by status; Steps counts those steps as
+// written in the file, each once (steps.Counted words the two).
 type Counts struct {
+	Steps       int `json:"steps"`
 	Total       int `json:"total"`
 	Passed      int `json:"passed"`
 	Failed      int `json:"failed"`
@@ -57,7 +60,11 @@ type Counts struct {
 	Interrupted int `json:"interrupted"`
 }
 
-// Add counts one step with status st.
+// Text is Counts in the words of every report: "18 steps, 42
+// executions".
+func (c Counts) Text() string { return steps.Counted(c.Steps, c.Total) }
+
+// Add counts one execution of a step with status st.
 func (c *Counts) Add(st runner.Status) {
 	c.Total++
 	switch st {
@@ -161,7 +168,12 @@ func (z *Summarizer) Add(r *Record) {
 		}
 		z.stack, z.open = nil, nil
 		if z.OnEnd != nil && r.Sequence != nil {
-			z.OnEnd(r.Seq, r.Sequence, z.counts)
+			c := z.counts
+			c.Steps = r.Sequence.StepsWritten
+			if c.Steps == 0 {
+				c.Steps = c.Total // an event file older than the count
+			}
+			z.OnEnd(r.Seq, r.Sequence, c)
 		}
 	}
 }

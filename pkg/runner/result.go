@@ -79,10 +79,13 @@ type SequenceResult struct {
 	File string `json:"file"`
 	// Bench names the bench of a pool the sequence ran on; "" outside a
 	// pool. The runner leaves it to its caller.
-	Bench     string        `json:"bench,omitempty"`
-	Status    Status        `json:"status"`
-	StartedAt time.Time     `json:"-"`
-	Duration  time.Duration `json:"-"`
+	Bench  string `json:"bench,omitempty"`
+	Status Status `json:"status"`
+	// StepsWritten counts the sequence's steps as written in its file
+	// (steps.Written); the step results count what ran.
+	StepsWritten int           `json:"steps_written,omitempty"`
+	StartedAt    time.Time     `json:"-"`
+	Duration     time.Duration `json:"-"`
 	// Error is set when the sequence ended on an infrastructure error or an
 	// interruption, in the words shown to the user.
 	Error string `json:"error,omitempty"`

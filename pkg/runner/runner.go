@@ -143,13 +143,17 @@ type run struct {
 	opts  Options
 	start time.Time
 
-	mu     sync.Mutex // serializes events
-	sink   Sink
-	index  int
-	res    *SequenceResult
-	consol map[string]Console
-	probes map[string]Debugger
-	cursor map[string]int64
+	mu    sync.Mutex // serializes events
+	sink  Sink
+	index int
+	res   *SequenceResult
+	// finallyErr is the first error of a finally step, with the step
+	// named: after an interrupt it is told after the interrupt, never as
+	// the sequence's cause.
+	finallyErr string
+	consol     map[string]Console
+	probes     map[string]Debugger
+	cursor     map[string]int64
 	// sent holds, per device, where the reply to the previous send began
 	// (see waitPrompt); a device without an entry has had no send yet.
 	sent    map[string]SendMark
@@ -266,7 +270,7 @@ func (r *run) emit(e Event) {
 
 func (r *run) run(ctx context.Context) *SequenceResult {
 	r.start = time.Now()
-	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed}
+	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed, StepsWritten: steps.Written(r.seq)}
 	r.emit(Event{Type: SequenceStarted})
 	defer func() {
 		for _, f := range r.release {
@@ -312,11 +316,15 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if fctx == nil {
 			fctx = context.WithoutCancel(ctx)
 		}
-		saved := r.res.Status
-		r.res.Status = Passed
+		saved, savedErr := r.res.Status, r.res.Error
+		r.res.Status, r.res.Error = Passed, ""
 		r.stepsFinally(fctx)
 		finStatus := r.res.Status
 		r.res.Status = worst(saved, finStatus)
+		if r.res.Error != "" && savedErr == "" && ctx.Err() == nil {
+			savedErr = r.res.Error
+		}
+		r.res.Error = savedErr
 	}
 
 	if ctx.Err() != nil && r.res.Status != Errored {
@@ -324,6 +332,11 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if r.res.Error == "" {
 			r.res.Error = "interrupted"
 		}
+	}
+	// After an interrupt, the interrupt stays the cause: a finally step's
+	// error is told as what came after it.
+	if ctx.Err() != nil && r.finallyErr != "" {
+		r.res.Error += "; after the interrupt, " + r.finallyErr
 	}
 	r.res.Duration = time.Since(r.start)
 	r.closeConsoles()
@@ -744,5 +757,8 @@ func (r *run) classify(ctx context.Context, res *StepResult, err error) {
 	}
 	if res.Status == Errored && r.res.Error == "" {
 		r.res.Error = res.Message
+	}
+	if res.Status == Errored && r.finallyErr == "" && strings.HasPrefix(res.Path, "finally.") {
+		r.finallyErr = fmt.Sprintf("finally step %s %s error: %s", res.Path, res.Kind, res.Message)
 	}
 }

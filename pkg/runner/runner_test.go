@@ -508,6 +508,40 @@ finally:
 	}
 }
 
+// TestInterruptStaysTheCause: a finally step that errors after Ctrl-C does
+// not become the sequence's error; the interrupt stays the cause, and the
+// finally step's error is told as what came after it.
+func TestInterruptStaysTheCause(t *testing.T) {
+	seq := load(t, `
+steps:
+  - send: slow
+    expect: never
+    timeout: 30s
+finally:
+  - send: echo cleanup`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var dev *device
+	dev = newDevice(func(line string) string {
+		if line == "slow" {
+			cancel()
+			dev.failErr = errors.New("/dev/ttyUSB0: input/output error") // Write holds dev.mu
+		}
+		return shell(line)
+	})
+	res := run(t, ctx, seq, dev, nil)
+	if res.Status != runner.Interrupted {
+		t.Errorf("status = %s, want interrupted", res.Status)
+	}
+	if got := statuses(res); got != "0:interrupted finally.0:error" {
+		t.Errorf("steps = %s", got)
+	}
+	want := "interrupted; after the interrupt, finally step finally.0 send error: send to console: /dev/ttyUSB0: input/output error"
+	if res.Error != want {
+		t.Errorf("error = %q, want %q", res.Error, want)
+	}
+}
+
 func TestRepeatEveryKeepsAbsoluteDeadlines(t *testing.T) {
 	seq := load(t, `
 steps:

@@ -25,6 +25,8 @@
   }
   const fmtMS = (ms) => ms >= 1000 ? (ms / 1000).toFixed(3) + " s" : ms >= 10 ? ms.toFixed(1) + " ms" : ms.toFixed(3) + " ms";
   const fmtBytes = (n) => n >= 1 << 20 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : n + " B";
+  // consoleLabel: "console dut", or just "console" for a console named so.
+  const consoleLabel = (name) => (name === "console" || !name ? "console" : "console " + name);
   const isProblem = (s) => s === "failed" || s === "error" || s === "interrupted";
   const num = (x) => typeof x === "number" ? x : Number(x);
 
@@ -51,7 +53,7 @@
       for (const k of Object.keys(tot)) tot[k] += s.counts[k] || 0;
       dur += s.duration_ms;
     }
-    const word = D.passed ? "passed" : "failed";
+    const word = D.passed ? "passed" : D.interrupted ? "interrupted" : "failed";
     const info = D.info || {};
     const kv = h("dl", { class: "kv" },
       h("dt", null, "sequences"), h("dd", null, D.sequences.length + " (" + D.sequences.filter((s) => s.status === "passed").length + " passed)"),
@@ -60,8 +62,13 @@
       h("dt", null, "hilrun"), h("dd", null, info.version || "unknown version"),
       info.command ? [h("dt", null, "command"), h("dd", { class: "mono" }, info.command.join(" "))] : null,
       h("dt", null, "report made"), h("dd", null, D.generated));
-    const counts = h("div", { class: "counts", id: "counts", "data-total": tot.total, "data-passed": tot.passed, "data-failed": tot.failed, "data-error": tot.error + tot.interrupted },
-      ...["total", "passed", "failed", "error", "skipped"].map((k) => h("div", { class: "c-" + k }, h("b", null, k === "error" ? tot.error + tot.interrupted : tot[k]), k)));
+    // Steps as written, and the executions apart when repeats made more,
+    // as every hilrun report counts them.
+    const written = D.sequences.reduce((n, s) => n + (s.counts.steps || s.counts.total || 0), 0);
+    const counts = h("div", { class: "counts", id: "counts", "data-steps": written, "data-total": tot.total, "data-passed": tot.passed, "data-failed": tot.failed, "data-error": tot.error + tot.interrupted },
+      h("div", { class: "c-total" }, h("b", null, written), written === 1 ? "step" : "steps"),
+      tot.total > written ? h("div", { class: "c-total" }, h("b", null, tot.total), tot.total === 1 ? "execution" : "executions") : null,
+      ...["passed", "failed", "error", "skipped"].map((k) => h("div", { class: "c-" + k }, h("b", null, k === "error" ? tot.error + tot.interrupted : tot[k]), k)));
     let bench = null;
     if (info.bench && info.bench.length) {
       bench = h("div", null, h("h3", null, "Bench"), h("table", null,
@@ -131,7 +138,7 @@
     for (const c of seq.consoles || []) {
       for (const x of c.contexts || []) {
         if (x.path !== st.path) continue;
-        body.append(h("div", { class: "ctx" }, h("b", null, "console " + c.name + " around this step"), contextPre(x)));
+        body.append(h("div", { class: "ctx" }, h("b", null, consoleLabel(c.name) + " around this step"), contextPre(x)));
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
@@ -245,7 +252,7 @@
     const panel = h("div", { id: "waterfall" });
     for (const c of seq.consoles || []) {
       if (c.head) continue;
-      panel.append(h("div", null, h("h3", null, "console " + c.name + (c.error ? "" : " (no timeline: run with --log-dir for one)")),
+      panel.append(h("div", null, h("h3", null, consoleLabel(c.name) + (c.error ? "" : " (no timeline: run with --log-dir for one)")),
         c.error ? h("p", { class: "warn" }, c.error) : null, h("pre", null, c.transcript || "")));
     }
     if (!consoles.length) {
@@ -411,6 +418,14 @@
     tip.style.top = e.clientY + 12 + "px";
   }
 
+  // niceStep is the smallest of 1, 2 and 5 times a power of ten that is at
+  // least ms, so that the axis ticks fall on round times.
+  function niceStep(ms) {
+    const p = Math.pow(10, Math.floor(Math.log10(Math.max(ms, 1e-3))));
+    for (const m of [1, 2, 5, 10]) if (m * p >= ms) return m * p;
+    return 10 * p;
+  }
+
   function gantt(seq, width) {
     // Rows: the steps in tree order, each at its depth.
     const rows = [];
@@ -433,11 +448,20 @@
       g.fillRect(0, 0, width, H);
       g.strokeStyle = "#e3e6eb";
       g.fillStyle = "#667085";
-      for (let i = 0; i <= 10; i++) {
-        const ms = (end * i) / 10;
+      // Ticks at round times, as many as their labels fit, each label
+      // centred on its line and kept inside the axis.
+      const roomy = g.measureText(fmtMS(end * 0.999)).width + 16;
+      const step = niceStep(end / Math.max(1, Math.floor((width - LABEL - 10) / roomy)));
+      const placed = [];
+      for (let ms = 0; ms <= end; ms += step) {
         g.beginPath(); g.moveTo(x(ms), 18); g.lineTo(x(ms), H); g.stroke();
-        g.fillText(fmtMS(ms), x(ms) - 12, 12);
+        const label = fmtMS(ms), w = g.measureText(label).width;
+        const at = Math.min(Math.max(x(ms) - w / 2, LABEL - 4), width - w - 4);
+        g.fillText(label, at, 12);
+        placed.push([at, at + w]);
       }
+      // Where the labels went, for the page's own tests.
+      c.dataset.axis = JSON.stringify({ width, labels: placed });
       const first = Math.floor(top / RH);
       for (let i = first; i < Math.min(rows.length, first + Math.ceil(H / RH)); i++) {
         const r = rows[i], y = 22 + (i - first) * RH;
@@ -605,9 +629,9 @@
   function sequence(seq) {
     const width = Math.max(400, Math.min(1360, document.getElementById("app").clientWidth - 40));
     const head = h("section", { class: "panel", id: "sequence", "data-status": seq.status },
-      h("h2", null, h("span", { class: "badge " + seq.status }, seq.status.toUpperCase()), " ", seq.name),
+      h("h2", null, h("span", { class: "badge " + (seq.interrupted ? "interrupted" : seq.status) }, seq.interrupted ? "INTERRUPTED" : seq.status.toUpperCase()), " ", seq.name),
       h("div", { class: "muted mono" }, seq.file),
-      h("div", null, `${seq.counts.total} steps: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
+      h("div", null, `${seq.counted || seq.counts.total + " steps"}: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
       seq.error ? h("pre", { class: "warn" }, seq.error) : null);
     return [head,
       h("section", { class: "panel" }, h("h2", null, "Steps"), stepTree(seq)),
