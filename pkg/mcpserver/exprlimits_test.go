@@ -19,6 +19,10 @@ func TestExprBudgetsOverMCP(t *testing.T) {
 		{"nested loops", nil, `let l = split(s, ""); all(l, {all(l, {all(l, {true})})})`, "expression work budget"},
 		{"nested loops past the call's timeout", func(c *Config) { c.MaxExprWork = 1 << 62 },
 			`let l = split(s, ""); all(l, {all(l, {all(l, {true})})})`, "sequence timeout after 2s"},
+		{"max over lists of lists", nil, `let a = 1..1000; let b = map(1..1000, {a}); let c = map(1..1000, {b}); let d = map(1..1000, {c}); max(d) == 1000`, "expression work budget"},
+		{"flatten of lists of lists", nil, `let a = 1..1000; let b = map(1..1000, {a}); let c = map(1..100, {b}); len(flatten(c)) > 0`, "expression work budget"},
+		{"max over lists of lists past the call's timeout", func(c *Config) { c.MaxExprWork = 1 << 62 },
+			`let a = 1..1000; let b = map(1..1000, {a}); let c = map(1..1000, {b}); let d = map(1..1000, {c}); max(d) == 1000`, "sequence timeout after 2s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -141,6 +141,73 @@ func (x *Expr) Eval(ctx context.Context, env map[string]any, l ExprLimits) (any,
 
 // units is the work of going through v once: its elements, or a unit per
 // 64 bytes of text; at least 1.
+// unitsWithin is units of v counted all the way down: a list of lists
+// costs its every item, as max, flatten, toJSON or == go through them all,
+// however the lists were built (a list may hold the same list a thousand
+// times, each a thousand items). It stops counting past limit, so the
+// count costs no more than the budget it is checked against.
+func (b *exprBudget) unitsWithin(v any, limit int) (int, error) {
+	n := 0
+	stack := []any{v}
+	// Every value on the stack counts one unit at least: once they and
+	// the count pass limit, the answer is past it.
+	push := func(k int) bool { return n+len(stack)+k <= limit }
+	for visited := 1; len(stack) > 0; visited++ {
+		if n > limit {
+			return n, nil
+		}
+		if visited%(1<<16) == 0 {
+			// A count as large as the budget takes time: it stops with
+			// the step, as the rest of the evaluation does.
+			if err := b.stopped(); err != nil {
+				return 0, err
+			}
+		}
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		switch v := v.(type) {
+		case []any:
+			if !push(len(v)) {
+				return limit + 1, nil
+			}
+			stack = append(stack, v...)
+			continue
+		case map[string]any:
+			if !push(len(v)) {
+				return limit + 1, nil
+			}
+			for _, e := range v {
+				stack = append(stack, e)
+			}
+			continue
+		}
+		rv := reflect.ValueOf(v)
+		switch rv.Kind() {
+		case reflect.Slice, reflect.Array:
+			if rv.Type().Elem().Kind() != reflect.Uint8 {
+				if !push(rv.Len()) {
+					return limit + 1, nil
+				}
+				for i := 0; i < rv.Len(); i++ {
+					stack = append(stack, rv.Index(i).Interface())
+				}
+				continue
+			}
+		case reflect.Map:
+			if !push(rv.Len()) {
+				return limit + 1, nil
+			}
+			for it := rv.MapRange(); it.Next(); {
+				stack = append(stack, it.Value().Interface())
+			}
+			continue
+		}
+		n += units(v) - 1
+	}
+	return n, nil
+}
+
 func units(v any) int {
 	switch v := v.(type) {
 	case nil, bool, int, int64, uint64, float64:

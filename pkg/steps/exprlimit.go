@@ -162,7 +162,10 @@ func charge(args ...any) (any, error) {
 		return nil, err
 	}
 	v := args[2]
-	n := units(v)
+	n, err := b.unitsWithin(v, b.max.Work-b.work)
+	if err != nil {
+		return nil, err
+	}
 	if op == "in" && reflect.ValueOf(v).Kind() == reflect.Map {
 		n = 1 // a lookup, not a scan
 	}
@@ -189,7 +192,11 @@ func guard(args ...any) (any, error) {
 	args = args[2:]
 	work := 1
 	for _, a := range args {
-		work += units(a)
+		n, err := b.unitsWithin(a, b.max.Work-b.work-work)
+		if err != nil {
+			return nil, err
+		}
+		work += n
 	}
 	if err := b.takeWork(op, work); err != nil {
 		return nil, err
