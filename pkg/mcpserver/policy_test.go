@@ -148,6 +148,29 @@ func TestDiscoveredBenchIsNotTheOperators(t *testing.T) {
 	}
 }
 
+// A hilrun.bench.yaml beside a sequence that is a link out of the roots is
+// refused before its target is read: its keys and errors would tell the
+// client what an outside file holds.
+func TestDiscoveredBenchLinkOutIsRefused(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("API_TOKEN: \"hunter2-secret\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "seq.yaml"), []byte("steps:\n  - log: hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, steps.BenchFile)); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{config: func(c *Config) { c.Policy.Roots = []string{root} }})
+	msg := e.callErr("run_sequence", map[string]any{"path": "seq.yaml"})
+	if !strings.Contains(msg, "outside the --root folders") || strings.Contains(msg, "API_TOKEN") || strings.Contains(msg, "hunter2") {
+		t.Errorf("run_sequence with a bench file linked out of the root: %s", msg)
+	}
+}
+
 // slowOpener opens real consoles, the first one slowly, and counts them.
 type slowOpener struct {
 	mu    sync.Mutex

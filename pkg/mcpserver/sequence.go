@@ -374,8 +374,14 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	bench := s.cfg.Bench
 	if bench == nil {
 		p := filepath.Join(filepath.Dir(real), steps.BenchFile)
-		if _, err := os.Stat(p); err == nil {
-			if bench, err = steps.LoadBench(p); err != nil {
+		if _, err := os.Lstat(p); err == nil {
+			// Read as the sequence was: a link that leads out of the
+			// roots is refused before a byte of its target is read.
+			rp, err := s.cfg.Policy.ResolveFile(p)
+			if err != nil {
+				return nil, "", err
+			}
+			if bench, err = steps.LoadBench(rp); err != nil {
 				return nil, "", err
 			}
 			// A bench file beside the sequence is a file under a root like
