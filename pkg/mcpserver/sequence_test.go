@@ -298,7 +298,9 @@ func TestCancellation(t *testing.T) {
 	for _, s := range doc.Sequences[0].Steps {
 		got += s.Path + ":" + s.Status + " "
 	}
-	if got != "0:passed 1:error 2:skipped finally.0:passed " {
+	// The cancel comes once step 0 passed: while the delay runs (it ends
+	// in an error), or on a busy machine before it began (it is skipped).
+	if got != "0:passed 1:error 2:skipped finally.0:passed " && got != "0:passed 1:skipped 2:skipped finally.0:passed " {
 		t.Errorf("steps after cancellation: %s", got)
 	}
 	// The port is free again.
