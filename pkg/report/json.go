@@ -74,7 +74,7 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //
 //	{"passed": bool, "sequences": [{"name", "file", "bench"?, "status", "duration_ms",
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
-//	  "group"?, "status", "started_ms", "duration_ms", "message"?,
+//	  "group"?, "id"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
 //	  "line"?, "column"?, "repeat"?}]}]}
 //

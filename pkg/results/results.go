@@ -61,6 +61,7 @@ type StepBase struct {
 	Kind       string         `json:"kind"`
 	Name       string         `json:"name"`
 	Group      string         `json:"group,omitempty"`
+	ID         string         `json:"id,omitempty"`
 	Status     runner.Status  `json:"status"`
 	StartedMS  Millis         `json:"started_ms"`
 	DurationMS Millis         `json:"duration_ms"`
@@ -83,7 +84,7 @@ func (s *StepBase) IsContainer() bool { return s.Kind == "group" || s.Kind == "r
 // StepFrom converts a runner result, making Saved and Data fit for JSON.
 func StepFrom(r *runner.StepResult) Step {
 	return Step{StepBase: StepBase{
-		Index: r.Index, Path: r.Path, Kind: r.Kind, Name: r.Name, Group: r.Group,
+		Index: r.Index, Path: r.Path, Kind: r.Kind, Name: r.Name, Group: r.Group, ID: r.ID,
 		Status: r.Status, StartedMS: MS(r.Started), DurationMS: MS(r.Duration),
 		Message: r.Message, Expected: r.Expected, Received: r.Received,
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,

@@ -37,6 +37,8 @@ type StepResult struct {
 	// Group is the name of the enclosing named group, nested groups joined
 	// with " / ", or "" when the step is in no named group.
 	Group string `json:"group,omitempty"`
+	// ID is the step's id: as written (steps.ID in expressions), or "".
+	ID string `json:"id,omitempty"`
 	// File, Line and Column locate the step in its sequence file.
 	File   string `json:"file,omitempty"`
 	Line   int    `json:"line,omitempty"`

@@ -597,7 +597,7 @@ func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
 		name = strings.TrimSpace(s.Power.Action + " " + steps.PowerTarget(r.seq, s.Power))
 	}
 	return &StepResult{
-		Path: path, Kind: string(s.Kind), Name: name, Group: group,
+		Path: path, Kind: string(s.Kind), Name: name, Group: group, ID: s.ID,
 		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
 		Started: time.Since(r.start),
 	}
