@@ -551,14 +551,14 @@ func (s *Server) validateSequence(ctx context.Context, req mcp.CallToolRequest, 
 	}
 	out.Valid = true
 	out.Name = seq.Name
-	steps.Walk(seq, func(*steps.Step) { out.Steps++ })
+	out.Steps = steps.Written(seq)
 	for _, d := range seq.Devices {
 		out.Devices = append(out.Devices, d.Name)
 	}
 	for _, p := range seq.Probes {
 		out.Probes = append(out.Probes, p.Name)
 	}
-	return out, fmt.Sprintf("valid: %s, %d steps", seq.Name, out.Steps), nil
+	return out, fmt.Sprintf("valid: %s, %s", seq.Name, steps.CountedPlan(seq)), nil
 }
 
 // --- running ---

@@ -378,6 +378,13 @@ func TestValidateSequence(t *testing.T) {
 	if out.Valid || out.Errors[0].Line != 2 {
 		t.Errorf("%+v", out)
 	}
+	// Steps are counted as written, as validate and run --list count
+	// them: a group and a repeat are not steps, their executions apart.
+	res := e.call("validate_sequence", map[string]any{"content": "name: c\nsteps:\n  - group: g\n    steps:\n      - send: a\n  - repeat: 3\n    steps:\n      - delay: 1ms\n"})
+	decode(t, res, &out)
+	if !out.Valid || out.Steps != 2 || !strings.Contains(text(res), "valid: c, 2 steps, up to 4 executions") {
+		t.Errorf("%+v\n%s", out, text(res))
+	}
 }
 
 func readResource(t *testing.T, e *env, uri string) string {
