@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -22,9 +23,23 @@ func (r *run) log(_ context.Context, s *steps.Step, res *StepResult) error {
 		return err
 	}
 	res.Message = text
-	res.Name = text
+	res.Name = logName(text)
 	if s.Name != "" {
-		res.Name = s.Name + ": " + text
+		res.Name = s.Name + ": " + res.Name
 	}
 	return nil
+}
+
+// maxLogName is how many characters of a log line name its step in the
+// reports; the whole line is the step's message.
+const maxLogName = 200
+
+// logName is line as a step's name: on one line, at most maxLogName
+// characters.
+func logName(line string) string {
+	line = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(line)
+	if r := []rune(line); len(r) > maxLogName {
+		return string(r[:maxLogName-1]) + "…"
+	}
+	return line
 }
