@@ -67,11 +67,7 @@ func dropAfter(threads []thread, st int64) []thread {
 // end waits for its other bytes.
 func (t *tracker) follow(data []byte) int {
 	p := t.p
-	m, _ := p.vms.Get().(*vm)
-	if m == nil {
-		m = &vm{prog: p.prog}
-		m.init()
-	}
+	m := p.getVM()
 	defer p.vms.Put(m)
 	q := &m.q0
 	i := 0

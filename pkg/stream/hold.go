@@ -120,11 +120,7 @@ func completeRunes(data []byte) int {
 func (p *pattern) pending(data []byte, lo, hi int) (alive bool, earliest int, n int) {
 	n = completeRunes(data)
 	data = data[:n]
-	m, _ := p.vms.Get().(*vm)
-	if m == nil {
-		m = &vm{prog: p.prog}
-		m.init()
-	}
+	m := p.getVM()
 	defer func() {
 		m.q0.clear()
 		m.q1.clear()
@@ -332,4 +328,15 @@ func takes(inst *syntax.Inst, r rune) bool {
 		return r != '\n'
 	}
 	return false
+}
+
+// getVM takes a machine for p's program from its pool, or makes one; put
+// it back with p.vms.Put.
+func (p *pattern) getVM() *vm {
+	m, _ := p.vms.Get().(*vm)
+	if m == nil {
+		m = &vm{prog: p.prog}
+		m.init()
+	}
+	return m
 }

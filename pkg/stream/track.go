@@ -78,11 +78,7 @@ func (t *tracker) reset(pos int64, prev rune) {
 // advance examined.
 func (t *tracker) advance(data []byte) (hit int64, n int) {
 	p := t.p
-	m, _ := p.vms.Get().(*vm)
-	if m == nil {
-		m = &vm{prog: p.prog}
-		m.init()
-	}
+	m := p.getVM()
 	defer p.vms.Put(m)
 	i := 0
 	for i < len(data) {
