@@ -27,7 +27,13 @@ func TestExprBudgetsOverMCP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{sim: true, config: tt.config})
-			out := e.sequence(map[string]any{"timeout_ms": 2000, "steps": []any{set30k, map[string]any{"assert": tt.assert}}})
+			// The budget cases get a timeout no busy machine reaches first;
+			// the cases that lift the work budget end at 2 s.
+			timeout := 120000
+			if tt.config != nil {
+				timeout = 2000
+			}
+			out := e.sequence(map[string]any{"timeout_ms": timeout, "steps": []any{set30k, map[string]any{"assert": tt.assert}}})
 			if out.Passed || !strings.Contains(out.Error, tt.want) {
 				t.Errorf("passed %v, error %q; want an error naming %q", out.Passed, out.Error, tt.want)
 			}
