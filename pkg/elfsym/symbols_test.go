@@ -23,12 +23,7 @@ const firmwareELF = "../../firmware/sim/sim.elf"
 
 // needFirmware skips the test when firmware/sim/sim.elf is absent, or
 // fails it under CI=true, where it is checked in.
-func needFirmware(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(firmwareELF); err != nil {
-		testenv.Missing(t, "firmware/sim/sim.elf is absent: %v", err)
-	}
-}
+func needFirmware(t testing.TB) { testenv.SimFirmware(t, 2) }
 
 func TestFirmwareSymbols(t *testing.T) {
 	needFirmware(t)

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -32,6 +34,19 @@ func NeedTool(t testing.TB, name, install string) string {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		Missing(t, "%s is not installed (%s): %v", name, install, err)
+	}
+	return p
+}
+
+// SimFirmware returns the path of the virtual board's firmware image,
+// firmware/sim/sim.elf, from a package dir levels below the repository's
+// root, or ends t with Missing when it is absent (it is checked in, so
+// under CI=true that fails).
+func SimFirmware(t testing.TB, up int) string {
+	t.Helper()
+	p := filepath.Join(append(slices.Repeat([]string{".."}, up), "firmware", "sim", "sim.elf")...)
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "firmware/sim/sim.elf is absent: %v", err)
 	}
 	return p
 }
