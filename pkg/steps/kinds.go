@@ -303,13 +303,19 @@ func Kinds() []KindSpec { return slices.Clone(kindTable) }
 
 // LookupKind returns the description of kind k.
 func LookupKind(k Kind) (KindSpec, bool) {
-	for _, s := range kindTable {
-		if s.Kind == k {
-			return s, true
-		}
-	}
-	return KindSpec{}, false
+	s, ok := kindSpecs()[k]
+	return s, ok
 }
+
+// kindSpecs finds a kind's description by name: Title, validate and the
+// policy ask for one on every step.
+var kindSpecs = lazyMap(func() map[Kind]KindSpec {
+	m := map[Kind]KindSpec{}
+	for _, k := range kindTable {
+		m[k.Kind] = k
+	}
+	return m
+})
 
 // StepCaps returns what step s can do by itself (not its children), and
 // false when its kind is not in the table: a policy must refuse such a
