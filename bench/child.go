@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -229,7 +230,8 @@ func runWatched(ctx context.Context, src string, ports, openocds map[string]stri
 	if err != nil {
 		return nil, fmt.Errorf("parse the generated sequence: %w", err)
 	}
-	if seq, err = steps.Bind(seq, steps.Binding{Ports: ports, OpenOCDs: openocds}); err != nil {
+	pl, err := plan.Bind(seq, plan.Sources{Ports: ports, OpenOCDs: openocds})
+	if err != nil {
 		return nil, err
 	}
 	// As hilrun run runs it: every finished step goes to the event stream
@@ -244,9 +246,7 @@ func runWatched(ctx context.Context, src string, ports, openocds map[string]stri
 		return nil, err
 	}
 	defer events.Close()
-	opts := engine.Options(engine.RunConfig{LogDir: logDir, Sink: runner.Tee(events, watch)})
-	opts.KeepSteps = true
-	res := runner.Run(ctx, seq, opts)
+	res := pl.Run(ctx, engine.NewBench(engine.BenchConfig{LogDir: logDir}), plan.Output{Sink: runner.Tee(events, watch), KeepSteps: true})
 	if res.Status != runner.Passed {
 		msg := res.Error
 		for _, s := range res.Steps {

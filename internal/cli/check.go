@@ -3,13 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/pkg/pio"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -48,6 +46,8 @@ type prepareOptions struct {
 	// the probes --sim binds that name no ELF file of their own; nil
 	// gives them none.
 	SimELF func() (string, error)
+	// Limits go into every plan.
+	Limits plan.Limits
 }
 
 // prepared is what prepare found: the bound sequences, and whether --sim
@@ -56,7 +56,10 @@ type prepareOptions struct {
 // of its benches).
 type prepared struct {
 	seqs, loaded []*steps.Sequence
-	simProbes    bool
+	// plans are the bound plans of seqs, in the same order (nil with
+	// List); seqs[i] is plans[i].Sequence().
+	plans     []*plan.Plan
+	simProbes bool
 	// shardNote says what share --shard took, "" without --shard.
 	shardNote string
 	// shard is what the reports say of the share, nil without --shard.
@@ -106,6 +109,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 		return p, nil
 	}
 	p.seqs = make([]*steps.Sequence, len(seqs))
+	p.plans = make([]*plan.Plan, len(seqs))
 	var all steps.ErrorList
 	var other []error
 	add := func(err error) {
@@ -118,64 +122,73 @@ func prepare(o prepareOptions) (*prepared, error) {
 			other = append(other, err)
 		}
 	}
+	// The checks need no console or probe: a bench that opens nothing.
+	checks := engine.NewBench(engine.BenchConfig{Launched: true})
 	for i, loaded := range seqs {
-		seq, _, err := bindSequence(loaded, o.Bench, o.Flags)
+		pl, _, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
 		if err != nil {
 			add(err)
 			continue
 		}
 		if o.QEMU {
-			if seq, err = engine.ReserveQEMU(seq, o.QEMUKernel); err != nil {
+			if pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+				return engine.ReserveQEMU(seq, o.QEMUKernel)
+			}); err != nil {
 				add(err)
 				continue
 			}
 		}
-		p.seqs[i] = seq
 		var unbound []string
-		for _, d := range seq.Devices {
-			if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {
-				continue
-			}
-			if o.Unbound {
-				unbound = append(unbound, "device "+d.Name)
-				continue
-			}
-			add(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
-		}
-		for _, pr := range seq.Probes {
-			if pr.Backend() != "" {
-				continue
-			}
-			switch {
-			case o.Sim:
-				p.simProbes = true
-				if pr.ELF == "" && o.SimELF != nil {
-					elf, err := o.SimELF()
-					if err != nil {
-						return nil, infra(err)
-					}
-					pr.ELF = elf
+		var simErr error
+		pl, _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+			for _, d := range seq.Devices {
+				if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {
+					continue
 				}
-			case o.Unbound:
-				unbound = append(unbound, "probe "+pr.Name)
-			default:
-				continue // CheckProbes says so, with the line
+				if o.Unbound {
+					unbound = append(unbound, "device "+d.Name)
+					continue
+				}
+				add(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
 			}
-			// Checked as --sim would bind it: an OpenOCD.
-			pr.AttachOpenOCD(simAddr)
+			for _, pr := range seq.Probes {
+				if pr.Backend() != "" {
+					continue
+				}
+				switch {
+				case o.Sim:
+					p.simProbes = true
+					if pr.ELF == "" && o.SimELF != nil {
+						elf, err := o.SimELF()
+						if err != nil {
+							simErr = err
+							return seq, nil
+						}
+						pr.ELF = elf
+					}
+				case o.Unbound:
+					unbound = append(unbound, "probe "+pr.Name)
+				default:
+					continue // the plan's check says so, with the line
+				}
+				// Checked as --sim would bind it: an OpenOCD.
+				pr.AttachOpenOCD(simAddr)
+			}
+			return seq, nil
+		})
+		if simErr != nil {
+			return nil, infra(simErr)
 		}
+		p.plans[i], p.seqs[i] = pl, pl.Sequence()
 		if len(unbound) > 0 {
-			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, --sim or --qemu FILE", seq.File, strings.Join(unbound, ", "), steps.BenchFile))
+			warn(fmt.Sprintf("%s: nothing binds %s yet: run will need --port, --openocd or --gdb, an entry in %s, --sim or --qemu FILE", loaded.File, strings.Join(unbound, ", "), steps.BenchFile))
 		}
 		if o.Unbound {
 			// validate: a build output that is not built yet is a note.
-			add(notMissing(engine.CheckProbes(seq), warn))
-			add(notMissing(checkImages(seq), warn))
+			add(notMissing(pl.Check(checks), warn))
 		} else {
-			add(engine.CheckProbes(seq))
-			add(checkImages(seq))
+			add(pl.Check(checks))
 		}
-		add(checkPIOProjects(seq))
 	}
 	if len(other) > 0 {
 		// Printed whole: an ErrorList inside would be printed alone.
@@ -240,57 +253,6 @@ func dedupe(list steps.ErrorList) steps.ErrorList {
 		out[i] = &e
 	}
 	return out
-}
-
-// checkImages reports the image files of upload steps that are not there,
-// unless a build step comes before the upload (it may make the file).
-func checkImages(seq *steps.Sequence) error {
-	var errs steps.ErrorList
-	built := false
-	steps.Walk(seq, func(s *steps.Step) {
-		if s.Kind == steps.KindBuild {
-			built = true
-		}
-		if s.Kind != steps.KindUpload || s.Build == nil || s.Build.Image == nil || built {
-			return
-		}
-		f := s.Build.Image.File
-		if strings.Contains(f, "${") {
-			return // known only when the step runs
-		}
-		if _, err := os.Stat(f); err != nil {
-			e := &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("upload: image file %s: %v", f, errors.Unwrap(err))}
-			if errors.Is(err, fs.ErrNotExist) {
-				e.Missing = f
-			}
-			errs = append(errs, e)
-		}
-	})
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
-}
-
-// checkPIOProjects reports pio_test steps (and PlatformIO builds and
-// uploads) whose project has no platformio.ini or lacks the environment
-// named, before anything runs.
-func checkPIOProjects(seq *steps.Sequence) error {
-	var errs steps.ErrorList
-	steps.Walk(seq, func(s *steps.Step) {
-		if s.Build == nil || s.Build.PIO == nil || strings.Contains(s.Build.PIO.ProjectDir, "${") {
-			return
-		}
-		// A build may make the project it builds only in odd setups; a
-		// missing platformio.ini is still worth saying before the run.
-		if err := pio.CheckProject(s.Build.PIO.ProjectDir, s.Build.PIO.Env); err != nil {
-			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("%s: %s", s.Kind, strings.TrimPrefix(err.Error(), pio.ErrInvalid.Error()+": "))})
-		}
-	})
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
 }
 
 // warnUnusedVars warns about each --var that no sequence declares or uses:

@@ -190,10 +190,8 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 		MaxSteps:      opts.MaxSteps,
 		DialProbe:     engine.DialProbe,
 		SerialConfig:  engine.SerialConfig,
-		Builder:       engine.Builder,
-		Grab:          engine.Camera(),
-		CheckProbes:   engine.CheckRaw,
 	}
+	cfg.Engine = engine.NewBench(engine.BenchConfig{Environ: cfg.Policy.Environ(), ForClients: true, Launched: true})
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
@@ -376,26 +377,30 @@ func benchKeys(pb *steps.PoolBench) []string {
 	return slices.Compact(keys)
 }
 
-// bindToBench returns a copy of seq bound to the pool bench b: its bench
-// file or inline bench, or for a virtual board what nothing else binds
-// (before the board starts, probes are attached to simAddr).
-func bindToBench(seq *steps.Sequence, b *poolBench) (*steps.Sequence, error) {
-	bound, err := steps.Bind(seq, steps.Binding{Bench: b.Bench})
+// bindToBench binds seq to the pool bench b with the run's variables and
+// limits (in src): its bench file or inline bench, or for a virtual board
+// what nothing else binds (before the board starts, probes are attached to
+// simAddr).
+func bindToBench(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Plan, error) {
+	src.Bench = b.Bench
+	pl, err := bindPlan(seq, src)
 	if err != nil {
 		return nil, fmt.Errorf("bench %s: %w", b.Name, err)
 	}
 	if !b.Sim {
-		return bound, nil
+		return pl, nil
 	}
-	for _, pr := range bound.Probes {
-		if pr.Backend() == "" {
-			pr.AttachOpenOCD(simAddr)
+	return pl.Rebind(func(bound *steps.Sequence) (*steps.Sequence, error) {
+		for _, pr := range bound.Probes {
+			if pr.Backend() == "" {
+				pr.AttachOpenOCD(simAddr)
+			}
 		}
-	}
-	if b.sb != nil {
-		bound = b.sb.bind(bound)
-	}
-	return bound, nil
+		if b.sb != nil {
+			bound = b.sb.bind(bound)
+		}
+		return bound, nil
+	})
 }
 
 // checkPool checks every sequence bound to every bench, as prepare does
@@ -421,13 +426,15 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 			where[k] = append(where[k], bench)
 		}
 	}
+	checks := engine.NewBench(engine.BenchConfig{Launched: true})
 	for _, seq := range seqs {
 		for _, b := range benches {
-			bound, err := bindToBench(seq, b)
+			pl, err := bindToBench(seq, b, plan.Sources{})
 			if err != nil {
 				add(b.Name, err)
 				continue
 			}
+			bound := pl.Sequence()
 			for _, pr := range bound.Probes {
 				if b.Sim && pr.OpenOCD == simAddr {
 					b.simProbe = true
@@ -438,10 +445,8 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 					add(b.Name, fmt.Errorf("%s: device %s has no port: bind it in the pool file's bench", seq.File, d.Name))
 				}
 			}
-			for _, err := range []error{steps.CheckPower(bound), engine.CheckProbes(bound), checkImages(bound)} {
-				if err != nil {
-					add(b.Name, err)
-				}
+			if err := pl.Check(checks); err != nil {
+				add(b.Name, err)
 			}
 		}
 	}
@@ -592,11 +597,12 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	errPrefix := &prefixWriter{w: p.errOut, prefix: "[" + b.Name + "] "}
 	defer prefix.Flush()
 	defer errPrefix.Flush()
-	bound, err := bindToBench(seq, b)
+	opts := p.opts
+	pl, err := bindToBench(seq, b, plan.Sources{Vars: p.vars, Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}})
 	if err != nil {
 		return err // checkPool bound it already: not expected
 	}
-	opts := p.opts
+	bound := pl.Sequence()
 	logDir := ""
 	if opts.LogDir != "" {
 		logDir = filepath.Join(opts.LogDir, p.stamp+"-"+b.Name, p.logNames[i])
@@ -614,17 +620,8 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		return err
 	}
 	console := report.NewConsole(prefix, report.ConsoleOptions{Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
-	res := runner.Run(ctx, bound, engine.Options(engine.RunConfig{
-		LogDir:         logDir,
-		Warn:           warnTo(errPrefix),
-		ArtifactDir:    artifacts,
-		Vars:           p.vars,
-		Sink:           runner.Tee(ev, console),
-		FinallyContext: p.in.Fin,
-		MaxValueBytes:  opts.MaxValue,
-		MaxExprWork:    opts.Expr.Work,
-		MaxExprMemory:  opts.Expr.Memory,
-	}))
+	bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, Warn: warnTo(errPrefix)})
+	res := pl.Run(ctx, bench, plan.Output{Sink: runner.Tee(ev, console), ArtifactDir: artifacts, FinallyContext: p.in.Fin})
 	res.Transcripts = nil
 	res.Bench = b.Name
 	if artifacts != "" && logDir == "" {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/repl"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -118,18 +119,22 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
-	seq, bench, err := bindSequence(seq, opts.Bench, fl)
+	limits := plan.Limits{MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}
+	session, bench, err := bindSequence(seq, opts.Bench, fl, limits)
 	if err != nil {
 		return invalid(err)
 	}
+	// The session is live: it binds its probes to --sim or a QEMU as they
+	// start, on a copy of the plan's bindings.
+	seq = steps.CloneBindings(session.Sequence())
 	// Each line is a sequence of its own: the bench file names its cameras
 	// and power commands, --sim points its cameras at the board's.
 	bindBench := func(line *steps.Sequence) *steps.Sequence {
-		bound, err := steps.Bind(line, steps.Binding{Bench: bench})
+		bound, err := bindPlan(line, plan.Sources{Bench: bench})
 		if err != nil {
 			return line // a bench binds no names it lacks: only flags can fail
 		}
-		return bound
+		return bound.Sequence()
 	}
 	bindLine := bindBench
 	// --sim binds only what is still unbound, as in run and mcp.
@@ -258,18 +263,19 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	eng := engine.Options(engine.RunConfig{Warn: warnTo(ios.ErrOut), ArtifactDir: artifacts, LogDir: logDir,
-		MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory})
 	// Each line runs as a sequence of its own; the session's QEMUs started
 	// above, once.
-	eng.Prepare = nil
 	err = repl.Run(ctx, repl.Options{
 		Seq: seq, Loaded: opts.File != "",
-		Engine:   eng,
-		Check:    engine.CheckRaw,
-		BindLine: bindLine,
-		Vars:     vars,
-		In:       in, Out: out,
+		Bench: engine.NewBench(engine.BenchConfig{Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
+		Plan: func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error) {
+			return bindPlan(line, plan.Sources{Vars: vars, Limits: limits})
+		},
+		ArtifactDir: artifacts,
+		Check:       engine.CheckRaw,
+		BindLine:    bindLine,
+		Vars:        vars,
+		In:          in, Out: out,
 		History:    repl.LoadHistory(historyPath(), 0),
 		Given:      given,
 		Script:     script,

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
@@ -139,7 +140,6 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	vars := fl.vars
 	files, err := expandFiles(opts.Files)
 	if err != nil {
 		return invalid(err)
@@ -173,7 +173,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	}
 	simELF := &simImage{}
 	defer simELF.remove()
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times}
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
+		Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
 	}
@@ -197,7 +198,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		}
 		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
 	}
-	seqs, needProbe := prep.seqs, prep.simProbes
+	plans, needProbe := prep.plans, prep.simProbes
 	opts.shard = prep.shard
 
 	if opts.MaxFailures < 0 {
@@ -231,8 +232,8 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if bench.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
 		}
-		for i, seq := range seqs {
-			seqs[i] = bench.bind(seq)
+		for i, pl := range plans {
+			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return bench.bind(seq), nil })
 		}
 	}
 
@@ -242,11 +243,15 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 			return err
 		}
 		defer board.Close(context.Background())
-		for i, seq := range seqs {
-			seqs[i] = board.Bind(seq)
+		for i, pl := range plans {
+			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return board.Bind(seq), nil })
 		}
 	}
 
+	seqs := make([]*steps.Sequence, len(plans))
+	for i, pl := range plans {
+		seqs[i] = pl.Sequence()
+	}
 	opts.info = runInfo(seqs)
 	if in.Run.Err() != nil {
 		return interrupted(errors.New("interrupted before the run started"))
@@ -325,24 +330,10 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		if consoleRoot != "" {
 			consoleDir = filepath.Join(consoleRoot, strconv.Itoa(i))
 		}
-		o := engine.Options(engine.RunConfig{
-			LogDir:         logDir,
-			Warn:           warnTo(ios.ErrOut),
-			ArtifactDir:    artifacts,
-			Vars:           vars,
-			Sink:           runner.Tee(events, console),
-			FinallyContext: finCtx,
-			MaxValueBytes:  opts.MaxValue,
-			MaxExprWork:    opts.Expr.Work,
-			MaxExprMemory:  opts.Expr.Memory,
-		})
 		// Consoles log into consoleDir; without --log-dir that is a
 		// private folder gone at exit, which no report names.
-		o.Open = engine.OpenConsole(engine.ConsoleOptions{LogDir: consoleDir, Warn: warnTo(ios.ErrOut)})
-		if consoleRoot != "" {
-			o.LogPaths = func(runner.Console) string { return "" }
-		}
-		res := runner.Run(runCtx, seq, o)
+		bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: consoleRoot != "", Warn: warnTo(ios.ErrOut)})
+		res := plans[i].Run(runCtx, bench, plan.Output{Sink: runner.Tee(events, console), ArtifactDir: artifacts, FinallyContext: finCtx})
 		// The transcripts are in the event stream; the summary needs none.
 		res.Transcripts = nil
 		seqResults = append(seqResults, *res)
@@ -477,12 +468,11 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	return seqs, nil
 }
 
-// bindSequence returns a copy of seq bound to the bench file (--bench,
-// else the one beside the sequence), --port, --openocd and --gdb: its
-// devices and probes, its cameras and power entries; and the bench file
-// read, if any. seq is not changed. An error names the flag that gave the
-// binding.
-func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Sequence, *steps.Bench, error) {
+// bindSequence binds seq to the bench file (--bench, else the one beside
+// the sequence), --port, --openocd and --gdb, with the --var values and
+// limits, and returns the plan and the bench file read, if any. seq is not
+// changed. An error names the flag that gave the binding.
+func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags, limits plan.Limits) (*plan.Plan, *steps.Bench, error) {
 	bench, err := benchFor(seq, benchPath)
 	if err != nil {
 		return nil, nil, err
@@ -491,11 +481,19 @@ func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags) (*steps.Se
 	if err != nil {
 		return nil, nil, err
 	}
-	bound, err := steps.Bind(seq, steps.Binding{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs})
+	pl, err := bindPlan(seq, plan.Sources{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs, Vars: f.vars, Limits: limits})
+	return pl, bench, err
+}
+
+// bindPlan is where every command binds a sequence into a plan: run,
+// validate, shards, pools and the REPL. An error names the flag that gave
+// the binding.
+func bindPlan(seq *steps.Sequence, src plan.Sources) (*plan.Plan, error) {
+	pl, err := plan.Bind(seq, src)
 	if err != nil {
-		return nil, nil, flagHint(err)
+		return nil, flagHint(err)
 	}
-	return bound, bench, steps.CheckPower(bound)
+	return pl, nil
 }
 
 // flagHint names the flag that gave a binding steps.Bind refused.

@@ -42,7 +42,10 @@ func builder(logFile func(*steps.Step) string, line func(string), environ []stri
 				line(l)
 			}
 		}}
-		if logFile != nil {
+		switch {
+		case req.Log != "":
+			opts.LogFile = req.Log
+		case logFile != nil:
 			opts.LogFile = logFile(st)
 		}
 		if st.Kind == steps.KindPIOTest {

@@ -1,15 +1,13 @@
 // Package engine is hilrun's composition root: the one place that wires
 // its adapters (serial consoles, probe backends, build tools, cameras,
-// host commands) into the runner. hilrun run, hilrun repl, hilrun mcp and
-// the benchmarks build their runner.Options, consoles and probes here;
-// library packages never import it (pkg/mcpserver takes what it needs as
-// functions in its Config).
+// host commands) into a runner.Bench. hilrun run, hilrun repl, hilrun mcp
+// and the benchmarks get their bench here; library packages never import
+// it (pkg/mcpserver takes the bench in its Config and wraps it).
 package engine
 
 import (
-	"context"
-	"fmt"
 	"github.com/hilrun/hilrun/pkg/elfsym"
+	"os"
 	"path/filepath"
 
 	"github.com/hilrun/hilrun/pkg/build"
@@ -17,51 +15,67 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// RunConfig is what a command decides about a run; Options turns it into
-// runner.Options.
-type RunConfig struct {
+// BenchConfig is what a command decides about the bench.
+type BenchConfig struct {
 	// LogDir receives console logs, debugger server logs and build logs;
 	// "" keeps none.
 	LogDir string
+	// ConsoleLogDir, when not "", receives the console logs instead of
+	// LogDir; HideLogs names none of them in results (they are in a
+	// private folder no report names).
+	ConsoleLogDir string
+	HideLogs      bool
 	// Warn receives warnings that do not stop the run; nil drops them.
 	Warn func(msg string)
 	// Environ is the whole environment of programs started for the run
-	// (builds, host commands, launched debugger servers); nil means
-	// hilrun's own.
+	// (builds, host commands, launched debugger servers), and what
+	// ${env.NAME} sees; nil means hilrun's own.
 	Environ []string
-	// ArtifactDir, Vars, Sink, FinallyContext, MaxValueBytes, MaxExprWork
-	// and MaxExprMemory go to runner.Options as they are.
-	ArtifactDir    string
-	Vars           map[string]string
-	Sink           runner.Sink
-	FinallyContext context.Context
-	MaxValueBytes  int
-	MaxExprWork    int
-	MaxExprMemory  int
+	// ForClients makes the bench of an MCP server: ${env.NAME} and env in
+	// expressions are empty, so what a client sends cannot read the
+	// server's environment, and its check opens no file a sequence names
+	// (the server's policy resolves those first): it refuses only steps a
+	// probe's backend cannot run.
+	ForClients bool
+	// Launched says the QEMUs that probes launch are started already (a
+	// REPL session starts them once): the bench starts none of its own.
+	Launched bool
 }
 
-// Options are the runner options of a run on this bench: QEMUs that
-// probes launch started first, consoles opened as serial ports, probes
-// through their backends, symbols from ELF files,
-// builds and host commands as processes, pictures through ffmpeg.
-func Options(c RunConfig) runner.Options {
-	return runner.Options{
-		Open:           OpenConsole(ConsoleOptions{LogDir: c.LogDir, Warn: c.Warn}),
-		OpenProbe:      OpenProbe(ProbeOptions{LogDir: c.LogDir, Environ: c.Environ}),
-		Symbols:        Symbols,
-		Build:          Builder(BuildLogs(c.LogDir), nil, c.Environ),
-		Camera:         Camera(),
-		Host:           build.ExecRunner{Environ: c.Environ},
-		ArtifactDir:    c.ArtifactDir,
-		Vars:           c.Vars,
-		Sink:           c.Sink,
-		FinallyContext: c.FinallyContext,
-		MaxValueBytes:  c.MaxValueBytes,
-		MaxExprWork:    c.MaxExprWork,
-		MaxExprMemory:  c.MaxExprMemory,
-		LogPaths:       LogPath,
-		Prepare:        prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn),
+// NewBench is the bench hilrun runs on, the one place one is made: QEMUs
+// that probes launch started first, consoles opened as serial ports,
+// probes through their backends, symbols from ELF files, builds and host
+// commands as processes, pictures through ffmpeg.
+func NewBench(c BenchConfig) runner.Bench {
+	environ := c.Environ
+	if environ == nil {
+		environ = os.Environ()
 	}
+	consoleLogs := c.LogDir
+	if c.ConsoleLogDir != "" {
+		consoleLogs = c.ConsoleLogDir
+	}
+	b := runner.Bench{
+		Open:      OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn}),
+		OpenProbe: OpenProbe(ProbeOptions{LogDir: c.LogDir, Environ: c.Environ}),
+		Symbols:   Symbols,
+		Build:     Builder(BuildLogs(c.LogDir), nil, c.Environ),
+		Camera:    Camera(c.Environ),
+		Host:      build.ExecRunner{Environ: c.Environ},
+		LogPaths:  LogPath,
+		Check:     Check,
+		Environ:   environ,
+	}
+	if c.HideLogs {
+		b.LogPaths = nil
+	}
+	if c.ForClients {
+		b.Environ, b.Check = nil, CheckRaw
+	}
+	if !c.Launched {
+		b.Prepare = prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn)
+	}
+	return b
 }
 
 // Symbols looks symbols up in ELF files.
@@ -74,6 +88,6 @@ func BuildLogs(logDir string) func(*steps.Step) string {
 		return nil
 	}
 	return func(s *steps.Step) string {
-		return filepath.Join(logDir, fmt.Sprintf("%s-line%d.log", s.Kind, s.Pos.Line))
+		return filepath.Join(logDir, runner.BuildLogName(s))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/hilrun/hilrun/pkg/pio"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -23,11 +24,21 @@ const buildDir = "build"
 // builder runs the tools of build and upload steps, writing each tool's
 // whole output to logFile(step) and passing every line to line as well as
 // to the runner.
-func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) runner.Builder {
-	if s.cfg.Builder == nil {
-		return nil
+func (s *Server) builder(logFile func(*steps.Step) string, line func(string)) func(runner.Builder) runner.Builder {
+	return func(next runner.Builder) runner.Builder {
+		if next == nil {
+			return nil
+		}
+		return func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
+			req.Log = logFile(req.Step)
+			if progress := req.Progress; progress != nil {
+				req.Progress = func(l string) { progress(l); line(l) }
+			} else {
+				req.Progress = line
+			}
+			return next(ctx, req)
+		}
 	}
-	return s.cfg.Builder(logFile, line, s.cfg.Policy.Environ())
 }
 
 // releaser is a console that can hand its port over to an uploader:
@@ -94,7 +105,7 @@ func (s *Server) checkBuild(seq *steps.Sequence, st *steps.Step) error {
 		if err != nil {
 			return err
 		}
-		b.Image.File = real
+		setPath(&b.Image.File, real)
 	case b.PIO != nil:
 		dir, err := p.ResolveDir("pio.project_dir", b.PIO.ProjectDir, base)
 		if err != nil {
@@ -105,13 +116,13 @@ func (s *Server) checkBuild(seq *steps.Sequence, st *steps.Step) error {
 		if err := pio.CheckProject(dir, b.PIO.Env); err != nil {
 			return fmt.Errorf("%s: %w", st.Kind, err)
 		}
-		b.PIO.ProjectDir = dir
+		setPath(&b.PIO.ProjectDir, dir)
 	default:
 		dir, err := p.ResolveDir("dir", b.Dir, base)
 		if err != nil {
 			return err
 		}
-		b.Dir = dir
+		setPath(&b.Dir, dir)
 		if b.ELF != "" {
 			elf := b.ELF
 			if !filepath.IsAbs(elf) {
@@ -389,15 +400,11 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, kind step
 
 // runStepTool runs seq, one step of kind, as a task.
 func (s *Server) runStepTool(ctx context.Context, req mcp.CallToolRequest, kind steps.Kind, seq *steps.Sequence, background bool, lockTimeoutMS *int64) (any, string, error) {
-	seq, err := steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench})
-	if err != nil {
-		return nil, "", err
-	}
+	o := execOptions{keepSteps: true, bound: true, sources: plan.Sources{Bench: s.cfg.Bench}, lockWait: lockWait(lockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
 	// Refuse before a task exists: a background call learns at once.
-	if err := s.checkSteps(seq, func(steps.Pos) string { return string(kind) }); err != nil {
+	if _, _, err := s.bindPlan(seq, o); err != nil {
 		return nil, "", err
 	}
-	o := execOptions{keepSteps: true, benchBound: true, lockWait: lockWait(lockTimeoutMS), label: func(steps.Pos) string { return string(kind) }}
 	if !background {
 		t := s.tasks.add(string(kind))
 		out, err := s.runTask(ctx, req, t, seq, o)

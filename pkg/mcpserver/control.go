@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -16,22 +15,17 @@ import (
 // grabber is the server's camera, run with the policy's minimal
 // environment: ffmpeg can read files such as /proc/self/environ, which
 // must not hold the server's token.
-func (s *Server) grabber() runner.CameraGrabber {
-	if s.cfg.Grab == nil {
+// camera gives the camera program the policy's environment, whatever the
+// bench gives it: ffmpeg must never see the server's token.
+func (s *Server) camera(next runner.CameraGrabber) runner.CameraGrabber {
+	if next == nil {
 		return nil
 	}
 	env := s.cfg.Policy.Environ()
 	return func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
 		req.Env = env
-		return s.cfg.Grab(ctx, req)
+		return next(ctx, req)
 	}
-}
-
-func (s *Server) host() runner.HostRunner {
-	if s.cfg.Host != nil {
-		return s.cfg.Host
-	}
-	return build.ExecRunner{Environ: s.cfg.Policy.Environ()}
 }
 
 // checkControl applies what the capability check leaves to the bench
@@ -55,7 +49,7 @@ func (s *Server) checkControl(seq *steps.Sequence, st *steps.Step) error {
 		if err != nil {
 			return err
 		}
-		st.Exec.Dir = dir
+		setPath(&st.Exec.Dir, dir)
 	}
 	return nil
 }

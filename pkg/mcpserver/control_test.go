@@ -104,7 +104,11 @@ func TestCapturePicturesAreImageContent(t *testing.T) {
 		defer f.Close()
 		return []string{p}, png.Encode(f, img)
 	}
-	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Grab = grab; c.Camera = "http://sim/stream.mjpg"; c.CameraFormat = "mpjpeg" }})
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
+		c.Engine.Camera = grab
+		c.Camera = "http://sim/stream.mjpg"
+		c.CameraFormat = "mpjpeg"
+	}})
 	res := e.call("serial_sequence", map[string]any{"steps": []any{
 		map[string]any{"capture": true, "label": "my_label", "device_index": 0},
 		map[string]any{"expect_image": map[string]any{"region": []any{2, 2, 4, 4}, "brightness": ">0.9"}},
@@ -179,7 +183,7 @@ func TestClientCannotBringCameras(t *testing.T) {
 		asked = append(asked, req.Camera)
 		return nil, errors.New("no camera here")
 	}
-	e := newEnv(t, envOptions{config: func(c *Config) { c.Bench = bench; c.Grab = grab }})
+	e := newEnv(t, envOptions{config: func(c *Config) { c.Bench = bench; c.Engine.Camera = grab }})
 	secret := filepath.Join(root, "secret.png")
 	for _, steps := range []any{
 		[]any{map[string]any{"capture": map[string]any{"camera": secret}}},

@@ -89,9 +89,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 func wire(cfg *Config) {
 	cfg.DialProbe = engine.DialProbe
 	cfg.SerialConfig = engine.SerialConfig
-	cfg.Builder = engine.Builder
-	cfg.Grab = engine.Camera()
-	cfg.CheckProbes = engine.CheckRaw
+	cfg.Engine = engine.NewBench(engine.BenchConfig{Environ: cfg.Policy.Environ(), ForClients: true, Launched: true})
 }
 
 // connect makes another in-process client of the same server.

@@ -380,7 +380,7 @@ func (s *Server) memTarget(a *memArgs) (addr uint64, width, count int, err error
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		base, size, err := s.cfg.Symbols(real, a.Symbol)
+		base, size, err := s.cfg.Engine.Symbols(real, a.Symbol)
 		if err != nil {
 			return 0, 0, 0, err
 		}

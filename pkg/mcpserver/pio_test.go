@@ -44,7 +44,7 @@ func pioEnv(t *testing.T, r pio.Runner, envs ...string) (*env, string) {
 		c.Policy.AllowExec = true
 		c.Policy.Roots = []string{root}
 		c.PIORunner = r
-		c.Builder = engine.PIOBuilder(r)
+		c.Engine.Build = engine.PIOBuilder(r)(nil, nil, c.Policy.Environ())
 	}})
 	return e, proj
 }

@@ -115,7 +115,7 @@ func TestSimRefusesClientCameras(t *testing.T) {
 		return nil, errors.New("no camera here")
 	}
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		c.Grab, c.Policy.Roots = grab, []string{root}
+		c.Engine.Camera, c.Policy.Roots = grab, []string{root}
 		c.Camera, c.CameraFormat = "http://127.0.0.1:1/sim.mjpeg", "mpjpeg"
 	}})
 	for _, tc := range []struct {

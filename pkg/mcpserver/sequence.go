@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -418,11 +419,7 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 			return nil, "", fmt.Errorf("probes: %s: %w", name, err)
 		}
 	}
-	seq, err = steps.Bind(seq, steps.Binding{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes})
-	if err != nil {
-		return nil, "", err
-	}
-	return s.execute(ctx, req, seq, execOptions{vars: vars, benchBound: true, lockWait: lockWait(a.LockTimeoutMS)})
+	return s.execute(ctx, req, seq, execOptions{vars: vars, bound: true, sources: plan.Sources{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes}, lockWait: lockWait(a.LockTimeoutMS)})
 }
 
 // ownProbeAddr reports whether the server itself binds a probe to the
@@ -564,10 +561,14 @@ func (s *Server) validateSequence(ctx context.Context, req mcp.CallToolRequest, 
 // --- running ---
 
 type execOptions struct {
-	vars       map[string]string
-	label      func(steps.Pos) string
-	benchBound bool
-	lockWait   time.Duration
+	vars  map[string]string
+	label func(steps.Pos) string
+	// sources are the call's own bindings when bound is set (run_sequence's
+	// bench, ports and probes); else the server's bench file binds, and a
+	// client's cameras are refused first.
+	sources  plan.Sources
+	bound    bool
+	lockWait time.Duration
 	// buildLog, when set, is where the output of build and upload tools
 	// goes; else a file per step in the run's build folder.
 	buildLog string
@@ -742,7 +743,7 @@ func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
 		if err != nil {
 			return err
 		}
-		st.Mem.ELF = real
+		setPath(&st.Mem.ELF, real)
 	}
 	if (st.Kind == steps.KindBuild || st.Kind == steps.KindUpload || st.Kind == steps.KindPIOTest) && st.Build != nil {
 		return s.checkBuild(seq, st)
@@ -801,43 +802,14 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 // executeRun checks seq against the policy, takes its ports and probes and
 // runs it. An error means nothing ran.
 func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (*sequenceResult, *runner.SequenceResult, error) {
-	if !o.benchBound {
-		if err := s.checkClientCameras(seq.Cameras, o.label); err != nil {
-			return nil, nil, err
-		}
-		var err error
-		if seq, err = steps.Bind(seq, steps.Binding{Bench: s.cfg.Bench}); err != nil {
-			return nil, nil, err
-		}
-	}
-	if s.cfg.Camera != "" {
-		seq = steps.BindCameras(seq, s.cfg.Camera, s.cfg.CameraFormat)
-	}
-	if err := steps.CheckPower(seq); err != nil {
+	pl, fixedKeys, err := s.bindPlan(seq, o)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkSteps(seq, o.label); err != nil {
+	if err := s.checkPlan(pl, o.label); err != nil {
 		return nil, nil, err
 	}
-	if n, _ := steps.Executions(seq); n > s.cfg.MaxSteps {
-		return nil, nil, fmt.Errorf("the sequence would run %d steps (repeat iterations included), past this server's step limit of %d per call (hilrun mcp --max-steps raises it)", n, s.cfg.MaxSteps)
-	}
-	s.uploadPortDevices(seq)
-	fixedKeys := s.uploadPortKeys(seq)
-	for _, p := range seq.Probes {
-		if err := s.bindProbe(p); err != nil {
-			return nil, nil, err
-		}
-		if err := s.checkProbeTarget(p); err != nil {
-			return nil, nil, err
-		}
-		fixedKeys = append(fixedKeys, probeKey(probeBinding(p)))
-	}
-	if s.cfg.CheckProbes != nil {
-		if err := s.cfg.CheckProbes(seq); err != nil {
-			return nil, nil, err
-		}
-	}
+	seq = pl.Sequence()
 	var plans map[string]devicePlan
 	var release func()
 	for attempt := 0; ; attempt++ {
@@ -902,7 +874,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		if o.buildLog != "" {
 			return o.buildLog
 		}
-		return filepath.Join(run.dir, buildDir, fmt.Sprintf("%s-line%d.log", st.Kind, st.Pos.Line))
+		return filepath.Join(run.dir, buildDir, runner.BuildLogName(st))
 	}
 	line := func(l string) {
 		prog.line(l)
@@ -911,8 +883,8 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		}
 	}
 
-	res := runner.Run(ctx, seq, runner.Options{
-		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
+	bench := s.cfg.Engine.WithOpen(func(runner.Opener) runner.Opener {
+		return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 			plan := plans[dev.Name]
 			if plan.conn != nil {
 				return handOver(borrowed{plan.conn.console, plan.conn}, plan.conn.console), nil
@@ -927,27 +899,20 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 				return nil, err
 			}
 			return openedForRun(c), nil
-		},
-		OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
+		}
+	}).WithOpenProbe(func(runner.ProbeOpener) runner.ProbeOpener {
+		return func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			d, err := s.session(ctx, p)
 			if err != nil {
 				return nil, err
 			}
 			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, broke: func() { probeGone.Store(true) }}, nil
-		},
-		Symbols:       s.cfg.Symbols,
-		Build:         s.builder(logFile, line),
-		Camera:        s.grabber(),
-		Host:          s.host(),
-		ArtifactDir:   filepath.Join(run.dir, artifactDir),
-		Vars:          o.vars,
-		Sink:          runner.Tee(events, summary, prog, watch),
-		Getenv:        s.cfg.Getenv,
-		KeepSteps:     o.keepSteps,
-		MaxValueBytes: s.cfg.MaxValueBytes,
-		MaxExprWork:   s.cfg.MaxExprWork,
-		MaxExprMemory: s.cfg.MaxExprMemory,
-		MaxSteps:      s.cfg.MaxSteps,
+		}
+	}).WithBuild(s.builder(logFile, line)).WithCamera(s.camera)
+	res := pl.Run(ctx, bench, plan.Output{
+		ArtifactDir: filepath.Join(run.dir, artifactDir),
+		Sink:        runner.Tee(events, summary, prog, watch),
+		KeepSteps:   o.keepSteps,
 	})
 	if probeGone.Load() {
 		for _, p := range seq.Probes {

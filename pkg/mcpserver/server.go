@@ -64,17 +64,12 @@ type ConsoleOpener func(ctx context.Context, name string, cfg serialx.Config) (C
 // environ and works in folder dir. hilrun mcp passes internal/engine's.
 type ProbeDialer func(ctx context.Context, p *steps.Probe, environ []string, dir string) (runner.Debugger, error)
 
-// BuilderFactory makes the runner's builder: each tool's whole output goes
-// to logFile(step), every output line to line as well, and the tools run
-// with environment environ. hilrun mcp passes internal/engine's.
-type BuilderFactory func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder
-
 // Config configures a Server. The zero value serves no files and allows
 // every port; it opens real serial ports for serial_open, but what opens
 // probes, converts a sequence's device settings, runs builds and takes
-// pictures comes from the wiring fields (DialProbe, SerialConfig,
-// Builder, Grab, CheckProbes), which hilrun mcp fills from
-// internal/engine: without them, steps that need them end in an error.
+// pictures comes from Engine and the wiring fields (DialProbe,
+// SerialConfig), which hilrun mcp fills from internal/engine: without
+// them, steps that need them end in an error.
 type Config struct {
 	// Name and Version are reported to clients; "" means "hilrun" and "dev".
 	Name, Version string
@@ -124,32 +119,25 @@ type Config struct {
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer
 
-	// Getenv reads the environment for ${env.NAME} in steps; nil means an
-	// empty environment, so that a client cannot read the server's
-	// secrets through a sequence.
-	Getenv func(string) string
+	// Engine is the bench sequences run on (internal/engine's, made with
+	// the policy's environment for the programs it starts and none for
+	// expressions): its symbols, builds, cameras, host commands and
+	// checks. Each run wraps it with the consoles and probes the run
+	// borrows or opens, and the run's own build logs.
+	Engine runner.Bench
 
-	// Wiring from hilrun's composition root (internal/engine).
-	//
-	// DialProbe opens probes through their backends. SerialConfig is the
-	// serial configuration of a sequence's device. Builder runs build and
-	// upload tools. Grab takes pictures. CheckProbes refuses, before a
-	// sequence runs, the steps its bound probes cannot run (an openocd step
-	// on a GDB probe).
+	// Wiring from hilrun's composition root for what outlives one run:
+	// DialProbe opens the probe sessions the server keeps across calls;
+	// SerialConfig is the serial configuration of a device.
 	DialProbe    ProbeDialer
 	SerialConfig func(*steps.Device) serialx.Config
-	Builder      BuilderFactory
 	// PIORunner runs PlatformIO for the pio verbs; nil runs the pio on
 	// PATH with the policy's environment.
-	PIORunner   pio.Runner
-	Grab        runner.CameraGrabber
-	CheckProbes func(*steps.Sequence) error
+	PIORunner pio.Runner
 
 	// Seams for tests; nil means the real thing.
 	OpenConsole ConsoleOpener
 	OpenProbe   runner.ProbeOpener
-	Symbols     runner.SymbolLookup
-	Host        runner.HostRunner
 	ListPorts   func() ([]serialx.PortInfo, error)
 }
 
@@ -233,11 +221,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OpenConsole == nil {
 		cfg.OpenConsole = openSerial
 	}
-	if cfg.Symbols == nil {
-		cfg.Symbols = elfsym.LookupSymbol
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = func(string) string { return "" }
+	if cfg.Engine.Symbols == nil {
+		cfg.Engine.Symbols = elfsym.LookupSymbol
 	}
 	if cfg.ListPorts == nil {
 		cfg.ListPorts = serialx.ListPorts

@@ -29,7 +29,7 @@ func TestSimBindsOnlyUnbound(t *testing.T) {
 		return nil, errors.New("no camera here")
 	}
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		c.Bench, c.Grab = bench, grab
+		c.Bench, c.Engine.Camera = bench, grab
 		c.Camera, c.CameraFormat = "http://127.0.0.1:1/sim.mjpeg", "mpjpeg"
 	}})
 	out := e.sequence(map[string]any{"steps": map[string]any{

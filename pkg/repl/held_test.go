@@ -50,8 +50,10 @@ func TestHeldProbeLoadsImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		OpenProbe: func(context.Context, *steps.Probe) (runner.Debugger, error) { return held, nil },
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if res.Status != runner.Passed {
 		t.Fatalf("upload through the held probe: %s %s %+v", res.Status, res.Error, res.Steps)

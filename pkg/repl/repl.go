@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -43,11 +44,16 @@ type Options struct {
 	Seq *steps.Sequence
 	// Loaded is true when Seq came from a file the user named.
 	Loaded bool
-	// Engine is how the bench is reached (internal/engine's options): its
-	// Open and OpenProbe open the session's consoles and probes, and every
-	// line runs with it, the session's held consoles and probes, variables
-	// and output standing in for Open, OpenProbe, Vars and Sink.
-	Engine runner.Options
+	// Bench is how the bench is reached (internal/engine's): its Open and
+	// OpenProbe open the session's consoles and probes, and every line runs
+	// on it, with the session's held consoles and probes standing in for
+	// Open and OpenProbe.
+	Bench runner.Bench
+	// Plan makes the plan a line runs as, with the session's variables;
+	// the command binds nothing more than the line holds (BindLine does).
+	Plan func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error)
+	// ArtifactDir receives the pictures and host command output of lines.
+	ArtifactDir string
 	// Check, if set, refuses a line's steps that the session's probes
 	// cannot run (an openocd step on a GDB probe) before it runs.
 	Check func(*steps.Sequence) error
@@ -336,7 +342,7 @@ func (s *Session) say(format string, args ...any) {
 func (s *Session) open(ctx context.Context) error {
 	for _, dev := range s.opts.Seq.Devices {
 		dev.Reconnect = true
-		c, err := s.opts.Engine.Open(ctx, dev)
+		c, err := s.opts.Bench.Open(ctx, dev)
 		if err != nil {
 			return fmt.Errorf("%w: device %s: %w", ErrOpen, dev.Name, err)
 		}
@@ -351,10 +357,10 @@ func (s *Session) open(ctx context.Context) error {
 		}
 	}
 	for _, p := range s.opts.Seq.Probes {
-		if s.opts.Engine.OpenProbe == nil {
+		if s.opts.Bench.OpenProbe == nil {
 			break
 		}
-		d, err := s.opts.Engine.OpenProbe(ctx, p)
+		d, err := s.opts.Bench.OpenProbe(ctx, p)
 		if err != nil {
 			s.say("probe %s: %v (memory steps on it will fail)", p.Name, err)
 			continue
@@ -643,22 +649,25 @@ func (s *Session) run(ctx context.Context, seq *steps.Sequence, whole bool) *run
 		}
 		rep.Event(e)
 	})
-	opts := s.opts.Engine
-	opts.KeepSteps = true
-	opts.Open = func(_ context.Context, dev *steps.Device) (runner.Console, error) {
-		return &heldConsole{Console: s.consoles[dev.Name], s: s, name: dev.Name}, nil
+	pl, err := s.opts.Plan(seq, s.vars)
+	if err != nil {
+		s.say("%v", err)
+		return &runner.SequenceResult{Status: runner.Errored, Error: err.Error()}
 	}
-	opts.OpenProbe = func(_ context.Context, p *steps.Probe) (runner.Debugger, error) {
-		d := s.probes[p.Name]
-		if d == nil {
-			return nil, fmt.Errorf("probe %s is not open", p.Name)
+	bench := s.opts.Bench.WithOpen(func(runner.Opener) runner.Opener {
+		return func(_ context.Context, dev *steps.Device) (runner.Console, error) {
+			return &heldConsole{Console: s.consoles[dev.Name], s: s, name: dev.Name}, nil
 		}
-		return heldProbe{d}, nil
-	}
-	opts.Vars, opts.Sink = s.vars, sink
-	// The session's consoles keep their own logs.
-	opts.LogPaths = nil
-	res := runner.Run(rctx, seq, opts)
+	}).WithOpenProbe(func(runner.ProbeOpener) runner.ProbeOpener {
+		return func(_ context.Context, p *steps.Probe) (runner.Debugger, error) {
+			d := s.probes[p.Name]
+			if d == nil {
+				return nil, fmt.Errorf("probe %s is not open", p.Name)
+			}
+			return heldProbe{d}, nil
+		}
+	}).WithoutLogPaths() // the session's consoles keep their own logs
+	res := pl.Run(rctx, bench, plan.Output{Sink: sink, KeepSteps: true, ArtifactDir: s.opts.ArtifactDir})
 	switch res.Status {
 	case runner.Failed:
 		s.failed = true

@@ -32,7 +32,10 @@ func TestInterruptedInEveryReport(t *testing.T) {
 			cancel()
 		}
 	})
-	res := runner.Run(ctx, seq, runner.Options{KeepSteps: true, Sink: sink})
+	res := runner.Run(ctx, seq, runner.Bench{}, runner.Options{
+		KeepSteps: true,
+		Sink:      sink,
+	})
 	con.Summary([]runner.SequenceResult{*res})
 	events := eventFile(t, []runner.SequenceResult{*res})
 

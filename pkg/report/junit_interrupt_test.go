@@ -48,7 +48,10 @@ func TestJUnitInterruptComesFirst(t *testing.T) {
 					cancel()
 				}
 			})
-			res := runner.Run(ctx, seq, runner.Options{KeepSteps: true, Sink: sink})
+			res := runner.Run(ctx, seq, runner.Bench{}, runner.Options{
+				KeepSteps: true,
+				Sink:      sink,
+			})
 			if res.Status != runner.Interrupted {
 				t.Fatalf("run status %s, want interrupted", res.Status)
 			}

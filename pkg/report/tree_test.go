@@ -79,7 +79,13 @@ func runReal(t *testing.T, src string, vars map[string]string, open runner.Opene
 		}
 		c.Event(e)
 	})
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Vars: vars, Sink: zero, Open: open})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Open: open,
+	}, runner.Options{
+		KeepSteps: true,
+		Vars:      vars,
+		Sink:      zero,
+	})
 	res.StartedAt, res.Duration = base, 0
 	for i := range res.Steps {
 		res.Steps[i].Started, res.Steps[i].Duration = 0, 0

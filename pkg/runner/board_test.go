@@ -99,7 +99,7 @@ func runOnPort(t *testing.T, src, path string) *runner.SequenceResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return runner.Run(ctx, load(t, src), runner.Options{KeepSteps: true,
+	return runner.Run(ctx, load(t, src), runner.Bench{
 		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 			c, err := serialx.Open(ctx, dev.Name, serialx.Config{Path: path, NoLock: true})
 			if err != nil {
@@ -107,6 +107,8 @@ func runOnPort(t *testing.T, src, path string) *runner.SequenceResult {
 			}
 			return openedSerial{c}, nil
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 }
 

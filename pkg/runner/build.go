@@ -27,6 +27,15 @@ type BuildRequest struct {
 	Port string
 	// Progress receives the tool's output, line by line.
 	Progress func(line string)
+	// Log, when not "", is the file the tool's whole output goes to,
+	// instead of the one the bench names.
+	Log string
+}
+
+// BuildLogName is the name of the log file of a build or upload step's
+// tool, KIND-lineN.log, in whatever folder keeps a run's logs.
+func BuildLogName(s *steps.Step) string {
+	return fmt.Sprintf("%s-line%d.log", s.Kind, s.Pos.Line)
 }
 
 // Builder runs build and upload tools (commands, PlatformIO). An error
@@ -45,7 +54,7 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 	if b.Image != nil {
 		return r.uploadImage(ctx, s, res)
 	}
-	if r.opts.Build == nil {
+	if r.bench.Build == nil {
 		return fmt.Errorf("%s: no way to run build tools was given", s.Kind)
 	}
 	req := BuildRequest{Step: s, Progress: func(line string) {
@@ -64,7 +73,7 @@ func (r *run) build(ctx context.Context, s *steps.Step, res *StepResult) error {
 	var out BuildOutcome
 	err, portErr := r.withPortReleased(bctx, b.Port, &req.Port, func() error {
 		var err error
-		out, err = r.opts.Build(bctx, req)
+		out, err = r.bench.Build(bctx, req)
 		return err
 	})
 	res.Data = out.Data

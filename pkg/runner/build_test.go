@@ -65,9 +65,11 @@ steps:
 		}
 		return runner.BuildOutcome{OK: true, Summary: "flash 564 bytes", Data: map[string]any{"flash_bytes": 564}}, nil
 	}
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open:  func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: build,
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if got := statuses(res); got != "0:passed 1:passed 2:passed 3:passed 4:failed" {
 		t.Fatalf("steps = %s", got)
@@ -92,10 +94,12 @@ steps:
   - build:
       command: [pio, run]
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			return runner.BuildOutcome{}, errors.New(`run pio: executable file not found in $PATH (install PlatformIO Core)`)
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if res.Status != runner.Errored || !strings.Contains(res.Error, "install PlatformIO") {
 		t.Errorf("status %s, error %q", res.Status, res.Error)
@@ -130,12 +134,14 @@ steps:
 `)
 	dev := &failingRelease{device: newDevice(shell)}
 	ran := false
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			ran = true
 			return runner.BuildOutcome{OK: true}, nil
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if ran || res.Status != runner.Errored || !strings.Contains(res.Error, "release dut for the upload") {
 		t.Errorf("tool ran %v, status %s, error %q", ran, res.Status, res.Error)
@@ -171,11 +177,13 @@ steps:
     timeout: 100ms
 `)
 	dev := &bannerDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			return runner.BuildOutcome{OK: true}, nil
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if got := statuses(res); got != "0:passed 1:failed" {
 		t.Errorf("steps = %s: output from before the upload matched an expect after it", got)
@@ -202,12 +210,14 @@ steps:
     timeout: 50ms
 `)
 	dev := &lostDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
 		Build: func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 			<-ctx.Done()
 			return runner.BuildOutcome{}, fmt.Errorf("run flash-tool: %w", ctx.Err())
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if res.Status != runner.Errored || !strings.Contains(res.Error, "timed out after 50ms") || !strings.Contains(res.Error, "take dut back after the upload") {
 		t.Errorf("status %s, error %q: the console lost after a timed-out upload is not reported", res.Status, res.Error)

@@ -103,7 +103,7 @@ func (r *run) camera(ctx context.Context, s *steps.Step, res *StepResult) error 
 	if cam == nil {
 		return fmt.Errorf("camera %s is not declared", cs.Camera)
 	}
-	if r.opts.Camera == nil {
+	if r.bench.Camera == nil {
 		return errors.New("camera: no way to take pictures was given")
 	}
 	dir, err := r.artifactDir()
@@ -120,7 +120,7 @@ func (r *run) camera(ctx context.Context, s *steps.Step, res *StepResult) error 
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
 	defer cancel()
-	frames, err := r.opts.Camera(cctx, GrabRequest{Camera: cam, Frames: cs.Frames, Size: cs.Size, Dir: dir, Base: base})
+	frames, err := r.bench.Camera(cctx, GrabRequest{Camera: cam, Frames: cs.Frames, Size: cs.Size, Dir: dir, Base: base})
 	res.Data = map[string]any{"camera": cam.Name, "input": cam.Input, "frames": frames}
 	res.Attachments = append(res.Attachments, frames...)
 	if err != nil {
@@ -344,7 +344,7 @@ func (w *lineWriter) flush() {
 // host runs argv with its output to a log file in the artifact folder, to
 // the event stream as console "exec" or "power", and into memory.
 func (r *run) host(ctx context.Context, console, logName string, argv []string, dir string, env []string) (code int, out *keepWriter, logPath string, err error) {
-	if r.opts.Host == nil {
+	if r.bench.Host == nil {
 		return -1, nil, "", fmt.Errorf("%s: no way to run host commands was given", console)
 	}
 	adir, err := r.artifactDir()
@@ -369,7 +369,7 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 	lw := &lineWriter{fn: func(l string) {
 		r.emit(Event{Type: ConsoleOutput, Console: console, Data: []byte(l + "\n")})
 	}}
-	code, err = r.opts.Host.Run(ctx, argv, dir, env, io.MultiWriter(f, out, lw))
+	code, err = r.bench.Host.Run(ctx, argv, dir, env, io.MultiWriter(f, out, lw))
 	lw.flush()
 	if err == nil {
 		fmt.Fprintf(f, "[exit %d]\n", code)

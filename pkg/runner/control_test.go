@@ -73,14 +73,19 @@ steps:
 `)
 	dir := t.TempDir()
 	cam.led = true
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
-		if req.Base == "led_off" {
-			cam.mu.Lock()
-			cam.led = false
-			cam.mu.Unlock()
-		}
-		return cam.grab(ctx, req)
-	}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+			if req.Base == "led_off" {
+				cam.mu.Lock()
+				cam.led = false
+				cam.mu.Unlock()
+			}
+			return cam.grab(ctx, req)
+		},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:passed 1:passed 2:failed" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -106,12 +111,17 @@ steps:
 
 func TestCameraErrorIsTheBench(t *testing.T) {
 	seq := load(t, "steps:\n  - capture: true\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
-		if req.Camera.Input != "0" {
-			t.Errorf("capture: true uses input %q, want the first camera", req.Camera.Input)
-		}
-		return nil, errors.New("/dev/video0 does not exist")
-	}, ArtifactDir: t.TempDir()})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Camera: func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
+			if req.Camera.Input != "0" {
+				t.Errorf("capture: true uses input %q, want the first camera", req.Camera.Input)
+			}
+			return nil, errors.New("/dev/video0 does not exist")
+		},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: t.TempDir(),
+	})
 	if res.Status != runner.Errored || res.Steps[0].Message != "camera camera: /dev/video0 does not exist" {
 		t.Fatalf("%s: %s", res.Status, res.Steps[0].Message)
 	}
@@ -167,9 +177,13 @@ func TestLineSteps(t *testing.T) {
 `)
 	ld := &lineDevice{device: newDevice(shell)}
 	// Wrappers (the repl's, MCP's) offer the console they wrap.
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
-		return wrapped{wrapped{ld}}, nil
-	}})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
+			return wrapped{wrapped{ld}}, nil
+		},
+	}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Passed {
 		t.Fatalf("%s %+v", res.Status, res.Steps)
 	}
@@ -180,11 +194,19 @@ func TestLineSteps(t *testing.T) {
 
 	// A console without modem lines (a pty) is the bench's problem.
 	ld = &lineDevice{device: newDevice(shell), err: errors.New("/dev/pts/3 has no modem control lines")}
-	res = runner.Run(context.Background(), load(t, "steps:\n  - reset_sequence: esp32\n"), runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return ld, nil }})
+	res = runner.Run(context.Background(), load(t, "steps:\n  - reset_sequence: esp32\n"), runner.Bench{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return ld, nil },
+	}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Errored || res.Steps[0].Message != "reset_sequence on console: /dev/pts/3 has no modem control lines" {
 		t.Fatalf("%s: %s", res.Status, res.Steps[0].Message)
 	}
-	res = runner.Run(context.Background(), load(t, "steps:\n  - break: 1ms\n"), runner.Options{KeepSteps: true, Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return newDevice(shell), nil }})
+	res = runner.Run(context.Background(), load(t, "steps:\n  - break: 1ms\n"), runner.Bench{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return newDevice(shell), nil },
+	}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Errored || !strings.Contains(res.Steps[0].Message, "has no modem control lines") {
 		t.Fatalf("%s: %s", res.Status, res.Steps[0].Message)
 	}
@@ -208,7 +230,12 @@ steps:
     expect: env=hi board
   - exec: [sh, -c, "echo oops; exit 4"]
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:passed 1:passed 2:passed 3:passed 4:failed" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -224,17 +251,32 @@ steps:
 	// the bench's problem.
 	seq = load(t, "steps:\n  - exec: [sleep, \"30\"]\n    timeout: 100ms\n")
 	begin := time.Now()
-	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{Grace: 100 * time.Millisecond}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{Grace: 100 * time.Millisecond},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if res.Status != runner.Failed || res.Steps[0].Message != "sleep timed out after 100ms" || time.Since(begin) > 10*time.Second {
 		t.Fatalf("timeout: %s %s", res.Status, res.Steps[0].Message)
 	}
 	seq = load(t, "steps:\n  - exec: [no-such-tool-hilrun]\n")
-	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if res.Status != runner.Errored || !strings.Contains(res.Steps[0].Message, "no-such-tool-hilrun") {
 		t.Fatalf("missing tool: %s %s", res.Status, res.Steps[0].Message)
 	}
 	seq = load(t, "steps:\n  - exec: [sh, -c, 'echo nothing']\n    expect: something\n")
-	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res = runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if res.Status != runner.Failed || res.Steps[0].Message != `the output of sh has no "something"` || !strings.Contains(res.Steps[0].Received, "nothing") {
 		t.Fatalf("expect: %s %q %q", res.Status, res.Steps[0].Message, res.Steps[0].Received)
 	}
@@ -256,7 +298,12 @@ steps:
   - power: {device: dut, action: "off"}
   - power: {device: hub, action: cycle}
 `, state))
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:passed 1:passed 2:error" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -282,7 +329,12 @@ func TestExecLongOutput(t *testing.T) {
   - exec: [sh, -c, 'head -c 3000000 /dev/zero | tr "\0" x; echo; echo END']
     expect: MIDDLE
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:passed 1:passed 2:failed" {
 		t.Fatalf("statuses %s: %+v", got, res.Steps)
 	}
@@ -313,9 +365,12 @@ steps:
   - expect: app started
 `)
 	dev := &handoverDevice{device: newDevice(shell)}
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
-		Host: build.ExecRunner{}, ArtifactDir: t.TempDir(),
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: t.TempDir(),
 	})
 	if res.Status != runner.Passed {
 		t.Fatalf("%s: %+v", res.Status, res.Steps)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -45,20 +44,18 @@ func (r *run) eval(ctx context.Context, what string, x *steps.Expr, value any) (
 	return nil, &stepError{msg: msg}
 }
 
-// exprEnviron is env in expressions: the variables of hilrun's
-// environment that Options.Getenv gives a value, read once per run. A
-// Getenv that hides the environment (the MCP server's) leaves it empty, so
-// expressions cannot list the names either.
+// exprEnviron is env in expressions and ${env.NAME}: the bench's
+// environment, made into a map once per run. A bench with no environment
+// (the MCP server's) leaves it empty, so expressions cannot list the
+// names either. A later line for a name wins, as it does for a process.
 func (r *run) exprEnviron() map[string]string {
 	if r.environ != nil {
 		return r.environ
 	}
 	r.environ = map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, _, ok := strings.Cut(kv, "="); ok {
-			if v := r.opts.Getenv(k); v != "" {
-				r.environ[k] = v
-			}
+	for _, kv := range r.bench.Environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			r.environ[k] = v
 		}
 	}
 	return r.environ

@@ -60,7 +60,7 @@ func TestExprBudgets(t *testing.T) {
 			seq := load(t, "steps:\n"+tt.src)
 			opts := tt.opts
 			opts.KeepSteps = true
-			res := runner.Run(context.Background(), seq, opts)
+			res := runner.Run(context.Background(), seq, runner.Bench{}, opts)
 			got := lastLeaf(res)
 			if res.Status != runner.Errored || got.Status != runner.Errored || !strings.Contains(got.Message, tt.want) {
 				t.Errorf("run %s, step %s %s: %q\nwant an error containing %q", res.Status, got.Path, got.Status, got.Message, tt.want)
@@ -79,7 +79,9 @@ func TestExprWithinBudgets(t *testing.T) {
 		"  - assert: 'upper(join(sort(keys({b: 1, a: 2})), \"-\")) == \"A-B\"'\n"+
 		"  - set: {m: {expr: 'fromPairs(map(1..5000, {[string(#), #]}))'}}\n"+
 		"  - assert: 'all(1..5000, {string(#) in m})'\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true})
+	res := runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Passed {
 		t.Fatalf("run %s: %s; %s", res.Status, res.Error, statuses(res))
 	}
@@ -92,7 +94,10 @@ func TestExprStopsAtTimeout(t *testing.T) {
 		"  - assert: 'let l = split(s, \"\"); all(l, {all(l, {all(l, {true})})})'\n")
 	done := make(chan *runner.SequenceResult, 1)
 	go func() {
-		done <- runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, MaxExprWork: 1 << 62})
+		done <- runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+			KeepSteps:   true,
+			MaxExprWork: 1 << 62,
+		})
 	}()
 	select {
 	case res := <-done:
@@ -125,7 +130,11 @@ func TestExprStopsWhenCancelled(t *testing.T) {
 	})
 	done := make(chan *runner.SequenceResult, 1)
 	go func() {
-		done <- runner.Run(ctx, seq, runner.Options{KeepSteps: true, MaxExprWork: 1 << 62, Sink: sink})
+		done <- runner.Run(ctx, seq, runner.Bench{}, runner.Options{
+			KeepSteps:   true,
+			MaxExprWork: 1 << 62,
+			Sink:        sink,
+		})
 	}()
 	select {
 	case res := <-done:

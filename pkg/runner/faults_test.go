@@ -37,8 +37,10 @@ func TestLogLossIsBenchError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := &lossyConsole{device: newDevice(func(l string) string { return l + "\n" }), err: tc.err}
 			seq := load(t, "steps:\n  - send: a\n    expect: a\n  - send: b\n    expect: b\n")
-			res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+			res := runner.Run(context.Background(), seq, runner.Bench{
 				Open: func(ctx context.Context, _ *steps.Device) (runner.Console, error) { return wrapped{dev}, nil },
+			}, runner.Options{
+				KeepSteps: true,
 			})
 			if res.Status != tc.status {
 				t.Fatalf("status %s, want %s (%s)", res.Status, tc.status, res.Error)
@@ -77,8 +79,10 @@ func TestExpectOnAwayDevice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := &awayConsole{device: newDevice(func(string) string { return "" }), away: tc.away}
 			seq := load(t, "steps:\n  - expect: never\n    timeout: 50ms\n")
-			res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+			res := runner.Run(context.Background(), seq, runner.Bench{
 				Open: func(ctx context.Context, _ *steps.Device) (runner.Console, error) { return wrapped{dev}, nil },
+			}, runner.Options{
+				KeepSteps: true,
 			})
 			if res.Status != tc.status || len(res.Steps) != 1 || !strings.Contains(res.Steps[0].Message, tc.msg) {
 				t.Errorf("status %s, steps %+v; want %s with %q", res.Status, res.Steps, tc.status, tc.msg)
@@ -103,7 +107,12 @@ func TestExecLogLoss(t *testing.T) {
     exec: [sh, -c, 'i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done']
     expect: line 1999
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:passed" {
 		t.Fatalf("steps %s, want 0:passed (%+v)", got, res.Steps)
 	}

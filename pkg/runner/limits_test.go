@@ -55,8 +55,10 @@ func TestValueLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			seq := load(t, tt.src)
 			dev := newDevice(shell)
-			res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
-				Open:          func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+			res := runner.Run(context.Background(), seq, runner.Bench{
+				Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+			}, runner.Options{
+				KeepSteps:     true,
 				MaxValueBytes: tt.maxValue,
 			})
 			if res.Status != runner.Errored {
@@ -72,7 +74,9 @@ func TestValueLimit(t *testing.T) {
 
 func TestValueWithinLimit(t *testing.T) {
 	seq := load(t, "vars: {s: x}\nsteps:\n  - repeat: 19\n    steps:\n      - set: {s: \"${s}${s}\"}\n  - set: {t: {expr: s + s}}\n  - assert: len(t) == 1048576\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true})
+	res := runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Passed {
 		t.Fatalf("run %s: %s", res.Status, res.Error)
 	}
@@ -80,7 +84,10 @@ func TestValueWithinLimit(t *testing.T) {
 
 func TestStepLimit(t *testing.T) {
 	seq := load(t, "vars: {n: 0}\nsteps:\n  - repeat: 1000\n    steps:\n      - set: {n: {expr: n + 1}}\n      - assert: n > 0\nfinally:\n  - set: {done: 'yes'}\n  - assert: n == 5\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, MaxSteps: 10})
+	res := runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+		KeepSteps: true,
+		MaxSteps:  10,
+	})
 	if res.Status != runner.Errored {
 		t.Fatalf("run %s, want error", res.Status)
 	}
@@ -111,7 +118,9 @@ func TestStepLimit(t *testing.T) {
 
 func TestNoStepLimitByDefault(t *testing.T) {
 	seq := load(t, "steps:\n  - repeat: 20000\n    steps:\n      - set: {x: 1}\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true})
+	res := runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+		KeepSteps: true,
+	})
 	if res.Status != runner.Passed {
 		t.Fatalf("run %s: %s", res.Status, res.Error)
 	}
@@ -133,13 +142,24 @@ func (printer) Run(ctx context.Context, argv []string, dir string, env []string,
 
 func TestExecSaveValueLimit(t *testing.T) {
 	seq := load(t, "steps:\n  - exec: [print, '"+strings.Repeat("x", 100)+"']\n    save: out\n")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: printer{}, ArtifactDir: t.TempDir(), MaxValueBytes: 50})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: printer{},
+	}, runner.Options{
+		KeepSteps:     true,
+		ArtifactDir:   t.TempDir(),
+		MaxValueBytes: 50,
+	})
 	got := lastLeaf(res)
 	want := "save out: the value is 100 bytes or more, past the value limit of 50 bytes"
 	if got.Status != runner.Errored || !strings.Contains(got.Message, want) {
 		t.Errorf("step %s: %q, want %q", got.Status, got.Message, want)
 	}
-	res = runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: printer{}, ArtifactDir: t.TempDir()})
+	res = runner.Run(context.Background(), seq, runner.Bench{
+		Host: printer{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: t.TempDir(),
+	})
 	if res.Status != runner.Passed {
 		t.Errorf("within the default limit: %s %s", res.Status, res.Error)
 	}

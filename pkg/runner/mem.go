@@ -61,10 +61,10 @@ func (r *run) resolveMem(ctx context.Context, s *steps.Step) (memTarget, error) 
 		if elf == "" {
 			return t, &stepError{msg: fmt.Sprintf("symbol %s: no ELF file: set elf: on the step or on probe %s", m.Symbol, s.To)}
 		}
-		if r.opts.Symbols == nil {
+		if r.bench.Symbols == nil {
 			return t, fmt.Errorf("symbol %s: no symbol lookup was given", m.Symbol)
 		}
-		addr, size, err := r.opts.Symbols(elf, m.Symbol)
+		addr, size, err := r.bench.Symbols(elf, m.Symbol)
 		if err != nil {
 			return t, &stepError{msg: err.Error()}
 		}

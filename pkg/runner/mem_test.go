@@ -296,9 +296,11 @@ steps:
 			if tt.setup != nil {
 				tt.setup(mem, probe)
 			}
-			res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+			res := runner.Run(context.Background(), seq, runner.Bench{
 				OpenProbe: func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) { return probe, nil },
 				Symbols:   lookupSymbol,
+			}, runner.Options{
+				KeepSteps: true,
 			})
 			if got := statuses(res); got != tt.steps {
 				t.Errorf("steps = %q, want %q (%s)", got, tt.steps, res.Error)

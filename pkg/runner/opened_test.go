@@ -51,7 +51,9 @@ func TestFirstExpectSeesWhatArrivedWhileOpening(t *testing.T) {
 			b := stream.NewBuffer(0)
 			b.Append(time.Now(), []byte("hilrun virtual board\r\nsim> "))
 			c := tc.wrap(bufConsole{b})
-			res := runner.Run(context.Background(), seq, runner.Options{Open: func(context.Context, *steps.Device) (runner.Console, error) { return c, nil }})
+			res := runner.Run(context.Background(), seq, runner.Bench{
+				Open: func(context.Context, *steps.Device) (runner.Console, error) { return c, nil },
+			}, runner.Options{})
 			if res.Status != tc.want {
 				t.Fatalf("status %s, want %s: %s", res.Status, tc.want, res.Error)
 			}

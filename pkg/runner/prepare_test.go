@@ -31,7 +31,7 @@ func TestPrepare(t *testing.T) {
 			}
 			dev := newDevice(func(string) string { return tc.reply + "\n" })
 			var order []string
-			res := runner.Run(context.Background(), seq, runner.Options{
+			res := runner.Run(context.Background(), seq, runner.Bench{
 				Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 					order = append(order, "open "+d.Port)
 					return dev, nil
@@ -47,7 +47,7 @@ func TestPrepare(t *testing.T) {
 						order = append(order, "release, closed "+map[bool]string{true: "yes", false: "no"}[closed])
 					}, tc.prepareErr
 				},
-			})
+			}, runner.Options{})
 			if res.Status != tc.status {
 				t.Errorf("status %s, want %s (%s)", res.Status, tc.status, res.Error)
 			}

@@ -77,8 +77,10 @@ func runWith(t *testing.T, src string, d runner.Debugger) *runner.SequenceResult
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	return runner.Run(context.Background(), seq, runner.Bench{
 		OpenProbe: func(context.Context, *steps.Probe) (runner.Debugger, error) { return d, nil },
+	}, runner.Options{
+		KeepSteps: true,
 	})
 }
 

@@ -154,8 +154,10 @@ func runOn(t *testing.T, src string, b *bootloader) *runner.SequenceResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return runner.Run(ctx, load(t, src), runner.Options{KeepSteps: true,
+	return runner.Run(ctx, load(t, src), runner.Bench{
 		Open: func(context.Context, *steps.Device) (runner.Console, error) { return b, nil },
+	}, runner.Options{
+		KeepSteps: true,
 	})
 }
 

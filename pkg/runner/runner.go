@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,17 +49,10 @@ type OpenedConsole interface {
 // is not allowed.
 type Opener func(ctx context.Context, dev *steps.Device) (Console, error)
 
-// Options configure a run.
+// Options are what one run is, apart from its sequence: values from the
+// command line, where events go, limits, and where artifacts are kept. What
+// the run runs on (consoles, probes, tools) is its Bench.
 type Options struct {
-	// Open opens consoles. Required when the sequence has serial steps.
-	Open Opener
-	// OpenProbe opens debugger sessions. Required when the sequence has
-	// memory or debugger steps.
-	OpenProbe ProbeOpener
-	// Symbols resolves ELF symbols for steps that address memory by name.
-	Symbols SymbolLookup
-	// Build runs the tools of build and upload steps.
-	Build Builder
 	// Vars are values from the command line (--var); they override vars in
 	// the file.
 	Vars map[string]string
@@ -70,18 +62,10 @@ type Options struct {
 	// context that is not cancelled with the run's, so an interrupted run
 	// still cleans up; pass one that a second interrupt cancels.
 	FinallyContext context.Context
-	// Getenv reads the environment for ${env.NAME}; nil means os.Getenv.
-	Getenv func(string) string
 	// TranscriptLimit bounds each console transcript kept for reports (the
 	// last bytes a console printed, for JUnit's system-out), in bytes; 0
 	// means 256 KiB. The console logs keep everything.
 	TranscriptLimit int
-	// LogPaths, if set, reports the log file of each console once opened.
-	LogPaths func(c Console) string
-	// Camera takes the pictures of camera steps.
-	Camera CameraGrabber
-	// Host runs the commands of exec and power steps.
-	Host HostRunner
 	// ArtifactDir receives pictures and the output of host commands; it is
 	// made when first needed. Required when the sequence has camera, exec
 	// or power steps.
@@ -108,13 +92,6 @@ type Options struct {
 	// ErrStepLimit. Finally steps have a budget of their own, so they
 	// still run.
 	MaxSteps uint64
-	// Prepare, if set, runs before any console or probe opens, under the
-	// run's context: it starts what the sequence launches for itself (a
-	// QEMU board) and returns seq bound to it, a copy when it binds
-	// anything. release, when not nil, runs once the consoles and probes
-	// are closed, whatever the outcome, even a panic. An error ends the run
-	// as a bench error, as a console that does not open does.
-	Prepare func(ctx context.Context, seq *steps.Sequence) (bound *steps.Sequence, release func(), err error)
 	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
 	// off for runs of any length: memory then stays flat, and the steps
 	// reach reports only through the Sink (see package results). It suits
@@ -130,16 +107,17 @@ var (
 	errStepTimeout     = errors.New("step timeout")
 )
 
-// Run executes seq and returns its result; it never panics on a bad device.
-// Cancelling ctx interrupts the run: the current step stops, finally steps
-// run, and the result says Interrupted.
-func Run(ctx context.Context, seq *steps.Sequence, opts Options) *SequenceResult {
-	r := newRun(seq, opts)
+// Run executes seq on bench and returns its result; it never panics on a
+// bad device. Cancelling ctx interrupts the run: the current step stops,
+// finally steps run, and the result says Interrupted.
+func Run(ctx context.Context, seq *steps.Sequence, bench Bench, opts Options) *SequenceResult {
+	r := newRun(seq, bench, opts)
 	return r.run(ctx)
 }
 
 type run struct {
 	seq   *steps.Sequence
+	bench Bench
 	opts  Options
 	start time.Time
 
@@ -162,7 +140,7 @@ type run struct {
 	environ map[string]string // env in expressions; see exprEnviron
 	trans   map[string]*transcript
 	cleanup []func()
-	// release holds what Options.Prepare returned, run last.
+	// release holds what Bench.Prepare returned, run last.
 	release []func()
 	// closed names the devices and probes that did not open.
 	closed map[string]bool
@@ -228,10 +206,7 @@ func (t *transcript) bytes() []byte {
 	return append(append(out, t.buf[t.start:]...), t.buf[:t.start]...)
 }
 
-func newRun(seq *steps.Sequence, opts Options) *run {
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
+func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
 	if opts.TranscriptLimit <= 0 {
 		opts.TranscriptLimit = 256 << 10
 	}
@@ -240,7 +215,7 @@ func newRun(seq *steps.Sequence, opts Options) *run {
 		sink = SinkFunc(func(Event) {})
 	}
 	r := &run{
-		seq: seq, opts: opts, sink: sink,
+		seq: seq, bench: bench, opts: opts, sink: sink,
 		consol:  map[string]Console{},
 		probes:  map[string]Debugger{},
 		cursor:  map[string]int64{},
@@ -363,13 +338,13 @@ func worst(a, b Status) Status {
 	return a
 }
 
-// prepare runs Options.Prepare and has its release run when run returns,
+// prepare runs Bench.Prepare and has its release run when run returns,
 // after the consoles and probes are closed (the defers run in reverse).
 func (r *run) prepare(ctx context.Context) error {
-	if r.opts.Prepare == nil {
+	if r.bench.Prepare == nil {
 		return nil
 	}
-	bound, release, err := r.opts.Prepare(ctx, r.seq)
+	bound, release, err := r.bench.Prepare(ctx, r.seq)
 	if release != nil {
 		r.release = append(r.release, release)
 	}
@@ -392,10 +367,10 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		patterns = append(patterns, pat)
 	}
 	for _, dev := range r.seq.Devices {
-		if r.opts.Open == nil {
+		if r.bench.Open == nil {
 			return fmt.Errorf("device %s: no way to open serial consoles was given", dev.Name)
 		}
-		c, err := r.opts.Open(ctx, dev)
+		c, err := r.bench.Open(ctx, dev)
 		if err != nil {
 			r.notOpened(dev.Name)
 			return &OpenError{Device: dev.Name, Port: dev.Port, From: portFrom(dev), Err: err}
@@ -426,8 +401,8 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 			})
 			r.cleanup = append(r.cleanup, stop)
 		}
-		if r.opts.LogPaths != nil {
-			if p := r.opts.LogPaths(c); p != "" {
+		if r.bench.LogPaths != nil {
+			if p := r.bench.LogPaths(c); p != "" {
 				if r.res.Logs == nil {
 					r.res.Logs = map[string]string{}
 				}
@@ -436,10 +411,10 @@ func (r *run) openConsoles(ctx context.Context, cancel context.CancelCauseFunc) 
 		}
 	}
 	for _, p := range r.seq.Probes {
-		if r.opts.OpenProbe == nil {
+		if r.bench.OpenProbe == nil {
 			return fmt.Errorf("probe %s: no way to open debug probes was given", p.Name)
 		}
-		d, err := r.opts.OpenProbe(ctx, p)
+		d, err := r.bench.OpenProbe(ctx, p)
 		if err != nil {
 			r.notOpened(p.Name)
 			return &OpenError{Probe: p.Name, Err: err}
@@ -547,7 +522,7 @@ func (r *run) transcripts() []Transcript {
 // lookup resolves ${name} references.
 func (r *run) lookup(name string) (any, bool) {
 	if env, ok := strings.CutPrefix(name, "env."); ok {
-		return r.opts.Getenv(env), true
+		return r.getenv(env), true
 	}
 	v, ok := r.vars[name]
 	return v, ok

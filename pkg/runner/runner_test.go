@@ -154,9 +154,11 @@ func (r *recorder) types() []runner.EventType {
 
 func run(t *testing.T, ctx context.Context, seq *steps.Sequence, dev *device, sink runner.Sink) *runner.SequenceResult {
 	t.Helper()
-	return runner.Run(ctx, seq, runner.Options{KeepSteps: true,
+	return runner.Run(ctx, seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
-		Sink: sink,
+	}, runner.Options{
+		KeepSteps: true,
+		Sink:      sink,
 	})
 }
 
@@ -612,10 +614,12 @@ steps:
   - send: version
 finally:
   - delay: 1ms`)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 			return nil, errors.New("open /dev/ttyUSB9: no such file or directory")
 		},
+	}, runner.Options{
+		KeepSteps: true,
 	})
 	if res.Status != runner.Errored || !strings.Contains(res.Error, "device console: open /dev/ttyUSB9") {
 		t.Errorf("status %s error %q", res.Status, res.Error)
@@ -640,8 +644,10 @@ steps:
 		}
 		dev.print("the end\r\n")
 	}()
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true,
-		Open:            func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+	}, runner.Options{
+		KeepSteps:       true,
 		TranscriptLimit: 100,
 	})
 	if res.Status != runner.Passed {
@@ -711,7 +717,9 @@ steps:
   - assert: "true"
 `)
 	rec := &recorder{}
-	res := runner.Run(context.Background(), seq, runner.Options{Sink: rec})
+	res := runner.Run(context.Background(), seq, runner.Bench{}, runner.Options{
+		Sink: rec,
+	})
 	if res.Steps != nil {
 		t.Errorf("%d steps kept without KeepSteps", len(res.Steps))
 	}

@@ -112,7 +112,12 @@ func TestExecMatchCutAtTheHead(t *testing.T) {
     regex: true
     save: size
 `)
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Host: build.ExecRunner{}, ArtifactDir: dir})
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Host: build.ExecRunner{},
+	}, runner.Options{
+		KeepSteps:   true,
+		ArtifactDir: dir,
+	})
 	if got := statuses(res); got != "0:failed" || savedVar(res, "size") != nil {
 		t.Fatalf("statuses %s, size %v: %+v", got, savedVar(res, "size"), res.Steps)
 	}

@@ -62,8 +62,11 @@ finally:
 	}
 	rec := &recorder{}
 	cause := errors.New("open /dev/ttyUSB7: no such port")
-	res := runner.Run(context.Background(), seq, runner.Options{KeepSteps: true, Sink: rec,
+	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return nil, cause },
+	}, runner.Options{
+		KeepSteps: true,
+		Sink:      rec,
 	})
 	wantErr := "device dut: open /dev/ttyUSB7: no such port (the port is from --port dut=/dev/ttyUSB7)"
 	if res.Status != runner.Errored || res.Error != wantErr {
@@ -109,11 +112,11 @@ func TestPortFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := runner.Run(context.Background(), seq, runner.Options{
+			res := runner.Run(context.Background(), seq, runner.Bench{
 				Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) {
 					return nil, errors.New("open " + d.Port + ": no such port")
 				},
-			})
+			}, runner.Options{})
 			if !strings.HasSuffix(res.Error, tt.want) {
 				t.Errorf("error %q, want it to end %q", res.Error, tt.want)
 			}
@@ -151,8 +154,11 @@ steps:
   - send: reboot
     expect: ok`)
 	rec := &recorder{}
-	runner.Run(context.Background(), seq, runner.Options{Sink: rec,
-		Open: func(context.Context, *steps.Device) (runner.Console, error) { return dev, nil }})
+	runner.Run(context.Background(), seq, runner.Bench{
+		Open: func(context.Context, *steps.Device) (runner.Console, error) { return dev, nil },
+	}, runner.Options{
+		Sink: rec,
+	})
 	for _, e := range rec.events {
 		if e.Type == runner.ConsoleNotice {
 			if e.Console != "console" || string(e.Data) != "reconnected on /dev/ttyUSB1" {

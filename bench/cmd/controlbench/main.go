@@ -28,6 +28,7 @@ import (
 	"github.com/hilrun/hilrun/bench"
 	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/camera"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -64,9 +65,12 @@ func run(n, rounds int, only string) error {
 }
 
 // stepDurations runs seq and returns the duration of each step of kind.
-func stepDurations(seq *steps.Sequence, opts runner.Options, kind steps.Kind) ([]time.Duration, error) {
-	opts.KeepSteps = true
-	res := runner.Run(context.Background(), seq, opts)
+func stepDurations(seq *steps.Sequence, artifacts string, kind steps.Kind) ([]time.Duration, error) {
+	pl, err := plan.Bind(seq, plan.Sources{})
+	if err != nil {
+		return nil, err
+	}
+	res := pl.Run(context.Background(), engine.NewBench(engine.BenchConfig{}), plan.Output{ArtifactDir: artifacts, KeepSteps: true})
 	if res.Status != runner.Passed {
 		return nil, fmt.Errorf("the sequence did not pass: %s %s", res.Status, res.Error)
 	}
@@ -117,7 +121,7 @@ func cameraBench(dir string, n, rounds int) error {
 	argv := camera.Argv(camera.Source{Input: url, Format: "mpjpeg"}, 1, filepath.Join(dir, "direct.png"))
 	var hil, direct []time.Duration
 	for r := 0; r < rounds; r++ {
-		d, err := stepDurations(seq, engine.Options(engine.RunConfig{ArtifactDir: filepath.Join(dir, fmt.Sprint("h", r))}), steps.KindCamera)
+		d, err := stepDurations(seq, filepath.Join(dir, fmt.Sprint("h", r)), steps.KindCamera)
 		if err != nil {
 			return err
 		}
@@ -158,7 +162,7 @@ func execBench(dir string, n, rounds int) error {
 	}
 	var hil, pyd []time.Duration
 	for r := 0; r < rounds; r++ {
-		d, err := stepDurations(seq, engine.Options(engine.RunConfig{ArtifactDir: filepath.Join(dir, fmt.Sprint("i", r))}), steps.KindExec)
+		d, err := stepDurations(seq, filepath.Join(dir, fmt.Sprint("i", r)), steps.KindExec)
 		if err != nil {
 			return err
 		}

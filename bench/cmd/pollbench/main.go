@@ -45,6 +45,7 @@ import (
 
 	"github.com/hilrun/hilrun/bench"
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -230,15 +231,21 @@ func measure(ctx context.Context, con *serialx.Console, arr *arrivals, dbg *time
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The engine's options, with the probe the benchmark times.
-		o := engine.Options(engine.RunConfig{Sink: runner.SinkFunc(func(e runner.Event) {
+		// The engine's bench, with the probe the benchmark times.
+		bench := engine.NewBench(engine.BenchConfig{}).WithOpenProbe(func(runner.ProbeOpener) runner.ProbeOpener {
+			return func(context.Context, *steps.Probe) (runner.Debugger, error) { return dbg, nil }
+		})
+		sink := runner.SinkFunc(func(e runner.Event) {
 			if e.Type == runner.StepFinished {
 				passAt = e.Time
 			}
-		})})
-		o.OpenProbe = func(context.Context, *steps.Probe) (runner.Debugger, error) { return dbg, nil }
-		o.KeepSteps = true
-		res = runner.Run(ctx, seq, o)
+		})
+		pl, err := plan.Bind(seq, plan.Sources{})
+		if err != nil {
+			res = &runner.SequenceResult{Status: runner.Errored, Error: err.Error()}
+			return
+		}
+		res = pl.Run(ctx, bench, plan.Output{Sink: sink, KeepSteps: true})
 	}()
 	select {
 	case <-first:
