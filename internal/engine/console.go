@@ -8,15 +8,24 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// SerialConfig is the serial port configuration of device dev: its port,
-// line settings and buffer size. The caller adds where logs go and how to find a USB
-// device again.
+// SerialConfig is the one conversion of a device into a serial port
+// configuration, for hilrun run, repl and mcp alike: its port, line
+// settings, the modem lines it declares (lines it does not declare are
+// left as the port has them: asserting DTR on open resets some boards),
+// reconnection, buffer size, and for a device given by USB identity how
+// to find it, then and after every re-enumeration. The caller adds where
+// logs go.
 func SerialConfig(dev *steps.Device) serialx.Config {
-	return serialx.Config{
+	cfg := serialx.Config{
 		Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
 		StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
 		Reconnect: dev.Reconnect, BufferSize: dev.Buffer,
 	}
+	if dev.USB != nil {
+		u := *dev.USB
+		cfg.Resolve = func(ctx context.Context) (string, error) { return serialx.FindUSB(u.VID, u.PID, u.Serial) }
+	}
+	return cfg
 }
 
 // ConsoleOptions are what the command opening consoles decides for them.
@@ -35,16 +44,12 @@ func OpenConsole(o ConsoleOptions) runner.Opener {
 	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 		cfg := SerialConfig(dev)
 		cfg.LogDir, cfg.Warn = o.LogDir, o.Warn
-		if dev.USB != nil {
-			u := *dev.USB
-			cfg.Resolve = func(ctx context.Context) (string, error) { return serialx.FindUSB(u.VID, u.PID, u.Serial) }
-			if cfg.Path == "" {
-				p, err := cfg.Resolve(ctx)
-				if err != nil {
-					return nil, err
-				}
-				cfg.Path = p
+		if cfg.Path == "" && cfg.Resolve != nil {
+			p, err := cfg.Resolve(ctx)
+			if err != nil {
+				return nil, err
 			}
+			cfg.Path = p
 		}
 		c, err := serialx.Open(ctx, dev.Name, cfg)
 		if err != nil {

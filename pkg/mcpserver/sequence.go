@@ -639,7 +639,7 @@ func lend(d *steps.Device, c *connection) {
 // Unwrap is the connection's console, for the runner's modem line steps.
 func (b borrowed) Unwrap() runner.Console { return b.Console }
 
-func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error) {
+func (s *Server) planDevices(ctx context.Context, seq *steps.Sequence) (map[string]devicePlan, error) {
 	plans := map[string]devicePlan{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -650,7 +650,7 @@ func (s *Server) planDevices(seq *steps.Sequence) (map[string]devicePlan, error)
 			continue
 		}
 		if d.Port == "" && d.USB != nil {
-			p, err := serialx.FindUSB(d.USB.VID, d.USB.PID, d.USB.Serial)
+			p, err := s.resolveUSB(ctx, d)
 			if err != nil {
 				return nil, fmt.Errorf("device %s: %w", d.Name, err)
 			}
@@ -809,12 +809,18 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	if err := s.checkPlan(pl, o.label); err != nil {
 		return nil, nil, err
 	}
-	seq = pl.Sequence()
 	var plans map[string]devicePlan
 	var release func()
+	// ready is the plan with its devices lent the open connections they
+	// name, or given their ports; the checked plan stays as it was.
+	var ready *plan.Plan
 	for attempt := 0; ; attempt++ {
 		var err error
-		if plans, err = s.planDevices(seq); err != nil {
+		if ready, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+			var err error
+			plans, err = s.planDevices(ctx, seq)
+			return seq, err
+		}); err != nil {
 			return nil, nil, err
 		}
 		keys := append([]string(nil), fixedKeys...)
@@ -842,6 +848,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 		}
 	}
 	defer release()
+	seq = ready.Sequence()
 
 	run := s.runs.start(seq.Name)
 	prog := s.newProgress(ctx, req, seq)
@@ -909,7 +916,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, broke: func() { probeGone.Store(true) }}, nil
 		}
 	}).WithBuild(s.builder(logFile, line)).WithCamera(s.camera)
-	res := pl.Run(ctx, bench, plan.Output{
+	res := ready.Run(ctx, bench, plan.Output{
 		ArtifactDir: filepath.Join(run.dir, artifactDir),
 		Sink:        runner.Tee(events, summary, prog, watch),
 		KeepSteps:   o.keepSteps,

@@ -201,14 +201,27 @@ func (s *Server) benchDevice(name string) *steps.Device {
 	return s.cfg.Bench.Devices[name]
 }
 
+// resolveUSB finds the port of a device given by USB identity, through the
+// one conversion of a device into a serial configuration.
+func (s *Server) resolveUSB(ctx context.Context, d *steps.Device) (string, error) {
+	if s.cfg.SerialConfig == nil {
+		return "", errors.New("this server finds no USB devices (it was started without serial settings)")
+	}
+	cfg := s.cfg.SerialConfig(d)
+	if cfg.Resolve == nil {
+		return "", errors.New("no USB identity to find it by")
+	}
+	return cfg.Resolve(ctx)
+}
+
 // openBenchDevice fills in a serial_open of a bench device by name: its
 // port (found by USB identity when the bench says so) and the settings the
 // call leaves out; the device's name labels the connection, so steps reach
 // it with to: NAME.
-func (s *Server) openBenchDevice(a *openArgs, d *steps.Device) error {
+func (s *Server) openBenchDevice(ctx context.Context, a *openArgs, d *steps.Device) error {
 	port := d.Port
 	if port == "" && d.USB != nil {
-		p, err := serialx.FindUSB(d.USB.VID, d.USB.PID, d.USB.Serial)
+		p, err := s.resolveUSB(ctx, d)
 		if err != nil {
 			return fmt.Errorf("bench device %s: %w", d.Name, err)
 		}
@@ -282,8 +295,9 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	if a.Port == "" {
 		return nil, "", errors.New("port is required: a device path such as /dev/ttyACM0 (see list_ports), or the name of a device of the server's bench file")
 	}
-	if d := s.benchDevice(a.Port); d != nil {
-		if err := s.openBenchDevice(a, d); err != nil {
+	bench := s.benchDevice(a.Port)
+	if bench != nil {
+		if err := s.openBenchDevice(ctx, a, bench); err != nil {
 			return nil, "", err
 		}
 	}
@@ -348,6 +362,12 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	cfg := serialx.Config{
 		Path: a.Port, Baud: baud, DataBits: int(a.DataBits), Parity: a.Parity, StopBits: stop,
 		FlowControl: a.FlowControl, LogDir: filepath.Join(s.logDir, "connections", id),
+	}
+	if bench != nil && s.cfg.SerialConfig != nil {
+		// What the bench file declares and the call cannot say: modem
+		// lines, reconnection, buffer, finding a USB device again.
+		d := s.cfg.SerialConfig(bench)
+		cfg.DTR, cfg.RTS, cfg.Reconnect, cfg.BufferSize, cfg.Resolve = d.DTR, d.RTS, d.Reconnect, d.BufferSize, d.Resolve
 	}
 	name := a.Label
 	if name == "" {
