@@ -7,6 +7,7 @@ package engine
 
 import (
 	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/logfile"
 	"os"
 	"path/filepath"
 
@@ -62,6 +63,7 @@ func NewBench(c BenchConfig) runner.Bench {
 		Build:     Builder(BuildLogs(c.LogDir), nil, c.Environ),
 		Camera:    Camera(c.Environ),
 		Host:      build.ExecRunner{Environ: c.Environ},
+		OpenLog:   openLog,
 		LogPaths:  LogPath,
 		Check:     Check,
 		Environ:   environ,
@@ -76,6 +78,26 @@ func NewBench(c BenchConfig) runner.Bench {
 		b.Prepare = prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn)
 	}
 	return b
+}
+
+// openLog opens a host command's log, counting what a full disk loses.
+func openLog(what, path string) (runner.Log, error) {
+	f, err := logfile.Append(what, path)
+	if err != nil {
+		return nil, err
+	}
+	return hostLog{f}, nil
+}
+
+// hostLog is a logfile.File as the runner takes it.
+type hostLog struct{ *logfile.File }
+
+// Loss is nil when nothing was lost: never a typed nil.
+func (l hostLog) Loss() error {
+	if e := l.File.Loss(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // Symbols looks symbols up in ELF files.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"io"
 
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -26,6 +27,10 @@ type Bench struct {
 	Camera CameraGrabber
 	// Host runs the commands of exec and power steps.
 	Host HostRunner
+	// OpenLog opens (for appending, creating it when needed) the log file
+	// of a host command's output in the run's artifact folder; what says
+	// what it is in errors ("exec log"). nil keeps no such logs.
+	OpenLog func(what, path string) (Log, error)
 	// LogPaths, if set, reports the log file of each console once opened.
 	LogPaths func(c Console) string
 	// Prepare, if set, runs before any console or probe opens, under the
@@ -43,6 +48,15 @@ type Bench struct {
 	// as KEY=value lines; nil is an empty one (what MCP clients get, so a
 	// sequence cannot read the server's secrets).
 	Environ []string
+}
+
+// Log is a log file a bench opens for the runner. Its writes never fail:
+// what could not be written is counted, and Loss says so once it is
+// closed, for the run to report.
+type Log interface {
+	io.Writer
+	Close()
+	Loss() error
 }
 
 // WithOpen returns a copy of b whose consoles open through wrap(b.Open):

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/imaging"
-	"github.com/hilrun/hilrun/pkg/logfile"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
@@ -347,16 +346,19 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 	if r.bench.Host == nil {
 		return -1, nil, "", fmt.Errorf("%s: no way to run host commands was given", console)
 	}
-	adir, err := r.artifactDir()
-	if err != nil {
-		return -1, nil, "", err
-	}
-	logPath = filepath.Join(adir, logName+".log")
-	// A full disk must not stop the command's output reaching the step:
-	// the log counts what it could not write, for the run to report.
-	f, err := logfile.Append(console+" log", logPath)
-	if err != nil {
-		return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
+	var f Log = discardLog{}
+	if r.bench.OpenLog != nil {
+		adir, err := r.artifactDir()
+		if err != nil {
+			return -1, nil, "", err
+		}
+		logPath = filepath.Join(adir, logName+".log")
+		// A full disk must not stop the command's output reaching the
+		// step: the log counts what it could not write, for the run to
+		// report.
+		if f, err = r.bench.OpenLog(console+" log", logPath); err != nil {
+			return -1, nil, "", fmt.Errorf("%s: open its log: %w", console, err)
+		}
 	}
 	defer func() {
 		f.Close()
@@ -376,6 +378,13 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 	}
 	return code, out, logPath, err
 }
+
+// discardLog is the log of a host command on a bench that keeps none.
+type discardLog struct{}
+
+func (discardLog) Write(p []byte) (int, error) { return len(p), nil }
+func (discardLog) Close()                      {}
+func (discardLog) Loss() error                 { return nil }
 
 // shellLine renders argv as a shell would read it, quoting what needs it.
 func shellLine(argv []string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/logfile"
 	"image"
 	"image/color"
 	"image/png"
@@ -231,7 +232,8 @@ steps:
   - exec: [sh, -c, "echo oops; exit 4"]
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -252,7 +254,8 @@ steps:
 	seq = load(t, "steps:\n  - exec: [sleep, \"30\"]\n    timeout: 100ms\n")
 	begin := time.Now()
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{Grace: 100 * time.Millisecond},
+		Host:    build.ExecRunner{Grace: 100 * time.Millisecond},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -262,7 +265,8 @@ steps:
 	}
 	seq = load(t, "steps:\n  - exec: [no-such-tool-hilrun]\n")
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -272,7 +276,8 @@ steps:
 	}
 	seq = load(t, "steps:\n  - exec: [sh, -c, 'echo nothing']\n    expect: something\n")
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -299,7 +304,8 @@ steps:
   - power: {device: hub, action: cycle}
 `, state))
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -330,7 +336,8 @@ func TestExecLongOutput(t *testing.T) {
     expect: MIDDLE
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
@@ -366,8 +373,9 @@ steps:
 `)
 	dev := &handoverDevice{device: newDevice(shell)}
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Open: func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
-		Host: build.ExecRunner{},
+		Open:    func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: t.TempDir(),
@@ -388,4 +396,22 @@ func TestLineWriterPieces(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("pieces %v, want %v", got, want)
 	}
+}
+
+// openLog keeps host command logs as hilrun's bench does.
+func openLog(what, path string) (runner.Log, error) {
+	f, err := logfile.Append(what, path)
+	if err != nil {
+		return nil, err
+	}
+	return testLog{f}, nil
+}
+
+type testLog struct{ *logfile.File }
+
+func (l testLog) Loss() error {
+	if e := l.File.Loss(); e != nil {
+		return e
+	}
+	return nil
 }

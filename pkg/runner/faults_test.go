@@ -108,7 +108,8 @@ func TestExecLogLoss(t *testing.T) {
     expect: line 1999
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,

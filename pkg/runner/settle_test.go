@@ -113,7 +113,8 @@ func TestExecMatchCutAtTheHead(t *testing.T) {
     save: size
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host: build.ExecRunner{},
+		Host:    build.ExecRunner{},
+		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
 		ArtifactDir: dir,
