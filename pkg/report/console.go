@@ -2,13 +2,9 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -180,162 +176,6 @@ func (c *Console) Event(e runner.Event) {
 	c.flush()
 }
 
-// Summary prints one line for the whole run and one per sequence, naming the
-// first failure or the error of each sequence that did not pass. The run's
-// time is the wall time since the first SequenceStarted event, or the sum of
-// the sequences' durations when the Console saw no events. Callers print it
-// when several sequence files ran; for one, the SequenceFinished line says
-// the same.
-func (c *Console) Summary(results []runner.SequenceResult) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.summary(results, c.whys, c.started)
-}
-
-// SummaryOf prints the summary of sequences that other Consoles printed
-// (one per bench of a pool, running at once): problems holds the first
-// problem of each, as their Problems gave it, and started is when the
-// run started, for its wall time.
-func (c *Console) SummaryOf(results []runner.SequenceResult, problems []string, started time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.summary(results, problems, started)
-}
-
-// Problems returns the first problem of each sequence this Console
-// printed ("" for one that passed), in order.
-func (c *Console) Problems() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.whys)
-}
-
-func (c *Console) summary(results []runner.SequenceResult, whys []string, started time.Time) {
-	c.buf.Reset()
-	c.clearRunning()
-
-	var passed, failed, errored, skipped, interrupted int
-	var total time.Duration
-	for i := range results {
-		total += results[i].Duration
-		switch results[i].Status {
-		case runner.Passed:
-			passed++
-		case runner.Failed:
-			failed++
-		case runner.Skipped:
-			skipped++
-		case runner.Interrupted:
-			interrupted++
-		default:
-			errored++
-		}
-	}
-	if !started.IsZero() {
-		total = c.now().Sub(started)
-	}
-
-	if c.wrote {
-		c.buf.WriteByte('\n')
-	}
-	word, colour := "PASSED", ansiGreen
-	switch {
-	case interrupted > 0:
-		word, colour = "INTERRUPTED", ansiYellow
-	case errored > 0:
-		word, colour = "ERROR", ansiYellow
-	case failed > 0:
-		word, colour = "FAILED", ansiRed
-	case passed == 0:
-		word, colour = "NO TESTS", ansiYellow
-	}
-	counts := fmt.Sprintf("%s: %d passed, %d failed", plural(len(results), "sequence"), passed, failed)
-	if errored > 0 {
-		counts += ", " + plural(errored, "error")
-	}
-	if interrupted > 0 {
-		counts += fmt.Sprintf(", %d interrupted", interrupted)
-	}
-	if skipped > 0 {
-		counts += fmt.Sprintf(", %d skipped", skipped)
-	}
-	fmt.Fprintf(&c.buf, "%s %s in %s\n", c.paint(ansiBold+colour, word), counts, seconds(total)+"s")
-
-	for i := range results {
-		r := &results[i]
-		mark, colour := statusMark(r.Status)
-		fmt.Fprintf(&c.buf, "  %s %s (%s) %s", c.paint(colour, mark), cleanLine(r.Name), cleanLine(r.File), c.paint(ansiDim, seconds(r.Duration)+"s"))
-		if b := cleanLine(r.Bench); b != "" {
-			fmt.Fprintf(&c.buf, " on %s", b)
-		}
-		why := cleanLine(r.Error)
-		if why == "" && i < len(whys) {
-			why = whys[i]
-		}
-		if why != "" {
-			fmt.Fprintf(&c.buf, "  %s", c.paint(colour, why))
-		}
-		c.buf.WriteByte('\n')
-	}
-	c.wrote = true
-	c.flush()
-}
-
-// tally counts a finished step, remembers the sequence's first problem,
-// and prints the statistics of a finished repeat.
-func (c *Console) tally(s *runner.StepResult) {
-	if !isContainer(s) {
-		c.counts.Add(s.Status)
-	}
-	if c.why == "" && isProblem(s.Status) {
-		why := fmt.Sprintf("step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
-		if s.Name != "" {
-			why += " " + cleanLine(s.Name)
-		}
-		if s.Message != "" {
-			why += ": " + cleanLine(s.Message)
-		}
-		c.why = why
-	}
-	if c.repeats == nil {
-		c.repeats = &results.Summarizer{Options: c.opts.Summary, OnStep: func(_ int, st *results.Step) { c.repeat = st }}
-	}
-	// The summarizer needs only paths, statuses and times: leave out the
-	// values, which it would copy.
-	st := results.Step{StepBase: results.StepBase{Path: s.Path, Kind: s.Kind, Name: s.Name, Status: s.Status,
-		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration)}}
-	c.repeat = nil
-	c.repeats.Add(&results.Record{Type: results.RecordStep, Step: &st})
-	if c.repeat == nil || c.repeat.Repeat == nil || (s.Status == runner.Skipped && c.repeat.Repeat.Iterations == 0) {
-		return
-	}
-	r := c.repeat.Repeat
-	depth := groupDepth(s.Group)
-	if s.Kind == "group" {
-		depth--
-	}
-	detail := strings.Repeat("  ", depth+1) + "    "
-	line := fmt.Sprintf("%d iterations: %d passed, %d failed", r.Iterations, r.Passed, r.Failed)
-	if r.Errored > 0 {
-		line += ", " + plural(r.Errored, "error")
-	}
-	if r.Iterations > 0 {
-		line += fmt.Sprintf("; min %s, median %s, p99 %s, max %s", fmtMS(r.MinMS), fmtMS(r.MedianMS), fmtMS(r.P99MS), fmtMS(r.MaxMS))
-	}
-	fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, line))
-	if len(r.Failures) > 0 {
-		idx := make([]string, len(r.Failures))
-		for i, it := range r.Failures {
-			idx[i] = strconv.Itoa(it.Index)
-		}
-		more := ""
-		if r.MoreFailures > 0 {
-			more = fmt.Sprintf(" and %d more", r.MoreFailures)
-		}
-		fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiRed, "failing iterations: "+strings.Join(idx, ", ")+more))
-	}
-}
-
 func (c *Console) sequenceStarted(e runner.Event) {
 	c.clearRunning()
 	if c.started.IsZero() {
@@ -483,87 +323,6 @@ func (c *Console) sequenceFinished(e runner.Event) {
 	c.wrote = true
 }
 
-// consoleOutput prints the complete lines in data, holding back an unfinished
-// last line until more output or the end of the step.
-func (c *Console) consoleOutput(console string, data []byte) {
-	if c.partial == nil {
-		c.partial = make(map[string][]byte)
-	}
-	pending := append(c.partial[console], data...)
-	var lines [][]byte
-	for {
-		i := bytes.IndexByte(pending, '\n')
-		if i < 0 {
-			break
-		}
-		lines = append(lines, pending[:i])
-		pending = pending[i+1:]
-	}
-	if len(pending) > partialLineLimit {
-		lines = append(lines, pending)
-		pending = nil
-	}
-	c.partial[console] = bytes.Clone(pending)
-	if len(lines) == 0 {
-		return
-	}
-	c.clearRunning()
-	for _, l := range lines {
-		c.outputLine(console, "│", l)
-	}
-	c.drawRunning()
-}
-
-// consoleInput prints what was sent to a console.
-func (c *Console) consoleInput(console string, data []byte) {
-	c.clearRunning()
-	c.outputLine(console, "←", bytes.TrimRight(data, "\r\n"))
-	c.drawRunning()
-}
-
-// flushPartial prints the unfinished lines verbose mode held back.
-func (c *Console) flushPartial() {
-	if len(c.partial) == 0 {
-		return
-	}
-	c.clearRunning()
-	names := make([]string, 0, len(c.partial))
-	for name := range c.partial {
-		names = append(names, name)
-	}
-	// Map order is random; sort for stable output.
-	slices.Sort(names)
-	for _, name := range names {
-		if len(c.partial[name]) > 0 {
-			c.outputLine(name, "│", c.partial[name])
-		}
-	}
-	c.partial = nil
-}
-
-func (c *Console) outputLine(console, sep string, line []byte) {
-	text := cleanText(string(bytes.TrimSuffix(line, []byte("\r"))))
-	fmt.Fprintf(&c.buf, "      %s\n", c.paint(ansiDim, cleanLine(console)+" "+sep+" "+text))
-	c.wrote = true
-}
-
-// clearRunning erases the transient line, if one is shown.
-func (c *Console) clearRunning() {
-	if c.running == "" {
-		return
-	}
-	c.buf.WriteString(ansiClearLine)
-	c.running = ""
-}
-
-// drawRunning shows the transient line again after other output. It writes no
-// newline, so the next clearRunning can erase it.
-func (c *Console) drawRunning() {
-	if c.running != "" {
-		c.buf.WriteString(c.paint(ansiDim, c.running))
-	}
-}
-
 func (c *Console) flush() {
 	if c.buf.Len() == 0 || c.err != nil {
 		return
@@ -601,75 +360,6 @@ func statusMark(s runner.Status) (mark, colour string) {
 	}
 }
 
-// labelledValues formats data["label"] and data["values"], the shape steps use
-// for numbers meant to be read in hex, such as memory words. Integers print as
-// 0x… padded to data["width"] bits (8, 16, 32, 64: the width of a memory
-// step) when that is set; anything else prints with %v.
-func labelledValues(data map[string]any) (label, values string, ok bool) {
-	label, ok = data["label"].(string)
-	if !ok {
-		return "", "", false
-	}
-	v := reflect.ValueOf(data["values"])
-	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
-		return "", "", false
-	}
-	digits := 0
-	if w, ok := toInt(data["width"]); ok && w > 0 && w <= 64 && w%4 == 0 {
-		digits = int(w) / 4
-	}
-	parts := make([]string, v.Len())
-	for i := range parts {
-		parts[i] = hexValue(v.Index(i).Interface(), digits)
-	}
-	return withAddress(label, data["address"]), strings.Join(parts, " "), true
-}
-
-func hexValue(x any, digits int) string {
-	if n, ok := x.(json.Number); ok {
-		// A number read back from the event file, exact to 64 bits.
-		if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
-			return fmt.Sprintf("0x%0*x", digits, u)
-		}
-		if f, err := n.Float64(); err == nil {
-			x = f
-		}
-	}
-	rv := reflect.ValueOf(x)
-	switch rv.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return fmt.Sprintf("0x%0*x", digits, rv.Uint())
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if n := rv.Int(); n >= 0 {
-			return fmt.Sprintf("0x%0*x", digits, n)
-		}
-		return fmt.Sprint(rv.Int())
-	case reflect.Float32, reflect.Float64:
-		// Numbers that went through JSON or YAML arrive as floats.
-		if f := rv.Float(); f >= 0 && f <= 1<<53 && f == float64(uint64(f)) {
-			return fmt.Sprintf("0x%0*x", digits, uint64(f))
-		}
-	}
-	return cleanLine(fmt.Sprint(x))
-}
-
-func toInt(x any) (int64, bool) {
-	if n, ok := x.(json.Number); ok {
-		i, err := n.Int64()
-		return i, err == nil
-	}
-	rv := reflect.ValueOf(x)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return rv.Int(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return int64(rv.Uint()), true
-	case reflect.Float32, reflect.Float64:
-		return int64(rv.Float()), true
-	}
-	return 0, false
-}
-
 // groupSeparator joins the names of nested groups in StepResult.Group.
 const groupSeparator = " / "
 
@@ -679,11 +369,4 @@ func groupDepth(group string) int {
 		return 0
 	}
 	return strings.Count(group, groupSeparator) + 1
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
