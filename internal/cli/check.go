@@ -138,46 +138,9 @@ func prepare(o prepareOptions) (*prepared, error) {
 				continue
 			}
 		}
-		var unbound []string
-		var simErr error
-		pl, _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
-			for _, d := range seq.Devices {
-				if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {
-					continue
-				}
-				if o.Unbound {
-					unbound = append(unbound, "device "+d.Name)
-					continue
-				}
-				add(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
-			}
-			for _, pr := range seq.Probes {
-				if pr.Backend() != "" {
-					continue
-				}
-				switch {
-				case o.Sim:
-					p.simProbes = true
-					if pr.ELF == "" && o.SimELF != nil {
-						elf, err := o.SimELF()
-						if err != nil {
-							simErr = err
-							return seq, nil
-						}
-						pr.ELF = elf
-					}
-				case o.Unbound:
-					unbound = append(unbound, "probe "+pr.Name)
-				default:
-					continue // the plan's check says so, with the line
-				}
-				// Checked as --sim would bind it: an OpenOCD.
-				pr.AttachOpenOCD(simAddr)
-			}
-			return seq, nil
-		})
-		if simErr != nil {
-			return nil, infra(simErr)
+		pl, unbound, err := o.unboundAsSim(pl, p, add)
+		if err != nil {
+			return nil, infra(err)
 		}
 		p.plans[i], p.seqs[i] = pl, pl.Sequence()
 		if len(unbound) > 0 {
@@ -201,6 +164,53 @@ func prepare(o prepareOptions) (*prepared, error) {
 		return nil, invalid(dedupe(all))
 	}
 	return p, nil
+}
+
+// unboundAsSim returns pl with what nothing binds made ready for --sim
+// (probes attached to it, as an OpenOCD, with the board's firmware image;
+// their check then sees them bound), and names what validate finds unbound.
+// A device nothing binds without --sim or --qemu goes to add. An error is
+// the firmware image that could not be written.
+func (o prepareOptions) unboundAsSim(pl *plan.Plan, p *prepared, add func(error)) (*plan.Plan, []string, error) {
+	var unbound []string
+	var simErr error
+	pl, _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+		for _, d := range seq.Devices {
+			if d.Port != "" || d.USB != nil || o.Sim || o.QEMU || engine.LaunchBinds(seq, d.Name) {
+				continue
+			}
+			if o.Unbound {
+				unbound = append(unbound, "device "+d.Name)
+				continue
+			}
+			add(fmt.Errorf("%s: device %s has no port: set devices.%s.port, bind it in %s, pass --port %s=PATH, or use --sim or --qemu FILE", seq.File, d.Name, d.Name, steps.BenchFile, d.Name))
+		}
+		for _, pr := range seq.Probes {
+			if pr.Backend() != "" {
+				continue
+			}
+			switch {
+			case o.Sim:
+				p.simProbes = true
+				if pr.ELF == "" && o.SimELF != nil {
+					elf, err := o.SimELF()
+					if err != nil {
+						simErr = err
+						return seq, nil
+					}
+					pr.ELF = elf
+				}
+			case o.Unbound:
+				unbound = append(unbound, "probe "+pr.Name)
+			default:
+				continue // the plan's check says so, with the line
+			}
+			// Checked as --sim would bind it: an OpenOCD.
+			pr.AttachOpenOCD(simAddr)
+		}
+		return seq, nil
+	})
+	return pl, unbound, simErr
 }
 
 // notMissing passes on the problems of err except those that say only

@@ -1,24 +1,15 @@
 package cli
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/hilrun/hilrun/internal/engine"
-	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
@@ -82,31 +73,10 @@ type poolBench struct {
 // sequence, bound afresh to the bench it gets, on the next free bench,
 // up to opts.Pool.Jobs at once.
 func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []string) error {
-	po := &opts.Pool
-	if po.File == "" {
-		return invalid(errors.New("-j, --pool-busy and --pool-fail-fast run sequences on the benches of a pool: give --pool FILE"))
+	if err := checkPoolFlags(opts, fl); err != nil {
+		return err
 	}
-	for _, c := range []struct {
-		flag string
-		set  bool
-	}{
-		{"--bench", opts.Bench != ""}, {"--port", fl.port != "" || len(fl.ports) > 0}, {"--openocd", len(fl.openocds) > 0},
-		{"--gdb", len(fl.gdbs) > 0}, {"--sim", opts.Sim}, {"--qemu", opts.QEMU.Kernel != "" || opts.QEMU.BIOS != ""},
-	} {
-		if c.set {
-			return invalid(fmt.Errorf("--pool binds each sequence to a bench of the pool: %s cannot be given with it (put it in the pool file)", c.flag))
-		}
-	}
-	if po.Busy != "wait" && po.Busy != "skip" {
-		return invalid(fmt.Errorf("--pool-busy %q: want wait or skip", po.Busy))
-	}
-	if po.Jobs < 0 {
-		return invalid(fmt.Errorf("-j %d: want 1 or more (0, the default, runs one sequence per bench)", po.Jobs))
-	}
-	if opts.MaxFailures < 0 {
-		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
-	}
-	pool, err := steps.LoadPool(po.File)
+	pool, err := steps.LoadPool(opts.Pool.File)
 	if err != nil {
 		var el steps.ErrorList
 		if errors.As(err, &el) {
@@ -136,8 +106,58 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	if err != nil {
 		return infra(err)
 	}
+	stop, err := startPoolBoards(in, ios, benches)
+	defer stop()
+	if err != nil {
+		return err
+	}
+	if in.Run.Err() != nil {
+		return interrupted(errors.New("interrupted before the run started"))
+	}
+	in.enter(phaseRun)
+	started := time.Now()
+	p, cleanup, err := newPoolRun(in, ios, opts, fl, benches, seqs, lockDir)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	infraErr := p.work(seqs)
+	return p.finish(ios, seqs, started, infraErr)
+}
 
-	// The virtual boards, started together.
+// checkPoolFlags refuses the flags a pool run cannot take: the pool file
+// binds each sequence to its benches.
+func checkPoolFlags(opts *RunOptions, fl bindFlags) error {
+	po := &opts.Pool
+	if po.File == "" {
+		return invalid(errors.New("-j, --pool-busy and --pool-fail-fast run sequences on the benches of a pool: give --pool FILE"))
+	}
+	for _, c := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--bench", opts.Bench != ""}, {"--port", fl.port != "" || len(fl.ports) > 0}, {"--openocd", len(fl.openocds) > 0},
+		{"--gdb", len(fl.gdbs) > 0}, {"--sim", opts.Sim}, {"--qemu", opts.QEMU.Kernel != "" || opts.QEMU.BIOS != ""},
+	} {
+		if c.set {
+			return invalid(fmt.Errorf("--pool binds each sequence to a bench of the pool: %s cannot be given with it (put it in the pool file)", c.flag))
+		}
+	}
+	if po.Busy != "wait" && po.Busy != "skip" {
+		return invalid(fmt.Errorf("--pool-busy %q: want wait or skip", po.Busy))
+	}
+	if po.Jobs < 0 {
+		return invalid(fmt.Errorf("-j %d: want 1 or more (0, the default, runs one sequence per bench)", po.Jobs))
+	}
+	if opts.MaxFailures < 0 {
+		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
+	}
+	return nil
+}
+
+// startPoolBoards starts the pool's virtual boards together; stop stops
+// them, and is never nil.
+func startPoolBoards(in *interrupts, ios *IO, benches []*poolBench) (stop func(), err error) {
 	var wg sync.WaitGroup
 	startErrs := make([]error, len(benches))
 	for i, b := range benches {
@@ -151,16 +171,18 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		}()
 	}
 	wg.Wait()
-	for _, b := range benches {
-		if b.sb != nil {
-			defer b.sb.Close()
+	stop = func() {
+		for _, b := range benches {
+			if b.sb != nil {
+				b.sb.Close()
+			}
 		}
 	}
 	if err := errors.Join(startErrs...); err != nil {
 		if in.Run.Err() != nil {
-			return interrupted(fmt.Errorf("interrupted while starting the virtual boards: %w", err))
+			return stop, interrupted(fmt.Errorf("interrupted while starting the virtual boards: %w", err))
 		}
-		return infra(err)
+		return stop, infra(err)
 	}
 	for _, b := range benches {
 		if b.sb != nil && b.sb.note != "" {
@@ -168,34 +190,33 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 			break
 		}
 	}
-	if in.Run.Err() != nil {
-		return interrupted(errors.New("interrupted before the run started"))
-	}
-	in.enter(phaseRun)
-	started := time.Now()
+	return stop, nil
+}
 
+// newPoolRun makes the run's shared state: its output, its event stream
+// and the folder of the benches' own streams. cleanup is never nil.
+func newPoolRun(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, benches []*poolBench, seqs []*steps.Sequence, lockDir string) (p *poolRun, cleanup func(), err error) {
+	var cleanups []func()
+	cleanup = func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
 	progress := ios.Out
 	if opts.JSON == "-" {
 		progress = ios.ErrOut
 	}
-	out := &lockedWriter{w: progress}
-	errOut := &lockedWriter{w: ios.ErrOut}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
-	events, cleanup, err := createEvents(opts.LogDir, stamp)
+	events, done, err := createEvents(opts.LogDir, stamp)
 	if err != nil {
-		return infra(err)
+		return nil, cleanup, infra(err)
 	}
-	defer cleanup()
+	cleanups = append(cleanups, done)
 	runTmp, err := tmpdir.New("pool")
 	if err != nil {
-		return infra(fmt.Errorf("make a folder for the benches' event streams: %w", err))
+		return nil, cleanup, infra(fmt.Errorf("make a folder for the benches' event streams: %w", err))
 	}
-	defer runTmp.Remove()
-
-	jobs := po.Jobs
-	if jobs == 0 || jobs > len(benches) {
-		jobs = len(benches)
-	}
+	cleanups = append(cleanups, func() { runTmp.Remove() })
 	// Each sequence's log folder, under its bench's: its name, made unique.
 	logNames := make([]string, len(seqs))
 	used := map[string]int{}
@@ -206,14 +227,24 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		}
 		logNames[i] = name
 	}
-	p := &poolRun{
+	return &poolRun{
 		logNames: logNames,
 		in:       in, opts: opts, vars: fl.vars, benches: benches, lockDir: lockDir,
-		out: out, errOut: errOut, stamp: stamp, events: events, tmp: runTmp.Path,
+		out: &lockedWriter{w: progress}, errOut: &lockedWriter{w: ios.ErrOut}, stamp: stamp, events: events, tmp: runTmp.Path,
 		leases: serialx.NewLeases(), changed: make(chan struct{}),
 		results:  make([]*runner.SequenceResult, len(seqs)),
 		recorded: make([]recording, len(seqs)),
 		problems: make([]string, len(seqs)),
+	}, cleanup, nil
+}
+
+// work runs the sequences on up to -j workers, each taking the next
+// sequence and the next free bench, and returns the first infrastructure
+// error, after which no worker starts another sequence.
+func (p *poolRun) work(seqs []*steps.Sequence) error {
+	jobs := p.opts.Pool.Jobs
+	if jobs == 0 || jobs > len(p.benches) {
+		jobs = len(p.benches)
 	}
 	queue := make(chan int, len(seqs))
 	for i := range seqs {
@@ -222,12 +253,13 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	close(queue)
 	var infraErr error
 	var infraOnce sync.Once
+	var wg sync.WaitGroup
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range queue {
-				if p.stop.Load() || in.Run.Err() != nil {
+				if p.stop.Load() || p.in.Run.Err() != nil {
 					continue
 				}
 				if err := p.runOne(i, seqs[i]); err != nil {
@@ -241,7 +273,13 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	p.appendMu.Lock()
 	p.appendReadyLocked(true)
 	p.appendMu.Unlock()
+	return infraErr
+}
 
+// finish writes the summary, says what did not run and why, writes the
+// reports and turns the results into the exit code.
+func (p *poolRun) finish(ios *IO, seqs []*steps.Sequence, started time.Time, infraErr error) error {
+	in, opts := p.in, p.opts
 	var seqResults []runner.SequenceResult
 	var problems, notRun []string
 	for i, r := range p.results {
@@ -253,7 +291,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		problems = append(problems, p.problems[i])
 	}
 	if len(seqResults) > 1 {
-		console := report.NewConsole(out, report.ConsoleOptions{Summary: results.Options{MaxFailures: opts.MaxFailures}})
+		console := report.NewConsole(p.out, report.ConsoleOptions{Summary: results.Options{MaxFailures: opts.MaxFailures}})
 		console.SummaryOf(seqResults, problems, started)
 	}
 	if len(notRun) > 0 {
@@ -264,14 +302,14 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		case in.Run.Err() != nil:
 			why = "interrupted"
 		}
-		fmt.Fprintf(errOut, "hilrun: %s not run (%s): %s\n", count(len(notRun), "sequence"), why, strings.Join(notRun, ", "))
+		fmt.Fprintf(p.errOut, "hilrun: %s not run (%s): %s\n", count(len(notRun), "sequence"), why, strings.Join(notRun, ", "))
 	}
-	streamErr := events.Close()
-	err = in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, events.Path(), streamErr) })
+	streamErr := p.events.Close()
+	err := in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, p.events.Path(), streamErr) })
 	if errors.Is(err, errAbandoned) {
 		return interrupted(err)
 	}
-	if inc := events.Incomplete(); inc != nil {
+	if inc := p.events.Incomplete(); inc != nil {
 		err = errors.Join(err, fmt.Errorf("the event stream in the log folder is incomplete (the reports were written from a whole copy): %w", inc))
 	}
 	if err == nil && infraErr != nil {
@@ -290,494 +328,4 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		return silent(ExitFailed)
 	}
 	return nil
-}
-
-// splitPoolFiles tells the pool files (*.pool.yaml) among files from the
-// rest, keeping the order of each.
-func splitPoolFiles(files []string) (rest, pools []string) {
-	for _, f := range files {
-		if isPoolName(f) {
-			pools = append(pools, f)
-		} else {
-			rest = append(rest, f)
-		}
-	}
-	return rest, pools
-}
-
-// loadPools loads the pool files validate was given.
-func loadPools(files []string) (steps.ErrorList, []*steps.Pool) {
-	var errs steps.ErrorList
-	var pools []*steps.Pool
-	for _, f := range files {
-		p, err := steps.LoadPool(f)
-		var el steps.ErrorList
-		switch {
-		case errors.As(err, &el):
-			errs = append(errs, el...)
-		case err != nil:
-			errs = append(errs, &steps.Error{Pos: steps.Pos{File: f}, Msg: err.Error()})
-		default:
-			pools = append(pools, p)
-		}
-	}
-	return errs, pools
-}
-
-// preparePool loads the sequences of o and checks each against every
-// bench of the pool file, as run --pool does; prepared.seqs are the
-// sequences as loaded.
-func preparePool(poolFile string, o prepareOptions) (*prepared, error) {
-	pool, err := steps.LoadPool(poolFile)
-	if err != nil {
-		var el steps.ErrorList
-		if errors.As(err, &el) {
-			return nil, invalid(el)
-		}
-		return nil, invalid(fmt.Errorf("read the pool file: %w", err))
-	}
-	o.List = true
-	prep, err := prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	benches := make([]*poolBench, len(pool.Benches))
-	for i, pb := range pool.Benches {
-		benches[i] = &poolBench{PoolBench: pb}
-	}
-	if err := checkPool(prep.loaded, benches); err != nil {
-		return nil, err
-	}
-	prep.seqs = prep.loaded
-	return prep, nil
-}
-
-// benchKeys are the keys a pool bench is held by across processes: its
-// devices' ports (the path their links lead to) or USB selectors, else its
-// name. A virtual board has none: it is this process's own.
-func benchKeys(pb *steps.PoolBench) []string {
-	if pb.Sim {
-		return nil
-	}
-	var keys []string
-	if pb.Bench != nil {
-		for _, d := range pb.Bench.Devices {
-			switch {
-			case d.Port != "":
-				keys = append(keys, "port "+serialx.LeaseKey(d.Port))
-			case d.USB != nil:
-				keys = append(keys, fmt.Sprintf("usb %+v", *d.USB))
-			}
-		}
-	}
-	if len(keys) == 0 {
-		keys = []string{"bench " + pb.Name}
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
-}
-
-// bindToBench binds seq to the pool bench b with the run's variables and
-// limits (in src): its bench file or inline bench, or for a virtual board
-// what nothing else binds (before the board starts, probes are attached to
-// simAddr).
-func bindToBench(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Plan, error) {
-	src.Bench = b.Bench
-	pl, err := bindPlan(seq, src)
-	if err != nil {
-		return nil, fmt.Errorf("bench %s: %w", b.Name, err)
-	}
-	if !b.Sim {
-		return pl, nil
-	}
-	return pl.Rebind(func(bound *steps.Sequence) (*steps.Sequence, error) {
-		for _, pr := range bound.Probes {
-			if pr.Backend() == "" {
-				pr.AttachOpenOCD(simAddr)
-			}
-		}
-		if b.sb != nil {
-			bound = b.sb.bind(bound)
-		}
-		return bound, nil
-	})
-}
-
-// checkPool checks every sequence bound to every bench, as prepare does
-// for one bench, before anything opens; a problem that several benches
-// share is said once, naming them.
-func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
-	type key struct {
-		pos steps.Pos
-		msg string
-	}
-	var order []key
-	where := map[key][]string{}
-	add := func(bench string, err error) {
-		var el steps.ErrorList
-		if !errors.As(err, &el) {
-			el = steps.ErrorList{&steps.Error{Msg: err.Error()}}
-		}
-		for _, e := range el {
-			k := key{e.Pos, e.Msg}
-			if _, ok := where[k]; !ok {
-				order = append(order, k)
-			}
-			where[k] = append(where[k], bench)
-		}
-	}
-	checks := engine.NewBench(engine.BenchConfig{Launched: true})
-	for _, seq := range seqs {
-		for _, b := range benches {
-			pl, err := bindToBench(seq, b, plan.Sources{})
-			if err != nil {
-				add(b.Name, err)
-				continue
-			}
-			bound := pl.Sequence()
-			for _, pr := range bound.Probes {
-				if b.Sim && pr.OpenOCD == simAddr {
-					b.simProbe = true
-				}
-			}
-			for _, d := range bound.Devices {
-				if d.Port == "" && d.USB == nil && !b.Sim && !engine.LaunchBinds(bound, d.Name) {
-					add(b.Name, fmt.Errorf("%s: device %s has no port: bind it in the pool file's bench", seq.File, d.Name))
-				}
-			}
-			if err := pl.Check(checks); err != nil {
-				add(b.Name, err)
-			}
-		}
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	var list steps.ErrorList
-	for _, k := range order {
-		on := where[k]
-		msg := k.msg + " (on bench " + on[0] + ")"
-		if len(on) > 1 {
-			msg = k.msg + " (on benches " + strings.Join(on, ", ") + ")"
-		}
-		list = append(list, &steps.Error{Pos: k.pos, Msg: msg})
-	}
-	return invalid(list)
-}
-
-// createEvents creates the run's event stream, as run does: in the log
-// folder, else in a private folder that cleanup removes.
-func createEvents(logDir, stamp string) (*results.Stream, func(), error) {
-	var tmp, spare *tmpdir.Dir
-	cleanup := func() { tmp.Remove(); spare.Remove() }
-	path := ""
-	if logDir != "" {
-		path = filepath.Join(logDir, stamp+"-"+results.EventFile)
-	} else {
-		var err error
-		if tmp, err = tmpdir.New("events"); err != nil {
-			return nil, cleanup, fmt.Errorf("make a folder for the event stream: %w", err)
-		}
-		path = filepath.Join(tmp.Path, results.EventFile)
-	}
-	events, err := results.Create(path)
-	if err != nil {
-		return nil, cleanup, err
-	}
-	if logDir != "" {
-		events.Spare = func() (string, error) {
-			var err error
-			if spare, err = tmpdir.New("events"); err != nil {
-				return "", err
-			}
-			return filepath.Join(spare.Path, results.EventFile), nil
-		}
-	}
-	return events, func() { events.Close(); cleanup() }, nil
-}
-
-// poolRun is the state the workers of a pool run share.
-type poolRun struct {
-	in          *interrupts
-	opts        *RunOptions
-	vars        map[string]string
-	benches     []*poolBench
-	takes       int // benches taken so far; see acquire
-	lockDir     string
-	out, errOut *lockedWriter
-	stamp       string
-	tmp         string
-	leases      *serialx.Leases
-	logNames    []string
-
-	events   *results.Stream
-	appendMu sync.Mutex // one sequence's records at a time
-	// recorded holds each finished sequence's own event file until the
-	// run's stream takes it, in the order the sequences were given;
-	// nextAppend is the first it has not taken.
-	recorded   []recording
-	nextAppend int
-	results    []*runner.SequenceResult
-	problems   []string // each sequence's first problem, for the summary
-	stop       atomic.Bool
-
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when a bench is let go
-}
-
-// recording is a finished sequence's own event file.
-type recording struct {
-	path, bench, file string
-}
-
-// appendReadyLocked appends to the run's stream the recordings that are
-// next in order, so that the reports list the sequences as given
-// whatever finished first; all skips the sequences that never ran (once
-// the run is over). appendMu is held.
-func (p *poolRun) appendReadyLocked(all bool) {
-	for p.nextAppend < len(p.recorded) {
-		r := p.recorded[p.nextAppend]
-		if r.path == "" {
-			if !all {
-				return
-			}
-			p.nextAppend++
-			continue
-		}
-		if err := p.events.Append(r.path, r.bench); err != nil {
-			fmt.Fprintf(p.errOut, "hilrun: [%s] the reports may lack steps of %s: %v\n", r.bench, r.file, err)
-		}
-		os.Remove(r.path)
-		p.nextAppend++
-	}
-}
-
-// errNoBench means every bench of the pool was skipped as busy.
-var errNoBench = errors.New("every bench of the pool is held by another process (--pool-busy skip)")
-
-// runOne runs sequence i on a free bench (see acquire). An error means no
-// bench could be had; the sequence's own failures are in its result.
-func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
-	ctx := p.in.Run
-	b, lock, err := p.acquire(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	owner := fmt.Sprintf("pool %d bench %s", os.Getpid(), b.Name)
-	renew, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
-	for _, k := range b.keys {
-		p.leases.Hold(ctx, k, owner, serialx.LeaseOptions{TTL: poolLeaseTTL, Note: "sequence " + seq.Name})
-	}
-	go func() {
-		t := time.NewTicker(poolLeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-renew.Done():
-				return
-			case <-t.C:
-				for _, k := range b.keys {
-					p.leases.Hold(renew, k, owner, serialx.LeaseOptions{TTL: poolLeaseTTL})
-				}
-			}
-		}
-	}()
-	defer func() {
-		stopRenew()
-		for _, k := range b.keys {
-			p.leases.Drop(k, owner)
-		}
-		p.release(b, lock)
-	}()
-
-	prefix := &prefixWriter{w: p.out, prefix: "[" + b.Name + "] "}
-	errPrefix := &prefixWriter{w: p.errOut, prefix: "[" + b.Name + "] "}
-	defer prefix.Flush()
-	defer errPrefix.Flush()
-	opts := p.opts
-	pl, err := bindToBench(seq, b, plan.Sources{Vars: p.vars, Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}})
-	if err != nil {
-		return err // checkPool bound it already: not expected
-	}
-	bound := pl.Sequence()
-	logDir := ""
-	if opts.LogDir != "" {
-		logDir = filepath.Join(opts.LogDir, p.stamp+"-"+b.Name, p.logNames[i])
-		if err := os.MkdirAll(logDir, 0o777); err != nil {
-			return fmt.Errorf("create the log folder: %w", err)
-		}
-	}
-	artifacts, err := artifactDir(bound, logDir, p.stamp)
-	if err != nil {
-		return err
-	}
-	evPath := filepath.Join(p.tmp, fmt.Sprintf("events-%d.jsonl", i))
-	ev, err := results.Create(evPath)
-	if err != nil {
-		return err
-	}
-	console := report.NewConsole(prefix, report.ConsoleOptions{Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
-	bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, Warn: warnTo(errPrefix)})
-	res := pl.Run(ctx, bench, plan.Output{Sink: runner.Tee(ev, console), ArtifactDir: artifacts, FinallyContext: p.in.Fin})
-	res.Transcripts = nil
-	res.Bench = b.Name
-	if artifacts != "" && logDir == "" {
-		os.Remove(artifacts)
-	}
-	if err := console.Err(); err != nil {
-		fmt.Fprintf(errPrefix, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
-	}
-	if err := ev.Close(); err != nil {
-		fmt.Fprintf(errPrefix, "hilrun: the reports may lack steps of %s: %v\n", seq.File, err)
-	}
-	p.appendMu.Lock()
-	p.recorded[i] = recording{path: evPath, bench: b.Name, file: seq.File}
-	p.results[i] = res
-	if probs := console.Problems(); len(probs) > 0 {
-		p.problems[i] = probs[0]
-	}
-	p.appendReadyLocked(false)
-	p.appendMu.Unlock()
-	if res.Status != runner.Passed && opts.Pool.FailFast {
-		p.stop.Store(true)
-	}
-	return nil
-}
-
-// acquire takes a bench that no worker of this run holds and no other
-// process holds, waiting for one (or, with --pool-busy skip, leaving out
-// those other processes hold). Of the free benches it takes the one taken
-// least recently, one never taken first, in the pool file's order: the
-// sequences spread over the benches, and with as many benches as
-// sequences each runs on its own, however the workers' timing falls.
-func (p *poolRun) acquire(ctx context.Context) (*poolBench, *benchLock, error) {
-	for {
-		p.mu.Lock()
-		changed := p.changed
-		free, others := 0, false
-		order := slices.Clone(p.benches)
-		slices.SortStableFunc(order, func(a, b *poolBench) int { return cmp.Compare(a.taken, b.taken) })
-		for _, b := range order {
-			if b.held || b.skipped {
-				continue
-			}
-			free++
-			lock, err := tryLockBench(p.lockDir, b.keys)
-			if err == nil {
-				b.held = true
-				p.takes++
-				b.taken = p.takes
-				p.mu.Unlock()
-				return b, lock, nil
-			}
-			if !errors.Is(err, errBenchBusy) {
-				p.mu.Unlock()
-				return nil, nil, fmt.Errorf("hold bench %s: %w", b.Name, err)
-			}
-			if p.opts.Pool.Busy == "skip" {
-				b.skipped = true
-				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, skipped: %s\n", b.Name, busyWhy(err))
-				continue
-			}
-			others = true
-			if !b.waiting {
-				b.waiting = true
-				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, waiting: %s\n", b.Name, busyWhy(err))
-			}
-		}
-		usable := 0
-		for _, b := range p.benches {
-			if !b.skipped {
-				usable++
-			}
-		}
-		p.mu.Unlock()
-		if usable == 0 {
-			return nil, nil, errNoBench
-		}
-		// Another process lets go unannounced: look again now and then.
-		t := time.NewTimer(poolRetry)
-		if !others && free == 0 {
-			t.Stop()
-		}
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, ctx.Err()
-		case <-changed:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-// busyWhy is what tryLockBench's busy error says of the holder.
-func busyWhy(err error) string {
-	return strings.TrimSuffix(err.Error(), ": "+errBenchBusy.Error())
-}
-
-// release lets a bench go, to this run's other workers and to other
-// processes.
-func (p *poolRun) release(b *poolBench, lock *benchLock) {
-	lock.unlock()
-	p.mu.Lock()
-	b.held = false
-	close(p.changed)
-	p.changed = make(chan struct{})
-	p.mu.Unlock()
-}
-
-// lockedWriter writes whole buffers to w, one at a time.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// maxPrefixLine bounds a line a prefixWriter holds back: a longer one is
-// written in pieces, each a line of its own.
-const maxPrefixLine = 64 << 10
-
-// prefixWriter writes each whole line with prefix before it, in one
-// Write to w, so that the lines of several benches never mix; a line
-// without its end waits for it (up to maxPrefixLine) or Flush.
-type prefixWriter struct {
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 && len(p.buf) >= maxPrefixLine {
-			i = maxPrefixLine - 1
-			p.buf = slices.Insert(p.buf, i+1, '\n')
-		}
-		if i < 0 {
-			return len(b), nil
-		}
-		line := make([]byte, 0, len(p.prefix)+i+1)
-		line = append(append(line, p.prefix...), p.buf[:i+1]...)
-		p.buf = p.buf[i+1:]
-		if _, err := p.w.Write(line); err != nil {
-			return len(b), err
-		}
-	}
-}
-
-// Flush writes a last line that has no end, ending it.
-func (p *prefixWriter) Flush() {
-	if len(p.buf) > 0 {
-		p.Write([]byte("\n"))
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/repl"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -89,20 +90,108 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	if err != nil {
 		return err
 	}
-	vars := fl.vars
 	qemuSpec, err := opts.QEMU.spec(opts.Sim)
 	if err != nil {
 		return invalid(err)
 	}
+	rs, err := bindSession(opts, fl, qemuSpec)
+	if err != nil {
+		return err
+	}
+	defer rs.stop()
+	if err := rs.startBoards(ctx, ios, opts, qemuSpec); err != nil {
+		return err
+	}
+	// The session's pictures and command output; removed on exit when
+	// nothing was written there.
+	artifacts, err := os.MkdirTemp("", "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")+"-")
+	if err != nil {
+		return infra(fmt.Errorf("make a folder for pictures and command output: %w", err))
+	}
+	defer os.Remove(artifacts)
+	logDir := ""
+	if opts.LogDir != "" {
+		logDir = filepath.Join(opts.LogDir, time.Now().UTC().Format("20060102T150405Z")+"-repl")
+		if err := os.MkdirAll(logDir, 0o777); err != nil {
+			return infra(fmt.Errorf("create the log folder: %w", err))
+		}
+		fmt.Fprintf(ios.ErrOut, "hilrun: console logs go to %s\n", logDir)
+	}
+	ctx, t, err := openTerminal(ctx, ios)
+	defer t.restore()
+	if err != nil {
+		return err
+	}
+	// Each line runs as a sequence of its own; the session's QEMUs started
+	// above, once.
+	err = repl.Run(ctx, repl.Options{
+		Seq: rs.seq, Loaded: opts.File != "",
+		Bench: engine.NewBench(engine.BenchConfig{Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
+		Plan: func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error) {
+			return bindPlan(line, plan.Sources{Vars: vars, Limits: rs.limits})
+		},
+		ArtifactDir: artifacts,
+		Check:       engine.CheckRaw,
+		BindLine:    rs.bindLine,
+		Vars:        fl.vars,
+		In:          ios.In, Out: ios.Out,
+		History:    repl.LoadHistory(historyPath(), 0),
+		Given:      rs.given,
+		Script:     t.script,
+		TermSize:   t.size,
+		SessionELF: rs.sessionELF,
+	})
+	switch {
+	case errors.Is(err, repl.ErrOpen):
+		return infra(err)
+	case t.script && ctx.Err() != nil:
+		return silent(ExitInterrupted)
+	case errors.Is(err, repl.ErrStepErrored):
+		return silent(ExitInfra)
+	case errors.Is(err, repl.ErrBadLine):
+		return silent(ExitInvalid)
+	case errors.Is(err, repl.ErrStepFailed):
+		return silent(ExitFailed)
+	}
+	return err
+}
+
+// replSession is a REPL session's bench: its devices and probes, bound
+// once, and how each typed line is bound.
+type replSession struct {
+	// seq is live: it binds its probes to --sim or a QEMU as they start,
+	// on a copy of the plan's bindings. given is the file as written, for
+	// :record.
+	seq, given *steps.Sequence
+	bench      *steps.Bench
+	limits     plan.Limits
+	simProbes  bool
+	// bindLine binds a typed line's sequence: the bench file names its
+	// cameras and power commands, --sim points its cameras at the board's.
+	bindLine   func(*steps.Sequence) *steps.Sequence
+	sessionELF string
+	stops      []func()
+}
+
+func (rs *replSession) stop() {
+	for i := len(rs.stops) - 1; i >= 0; i-- {
+		rs.stops[i]()
+	}
+}
+
+// bindSession makes the session's sequence (the file's, else one device
+// per --port and one probe per --openocd or --gdb) and binds it as hilrun
+// run binds a file, checking what run checks before it opens a port.
+func bindSession(opts *ReplOptions, fl bindFlags, qemuSpec *qemu.Spec) (*replSession, error) {
 	seq := &steps.Sequence{File: "repl", ExpectTimeout: steps.DefaultExpectTimeout, OnFailure: steps.Stop}
-	var given *steps.Sequence // the file as written, for :record
+	rs := &replSession{limits: plan.Limits{MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
 	if opts.File != "" {
-		seqs, err := loadAll([]string{opts.File}, steps.Names(vars))
+		seqs, err := loadAll([]string{opts.File}, steps.Names(fl.vars))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		seq = seqs[0]
-		given = steps.CloneBindings(seqs[0])
+		rs.given = steps.CloneBindings(seqs[0])
 	} else {
 		for _, name := range steps.Names(fl.ports) {
 			seq.Devices = append(seq.Devices, &steps.Device{Name: name})
@@ -119,53 +208,56 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			seq.Probes = []*steps.Probe{{Name: steps.DefaultProbe}}
 		}
 	}
-	limits := plan.Limits{MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}
-	session, bench, err := bindSequence(seq, opts.Bench, fl, limits)
+	session, bench, err := bindSequence(seq, opts.Bench, fl, rs.limits)
 	if err != nil {
-		return invalid(err)
+		return nil, invalid(err)
 	}
-	// The session is live: it binds its probes to --sim or a QEMU as they
-	// start, on a copy of the plan's bindings.
+	rs.bench = bench
+	rs.bindLine = rs.bindBench
 	seq = steps.CloneBindings(session.Sequence())
-	// Each line is a sequence of its own: the bench file names its cameras
-	// and power commands, --sim points its cameras at the board's.
-	bindBench := func(line *steps.Sequence) *steps.Sequence {
-		bound, err := bindPlan(line, plan.Sources{Bench: bench})
-		if err != nil {
-			return line // a bench binds no names it lacks: only flags can fail
-		}
-		return bound.Sequence()
-	}
-	bindLine := bindBench
 	// --sim binds only what is still unbound, as in run and mcp.
-	simProbes := false
 	if opts.Sim {
 		for _, p := range seq.Probes {
 			if p.Backend() == "" {
 				p.AttachOpenOCD(simAddr)
-				simProbes = true
+				rs.simProbes = true
 			}
 		}
 	}
 	if qemuSpec != nil {
 		if seq, err = engine.ReserveQEMU(seq, qemuSpec.Kernel); err != nil {
-			return invalid(err)
+			return nil, invalid(err)
 		}
 	}
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil && !opts.Sim && qemuSpec == nil && !engine.LaunchBinds(seq, d.Name) {
-			return invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim or --qemu FILE", d.Name, d.Name, steps.BenchFile))
+			return nil, invalid(fmt.Errorf("device %s has no port: pass --port %s=PATH, bind it in %s, or use --sim or --qemu FILE", d.Name, d.Name, steps.BenchFile))
 		}
 	}
 	if err := engine.CheckProbes(seq); err != nil {
-		return invalid(err)
+		return nil, invalid(err)
 	}
-	sessionELF := ""
+	rs.seq = seq
+	return rs, nil
+}
+
+// bindBench binds a typed line to the session's bench file.
+func (rs *replSession) bindBench(line *steps.Sequence) *steps.Sequence {
+	bound, err := bindPlan(line, plan.Sources{Bench: rs.bench})
+	if err != nil {
+		return line // a bench binds no names it lacks: only flags can fail
+	}
+	return bound.Sequence()
+}
+
+// startBoards starts, for the whole session, the virtual board (--sim),
+// the --qemu board and the QEMUs the file's probes launch. A signal while
+// they start stops hilrun through its cleanup; once the console runs,
+// Ctrl-C is its own.
+func (rs *replSession) startBoards(ctx context.Context, ios *IO, opts *ReplOptions, qemuSpec *qemu.Spec) error {
 	if opts.Sim {
-		// A signal while the board or OpenOCD starts stops hilrun through
-		// its cleanup; once the console runs, Ctrl-C is its own.
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		sb, err := startSimBench(sctx, sim.Options{}, simProbes, nil)
+		sb, err := startSimBench(sctx, sim.Options{}, rs.simProbes, nil)
 		stopped := sctx.Err() != nil
 		stop()
 		if err != nil {
@@ -174,127 +266,82 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 			}
 			return infra(err)
 		}
-		defer sb.Close()
+		rs.stops = append(rs.stops, func() { sb.Close() })
 		if sb.note != "" {
 			fmt.Fprintln(ios.ErrOut, "hilrun: "+sb.note)
 		}
-		seq = sb.bind(seq)
-		if sessionELF, err = simELF(sb, seq); err != nil {
+		rs.seq = sb.bind(rs.seq)
+		if rs.sessionELF, err = simELF(sb, rs.seq); err != nil {
 			return infra(err)
 		}
-		bindLine = func(line *steps.Sequence) *steps.Sequence {
-			return sb.bind(bindBench(line))
-		}
+		rs.bindLine = func(line *steps.Sequence) *steps.Sequence { return sb.bind(rs.bindBench(line)) }
 	}
-	// QEMUs: the --qemu board, and those the file's probes launch, for
-	// the whole session.
-	launches := launchesQEMU(seq)
-	if qemuSpec != nil || launches {
-		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		var board *engine.QEMUBoard
-		var err error
-		if qemuSpec != nil {
-			board, err = startQEMUBoard(sctx, ios.ErrOut, *qemuSpec, "")
-		}
-		var launched *engine.QEMUs
-		if err == nil {
-			seq, launched, err = engine.StartQEMU(sctx, seq, engine.QEMUOptions{})
-		}
-		stopped := sctx.Err() != nil
-		stop()
-		if board != nil {
-			defer board.Close(context.Background())
-		}
-		if err != nil {
-			if stopped {
-				return silent(ExitInterrupted)
-			}
-			var ee *exitError
-			if errors.As(err, &ee) {
-				return err
-			}
-			return infra(err)
-		}
-		defer launched.Close(context.Background())
-		if board != nil {
-			seq = board.Bind(seq)
-			bindLine = func(line *steps.Sequence) *steps.Sequence {
-				return board.Bind(bindBench(line))
-			}
-		}
+	if qemuSpec == nil && !launchesQEMU(rs.seq) {
+		return nil
 	}
-
-	// The session's pictures and command output; removed on exit when
-	// nothing was written there.
-	artifacts, err := os.MkdirTemp("", "hilrun-repl-"+time.Now().UTC().Format("20060102T150405Z")+"-")
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	var board *engine.QEMUBoard
+	var err error
+	if qemuSpec != nil {
+		board, err = startQEMUBoard(sctx, ios.ErrOut, *qemuSpec, "")
+	}
+	var launched *engine.QEMUs
+	if err == nil {
+		rs.seq, launched, err = engine.StartQEMU(sctx, rs.seq, engine.QEMUOptions{})
+	}
+	stopped := sctx.Err() != nil
+	stop()
+	if board != nil {
+		rs.stops = append(rs.stops, func() { board.Close(context.Background()) })
+	}
 	if err != nil {
-		return infra(fmt.Errorf("make a folder for pictures and command output: %w", err))
-	}
-	defer os.Remove(artifacts)
-
-	logDir := ""
-	if opts.LogDir != "" {
-		logDir = filepath.Join(opts.LogDir, time.Now().UTC().Format("20060102T150405Z")+"-repl")
-		if err := os.MkdirAll(logDir, 0o777); err != nil {
-			return infra(fmt.Errorf("create the log folder: %w", err))
+		if stopped {
+			return silent(ExitInterrupted)
 		}
-		fmt.Fprintf(ios.ErrOut, "hilrun: console logs go to %s\n", logDir)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return infra(err)
 	}
+	rs.stops = append(rs.stops, func() { launched.Close(context.Background()) })
+	if board != nil {
+		rs.seq = board.Bind(rs.seq)
+		rs.bindLine = func(line *steps.Sequence) *steps.Sequence { return board.Bind(rs.bindBench(line)) }
+	}
+	return nil
+}
 
-	in, out := ios.In, ios.Out
-	script := true
-	var termSize func() (int, int, bool)
-	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		script = false
-		termSize = func() (int, int, bool) {
+// replTerminal is the REPL's input: a terminal in raw mode, with its size,
+// or a script (no terminal), where a signal stops the step and the session.
+type replTerminal struct {
+	script  bool
+	size    func() (int, int, bool)
+	restore func()
+}
+
+// openTerminal puts a terminal on standard input into raw mode; without
+// one, it returns a context that a signal cancels. t.restore is never nil.
+func openTerminal(ctx context.Context, ios *IO) (context.Context, *replTerminal, error) {
+	t := &replTerminal{script: true, restore: func() {}}
+	if f, ok := ios.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		t.script = false
+		t.size = func() (int, int, bool) {
 			w, h, err := term.GetSize(int(f.Fd()))
 			return w, h, err == nil
 		}
 		state, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
-			return infra(fmt.Errorf("set the terminal to raw mode: %w", err))
+			return ctx, t, infra(fmt.Errorf("set the terminal to raw mode: %w", err))
 		}
-		defer term.Restore(int(f.Fd()), state)
+		t.restore = func() { term.Restore(int(f.Fd()), state) }
+		return ctx, t, nil
 	}
-	if script {
-		// No terminal turns Ctrl-C into a key: a signal stops the step
-		// and the session.
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-	}
-	// Each line runs as a sequence of its own; the session's QEMUs started
-	// above, once.
-	err = repl.Run(ctx, repl.Options{
-		Seq: seq, Loaded: opts.File != "",
-		Bench: engine.NewBench(engine.BenchConfig{Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
-		Plan: func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error) {
-			return bindPlan(line, plan.Sources{Vars: vars, Limits: limits})
-		},
-		ArtifactDir: artifacts,
-		Check:       engine.CheckRaw,
-		BindLine:    bindLine,
-		Vars:        vars,
-		In:          in, Out: out,
-		History:    repl.LoadHistory(historyPath(), 0),
-		Given:      given,
-		Script:     script,
-		TermSize:   termSize,
-		SessionELF: sessionELF,
-	})
-	switch {
-	case errors.Is(err, repl.ErrOpen):
-		return infra(err)
-	case script && ctx.Err() != nil:
-		return silent(ExitInterrupted)
-	case errors.Is(err, repl.ErrStepErrored):
-		return silent(ExitInfra)
-	case errors.Is(err, repl.ErrBadLine):
-		return silent(ExitInvalid)
-	case errors.Is(err, repl.ErrStepFailed):
-		return silent(ExitFailed)
-	}
-	return err
+	// No terminal turns Ctrl-C into a key: a signal stops the step and
+	// the session.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	t.restore = stop
+	return ctx, t, nil
 }
 
 // historyPath is $HILRUN_HISTORY, else ~/.hilrun_history, else none.

@@ -8,15 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/plan"
-	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
+	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -158,96 +155,20 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
-	shard, err := parseShard(opts.Shard)
-	if err != nil {
-		return invalid(err)
-	}
-	var times durations
-	if opts.Durations != "" {
-		if !shard.on() {
-			return invalid(errors.New("--durations balances --shard: give --shard I/N too"))
-		}
-		if times, err = readDurations(opts.Durations, warnTo(ios.ErrOut)); err != nil {
-			return invalid(err)
-		}
-	}
 	simELF := &simImage{}
 	defer simELF.remove()
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
-		Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
-	if qemuSpec != nil {
-		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
+	prep, err := prepareRun(ios, opts, fl, files, qemuSpec, simELF)
+	if err != nil || prep == nil {
+		return err // prep is nil after --list
 	}
-	prep, err := prepare(po)
+	if err := checkRunOptions(ios, opts); err != nil {
+		return err
+	}
+	plans, stop, err := startBoards(in, ios, opts, prep, qemuSpec)
+	defer stop()
 	if err != nil {
 		return err
 	}
-	if opts.List {
-		if err := listSequences(ios.Out, prep.seqs); err != nil {
-			return err
-		}
-		if prep.shardNote != "" {
-			fmt.Fprintln(ios.Out, prep.shardNote)
-		}
-		return nil
-	}
-	if prep.shardNote != "" {
-		note := prep.shardNote
-		if len(prep.seqs) == 0 {
-			note += ": nothing to run here, the reports list no sequence"
-		}
-		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
-	}
-	plans, needProbe := prep.plans, prep.simProbes
-	opts.shard = prep.shard
-
-	if opts.MaxFailures < 0 {
-		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
-	}
-	// A report that cannot be written is found now, before any step runs.
-	if err := checkReportPaths(opts); err != nil {
-		return invalid(err)
-	}
-	if err := checkVisualReports(opts); err != nil {
-		return invalid(err)
-	}
-
-	if opts.Realtime {
-		if err := runner.EnableRealtime(); err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				fmt.Fprintln(ios.ErrOut, "hilrun: --realtime: "+line)
-			}
-		}
-	}
-
-	if opts.Sim {
-		bench, err := startSimBench(in.Run, sim.Options{}, needProbe, nil)
-		if err != nil {
-			if in.Run.Err() != nil {
-				return interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
-			}
-			return infra(err)
-		}
-		defer bench.Close()
-		if bench.note != "" {
-			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
-		}
-		for i, pl := range plans {
-			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return bench.bind(seq), nil })
-		}
-	}
-
-	if qemuSpec != nil {
-		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir)
-		if err != nil {
-			return err
-		}
-		defer board.Close(context.Background())
-		for i, pl := range plans {
-			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return board.Bind(seq), nil })
-		}
-	}
-
 	seqs := make([]*steps.Sequence, len(plans))
 	for i, pl := range plans {
 		seqs[i] = pl.Sequence()
@@ -257,154 +178,123 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 		return interrupted(errors.New("interrupted before the run started"))
 	}
 	in.enter(phaseRun)
-	runCtx, finCtx := in.Run, in.Fin
-
-	progress := ios.Out
-	if opts.JSON == "-" {
-		progress = ios.ErrOut
-	}
-	color := false
-	if f, ok := progress.(*os.File); ok {
-		color = report.ColorFor(f)
-	}
-	console := report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
-
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	// Every finished step goes to the event stream on disk, not to memory;
-	// the reports are written from it. Without --log-dir it lives in a
-	// private folder removed at exit.
-	eventsPath := ""
-	// The HTML report and Allure show the consoles' timelines: without
-	// --log-dir, they are logged in the private folder.
-	consoleRoot := ""
-	if opts.LogDir != "" {
-		eventsPath = filepath.Join(opts.LogDir, stamp+"-"+results.EventFile)
-		if err := report.WriteRunInfo(filepath.Join(opts.LogDir, stamp+"-"+report.RunInfoFile), opts.info); err != nil {
-			fmt.Fprintf(ios.ErrOut, "hilrun: %v\n", err)
-		}
-	} else {
-		tmp, err := tmpdir.New("events")
-		if err != nil {
-			return infra(fmt.Errorf("make a folder for the event stream: %w", err))
-		}
-		defer tmp.Remove()
-		eventsPath = filepath.Join(tmp.Path, results.EventFile)
-		if opts.HTML != "" || opts.Allure != "" {
-			consoleRoot = filepath.Join(tmp.Path, "consoles")
-			opts.consoleRoot = consoleRoot
-		}
-	}
-	events, err := results.Create(eventsPath)
+	stream, err := openStream(ios, opts)
+	defer stream.close()
 	if err != nil {
-		return infra(err)
+		return err
 	}
-	defer events.Close()
-	if opts.LogDir != "" {
-		// A full log disk must not cost the reports their steps: the
-		// stream goes on in a private folder, which is removed at exit.
-		var spare *tmpdir.Dir
-		defer func() { spare.Remove() }()
-		events.Spare = func() (string, error) {
-			var err error
-			if spare, err = tmpdir.New("events"); err != nil {
-				return "", err
-			}
-			return filepath.Join(spare.Path, results.EventFile), nil
-		}
-	}
-
-	var seqResults []runner.SequenceResult
-	for i, seq := range seqs {
-		logDir := ""
-		if opts.LogDir != "" {
-			logDir = filepath.Join(opts.LogDir, stamp+"-"+safeName(seq.Name))
-			if err := os.MkdirAll(logDir, 0o777); err != nil {
-				return infra(fmt.Errorf("create the log folder: %w", err))
-			}
-		}
-		artifacts, err := artifactDir(seq, logDir, stamp)
-		if err != nil {
-			return infra(err)
-		}
-		consoleDir := logDir
-		if consoleRoot != "" {
-			consoleDir = filepath.Join(consoleRoot, strconv.Itoa(i))
-		}
-		// Consoles log into consoleDir; without --log-dir that is a
-		// private folder gone at exit, which no report names.
-		bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: consoleRoot != "", Warn: warnTo(ios.ErrOut)})
-		res := plans[i].Run(runCtx, bench, plan.Output{Sink: runner.Tee(events, console), ArtifactDir: artifacts, FinallyContext: finCtx})
-		// The transcripts are in the event stream; the summary needs none.
-		res.Transcripts = nil
-		seqResults = append(seqResults, *res)
-		if artifacts != "" && logDir == "" {
-			// Only when no step wrote there: it removes empty folders only.
-			os.Remove(artifacts)
-		}
-		if runCtx.Err() != nil {
-			break
-		}
-		if opts.ExitFirst && res.Status != runner.Passed && i+1 < len(seqs) {
-			fmt.Fprintf(ios.ErrOut, "hilrun: -x: %s did not pass, so the %s after it did not run\n", seq.Name, count(len(seqs)-i-1, "sequence"))
-			break
-		}
-	}
-	if len(seqResults) > 1 {
-		console.Summary(seqResults)
-	}
-	if err := console.Err(); err != nil {
-		fmt.Fprintf(ios.ErrOut, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
-	}
-	streamErr := events.Close()
-	err = in.reports(func(ctx context.Context) error { return writeReports(ctx, ios, opts, events.Path(), streamErr) })
-	if errors.Is(err, errAbandoned) {
-		return interrupted(err)
-	}
-	if inc := events.Incomplete(); inc != nil {
-		err = errors.Join(err, fmt.Errorf("the event stream in the log folder is incomplete (the reports were written from a whole copy): %w", inc))
-	}
+	seqResults, err := runPlans(in, ios, opts, plans, stream)
 	if err != nil {
-		return infra(err)
+		return err
 	}
-	if code := resultCode(seqResults); code != ExitPassed {
-		return silent(code)
+	return finishRun(in, ios, opts, stream, seqResults)
+}
+
+// prepareRun loads, selects, shards, binds and checks the sequences of a
+// run without --pool. It lists them and returns nil with --list.
+func prepareRun(ios *IO, opts *RunOptions, fl bindFlags, files []string, qemuSpec *qemu.Spec, simELF *simImage) (*prepared, error) {
+	shard, err := parseShard(opts.Shard)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	var times durations
+	if opts.Durations != "" {
+		if !shard.on() {
+			return nil, invalid(errors.New("--durations balances --shard: give --shard I/N too"))
+		}
+		if times, err = readDurations(opts.Durations, warnTo(ios.ErrOut)); err != nil {
+			return nil, invalid(err)
+		}
+	}
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
+		Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
+	if qemuSpec != nil {
+		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
+	}
+	prep, err := prepare(po)
+	if err != nil {
+		return nil, err
+	}
+	if opts.List {
+		if err := listSequences(ios.Out, prep.seqs); err != nil {
+			return nil, err
+		}
+		if prep.shardNote != "" {
+			fmt.Fprintln(ios.Out, prep.shardNote)
+		}
+		return nil, nil
+	}
+	if prep.shardNote != "" {
+		note := prep.shardNote
+		if len(prep.seqs) == 0 {
+			note += ": nothing to run here, the reports list no sequence"
+		}
+		fmt.Fprintln(ios.ErrOut, "hilrun: "+note)
+	}
+	opts.shard = prep.shard
+	return prep, nil
+}
+
+// checkRunOptions refuses, before any step runs, the options a run could
+// not honour (a report that cannot be written), and asks for real-time
+// scheduling with --realtime.
+func checkRunOptions(ios *IO, opts *RunOptions) error {
+	if opts.MaxFailures < 0 {
+		return invalid(fmt.Errorf("--max-failures %d: want 0 (the default, 100) or more", opts.MaxFailures))
+	}
+	if err := checkReportPaths(opts); err != nil {
+		return invalid(err)
+	}
+	if err := checkVisualReports(opts); err != nil {
+		return invalid(err)
+	}
+	if opts.Realtime {
+		if err := runner.EnableRealtime(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(ios.ErrOut, "hilrun: --realtime: "+line)
+			}
+		}
 	}
 	return nil
 }
 
-// bindFlags are the NAME=VALUE flags of run and repl, by name.
-type bindFlags struct {
-	vars, ports, openocds, gdbs map[string]string
-	// port is a bare --port PATH: the port of a sequence's only device.
-	port string
-}
-
-// parseFlags reads the NAME=VALUE flags --var, --port and --probe (with
-// --openocd and --gdb).
-func parseFlags(varFlags []string, b *BindFlags) (bindFlags, error) {
-	var f bindFlags
-	var err error
-	if f.vars, err = steps.ParseAssignments("var", varFlags); err != nil {
-		return f, invalid(err)
+// startBoards starts the virtual board (--sim) or the QEMU board (--qemu)
+// and returns the plans bound to them; stop stops them, and is never nil.
+func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemuSpec *qemu.Spec) (plans []*plan.Plan, stop func(), err error) {
+	plans = prep.plans
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
 	}
-	openocdFlags, gdbFlags, err := b.probeFlags()
-	if err != nil {
-		return f, invalid(err)
+	if opts.Sim {
+		bench, err := startSimBench(in.Run, sim.Options{}, prep.simProbes, nil)
+		if err != nil {
+			if in.Run.Err() != nil {
+				return nil, stop, interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
+			}
+			return nil, stop, infra(err)
+		}
+		stops = append(stops, func() { bench.Close() })
+		if bench.note != "" {
+			fmt.Fprintln(ios.ErrOut, "hilrun: "+bench.note)
+		}
+		for i, pl := range plans {
+			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return bench.bind(seq), nil })
+		}
 	}
-	portFlags := b.Ports
-	if f.port, portFlags, err = barePort(portFlags); err != nil {
-		return f, invalid(err)
+	if qemuSpec != nil {
+		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir)
+		if err != nil {
+			return nil, stop, err
+		}
+		stops = append(stops, func() { board.Close(context.Background()) })
+		for i, pl := range plans {
+			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return board.Bind(seq), nil })
+		}
 	}
-	if f.ports, err = steps.ParseAssignments("port", portFlags); err != nil {
-		return f, invalid(err)
-	}
-	if f.openocds, err = steps.ParseAssignments("openocd", openocdFlags); err != nil {
-		return f, invalid(err)
-	}
-	if f.gdbs, err = steps.ParseAssignments("gdb", gdbFlags); err != nil {
-		return f, invalid(err)
-	}
-	return f, nil
+	return plans, stop, nil
 }
 
 // warnTo writes warnings to w, one line each.
@@ -443,88 +333,6 @@ func safeName(s string) string {
 		return "sequence"
 	}
 	return s
-}
-
-// loadAll validates every file before anything runs; all errors of all
-// files are reported together.
-func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
-	var seqs []*steps.Sequence
-	var all steps.ErrorList
-	for _, f := range files {
-		seq, err := steps.Load(f, steps.LoadOptions{Vars: varNames})
-		var el steps.ErrorList
-		switch {
-		case errors.As(err, &el):
-			all = append(all, el...)
-		case err != nil:
-			return nil, invalid(fmt.Errorf("read sequence: %w", err))
-		default:
-			seqs = append(seqs, seq)
-		}
-	}
-	if len(all) > 0 {
-		return nil, invalid(all)
-	}
-	return seqs, nil
-}
-
-// bindSequence binds seq to the bench file (--bench, else the one beside
-// the sequence), --port, --openocd and --gdb, with the --var values and
-// limits, and returns the plan and the bench file read, if any. seq is not
-// changed. An error names the flag that gave the binding.
-func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags, limits plan.Limits) (*plan.Plan, *steps.Bench, error) {
-	bench, err := benchFor(seq, benchPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	ports, err := portsFor(seq, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	pl, err := bindPlan(seq, plan.Sources{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs, Vars: f.vars, Limits: limits})
-	return pl, bench, err
-}
-
-// bindPlan is where every command binds a sequence into a plan: run,
-// validate, shards, pools and the REPL. An error names the flag that gave
-// the binding.
-func bindPlan(seq *steps.Sequence, src plan.Sources) (*plan.Plan, error) {
-	pl, err := plan.Bind(seq, src)
-	if err != nil {
-		return nil, flagHint(err)
-	}
-	return pl, nil
-}
-
-// flagHint names the flag that gave a binding steps.Bind refused.
-func flagHint(err error) error {
-	var be *steps.BindError
-	if errors.As(err, &be) {
-		return fmt.Errorf("--%s %s=%s: %w", be.Kind, be.Name, be.Value, err)
-	}
-	return err
-}
-
-// benchFor loads the bench file given, else the one beside seq, else none.
-func benchFor(seq *steps.Sequence, benchPath string) (*steps.Bench, error) {
-	if benchPath == "" {
-		p := filepath.Join(filepath.Dir(seq.File), steps.BenchFile)
-		if _, err := os.Stat(p); err == nil {
-			benchPath = p
-		}
-	}
-	if benchPath == "" {
-		return nil, nil
-	}
-	b, err := steps.LoadBench(benchPath)
-	if err != nil {
-		var el steps.ErrorList
-		if errors.As(err, &el) {
-			return nil, el
-		}
-		return nil, fmt.Errorf("read bench file: %w", err)
-	}
-	return b, nil
 }
 
 // checkReportPaths makes sure each report file given can be written, by

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/logfile"
 	"image"
 	"image/color"
 	"image/png"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/logfile"
 
 	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"

@@ -1,0 +1,232 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
+)
+
+// lookup resolves ${name} references.
+func (r *run) lookup(name string) (any, bool) {
+	if env, ok := strings.CutPrefix(name, "env."); ok {
+		return r.getenv(env), true
+	}
+	v, ok := r.vars[name]
+	return v, ok
+}
+
+// steps runs a list of steps. It returns false when the sequence must stop.
+func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string) bool {
+	for i, s := range ss {
+		path := prefix + strconv.Itoa(i)
+		res := r.step(ctx, s, path, group)
+		if res.Status == Errored || res.Status == Interrupted ||
+			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
+			r.skip(ss, i+1, prefix, group)
+			return false
+		}
+	}
+	return true
+}
+
+// skip reports ss[from:], which did not run, so reports list every test
+// case. ss is in group; a group that did not run reports its steps first,
+// as one that runs does, so the reports list the same steps however far a
+// run got.
+func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
+	for i := from; i < len(ss); i++ {
+		s := ss[i]
+		path := prefix + strconv.Itoa(i)
+		g := group
+		if s.Kind == steps.KindGroup {
+			g = joinGroup(group, s.Name)
+			r.skip(s.Steps, 0, path+".", g)
+		}
+		res := r.newResult(s, path, g)
+		// A step that did not run has no values: its name stays as
+		// written.
+		res.Name = writtenTitle(s)
+		res.Status = Skipped
+		res.Message = "not run"
+		r.finish(res)
+	}
+}
+
+func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
+	name := r.title(s)
+	if s.Kind == steps.KindPower && s.Name == "" && s.Power != nil && s.Power.Target == "" {
+		// The board comes from the bench the sequence is bound to.
+		name = strings.TrimSpace(s.Power.Action + " " + steps.PowerTarget(r.seq, s.Power))
+	}
+	return &StepResult{
+		Path: path, Kind: string(s.Kind), Name: name, Group: group, ID: s.ID,
+		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
+		Started: time.Since(r.start),
+	}
+}
+
+func (r *run) finish(res *StepResult) {
+	r.mu.Lock()
+	res.Index = r.index
+	r.index++
+	r.mu.Unlock()
+	if r.opts.KeepSteps {
+		r.res.Steps = append(r.res.Steps, *res)
+	}
+	if res.Status != Skipped {
+		r.res.Status = worst(r.res.Status, res.Status)
+		if n := len(r.open); n > 0 {
+			r.open[n-1] = worst(r.open[n-1], res.Status)
+		}
+	}
+	cp := *res
+	r.emit(Event{Type: StepFinished, Step: &cp})
+}
+
+// step runs one step and records its result.
+func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
+	if s.Kind == steps.KindGroup {
+		group = joinGroup(group, s.Name)
+	}
+	if s.Kind != steps.KindSend {
+		r.endTimed() // only a send writes on the thread a wait ended on
+	}
+	wrote := r.wrote
+	r.wrote = time.Time{}
+	if s.Kind == steps.KindDelay {
+		r.wrote = wrote
+	}
+	res := r.newResult(s, path, group)
+	if name := r.unopened(s); name != "" {
+		// A finally step for a device that never opened: the open error
+		// is the run's error, and this step could not have run.
+		res.Status = Skipped
+		res.Message = "not run: " + name + " did not open"
+		r.finish(res)
+		return res
+	}
+	started := time.Now()
+	cp := *res
+	cp.Timeout = r.shownTimeout(s)
+	r.emit(Event{Type: StepStarted, Step: &cp})
+
+	var err error
+	switch s.Kind {
+	case steps.KindGroup:
+		r.open = append(r.open, Passed)
+		r.steps(ctx, s.Steps, path+".", group)
+		res.Status = r.closeContainer()
+	case steps.KindRepeat:
+		r.open = append(r.open, Passed)
+		err = r.repeat(ctx, s, res, group)
+		res.Status = r.closeContainer()
+	default:
+		if err = r.countStep(); err == nil {
+			err = r.leaf(ctx, s, res)
+		}
+		var hit *failOnHit
+		if err == nil && errors.As(context.Cause(ctx), &hit) {
+			// fail_on matched while this step ran, on a console it did
+			// not wait on: the step it happened in fails.
+			err = context.Cause(ctx)
+		}
+	}
+	res.Duration = time.Since(started)
+	if s.Kind != steps.KindGroup {
+		r.classify(ctx, res, err)
+	}
+	if s.ID != "" {
+		r.stepRes[s.ID] = resultMap(res)
+	}
+	r.finish(res)
+	return res
+}
+
+// closeContainer ends the innermost group or repeat being run and returns
+// the worst status of the steps it held, Passed when none ran.
+func (r *run) closeContainer() Status {
+	n := len(r.open)
+	st := r.open[n-1]
+	r.open = r.open[:n-1]
+	return st
+}
+
+func resultMap(res *StepResult) map[string]any {
+	m := map[string]any{}
+	for k, v := range res.Data {
+		m[k] = v
+	}
+	for k, v := range res.Saved {
+		m[k] = v
+	}
+	m["status"] = string(res.Status)
+	m["duration_ms"] = float64(res.Duration.Microseconds()) / 1000
+	m["message"] = res.Message
+	return m
+}
+
+// stepError is a failure the device caused (Failed), as opposed to the
+// bench (any other error is Errored).
+type stepError struct {
+	msg      string
+	expected string
+	received string
+}
+
+func (e *stepError) Error() string { return e.msg }
+
+// classify sets the step's status from the error it ended with.
+func (r *run) classify(ctx context.Context, res *StepResult, err error) {
+	if res.Status == Failed || res.Status == Errored {
+		return
+	}
+	if err == nil {
+		if res.Status == "" {
+			res.Status = Passed
+		}
+		return
+	}
+	var se *stepError
+	var fe *stream.FailOnError
+	var hit *failOnHit
+	switch {
+	case errors.As(err, &hit):
+		res.Status = Failed
+		res.Message = hit.Error()
+		if c := r.consol[hit.console]; c != nil {
+			res.Received = excerpt(c, hit.hit.Offset)
+		}
+	case errors.As(err, &se):
+		res.Status = Failed
+		res.Message = se.msg
+		res.Expected = se.expected
+		res.Received = se.received
+	case errors.As(err, &fe):
+		res.Status = Failed
+		res.Message = fe.Error()
+	case errors.Is(err, ErrSequenceTimeout):
+		res.Status = Failed
+		res.Message = err.Error()
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) && errors.Is(err, context.Canceled):
+		res.Status = Interrupted
+		res.Message = "interrupted"
+	default:
+		res.Status = Errored
+		res.Message = err.Error()
+	}
+	if res.Status == Failed && r.res.Error == "" && errors.Is(err, ErrSequenceTimeout) {
+		r.res.Error = err.Error()
+	}
+	if res.Status == Errored && r.res.Error == "" {
+		r.res.Error = res.Message
+	}
+	if res.Status == Errored && r.finallyErr == "" && strings.HasPrefix(res.Path, "finally.") {
+		r.finallyErr = fmt.Sprintf("finally step %s %s error: %s", res.Path, res.Kind, res.Message)
+	}
+}
