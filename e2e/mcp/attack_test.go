@@ -164,6 +164,23 @@ var postures = []posture{
 		{name: "exec outside the root", tool: "serial_sequence", args: `{"steps": [{"exec": ["touch", "{{canary}}"], "dir": "{{outside}}"}]}`, want: "outside the --root"},
 		{name: "raw Tcl still off", tool: "serial_sequence", args: ocdStep("exec touch {{canary}}"), want: "--allow-debug-tcl"},
 	}},
+	{name: "links out of the root", flags: []string{"--root", "{{root}}", "--allow-exec", "--allow-debug-tcl"}, attacks: []attack{
+		// A link inside the root that leads out of it, at each place a
+		// path is accepted: every one is refused, naming where it leads.
+		{name: "sequence file", tool: "run_sequence", args: `{"path": "link-seq.yaml"}`, want: "outside the --root"},
+		{name: "sequence to validate", tool: "validate_sequence", args: `{"path": "link-seq.yaml"}`, want: "outside the --root"},
+		{name: "mem_read's ELF", tool: "mem_read", args: `{"symbol": "counter", "elf": "{{root}}/link.elf"}`, want: "outside the --root"},
+		{name: "a step's ELF", tool: "serial_sequence", args: `{"steps": [{"mem_read": true, "symbol": "counter", "elf": "{{root}}/link.elf"}]}`, want: "outside the --root"},
+		{name: "a probe's ELF in a file", tool: "run_sequence", args: `{"path": "link-probe-elf.yaml"}`, want: "outside the --root"},
+		{name: "an upload's image", tool: "upload", args: `{"openocd": {"file": "{{root}}/link-fw.bin"}}`, want: "outside the --root"},
+		{name: "an upload step's image", tool: "serial_sequence", args: `{"steps": [{"upload": {"openocd": {"file": "{{root}}/link-fw.bin"}}}]}`, want: "outside the --root"},
+		{name: "exec's folder", tool: "serial_sequence", args: `{"steps": [{"exec": ["touch", "{{canary}}"], "dir": "{{root}}/link-dir"}]}`, want: "outside the --root"},
+		{name: "build's folder", tool: "build", args: `{"command": ["touch", "{{canary}}"], "dir": "{{root}}/link-dir"}`, want: "outside the --root"},
+		{name: "a build step's folder", tool: "serial_sequence", args: `{"steps": [{"build": {"command": ["touch", "{{canary}}"], "dir": "{{root}}/link-dir"}}]}`, want: "outside the --root"},
+		{name: "a PlatformIO project", tool: "clean_project", args: `{"project_dir": "{{root}}/link-dir"}`, want: "outside the --root"},
+		{name: "a launch config", tool: "run_sequence", args: `{"path": "launch-link.yaml"}`, want: "outside the --root"},
+		{name: "a folder link on the way", tool: "run_sequence", args: `{"path": "link-dir/secret.yaml"}`, want: "outside the --root"},
+	}},
 	{name: "allow-debug-tcl", flags: []string{"--root", "{{root}}", "--allow-debug-tcl"}, attacks: []attack{
 		// Raw Tcl is allowed here, but OpenOCD holds none of the server's
 		// secrets.
@@ -257,8 +274,26 @@ func attackFiles(t *testing.T) (root, outside, canaries string) {
 		filepath.Join(root, "launch-inside.yaml"):             "probes:\n  p:\n    launch:\n      config: [./evil.cfg]\nsteps:\n  - halt: true\n    probe: p\n",
 		filepath.Join(root, "launch-climb.yaml"):              "probes:\n  p:\n    launch:\n      config: [interface/../../outside/evil.cfg]\nsteps:\n  - halt: true\n    probe: p\n",
 	}
+	files[filepath.Join(outside, "secret.yaml")] = "steps:\n  - exec: [touch, " + filepath.Join(canaries, "outside-sequence-ran") + "]\n"
+	files[filepath.Join(outside, "sim.elf")] = string(elf)
+	files[filepath.Join(outside, "fw.bin")] = "\x00\x00\x00\x00"
+	files[filepath.Join(outside, "platformio.ini")] = "[env:x]\nplatform = native\n"
+	files[filepath.Join(root, "link-probe-elf.yaml")] = "probes:\n  p: {elf: ./link.elf}\nsteps:\n  - {mem_read: true, symbol: counter, probe: p}\n"
+	files[filepath.Join(root, "launch-link.yaml")] = "probes:\n  p:\n    launch:\n      config: [./link.cfg]\nsteps:\n  - halt: true\n    probe: p\n"
 	for name, data := range files {
 		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Links inside the root that lead out of it.
+	for link, target := range map[string]string{
+		"link-seq.yaml": filepath.Join(outside, "secret.yaml"),
+		"link.elf":      filepath.Join(outside, "sim.elf"),
+		"link-fw.bin":   filepath.Join(outside, "fw.bin"),
+		"link.cfg":      filepath.Join(outside, "evil.cfg"),
+		"link-dir":      outside,
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
