@@ -49,7 +49,9 @@ import (
 //     timings, pids, ports, ptys and time stamps left out and "..." lines
 //     standing for any number of lines;
 //   - a plain block that shows the command line synopsis names only flags
-//     that exist; one that shows the layout names only folders that exist.
+//     that exist; one that shows the layout names only folders that exist;
+//     a drawing (box lines, arrows) names only Go names its packages
+//     declare (plan.Bind, internal/engine.NewBench).
 //
 // Files a console example uses without showing them (bad.yaml,
 // doubling.yaml) are in testdata/readme, written to give the output shown;
@@ -1157,6 +1159,8 @@ func checkPlainBlock(t *testing.T, b readmeBlock) {
 				t.Errorf("%s: the layout names %s: %v", b.pos(), f[0], err)
 			}
 		}
+	case isDrawing(b.text):
+		checkDrawing(t, b)
 	default:
 		t.Errorf("%s: a block without a language that no rule checks (%q): give it a language and a rule, or list it in readmeUnchecked with a reason", b.pos(), first)
 	}
