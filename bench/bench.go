@@ -42,7 +42,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -210,14 +209,4 @@ type bencher struct {
 
 func (b *bencher) progress(format string, args ...any) {
 	fmt.Fprintf(b.opts.Progress, format+"\n", args...)
-}
-
-// us formats d in microseconds.
-func us(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) + " µs"
-}
-
-// mib formats a KiB count in MiB.
-func mib(kib int64) string {
-	return strconv.FormatFloat(float64(kib)/1024, 'f', 1, 64) + " MiB"
 }

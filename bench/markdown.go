@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -406,4 +407,14 @@ func delaysOf(series []*DelaySeries) []time.Duration {
 		}
 	}
 	return out
+}
+
+// us formats d in microseconds.
+func us(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) + " µs"
+}
+
+// mib formats a KiB count in MiB.
+func mib(kib int64) string {
+	return strconv.FormatFloat(float64(kib)/1024, 'f', 1, 64) + " MiB"
 }
