@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -76,99 +77,31 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	mode := args[0]
-	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	port := fs.String("serial", "", "serial port `PATH` of the board")
-	n := fs.Int("n", 100, "measured iterations")
-	warmup := fs.Int("warmup", 10, "unmeasured iterations first")
-	delay := fs.Duration("delay", time.Millisecond, "delay step length")
-	wait := fs.String("wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo")
-	size := fs.Int64("size", 1_000_000, "bytes to stream")
-	how := fs.String("how", "runner", "search with the runner, the serialx console or a raw read")
-	match := fs.String("match", "literal", "search pattern kind: literal or regex")
-	limit := fs.Duration("timeout", 3*time.Minute, "give up after this long")
-	chunk := fs.Int64("chunk", 20_000_000, "bytes per stream command")
-	dur := fs.Duration("for", 10*time.Second, "how long to keep streaming")
-	logDir := fs.String("logdir", "", "directory for the console log")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
-	ocdAddr := fs.String("openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
-	bitbang := fs.String("bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
-	ocdBin := fs.String("openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
-	rt := fs.Bool("realtime", false, "run timed waits as SCHED_FIFO with locked memory, as hilrun run --realtime does (delay-runner, every-runner)")
-	hops := fs.Bool("hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
-	pad := fs.Bool("pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
-	every := fs.Duration("every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
-	watch := fs.String("watch", "", "every-go: `how` the port is watched: \"\" not at all, \"poller\" registered with Go's poller and written through it, \"input\" for input only through an epoll instance of its own in the poller, as hilrun's console watches it")
-	if err := fs.Parse(args[1:]); err != nil {
+	f, err := parseChildFlags(mode, args[1:], stderr)
+	if err != nil {
 		return 2
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
 			return 1
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
-	if *rt {
+	if f.rt {
 		if err := runner.EnableRealtime(); err != nil {
 			fmt.Fprintf(stderr, "hilbench %s: %v\n", mode, err)
 		}
 	}
-	need, have := "-serial", *port
-	switch mode {
-	case "mem-session", "mem-runner", "mem-telnet", "toggle-runner", "toggle-telnet":
-		need, have = "-openocd", *ocdAddr
-	case "mem-process", "toggle-process":
-		need, have = "-bitbang", *bitbang
-	}
-	if have == "" {
+	if need, have := f.required(mode); have == "" {
 		fmt.Fprintf(stderr, "hilbench %s: %s is required\n", mode, need)
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *limit+time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), f.limit+time.Minute)
 	defer cancel()
-	var out childOutput
-	var err error
-	switch mode {
-	case "rtt-runner":
-		out, err = rttRunner(ctx, *port, *n, *warmup, false)
-	case "rtt-runner-regex":
-		out, err = rttRunner(ctx, *port, *n, *warmup, true)
-	case "rtt-console":
-		out, err = rttConsole(ctx, *port, *n, *warmup)
-	case "delay-runner":
-		out, err = delayRunner(ctx, *port, *delay, *n, *warmup, *hops)
-	case "every-go":
-		out, err = everyGo(ctx, *port, *every, *n, *watch)
-	case "every-runner":
-		out, err = everyRunner(ctx, *port, *every, *n)
-	case "delay-console":
-		out, err = delayConsole(ctx, *port, *wait, *delay, *n, *warmup)
-	case "search":
-		out, err = search(ctx, *port, *how, *match, *size, *limit, *logDir)
-	case "stream-log":
-		out, err = streamLog(ctx, *port, *chunk, *dur, *logDir)
-	case "mem-session":
-		out, err = memSession(ctx, *ocdAddr, *n, *warmup)
-	case "mem-runner":
-		out, err = memRunner(ctx, *ocdAddr, *n, *warmup)
-	case "mem-telnet":
-		out, err = memTelnet(ctx, *ocdAddr, *n, *warmup, *pad)
-	case "mem-process":
-		out, err = memProcess(ctx, *ocdBin, *bitbang, *n, *warmup)
-	case "toggle-runner":
-		out, err = toggleRunner(ctx, *ocdAddr, *n, *every)
-	case "toggle-telnet":
-		out, err = toggleTelnet(ctx, *ocdAddr, *n, *every)
-	case "toggle-process":
-		out, err = toggleProcess(ctx, *ocdBin, *bitbang, *n, *every)
-	default:
+	out, err := runChild(ctx, mode, f)
+	if errors.Is(err, errUnknownMode) {
 		fmt.Fprintf(stderr, "hilbench: unknown child mode %q\n", mode)
 		return 2
 	}
@@ -181,4 +114,119 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// childFlags are the flags of every child mode; each mode reads those it
+// needs.
+type childFlags struct {
+	port, wait, how, match, logDir, cpuProfile string
+	ocdAddr, bitbang, ocdBin, watch            string
+	n, warmup                                  int
+	size, chunk                                int64
+	delay, limit, dur, every                   time.Duration
+	rt, hops, pad                              bool
+}
+
+// parseChildFlags parses the flags of child mode; the flag package reports
+// a bad one on stderr.
+func parseChildFlags(mode string, args []string, stderr io.Writer) (*childFlags, error) {
+	var f childFlags
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.port, "serial", "", "serial port `PATH` of the board")
+	fs.IntVar(&f.n, "n", 100, "measured iterations")
+	fs.IntVar(&f.warmup, "warmup", 10, "unmeasured iterations first")
+	fs.DurationVar(&f.delay, "delay", time.Millisecond, "delay step length")
+	fs.StringVar(&f.wait, "wait", "gosched", "how delay-console waits: gosched, yield, sleep, nanosleep, abs, abs-poll or abs-fifo")
+	fs.Int64Var(&f.size, "size", 1_000_000, "bytes to stream")
+	fs.StringVar(&f.how, "how", "runner", "search with the runner, the serialx console or a raw read")
+	fs.StringVar(&f.match, "match", "literal", "search pattern kind: literal or regex")
+	fs.DurationVar(&f.limit, "timeout", 3*time.Minute, "give up after this long")
+	fs.Int64Var(&f.chunk, "chunk", 20_000_000, "bytes per stream command")
+	fs.DurationVar(&f.dur, "for", 10*time.Second, "how long to keep streaming")
+	fs.StringVar(&f.logDir, "logdir", "", "directory for the console log")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	fs.StringVar(&f.ocdAddr, "openocd", "", "telnet `HOST:PORT` of a running OpenOCD (mem-session, mem-runner, mem-telnet, toggle-runner, toggle-telnet)")
+	fs.StringVar(&f.bitbang, "bitbang", "", "the board's JTAG port, remote_bitbang `HOST:PORT` (mem-process, toggle-process)")
+	fs.StringVar(&f.ocdBin, "openocd-bin", "openocd", "OpenOCD `executable` (mem-process, toggle-process)")
+	fs.BoolVar(&f.rt, "realtime", false, "run timed waits as SCHED_FIFO with locked memory, as hilrun run --realtime does (delay-runner, every-runner)")
+	fs.BoolVar(&f.hops, "hops", false, "record the wall-clock time of each hop of every pair (delay-runner)")
+	fs.BoolVar(&f.pad, "pad", false, "pad the typed line to the length of hilrun's request (mem-telnet)")
+	fs.DurationVar(&f.every, "every", 10*time.Millisecond, "period (every-runner, toggle-runner, toggle-telnet, toggle-process)")
+	fs.StringVar(&f.watch, "watch", "", "every-go: `how` the port is watched: \"\" not at all, \"poller\" registered with Go's poller and written through it, \"input\" for input only through an epoll instance of its own in the poller, as hilrun's console watches it")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// required returns the flag that mode cannot run without, the one that
+// says where the board is, and its value.
+func (f *childFlags) required(mode string) (name, value string) {
+	switch mode {
+	case "mem-session", "mem-runner", "mem-telnet", "toggle-runner", "toggle-telnet":
+		return "-openocd", f.ocdAddr
+	case "mem-process", "toggle-process":
+		return "-bitbang", f.bitbang
+	}
+	return "-serial", f.port
+}
+
+// startCPUProfile starts a CPU profile of the process into the file at
+// path; stop ends it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// errUnknownMode is runChild's error for a mode it does not know.
+var errUnknownMode = errors.New("unknown child mode")
+
+// runChild runs the side of child mode with its flags f.
+func runChild(ctx context.Context, mode string, f *childFlags) (childOutput, error) {
+	switch mode {
+	case "rtt-runner":
+		return rttRunner(ctx, f.port, f.n, f.warmup, false)
+	case "rtt-runner-regex":
+		return rttRunner(ctx, f.port, f.n, f.warmup, true)
+	case "rtt-console":
+		return rttConsole(ctx, f.port, f.n, f.warmup)
+	case "delay-runner":
+		return delayRunner(ctx, f.port, f.delay, f.n, f.warmup, f.hops)
+	case "every-go":
+		return everyGo(ctx, f.port, f.every, f.n, f.watch)
+	case "every-runner":
+		return everyRunner(ctx, f.port, f.every, f.n)
+	case "delay-console":
+		return delayConsole(ctx, f.port, f.wait, f.delay, f.n, f.warmup)
+	case "search":
+		return search(ctx, f.port, f.how, f.match, f.size, f.limit, f.logDir)
+	case "stream-log":
+		return streamLog(ctx, f.port, f.chunk, f.dur, f.logDir)
+	case "mem-session":
+		return memSession(ctx, f.ocdAddr, f.n, f.warmup)
+	case "mem-runner":
+		return memRunner(ctx, f.ocdAddr, f.n, f.warmup)
+	case "mem-telnet":
+		return memTelnet(ctx, f.ocdAddr, f.n, f.warmup, f.pad)
+	case "mem-process":
+		return memProcess(ctx, f.ocdBin, f.bitbang, f.n, f.warmup)
+	case "toggle-runner":
+		return toggleRunner(ctx, f.ocdAddr, f.n, f.every)
+	case "toggle-telnet":
+		return toggleTelnet(ctx, f.ocdAddr, f.n, f.every)
+	case "toggle-process":
+		return toggleProcess(ctx, f.ocdBin, f.bitbang, f.n, f.every)
+	}
+	return childOutput{}, errUnknownMode
 }
