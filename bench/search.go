@@ -50,49 +50,40 @@ type SearchReport struct {
 	Cases []*SearchCase `json:"cases"`
 }
 
-// search runs scenario (b).
+// search runs scenario (b): each case on a fresh board, the repeated ones
+// in rotating order round by round, then those that run once.
 func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 	o := b.opts
-	limit := o.Limit.String()
-	logDir := filepath.Join(o.WorkDir, "search-logs")
-	goCase := func(name, how, match string, size int64, reps int, peer string, logged bool) *SearchCase {
-		side := sideRunner
-		switch how {
-		case "console":
-			side = sideConsole
-		case "raw", "raw-select":
-			side = "raw read"
-		}
-		pattern := escapeLiteral(string(streamTail(size)))
-		if match == "regex" {
-			pattern = streamRegexp(size)
-		}
-		extra, extraCmd := []string{}, ""
-		if logged {
-			extra, extraCmd = []string{"-logdir", logDir}, " -logdir DIR"
-		}
-		return &SearchCase{
-			Name: name, Side: side, Size: size, Pattern: pattern, Peer: peer, reps: reps,
-			Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench search -serial PATH -how %s -match %s -size %d -timeout %s%s", how, match, size, limit, extraCmd),
-			args: func(path string) (bool, []string) {
-				return false, append([]string{"search", "-serial", path, "-how", how, "-match", match, "-size", strconv.FormatInt(size, 10), "-timeout", limit}, extra...)
-			},
+	cases := b.searchCases()
+	rep := &SearchReport{Cases: cases}
+	var repeated, once []*SearchCase
+	for _, c := range cases {
+		if c.reps > 1 {
+			repeated = append(repeated, c)
+		} else {
+			once = append(once, c)
 		}
 	}
-	pyCase := func(name, mode string, size int64, reps int) *SearchCase {
-		pattern := escapeLiteral(string(streamTail(size)))
-		if mode == "regex" {
-			pattern = streamRegexp(size)
-		}
-		secs := strconv.FormatFloat(o.Limit.Seconds(), 'f', -1, 64)
-		return &SearchCase{
-			Name: name, Side: sidePexpect, Size: size, Pattern: pattern, reps: reps,
-			Command: fmt.Sprintf("python3 bench/pexpect_search.py PATH %d %s '%s' %s", size, mode, pattern, secs),
-			args: func(path string) (bool, []string) {
-				return true, []string{"pexpect_search.py", path, strconv.FormatInt(size, 10), mode, pattern, secs}
-			},
+	for round := range o.SearchReps {
+		for _, c := range rotate(repeated, round) {
+			if err := b.runSearch(ctx, c, round, o.SearchReps); err != nil {
+				return rep, fmt.Errorf("search: %w", err)
+			}
 		}
 	}
+	for _, c := range once {
+		if err := b.runSearch(ctx, c, 0, 1); err != nil {
+			return rep, fmt.Errorf("search: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// searchCases lists the cases of (b), in the order the report shows them:
+// the raw reads, hilrun's searches, pexpect's when there is a Python, and
+// the baseline build's full-size hilrun run searches when there is one.
+func (b *bencher) searchCases() []*SearchCase {
+	o := b.opts
 	big, small := o.SearchSize, o.SmallSize
 	const (
 		pyExact    = "pexpect expect_exact (literal)"
@@ -100,26 +91,26 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 		pyRegexBig = "pexpect expect (regex), full size"
 	)
 	cases := []*SearchCase{
-		goCase(rawCase, "raw", "literal", big, o.SearchReps, "", false),
+		b.goSearch(rawCase, "raw", "literal", big, o.SearchReps, "", false),
 	}
 	if o.AA {
-		cases = append(cases, goCase(rawAgainCase, "raw", "literal", big, o.SearchReps, "", false))
+		cases = append(cases, b.goSearch(rawAgainCase, "raw", "literal", big, o.SearchReps, "", false))
 	}
 	cases = append(cases,
-		goCase("raw read, select then read per chunk, as go.bug.st/serial reads (diagnostic)", "raw-select", "literal", big, o.SearchReps, "", false),
-		goCase("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
-		goCase("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
-		goCase("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),
-		goCase("hilrun run, literal expect, logging", "runner", "literal", big, o.SearchReps, pyExact, true),
-		goCase("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
-		goCase("hilrun run, regex expect, logging", "runner", "regex", big, o.SearchReps, pyRegexBig, true),
-		goCase("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
+		b.goSearch("raw read, select then read per chunk, as go.bug.st/serial reads (diagnostic)", "raw-select", "literal", big, o.SearchReps, "", false),
+		b.goSearch("hilrun run, literal expect", "runner", "literal", big, o.SearchReps, pyExact, false),
+		b.goSearch("hilrun serialx Expect, literal", "console", "literal", big, o.SearchReps, pyExact, false),
+		b.goSearch("hilrun serialx Expect, literal, logging", "console", "literal", big, o.SearchReps, pyExact, true),
+		b.goSearch("hilrun run, literal expect, logging", "runner", "literal", big, o.SearchReps, pyExact, true),
+		b.goSearch("hilrun run, regex expect", "runner", "regex", big, o.SearchReps, pyRegexBig, false),
+		b.goSearch("hilrun run, regex expect, logging", "runner", "regex", big, o.SearchReps, pyRegexBig, true),
+		b.goSearch("hilrun run, regex expect, small", "runner", "regex", small, o.SearchReps, pyRegex, false),
 	)
 	if o.Python != "" {
 		cases = append(cases,
-			pyCase(pyExact, "exact", big, o.SearchReps),
-			pyCase(pyRegex, "regex", small, o.SearchReps),
-			pyCase(pyRegexBig, "regex", big, 1))
+			b.pySearch(pyExact, "exact", big, o.SearchReps),
+			b.pySearch(pyRegex, "regex", small, o.SearchReps),
+			b.pySearch(pyRegexBig, "regex", big, 1))
 	} else {
 		for _, c := range cases {
 			c.Peer = ""
@@ -138,55 +129,91 @@ func (b *bencher) search(ctx context.Context) (*SearchReport, error) {
 			cases = append(cases, &base)
 		}
 	}
-	rep := &SearchReport{Cases: cases}
-	var repeated, once []*SearchCase
-	for _, c := range cases {
-		if c.reps > 1 {
-			repeated = append(repeated, c)
+	return cases
+}
+
+// searchLogDir is where the logging cases of (b) write their logs, removed
+// after each run.
+func (b *bencher) searchLogDir() string {
+	return filepath.Join(b.opts.WorkDir, "search-logs")
+}
+
+// goSearch is a case of (b) that a hilbench child runs (its search mode):
+// how is runner, console, raw or raw-select, match literal or regex. peer
+// names the pexpect case it is compared with; logged has it log to
+// searchLogDir.
+func (b *bencher) goSearch(name, how, match string, size int64, reps int, peer string, logged bool) *SearchCase {
+	limit := b.opts.Limit.String()
+	side := sideRunner
+	switch how {
+	case "console":
+		side = sideConsole
+	case "raw", "raw-select":
+		side = "raw read"
+	}
+	pattern := escapeLiteral(string(streamTail(size)))
+	if match == "regex" {
+		pattern = streamRegexp(size)
+	}
+	extra, extraCmd := []string{}, ""
+	if logged {
+		extra, extraCmd = []string{"-logdir", b.searchLogDir()}, " -logdir DIR"
+	}
+	return &SearchCase{
+		Name: name, Side: side, Size: size, Pattern: pattern, Peer: peer, reps: reps,
+		Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench search -serial PATH -how %s -match %s -size %d -timeout %s%s", how, match, size, limit, extraCmd),
+		args: func(path string) (bool, []string) {
+			return false, append([]string{"search", "-serial", path, "-how", how, "-match", match, "-size", strconv.FormatInt(size, 10), "-timeout", limit}, extra...)
+		},
+	}
+}
+
+// pySearch is a case of (b) that pexpect_search.py runs, mode exact or
+// regex.
+func (b *bencher) pySearch(name, mode string, size int64, reps int) *SearchCase {
+	pattern := escapeLiteral(string(streamTail(size)))
+	if mode == "regex" {
+		pattern = streamRegexp(size)
+	}
+	secs := strconv.FormatFloat(b.opts.Limit.Seconds(), 'f', -1, 64)
+	return &SearchCase{
+		Name: name, Side: sidePexpect, Size: size, Pattern: pattern, reps: reps,
+		Command: fmt.Sprintf("python3 bench/pexpect_search.py PATH %d %s '%s' %s", size, mode, pattern, secs),
+		args: func(path string) (bool, []string) {
+			return true, []string{"pexpect_search.py", path, strconv.FormatInt(size, 10), mode, pattern, secs}
+		},
+	}
+}
+
+// runSearch runs case c once on a fresh board, as round of rounds, and
+// adds the run to c.Runs.
+func (b *bencher) runSearch(ctx context.Context, c *SearchCase, round, rounds int) error {
+	o := b.opts
+	return b.withBoard(func(board *sim.Board) error {
+		python, args := c.args(board.SerialPath())
+		var (
+			out childOutput
+			rss int64
+			err error
+		)
+		if c.Baseline != "" {
+			out, rss, err = b.run(ctx, kindBaseline, args, o.Limit+2*time.Minute)
 		} else {
-			once = append(once, c)
+			out, rss, err = b.side(ctx, python, args, o.Limit+2*time.Minute)
 		}
-	}
-	runOne := func(c *SearchCase, round, rounds int) error {
-		return b.withBoard(func(board *sim.Board) error {
-			python, args := c.args(board.SerialPath())
-			var (
-				out childOutput
-				rss int64
-				err error
-			)
-			if c.Baseline != "" {
-				out, rss, err = b.run(ctx, kindBaseline, args, o.Limit+2*time.Minute)
-			} else {
-				out, rss, err = b.side(ctx, python, args, o.Limit+2*time.Minute)
-			}
-			if err != nil {
-				return err
-			}
-			os.RemoveAll(logDir)
-			r := SearchRun{Done: out.Done, Seconds: out.Seconds, Bytes: out.Bytes, MaxRSSKiB: rss, Progress: out.Progress}
-			c.Runs = append(c.Runs, r)
-			state := "found"
-			if !r.Done {
-				state = fmt.Sprintf("GAVE UP after %.0f s at %d of %d bytes", r.Seconds, r.Bytes, c.Size)
-			}
-			b.progress("b: round %d/%d %-42s %6.1f MB/s, %6.1f s, max RSS %s, %s", round+1, rounds, c.Name, r.MBps(), r.Seconds, mib(rss), state)
-			return nil
-		})
-	}
-	for round := range o.SearchReps {
-		for _, c := range rotate(repeated, round) {
-			if err := runOne(c, round, o.SearchReps); err != nil {
-				return rep, fmt.Errorf("search: %w", err)
-			}
+		if err != nil {
+			return err
 		}
-	}
-	for _, c := range once {
-		if err := runOne(c, 0, 1); err != nil {
-			return rep, fmt.Errorf("search: %w", err)
+		os.RemoveAll(b.searchLogDir())
+		r := SearchRun{Done: out.Done, Seconds: out.Seconds, Bytes: out.Bytes, MaxRSSKiB: rss, Progress: out.Progress}
+		c.Runs = append(c.Runs, r)
+		state := "found"
+		if !r.Done {
+			state = fmt.Sprintf("GAVE UP after %.0f s at %d of %d bytes", r.Seconds, r.Bytes, c.Size)
 		}
-	}
-	return rep, nil
+		b.progress("b: round %d/%d %-42s %6.1f MB/s, %6.1f s, max RSS %s, %s", round+1, rounds, c.Name, r.MBps(), r.Seconds, mib(rss), state)
+		return nil
+	})
 }
 
 // rawCase is the case of (b) that reads with no matching: the ceiling.
