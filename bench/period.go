@@ -63,15 +63,42 @@ const tailAt = time.Millisecond
 func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	o := b.opts
 	rep := &PeriodReport{Every: o.PeriodEvery, N: o.PeriodN, Rounds: o.Rounds}
-	type side struct {
-		s    *PeriodSeries
-		kind string
-		args func(path string, n int) []string
+	sides := b.periodSides()
+	for _, sd := range sides {
+		rep.Sides = append(rep.Sides, sd.s)
 	}
+	for round, n := range split(o.PeriodN, o.Rounds) {
+		for _, sd := range rotate(sides, round) {
+			if err := b.periodRound(ctx, sd, round, n); err != nil {
+				return rep, fmt.Errorf("periods: %w", err)
+			}
+		}
+	}
+	for _, s := range rep.Sides {
+		s.Error, s.Period = summarize(s.errs), summarize(s.period)
+		if len(s.sent) > 0 {
+			s.Sender, s.Reach = summarize(s.sent), summarize(s.reach)
+		}
+	}
+	return rep, nil
+}
+
+// periodSide is one side of (l): its series, the kind of process that
+// runs it, and that process's arguments for n periods on the port at path.
+type periodSide struct {
+	s    *PeriodSeries
+	kind string
+	args func(path string, n int) []string
+}
+
+// periodSides lists the sides of (l) that the options ask for: the runner,
+// then the diagnostic and comparison sides, then the C client.
+func (b *bencher) periodSides() []periodSide {
+	o := b.opts
 	// hil is a side that a hilbench child runs in mode, with extra flags.
-	hil := func(name, mode string, extra ...string) side {
+	hil := func(name, mode string, extra ...string) periodSide {
 		flags := strings.Join(append([]string{""}, extra...), " ")
-		return side{
+		return periodSide{
 			s:    &PeriodSeries{Side: name, Command: fmt.Sprintf("HILBENCH_CHILD=1 hilbench %s -serial PATH -every %s -n N%s", mode, o.PeriodEvery, flags)},
 			kind: kindHilrun,
 			args: func(path string, n int) []string {
@@ -79,7 +106,7 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 			},
 		}
 	}
-	sides := []side{hil(sideRunner, "every-runner")}
+	sides := []periodSide{hil(sideRunner, "every-runner")}
 	if o.Realtime {
 		sides = append(sides, hil(sideRunnerRT, "every-runner", "-realtime"))
 	}
@@ -97,7 +124,7 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 	}
 	if b.floor != "" {
 		us := strconv.FormatInt(o.PeriodEvery.Microseconds(), 10)
-		floor := side{
+		floor := periodSide{
 			s:    &PeriodSeries{Side: sideFloor, Command: "./floor every PATH " + us + " N"},
 			kind: kindFloor,
 			args: func(path string, n int) []string { return []string{"every", path, us, itoa(n + 1)} },
@@ -110,63 +137,62 @@ func (b *bencher) periods(ctx context.Context) (*PeriodReport, error) {
 			sides = append(sides, floor)
 		}
 	}
-	for _, sd := range sides {
-		rep.Sides = append(rep.Sides, sd.s)
-	}
-	for round, n := range split(o.PeriodN, o.Rounds) {
-		for _, sd := range rotate(sides, round) {
-			err := b.withBoard(func(board *sim.Board) error {
-				out, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute)
-				if err != nil {
-					return err
-				}
-				at, err := periodArrivals(board.Received(), n+1)
-				if err != nil {
-					return fmt.Errorf("%s: %w", sd.s.Side, err)
-				}
-				if len(out.SentNs) > 0 && len(out.SentNs) != n+1 {
-					return fmt.Errorf("%s: recorded %d writes, want %d", sd.s.Side, len(out.SentNs), n+1)
-				}
-				var sents []time.Duration
-				for i := 1; i < len(out.SentNs); i++ {
-					sent := abs(time.Duration(out.SentNs[i]-out.SentNs[i-1]) - o.PeriodEvery)
-					sents = append(sents, sent)
-					if board := abs(at[i].Sub(at[i-1]) - o.PeriodEvery); board > tailAt {
-						sd.s.BoardTail++
-						if 2*sent >= board {
-							sd.s.SenderTail++
-						}
-					}
-				}
-				if len(sents) > 0 {
-					sd.s.sent = append(sd.s.sent, sents...)
-					sd.s.SenderRounds = append(sd.s.SenderRounds, summarize(sents))
-					sd.s.reach = append(sd.s.reach, reachExcess(out.SentNs, at)...)
-				}
-				var errs []time.Duration
-				for i := 1; i < len(at); i++ {
-					p := at[i].Sub(at[i-1])
-					sd.s.period = append(sd.s.period, p)
-					errs = append(errs, abs(p-o.PeriodEvery))
-				}
-				sd.s.errs = append(sd.s.errs, errs...)
-				sum := summarize(errs)
-				sd.s.Rounds = append(sd.s.Rounds, sum)
-				b.progress("l: round %d/%d %-16s %4d periods of %s, |error| median %s, p99 %s", round+1, o.Rounds, sd.s.Side, n, o.PeriodEvery, us(sum.Median), us(sum.P99))
-				return nil
-			})
-			if err != nil {
-				return rep, fmt.Errorf("periods: %w", err)
+	return sides
+}
+
+// periodRound runs n periods of side sd on a fresh board, as round, and
+// adds them to its series: the periods the board saw and, when the side
+// kept one, its own record of its writes.
+func (b *bencher) periodRound(ctx context.Context, sd periodSide, round, n int) error {
+	o := b.opts
+	return b.withBoard(func(board *sim.Board) error {
+		out, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		at, err := periodArrivals(board.Received(), n+1)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sd.s.Side, err)
+		}
+		if len(out.SentNs) > 0 && len(out.SentNs) != n+1 {
+			return fmt.Errorf("%s: recorded %d writes, want %d", sd.s.Side, len(out.SentNs), n+1)
+		}
+		sd.s.addSenderRecord(out.SentNs, at, o.PeriodEvery)
+		var errs []time.Duration
+		for i := 1; i < len(at); i++ {
+			p := at[i].Sub(at[i-1])
+			sd.s.period = append(sd.s.period, p)
+			errs = append(errs, abs(p-o.PeriodEvery))
+		}
+		sd.s.errs = append(sd.s.errs, errs...)
+		sum := summarize(errs)
+		sd.s.Rounds = append(sd.s.Rounds, sum)
+		b.progress("l: round %d/%d %-16s %4d periods of %s, |error| median %s, p99 %s", round+1, o.Rounds, sd.s.Side, n, o.PeriodEvery, us(sum.Median), us(sum.P99))
+		return nil
+	})
+}
+
+// addSenderRecord adds a round's record of the sender's writes (sentNs,
+// when each returned; none when the side keeps no record) to s, with the
+// board's arrivals at of the same lines: the sender's own period errors,
+// the tail counts and the write-to-board excess.
+func (s *PeriodSeries) addSenderRecord(sentNs []int64, at []time.Time, every time.Duration) {
+	var sents []time.Duration
+	for i := 1; i < len(sentNs); i++ {
+		sent := abs(time.Duration(sentNs[i]-sentNs[i-1]) - every)
+		sents = append(sents, sent)
+		if board := abs(at[i].Sub(at[i-1]) - every); board > tailAt {
+			s.BoardTail++
+			if 2*sent >= board {
+				s.SenderTail++
 			}
 		}
 	}
-	for _, s := range rep.Sides {
-		s.Error, s.Period = summarize(s.errs), summarize(s.period)
-		if len(s.sent) > 0 {
-			s.Sender, s.Reach = summarize(s.sent), summarize(s.reach)
-		}
+	if len(sents) > 0 {
+		s.sent = append(s.sent, sents...)
+		s.SenderRounds = append(s.SenderRounds, summarize(sents))
+		s.reach = append(s.reach, reachExcess(sentNs, at)...)
 	}
-	return rep, nil
 }
 
 // reachExcess returns, for each line, how much longer than the quickest
