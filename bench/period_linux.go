@@ -28,12 +28,57 @@ import (
 // instance of its own registered with the poller, as hilrun's console
 // watches it (pkg/serialx), and written directly.
 func everyGo(ctx context.Context, port string, every time.Duration, n int, watch string) (childOutput, error) {
+	p, err := openGoLoopPort(port)
+	if err != nil {
+		return childOutput{}, err
+	}
+	defer p.close()
+	stop, err := p.watch(watch)
+	if err != nil {
+		return childOutput{}, err
+	}
+	defer stop()
+	if err := p.put(ctx, "echo sync\n"); err != nil {
+		return childOutput{}, err
+	}
+	if err := p.expect(ctx, syncReply); err != nil {
+		return childOutput{}, err
+	}
+	t0 := time.Now()
+	var out childOutput
+	for i := range n {
+		sleepAbs(t0.Add(time.Duration(i)*every), false, 0)
+		if err := p.put(ctx, "echo p"+strconv.Itoa(i)+"\n"); err != nil {
+			return childOutput{}, err
+		}
+		out.SentNs = append(out.SentNs, int64(time.Since(t0)))
+		p.drain()
+	}
+	if err := p.put(ctx, "echo end\n"); err != nil {
+		return childOutput{}, err
+	}
+	return out, p.expect(ctx, "end\r\n"+prompt)
+}
+
+// goLoopPort is the board's pty as everyGo drives it: a raw, non-blocking
+// descriptor, read with poll and read, and written directly or, once it
+// is in Go's poller, through an os.File.
+type goLoopPort struct {
+	name string
+	fd   int
+	// pf owns fd once it is registered with Go's poller (watch "poller").
+	pf   *os.File
+	buf  []byte
+	seen []byte
+}
+
+// openGoLoopPort opens port non-blocking and makes it raw, as the C client
+// does.
+func openGoLoopPort(port string) (*goLoopPort, error) {
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return childOutput{}, fmt.Errorf("open %s: %w", port, err)
+		return nil, fmt.Errorf("open %s: %w", port, err)
 	}
-	closeFD := func() { unix.Close(fd) }
-	defer func() { closeFD() }()
 	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
 		// cfmakeraw, as the C client does.
 		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
@@ -42,112 +87,114 @@ func everyGo(ctx context.Context, port string, every time.Duration, n int, watch
 		t.Cflag &^= unix.CSIZE | unix.PARENB
 		t.Cflag |= unix.CS8
 		if err := unix.IoctlSetTermios(fd, unix.TCSETS, t); err != nil {
-			return childOutput{}, fmt.Errorf("make %s raw: %w", port, err)
+			unix.Close(fd)
+			return nil, fmt.Errorf("make %s raw: %w", port, err)
 		}
 	}
-	buf := make([]byte, 1<<16)
-	var seen []byte
-	var pf *os.File
-	switch watch {
+	return &goLoopPort{name: port, fd: fd, buf: make([]byte, 1<<16)}, nil
+}
+
+// close closes the port, through pf once the poller owns it.
+func (p *goLoopPort) close() {
+	if p.pf != nil {
+		p.pf.Close()
+		return
+	}
+	unix.Close(p.fd)
+}
+
+// watch has the port watched as everyGo's watch says: "" not at all,
+// "poller" registered with Go's poller and written through it, "input" for
+// input only through an epoll instance of its own in the poller. stop
+// closes that epoll instance.
+func (p *goLoopPort) watch(how string) (stop func(), err error) {
+	switch how {
 	case "":
 	case "poller":
 		// os.NewFile registers a non-blocking descriptor with the poller;
 		// pf then owns fd and closes it.
-		pf = os.NewFile(uintptr(fd), port)
-		closeFD = func() { pf.Close() }
+		p.pf = os.NewFile(uintptr(p.fd), p.name)
 	case "input":
 		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
-			return childOutput{}, fmt.Errorf("create an epoll instance: %w", err)
+			return nil, fmt.Errorf("create an epoll instance: %w", err)
 		}
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, p.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(p.fd)}); err != nil {
 			unix.Close(ep)
-			return childOutput{}, fmt.Errorf("watch %s for input: %w", port, err)
+			return nil, fmt.Errorf("watch %s for input: %w", p.name, err)
 		}
 		if err := unix.SetNonblock(ep, true); err != nil {
 			unix.Close(ep)
-			return childOutput{}, fmt.Errorf("make the epoll instance non-blocking: %w", err)
+			return nil, fmt.Errorf("make the epoll instance non-blocking: %w", err)
 		}
 		// os.NewFile registers the non-blocking instance with the poller.
 		ef := os.NewFile(uintptr(ep), "epoll")
-		defer ef.Close()
 		if errors.Is(ef.SetReadDeadline(time.Time{}), os.ErrNoDeadline) {
-			return childOutput{}, errors.New("the poller does not take the epoll instance")
+			ef.Close()
+			return nil, errors.New("the poller does not take the epoll instance")
 		}
+		return func() { ef.Close() }, nil
 	default:
-		return childOutput{}, fmt.Errorf("unknown watch %q", watch)
+		return nil, fmt.Errorf("unknown watch %q", how)
 	}
-	put := func(s string) error {
-		if pf != nil {
-			if _, err := pf.Write([]byte(s)); err != nil {
-				return fmt.Errorf("write to %s: %w", port, err)
-			}
-			return nil
-		}
-		for b := []byte(s); len(b) > 0; {
-			if ctx.Err() != nil {
-				return fmt.Errorf("write to %s: %w", port, ctx.Err())
-			}
-			k, err := unix.Write(fd, b)
-			if err == unix.EINTR || err == unix.EAGAIN {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("write to %s: %w", port, err)
-			}
-			b = b[k:]
+	return func() {}, nil
+}
+
+// put writes s whole: through pf when the poller owns the port, else with
+// write calls that retry on EINTR and EAGAIN.
+func (p *goLoopPort) put(ctx context.Context, s string) error {
+	if p.pf != nil {
+		if _, err := p.pf.Write([]byte(s)); err != nil {
+			return fmt.Errorf("write to %s: %w", p.name, err)
 		}
 		return nil
 	}
-	// expect polls and reads until want has arrived.
-	expect := func(want string) error {
-		for !bytes.Contains(seen, []byte(want)) {
-			if ctx.Err() != nil {
-				return fmt.Errorf("wait for %q: %w", want, ctx.Err())
-			}
-			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if _, err := unix.Poll(p, 1000); err != nil && err != unix.EINTR {
-				return fmt.Errorf("poll %s: %w", port, err)
-			}
-			k, err := unix.Read(fd, buf)
-			switch {
-			case err == unix.EAGAIN || err == unix.EINTR:
-			case err != nil:
-				return fmt.Errorf("read %s: %w", port, err)
-			case k == 0:
-				return fmt.Errorf("read %s: the board hung up", port)
-			default:
-				seen = append(seen, buf[:k]...)
-			}
+	for b := []byte(s); len(b) > 0; {
+		if ctx.Err() != nil {
+			return fmt.Errorf("write to %s: %w", p.name, ctx.Err())
 		}
-		seen = seen[:0]
-		return nil
+		k, err := unix.Write(p.fd, b)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write to %s: %w", p.name, err)
+		}
+		b = b[k:]
 	}
-	drain := func() {
-		for {
-			if k, err := unix.Read(fd, buf); err != nil || k <= 0 {
-				return
-			}
+	return nil
+}
+
+// expect polls and reads until want has arrived.
+func (p *goLoopPort) expect(ctx context.Context, want string) error {
+	for !bytes.Contains(p.seen, []byte(want)) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("wait for %q: %w", want, ctx.Err())
+		}
+		pfd := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, 1000); err != nil && err != unix.EINTR {
+			return fmt.Errorf("poll %s: %w", p.name, err)
+		}
+		k, err := unix.Read(p.fd, p.buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+		case err != nil:
+			return fmt.Errorf("read %s: %w", p.name, err)
+		case k == 0:
+			return fmt.Errorf("read %s: the board hung up", p.name)
+		default:
+			p.seen = append(p.seen, p.buf[:k]...)
 		}
 	}
-	if err := put("echo sync\n"); err != nil {
-		return childOutput{}, err
-	}
-	if err := expect(syncReply); err != nil {
-		return childOutput{}, err
-	}
-	t0 := time.Now()
-	var out childOutput
-	for i := range n {
-		sleepAbs(t0.Add(time.Duration(i)*every), false, 0)
-		if err := put("echo p" + strconv.Itoa(i) + "\n"); err != nil {
-			return childOutput{}, err
+	p.seen = p.seen[:0]
+	return nil
+}
+
+// drain reads, without waiting, whatever the board has sent so far.
+func (p *goLoopPort) drain() {
+	for {
+		if k, err := unix.Read(p.fd, p.buf); err != nil || k <= 0 {
+			return
 		}
-		out.SentNs = append(out.SentNs, int64(time.Since(t0)))
-		drain()
 	}
-	if err := put("echo end\n"); err != nil {
-		return childOutput{}, err
-	}
-	return out, expect("end\r\n" + prompt)
 }
