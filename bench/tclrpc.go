@@ -79,87 +79,30 @@ func TclRPCBench(ctx context.Context, o TclOptions) (_ *TclReport, err error) {
 	if o.Rounds < 1 || o.N < 1 || o.Warmup < 0 {
 		return nil, fmt.Errorf("rounds and n must be at least 1, warmup at least 0")
 	}
-	mem := sim.NewMemory()
-	srv, err := jtag.Serve(ctx, mem, "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("serve the board's JTAG port: %w", err)
-	}
-	defer func() { err = errors.Join(err, srv.Close()) }()
-	dir, err := os.MkdirTemp("", "tclbench-")
+	board, err := launchTclBoard(ctx, o.OpenOCD)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	cfg := filepath.Join(dir, "board.cfg")
-	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(srv.Addr())), 0o644); err != nil {
-		return nil, err
-	}
-	proc, err := openocd.Launch(ctx, openocd.LaunchConfig{
-		Binary: o.OpenOCD, Configs: []string{cfg}, Dir: dir, Env: []string{"HOME=" + dir},
-		Transport: openocd.TclRPC,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("launch openocd for the board: %w", err)
-	}
-	defer func() { err = errors.Join(err, proc.Stop()) }()
-
+	defer func() { err = errors.Join(err, board.Close()) }()
 	const addr = uint64(sim.RAMBase + 0x100)
-	tcl, err := openocd.Dial(ctx, openocd.JoinAddr(proc.TclAddr(), openocd.TclRPC))
+	clients, err := dialTclClients(ctx, board.proc)
 	if err != nil {
 		return nil, err
 	}
-	defer tcl.Close()
-	telnet, err := openocd.Dial(ctx, proc.TelnetAddr())
-	if err != nil {
-		return nil, err
-	}
-	defer telnet.Close()
-	raw, err := dialRawTcl(ctx, proc.TclAddr())
-	if err != nil {
-		return nil, err
-	}
-	defer raw.Close()
-
-	session := func(s *openocd.Session) tclReader {
-		return func(ctx context.Context) (uint64, error) {
-			v, err := s.ReadMemory(ctx, addr, 32, 1)
-			if err != nil {
-				return 0, err
-			}
-			return v[0], nil
-		}
-	}
-	sides := []struct {
-		name string
-		read tclReader
-	}{
-		{SideTclRPC, session(tcl)},
-		{SideTelnet, session(telnet)},
-		{SideRawTclRPC, func(ctx context.Context) (uint64, error) { return raw.read(ctx, addr) }},
-	}
-	rep := &TclReport{OpenOCD: tcl.Version(), Rounds: o.Rounds, N: o.N, Warmup: o.Warmup}
+	defer clients.Close()
+	sides := clients.sides(addr)
+	rep := &TclReport{OpenOCD: clients.tcl.Version(), Rounds: o.Rounds, N: o.N, Warmup: o.Warmup}
 	samples := make(map[string][]time.Duration)
 	medians := make(map[string][]time.Duration)
 	for round := range o.Rounds {
 		want := uint64(rand.Uint32())
-		if err := mem.Write(uint32(addr), 32, uint32(want)); err != nil {
+		if err := board.mem.Write(uint32(addr), 32, uint32(want)); err != nil {
 			return nil, err
 		}
 		for _, side := range rotate(sides, round) {
-			got := make([]time.Duration, 0, o.N)
-			for i := range o.Warmup + o.N {
-				t0 := time.Now()
-				v, err := side.read(ctx)
-				d := time.Since(t0)
-				if err != nil {
-					return nil, fmt.Errorf("%s: round %d, read %d: %w", side.name, round, i, err)
-				}
-				if v != want {
-					return nil, fmt.Errorf("%s: round %d, read %d: got 0x%x, the board holds 0x%x", side.name, round, i, v, want)
-				}
-				if i >= o.Warmup {
-					got = append(got, d)
-				}
+			got, err := side.reads(ctx, o, round, want)
+			if err != nil {
+				return nil, err
 			}
 			samples[side.name] = append(samples[side.name], got...)
 			medians[side.name] = append(medians[side.name], summarize(got).Median)
@@ -176,6 +119,142 @@ func TclRPCBench(ctx context.Context, o TclOptions) (_ *TclReport, err error) {
 	rep.TelnetRatio = medianRatio(medians[SideTelnet], medians[SideRawTclRPC])
 	rep.Speedup = medianRatio(medians[SideTelnet], medians[SideTclRPC])
 	return rep, nil
+}
+
+// tclBoard is the virtual board's memory served on a JTAG port, with the
+// OpenOCD launched for it and the directory of its configuration.
+type tclBoard struct {
+	mem  *sim.Memory
+	srv  *jtag.Server
+	proc *openocd.Process
+	dir  string
+}
+
+// launchTclBoard serves a fresh board memory on a JTAG port and launches
+// bin against it with its Tcl RPC server on, as hilrun launches OpenOCD.
+// On an error it undoes what it started.
+func launchTclBoard(ctx context.Context, bin string) (_ *tclBoard, err error) {
+	b := &tclBoard{mem: sim.NewMemory()}
+	b.srv, err = jtag.Serve(ctx, b.mem, "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("serve the board's JTAG port: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, b.srv.Close())
+		}
+	}()
+	b.dir, err = os.MkdirTemp("", "tclbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(b.dir)
+		}
+	}()
+	cfg := filepath.Join(b.dir, "board.cfg")
+	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(b.srv.Addr())), 0o644); err != nil {
+		return nil, err
+	}
+	b.proc, err = openocd.Launch(ctx, openocd.LaunchConfig{
+		Binary: bin, Configs: []string{cfg}, Dir: b.dir, Env: []string{"HOME=" + b.dir},
+		Transport: openocd.TclRPC,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("launch openocd for the board: %w", err)
+	}
+	return b, nil
+}
+
+// Close stops OpenOCD, removes its directory and stops serving the JTAG
+// port, in that order.
+func (b *tclBoard) Close() error {
+	err := b.proc.Stop()
+	os.RemoveAll(b.dir)
+	return errors.Join(err, b.srv.Close())
+}
+
+// tclClients are the three clients of the benchmark on one OpenOCD:
+// hilrun's session over Tcl RPC and over telnet, and the bare Tcl RPC
+// client.
+type tclClients struct {
+	tcl, telnet *openocd.Session
+	raw         *rawTcl
+}
+
+// dialTclClients connects the three clients to proc; on an error it closes
+// those it connected.
+func dialTclClients(ctx context.Context, proc *openocd.Process) (*tclClients, error) {
+	tcl, err := openocd.Dial(ctx, openocd.JoinAddr(proc.TclAddr(), openocd.TclRPC))
+	if err != nil {
+		return nil, err
+	}
+	telnet, err := openocd.Dial(ctx, proc.TelnetAddr())
+	if err != nil {
+		tcl.Close()
+		return nil, err
+	}
+	raw, err := dialRawTcl(ctx, proc.TclAddr())
+	if err != nil {
+		telnet.Close()
+		tcl.Close()
+		return nil, err
+	}
+	return &tclClients{tcl: tcl, telnet: telnet, raw: raw}, nil
+}
+
+// Close closes the clients, the last connected first.
+func (c *tclClients) Close() {
+	c.raw.Close()
+	c.telnet.Close()
+	c.tcl.Close()
+}
+
+// tclSide is one side of the benchmark: a name and the read it times.
+type tclSide struct {
+	name string
+	read tclReader
+}
+
+// sides returns the sides that read the word at addr, one per client, in
+// the order of the report.
+func (c *tclClients) sides(addr uint64) []tclSide {
+	session := func(s *openocd.Session) tclReader {
+		return func(ctx context.Context) (uint64, error) {
+			v, err := s.ReadMemory(ctx, addr, 32, 1)
+			if err != nil {
+				return 0, err
+			}
+			return v[0], nil
+		}
+	}
+	return []tclSide{
+		{SideTclRPC, session(c.tcl)},
+		{SideTelnet, session(c.telnet)},
+		{SideRawTclRPC, func(ctx context.Context) (uint64, error) { return c.raw.read(ctx, addr) }},
+	}
+}
+
+// reads makes the side's o.Warmup+o.N reads of round, each of which must
+// return want, and returns how long each measured one took.
+func (side tclSide) reads(ctx context.Context, o TclOptions, round int, want uint64) ([]time.Duration, error) {
+	got := make([]time.Duration, 0, o.N)
+	for i := range o.Warmup + o.N {
+		t0 := time.Now()
+		v, err := side.read(ctx)
+		d := time.Since(t0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: round %d, read %d: %w", side.name, round, i, err)
+		}
+		if v != want {
+			return nil, fmt.Errorf("%s: round %d, read %d: got 0x%x, the board holds 0x%x", side.name, round, i, v, want)
+		}
+		if i >= o.Warmup {
+			got = append(got, d)
+		}
+	}
+	return got, nil
 }
 
 // medianRatio returns the median of a[i]/b[i].
