@@ -34,6 +34,7 @@ package bench
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -105,6 +106,17 @@ type Report struct {
 	Mem      *MemReport    `json:"mem,omitempty"`
 	Toggle   *ToggleReport `json:"toggle,omitempty"`
 	Period   *PeriodReport `json:"period,omitempty"`
+}
+
+// WriteJSON writes v, a Report or a TclReport, as indented JSON with a
+// final newline to the file at path: the figures the commands under
+// bench/cmd write with -json.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // Series is one side's samples of a latency scenario.

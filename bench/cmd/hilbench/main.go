@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -159,8 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if *jsonOut != "" {
-			data, _ := json.MarshalIndent(rep, "", "  ")
-			if werr := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); werr != nil {
+			if werr := bench.WriteJSON(*jsonOut, rep); werr != nil {
 				fmt.Fprintf(stderr, "hilbench: %v\n", werr)
 				return 1
 			}

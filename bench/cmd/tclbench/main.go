@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -64,11 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\nover tcl-rpc / raw tcl-rpc: %.2fx (median of per-round ratios; goal <= %.1fx)\n", rep.Ratio, goal)
 	fmt.Fprintf(stdout, "over telnet / raw tcl-rpc: %.2fx; tcl-rpc is %.2fx faster than telnet\n", rep.TelnetRatio, rep.Speedup)
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := bench.WriteJSON(*jsonOut, rep); err != nil {
 			fmt.Fprintln(stderr, "tclbench: write the JSON report:", err)
 			return 3
 		}
