@@ -28,17 +28,76 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	o, ok := parseFlags(args, stderr)
+	if !ok {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if !findTools(ctx, &o.opts, o.noPy, o.noPeers, stderr) {
+		return 2
+	}
+	o.opts.Command = "go run ./bench/cmd/hilbench " + strings.Join(args, " ")
+	o.opts.Progress = stderr
+
+	rep, err := bench.Run(ctx, o.opts)
+	if rep != nil {
+		if code := writeReport(rep, o.out, o.jsonOut, stdout, stderr); code != 0 {
+			return code
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hilbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// options are what hilbench's flags ask for: the run's options, where its
+// report goes, and the flags that become bench.Options once parsed.
+type options struct {
+	opts                bench.Options
+	out, jsonOut        string
+	noPy, noPeers       bool
+	only, delays, waits string
+}
+
+// parseFlags parses hilbench's flags. It reports a bad one on stderr and
+// returns false.
+func parseFlags(args []string, stderr io.Writer) (*options, bool) {
+	o := &options{}
+	if err := newFlagSet(o, stderr).Parse(args); err != nil {
+		return nil, false
+	}
+	var ok bool
+	if o.opts.Waits, ok = listFlag(stderr, "waits", o.waits, "wait", bench.WaitNames(), strings.Join(bench.WaitNames(), ", ")); !ok {
+		return nil, false
+	}
+	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f or l"); !ok {
+		return nil, false
+	}
+	for _, s := range strings.Split(o.delays, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d <= 0 {
+			fmt.Fprintf(stderr, "hilbench: -delays: %q is not a positive duration\n", s)
+			return nil, false
+		}
+		o.opts.Delays = append(o.opts.Delays, d)
+	}
+	return o, true
+}
+
+// newFlagSet returns hilbench's flags, which parsing sets in o.
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("hilbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		opts    bench.Options
-		only    = fs.String("only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period)")
-		out     = fs.String("out", "", "write the Markdown report to `FILE` instead of standard output")
-		jsonOut = fs.String("json", "", "also write the report's figures as JSON to `FILE`")
-		delays  = fs.String("delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
-		noPy    = fs.Bool("no-pexpect", false, "measure hilrun only")
-		noPeers = fs.Bool("no-peers", false, "leave out the Tcl expect and C client sides of a, c and l")
-	)
+	opts := &o.opts
+	fs.StringVar(&o.only, "only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period)")
+	fs.StringVar(&o.out, "out", "", "write the Markdown report to `FILE` instead of standard output")
+	fs.StringVar(&o.jsonOut, "json", "", "also write the report's figures as JSON to `FILE`")
+	fs.StringVar(&o.delays, "delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
+	fs.BoolVar(&o.noPy, "no-pexpect", false, "measure hilrun only")
+	fs.BoolVar(&o.noPeers, "no-peers", false, "leave out the Tcl expect and C client sides of a, c and l")
 	fs.IntVar(&opts.N, "n", 2000, "measured round trips per side (a)")
 	fs.IntVar(&opts.Rounds, "rounds", 4, "alternating blocks per side (a, c)")
 	fs.IntVar(&opts.Warmup, "warmup", 50, "unmeasured round trips per block (a)")
@@ -70,52 +129,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
-	waits := fs.String("waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.StringVar(&o.waits, "waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
+	return fs
+}
+
+// listFlag returns the items of the comma-separated value of flag -name,
+// each trimmed and one of valid; "" gives none. It reports the first that
+// is not, an unknown what, on stderr with the values it wants, and returns
+// false.
+func listFlag(stderr io.Writer, name, value, what string, valid []string, want string) ([]string, bool) {
+	if value == "" {
+		return nil, true
 	}
-	if *waits != "" {
-		for _, w := range strings.Split(*waits, ",") {
-			if w = strings.TrimSpace(w); !slices.Contains(bench.WaitNames(), w) {
-				fmt.Fprintf(stderr, "hilbench: -waits: unknown wait %q (want %s)\n", w, strings.Join(bench.WaitNames(), ", "))
-				return 2
-			}
-			opts.Waits = append(opts.Waits, w)
+	var items []string
+	for _, s := range strings.Split(value, ",") {
+		if s = strings.TrimSpace(s); !slices.Contains(valid, s) {
+			fmt.Fprintf(stderr, "hilbench: -%s: unknown %s %q (want %s)\n", name, what, s, want)
+			return nil, false
 		}
+		items = append(items, s)
 	}
-	if *only != "" {
-		for _, s := range strings.Split(*only, ",") {
-			s = strings.TrimSpace(s)
-			if !slices.Contains(bench.Scenarios, s) {
-				fmt.Fprintf(stderr, "hilbench: -only: unknown scenario %q (want a, b, c, d, e, f or l)\n", s)
-				return 2
-			}
-			opts.Only = append(opts.Only, s)
-		}
-	}
-	for _, s := range strings.Split(*delays, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(s))
-		if err != nil || d <= 0 {
-			fmt.Fprintf(stderr, "hilbench: -delays: %q is not a positive duration\n", s)
-			return 2
-		}
-		opts.Delays = append(opts.Delays, d)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	return items, true
+}
+
+// findTools settles the peers of the run in opts: the pexpect interpreter
+// (found when none was named) and the Tcl expect and C compiler
+// executables, each left out when -no-pexpect or -no-peers says so or
+// when no scenario that runs needs it. A tool that is needed and missing
+// is reported on stderr, and findTools returns false.
+func findTools(ctx context.Context, opts *bench.Options, noPy, noPeers bool, stderr io.Writer) bool {
 	needPy := len(opts.Only) == 0
 	for _, s := range opts.Only {
 		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
 	}
 	needPeers := needPy || slices.Contains(opts.Only, bench.Period)
 	switch {
-	case *noPy || !needPy:
+	case noPy || !needPy:
 		opts.Python = ""
 	case opts.Python == "":
 		py, err := bench.FindPython(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "hilbench: %v; -no-pexpect measures hilrun alone\n", err)
-			return 2
+			return false
 		}
 		opts.Python = py
 	}
@@ -124,7 +179,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The peers are the floor and the other runner the goals of a, c and l
 	// are set against: a missing tool is an error, as a missing pexpect is.
-	if *noPeers || !needPeers {
+	if noPeers || !needPeers {
 		opts.Expect, opts.CC = "", ""
 	}
 	for _, tool := range []*string{&opts.Expect, &opts.CC} {
@@ -134,39 +189,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 		p, err := exec.LookPath(*tool)
 		if err != nil {
 			fmt.Fprintf(stderr, "hilbench: %v (apt-get install expect gcc); -no-peers leaves the Tcl expect and C sides out\n", err)
-			return 2
+			return false
 		}
 		*tool = p
 	}
-	opts.Command = "go run ./bench/cmd/hilbench " + strings.Join(args, " ")
-	opts.Progress = stderr
+	return true
+}
 
-	rep, err := bench.Run(ctx, opts)
-	if rep != nil {
-		w := stdout
-		if *out != "" {
-			f, ferr := os.Create(*out)
-			if ferr != nil {
-				fmt.Fprintf(stderr, "hilbench: %v\n", ferr)
-				return 1
-			}
-			defer f.Close()
-			w = f
-		}
-		if werr := rep.WriteMarkdown(w); werr != nil {
-			fmt.Fprintf(stderr, "hilbench: write the report: %v\n", werr)
+// writeReport writes rep as Markdown to the file out, or to stdout when
+// out is "", and its figures as JSON to the file jsonOut unless it is "".
+// It returns the exit code of a failure, or 0.
+func writeReport(rep *bench.Report, out, jsonOut string, stdout, stderr io.Writer) int {
+	w := stdout
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: %v\n", err)
 			return 1
 		}
-		if *jsonOut != "" {
-			if werr := bench.WriteJSON(*jsonOut, rep); werr != nil {
-				fmt.Fprintf(stderr, "hilbench: %v\n", werr)
-				return 1
-			}
-		}
+		defer f.Close()
+		w = f
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "hilbench: %v\n", err)
+	if err := rep.WriteMarkdown(w); err != nil {
+		fmt.Fprintf(stderr, "hilbench: write the report: %v\n", err)
 		return 1
+	}
+	if jsonOut != "" {
+		if err := bench.WriteJSON(jsonOut, rep); err != nil {
+			fmt.Fprintf(stderr, "hilbench: %v\n", err)
+			return 1
+		}
 	}
 	return 0
 }
