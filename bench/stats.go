@@ -96,6 +96,18 @@ func roundRatios(a, b []Summary, pick func(Summary) time.Duration) []float64 {
 	return out
 }
 
+// MedianRatio returns the median over i of a[i]/b[i]: the verdict of
+// rounds that each ran both sides of a ratio, as bench/cmd's commands and
+// TclRPCBench give it. It is NaN when there are no rounds; a ratio to 0 is
+// NaN.
+func MedianRatio(a, b []time.Duration) float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = ratio(float64(a[i]), float64(b[i]))
+	}
+	return medianFloat(r)
+}
+
 // medianFloat returns the median of v (the mean of the middle two for an
 // even count), or NaN for none.
 func medianFloat(v []float64) float64 {

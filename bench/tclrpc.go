@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,9 +114,9 @@ func TclRPCBench(ctx context.Context, o TclOptions) (_ *TclReport, err error) {
 	for _, side := range sides {
 		rep.Sides = append(rep.Sides, TclSide{Side: side.name, Summary: summarize(samples[side.name]), RoundMedians: medians[side.name]})
 	}
-	rep.Ratio = medianRatio(medians[SideTclRPC], medians[SideRawTclRPC])
-	rep.TelnetRatio = medianRatio(medians[SideTelnet], medians[SideRawTclRPC])
-	rep.Speedup = medianRatio(medians[SideTelnet], medians[SideTclRPC])
+	rep.Ratio = MedianRatio(medians[SideTclRPC], medians[SideRawTclRPC])
+	rep.TelnetRatio = MedianRatio(medians[SideTelnet], medians[SideRawTclRPC])
+	rep.Speedup = MedianRatio(medians[SideTelnet], medians[SideTclRPC])
 	return rep, nil
 }
 
@@ -255,22 +254,6 @@ func (side tclSide) reads(ctx context.Context, o TclOptions, round int, want uin
 		}
 	}
 	return got, nil
-}
-
-// medianRatio returns the median of a[i]/b[i].
-func medianRatio(a, b []time.Duration) float64 {
-	r := make([]float64, len(a))
-	for i := range a {
-		r[i] = ratio(float64(a[i]), float64(b[i]))
-	}
-	slices.Sort(r)
-	if len(r) == 0 {
-		return 0
-	}
-	if len(r)%2 == 1 {
-		return r[len(r)/2]
-	}
-	return (r[len(r)/2-1] + r[len(r)/2]) / 2
 }
 
 // rawTcl is a bare client of OpenOCD's Tcl RPC server: a command and 0x1a

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -36,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hilrun/hilrun/bench"
 	"github.com/hilrun/hilrun/pkg/gdbremote"
 	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
@@ -259,7 +259,7 @@ func run(rounds, n, gdbN int, addr uint64) error {
 				round = append(round, d)
 			}
 			s.samples = append(s.samples, round...)
-			s.medians = append(s.medians, quantile(round, 0.5))
+			s.medians = append(s.medians, bench.Summarize(round).Median)
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done\n", r+1, rounds)
 	}
@@ -267,10 +267,10 @@ func run(rounds, n, gdbN int, addr uint64) error {
 	fmt.Println("| side | reads | median | p99 |")
 	fmt.Println("|---|---|---|---|")
 	for _, s := range sides {
-		fmt.Printf("| %s | %d | %s | %s |\n", s.name, len(s.samples), us(quantile(s.samples, 0.5)), us(quantile(s.samples, 0.99)))
+		fmt.Printf("| %s | %d | %s | %s |\n", s.name, len(s.samples), us(bench.Summarize(s.samples).Median), us(bench.Summarize(s.samples).P99))
 	}
-	fmt.Printf("\ngdb-multiarch -batch / session: %.0fx (median of per-round ratios; goal >= 100x)\n", roundRatio(sides[2], sides[0]))
-	fmt.Printf("session / raw RSP: %.2fx (median of per-round ratios; goal <= 1.5x)\n", roundRatio(sides[0], sides[1]))
+	fmt.Printf("\ngdb-multiarch -batch / session: %.0fx (median of per-round ratios; goal >= 100x)\n", bench.MedianRatio(sides[2].medians, sides[0].medians))
+	fmt.Printf("session / raw RSP: %.2fx (median of per-round ratios; goal <= 1.5x)\n", bench.MedianRatio(sides[0].medians, sides[1].medians))
 
 	// The same read on a guest that runs.
 	for _, q := range qs {
@@ -307,35 +307,8 @@ func run(rounds, n, gdbN int, addr uint64) error {
 		}
 	}
 	fmt.Printf("\nOn a running guest (halt, read, resume; LastAccessHalted true): %d reads, median %s, p99 %s\n",
-		len(running), us(quantile(running, 0.5)), us(quantile(running, 0.99)))
+		len(running), us(bench.Summarize(running).Median), us(bench.Summarize(running).P99))
 	return nil
-}
-
-// roundRatio is the median over rounds of a's median over b's.
-func roundRatio(a, b *side) float64 {
-	var rs []float64
-	for i := range a.medians {
-		rs = append(rs, float64(a.medians[i])/float64(b.medians[i]))
-	}
-	slices.Sort(rs)
-	if len(rs) == 0 {
-		return math.NaN()
-	}
-	if len(rs)%2 == 1 {
-		return rs[len(rs)/2]
-	}
-	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
-}
-
-// quantile is the nearest-rank q-quantile of samples.
-func quantile(samples []time.Duration, q float64) time.Duration {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
 }
 
 func us(d time.Duration) string {
