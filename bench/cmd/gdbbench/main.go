@@ -92,10 +92,19 @@ func (q *qemu) stop() {
 // dial connects to q's stub once it listens; a refused connection has
 // no effect on the guest.
 func dial(ctx context.Context, q *qemu) (*gdbremote.Session, error) {
+	return untilListening(func() (*gdbremote.Session, error) {
+		return gdbremote.Dial(ctx, q.addr, gdbremote.Options{})
+	})
+}
+
+// untilListening calls connect every 10 ms until it succeeds, fails with
+// anything but a refused connection, or has been refused for 30 s: QEMU's
+// stub listens a moment after QEMU starts.
+func untilListening[T any](connect func() (T, error)) (T, error) {
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-		s, err := gdbremote.Dial(ctx, q.addr, gdbremote.Options{})
+		c, err := connect()
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Since(start) > 30*time.Second {
-			return s, err
+			return c, err
 		}
 	}
 }
@@ -107,16 +116,11 @@ type raw struct {
 	req []byte
 }
 
+// dialRaw connects to q's stub once it listens, with TCP_NODELAY, for
+// reads of the word at addr.
 func dialRaw(ctx context.Context, q *qemu, addr uint64) (*raw, error) {
 	var d net.Dialer
-	var c net.Conn
-	var err error
-	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-		c, err = d.DialContext(ctx, "tcp", q.addr)
-		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Since(start) > 30*time.Second {
-			break
-		}
-	}
+	c, err := untilListening(func() (net.Conn, error) { return d.DialContext(ctx, "tcp", q.addr) })
 	if err != nil {
 		return nil, err
 	}
