@@ -43,15 +43,24 @@ import (
 const ubootBin = "/usr/lib/u-boot/qemu_arm/u-boot.bin"
 
 func main() {
-	rounds := flag.Int("rounds", 10, "rounds, the sides alternating")
-	n := flag.Int("n", 200, "reads per round through the session and raw RSP")
-	gdbN := flag.Int("gdb-n", 2, "gdb-multiarch -batch runs per round")
-	addr := flag.Uint64("addr", 0x40000000, "address read (RAM; QEMU puts the device tree there)")
+	var o options
+	flag.IntVar(&o.rounds, "rounds", 10, "rounds, the sides alternating")
+	flag.IntVar(&o.n, "n", 200, "reads per round through the session and raw RSP")
+	flag.IntVar(&o.gdbN, "gdb-n", 2, "gdb-multiarch -batch runs per round")
+	flag.Uint64Var(&o.addr, "addr", 0x40000000, "address read (RAM; QEMU puts the device tree there)")
 	flag.Parse()
-	if err := run(*rounds, *n, *gdbN, *addr); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "gdbbench:", err)
 		os.Exit(3)
 	}
+}
+
+// options are gdbbench's flags.
+type options struct {
+	// rounds alternate the sides; each reads n times, gdb-multiarch gdbN
+	// times, the word at addr.
+	rounds, n, gdbN int
+	addr            uint64
 }
 
 // qemu is one qemu-system-arm running U-Boot with its gdbstub on addr.
@@ -170,6 +179,7 @@ func gdbRead(ctx context.Context, q *qemu, addr uint64) (uint64, error) {
 	return strconv.ParseUint(string(m[1]), 16, 32)
 }
 
+// side is one way of reading the word: once reads it, per times a round.
 type side struct {
 	name    string
 	samples []time.Duration
@@ -178,11 +188,21 @@ type side struct {
 	per     int
 }
 
-func run(rounds, n, gdbN int, addr uint64) error {
+func run(o options) error {
 	ctx := context.Background()
 	if _, err := exec.LookPath("gdb-multiarch"); err != nil {
 		return fmt.Errorf("gdb-multiarch is not installed (apt-get install gdb-multiarch): %w", err)
 	}
+	if err := halted(ctx, o); err != nil {
+		return err
+	}
+	// The same read on a guest that runs.
+	return running(ctx, o)
+}
+
+// halted measures the three sides on halted guests, a QEMU each, in
+// alternating rounds, and prints their table and ratios.
+func halted(ctx context.Context, o options) error {
 	var qs []*qemu
 	defer func() {
 		for _, q := range qs {
@@ -204,24 +224,38 @@ func run(rounds, n, gdbN int, addr uint64) error {
 	if sess.WasRunning() {
 		return errors.New("the session's guest runs: want it halted (-S)")
 	}
-	rw, err := dialRaw(ctx, qs[1], addr)
+	rw, err := dialRaw(ctx, qs[1], o.addr)
 	if err != nil {
 		return err
 	}
 	defer rw.c.Close()
-	want, err := sess.ReadMemory(ctx, addr, 32, 1)
+	want, err := sess.ReadMemory(ctx, o.addr, 32, 1)
 	if err != nil {
 		return err
 	}
-	sides := []*side{
-		{name: "session", per: n, once: func() (uint64, error) {
-			v, err := sess.ReadMemory(ctx, addr, 32, 1)
+	sides := haltedSides(ctx, o, sess, rw, qs[2])
+	if err := warmUp(sides, want[0]); err != nil {
+		return err
+	}
+	if err := measure(sides, o.rounds, want[0]); err != nil {
+		return err
+	}
+	printHalted(sides, o)
+	return nil
+}
+
+// haltedSides are the sides of halted: the session, the raw client and
+// gdb-multiarch on gdbQ's guest.
+func haltedSides(ctx context.Context, o options, sess *gdbremote.Session, rw *raw, gdbQ *qemu) []*side {
+	return []*side{
+		{name: "session", per: o.n, once: func() (uint64, error) {
+			v, err := sess.ReadMemory(ctx, o.addr, 32, 1)
 			if err != nil {
 				return 0, err
 			}
 			return v[0], nil
 		}},
-		{name: "raw RSP", per: n, once: func() (uint64, error) {
+		{name: "raw RSP", per: o.n, once: func() (uint64, error) {
 			h, err := rw.read()
 			if err != nil {
 				return 0, err
@@ -232,20 +266,31 @@ func run(rounds, n, gdbN int, addr uint64) error {
 			v, err := strconv.ParseUint(h[6:8]+h[4:6]+h[2:4]+h[0:2], 16, 32)
 			return v, err
 		}},
-		{name: "gdb-multiarch -batch", per: gdbN, once: func() (uint64, error) { return gdbRead(ctx, qs[2], addr) }},
+		{name: "gdb-multiarch -batch", per: o.gdbN, once: func() (uint64, error) { return gdbRead(ctx, gdbQ, o.addr) }},
 	}
-	// Warm up every side; gdb's first run also loads its own files.
+}
+
+// warmUp reads with every side up to 10 times, unmeasured, each read
+// checked against want; gdb's first run also loads its own files.
+func warmUp(sides []*side, want uint64) error {
 	for _, s := range sides {
 		for range min(s.per, 10) {
 			v, err := s.once()
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
-			if v != want[0] {
-				return fmt.Errorf("%s read 0x%x, the session 0x%x", s.name, v, want[0])
+			if v != want {
+				return fmt.Errorf("%s read 0x%x, the session 0x%x", s.name, v, want)
 			}
 		}
 	}
+	return nil
+}
+
+// measure runs rounds of every side's reads, each read checked against
+// want, the order of the sides rotating from round to round, and adds each
+// round's times and median to its side.
+func measure(sides []*side, rounds int, want uint64) error {
 	for r := range rounds {
 		order := append(slices.Clone(sides[r%3:]), sides[:r%3]...)
 		for _, s := range order {
@@ -257,8 +302,8 @@ func run(rounds, n, gdbN int, addr uint64) error {
 				if err != nil {
 					return fmt.Errorf("%s: %w", s.name, err)
 				}
-				if v != want[0] {
-					return fmt.Errorf("%s read 0x%x, want 0x%x", s.name, v, want[0])
+				if v != want {
+					return fmt.Errorf("%s read 0x%x, want 0x%x", s.name, v, want)
 				}
 				round = append(round, d)
 			}
@@ -267,7 +312,13 @@ func run(rounds, n, gdbN int, addr uint64) error {
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done\n", r+1, rounds)
 	}
-	fmt.Printf("One 32-bit read at 0x%x, U-Boot halted under QEMU (qemu-system-arm -M virt -S), %d rounds:\n\n", addr, rounds)
+	return nil
+}
+
+// printHalted prints the table of the halted sides and their ratios
+// against the goals.
+func printHalted(sides []*side, o options) {
+	fmt.Printf("One 32-bit read at 0x%x, U-Boot halted under QEMU (qemu-system-arm -M virt -S), %d rounds:\n\n", o.addr, o.rounds)
 	fmt.Println("| side | reads | median | p99 |")
 	fmt.Println("|---|---|---|---|")
 	for _, s := range sides {
@@ -275,18 +326,16 @@ func run(rounds, n, gdbN int, addr uint64) error {
 	}
 	fmt.Printf("\ngdb-multiarch -batch / session: %.0fx (median of per-round ratios; goal >= 100x)\n", bench.MedianRatio(sides[2].medians, sides[0].medians))
 	fmt.Printf("session / raw RSP: %.2fx (median of per-round ratios; goal <= 1.5x)\n", bench.MedianRatio(sides[0].medians, sides[1].medians))
+}
 
-	// The same read on a guest that runs.
-	for _, q := range qs {
-		q.stop()
-	}
-	qs = nil
-	sess.Close()
+// running measures the session's read on a guest that runs, which each
+// read halts and resumes, and prints its median and p99.
+func running(ctx context.Context, o options) error {
 	q, err := startQEMU(ctx, false)
 	if err != nil {
 		return err
 	}
-	qs = append(qs, q)
+	defer q.stop()
 	rs, err := dial(ctx, q)
 	if err != nil {
 		return err
@@ -295,10 +344,10 @@ func run(rounds, n, gdbN int, addr uint64) error {
 	if !rs.WasRunning() {
 		return errors.New("the running guest was not found running")
 	}
-	var running []time.Duration
-	for i := range rounds*n + 10 {
+	var reads []time.Duration
+	for i := range o.rounds*o.n + 10 {
 		t0 := time.Now()
-		_, err := rs.ReadMemory(ctx, addr, 32, 1)
+		_, err := rs.ReadMemory(ctx, o.addr, 32, 1)
 		d := time.Since(t0)
 		if err != nil {
 			return fmt.Errorf("running: %w", err)
@@ -307,14 +356,15 @@ func run(rounds, n, gdbN int, addr uint64) error {
 			return errors.New("running: the read did not halt the guest")
 		}
 		if i >= 10 {
-			running = append(running, d)
+			reads = append(reads, d)
 		}
 	}
 	fmt.Printf("\nOn a running guest (halt, read, resume; LastAccessHalted true): %d reads, median %s, p99 %s\n",
-		len(running), us(bench.Summarize(running).Median), us(bench.Summarize(running).P99))
+		len(reads), us(bench.Summarize(reads).Median), us(bench.Summarize(reads).P99))
 	return nil
 }
 
+// us formats d in microseconds, or milliseconds from 1 ms on.
 func us(d time.Duration) string {
 	if d >= time.Millisecond {
 		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
