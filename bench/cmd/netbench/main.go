@@ -41,26 +41,39 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 1000, "round trips per target")
-	batch := flag.Int("batch", 50, "round trips per target per turn")
-	streamFor := flag.Duration("stream", 10*time.Second, "how long each target streams")
-	chunk := flag.Int("chunk", 4<<20, "bytes per stream command")
+	var o options
+	flag.IntVar(&o.n, "n", 1000, "round trips per target")
+	flag.IntVar(&o.batch, "batch", 50, "round trips per target per turn")
+	flag.DurationVar(&o.streamFor, "stream", 10*time.Second, "how long each target streams")
+	flag.IntVar(&o.chunk, "chunk", 4<<20, "bytes per stream command")
 	chardelay := flag.Bool("chardelay", true, "leave ser2net's chardelay on (its default: it waits up to 2 characters, at least 1 ms, to gather bytes from the device before sending them on); false measures hilrun's own cost")
 	flag.Parse()
-	if *n < 1 || *batch < 1 || *chunk < 1 || *streamFor <= 0 {
+	if o.n < 1 || o.batch < 1 || o.chunk < 1 || o.streamFor <= 0 {
 		fmt.Fprintln(os.Stderr, "netbench: -n, -batch, -chunk and -stream must be positive")
 		os.Exit(2)
 	}
-	var opts []string
 	if !*chardelay {
-		opts = append(opts, "chardelay: false")
+		o.ser2net = append(o.ser2net, "chardelay: false")
 	}
-	if err := run(*n, *batch, *chunk, *streamFor, opts); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "netbench:", err)
 		os.Exit(3)
 	}
 }
 
+// options are netbench's flags.
+type options struct {
+	// n round trips per target, in turns of batch.
+	n, batch int
+	// chunk bytes per stream command, for streamFor per target.
+	chunk     int
+	streamFor time.Duration
+	// ser2net are more options of ser2net's connections.
+	ser2net []string
+}
+
+// target is one way of reaching a virtual board's console, with what it
+// measured.
 type target struct {
 	name    string
 	board   *sim.Board
@@ -72,54 +85,92 @@ type target struct {
 	chunks  int
 }
 
-func run(n, batch, chunk int, streamFor time.Duration, opts []string) error {
+func run(o options) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "netbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	var targets []*target
-	defer func() {
-		for _, t := range targets {
-			if t.con != nil {
-				t.con.Close()
-			}
-			if t.srv != nil {
-				t.srv.Stop()
-			}
-			t.board.Close()
+	targets, err := openTargets(ctx, dir, o)
+	defer closeTargets(targets)
+	if err != nil {
+		return err
+	}
+	if err := roundTrips(ctx, targets, o); err != nil {
+		return err
+	}
+	want := append(sim.StreamData(o.chunk, "crlf"), "\r\n"+sim.DefaultPrompt...)
+	if err := streamAll(ctx, targets, o, want); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if err := t.con.Close(); err != nil {
+			return err
 		}
-	}()
+		if err := checkLog(t, want); err != nil {
+			return err
+		}
+	}
+	printResults(targets, o)
+	return nil
+}
+
+// openTargets starts a board for each target, the pty and ser2net raw and
+// with RFC 2217 in front of it, and opens its console as hilrun opens a
+// device, logging under dir, once the prompt is there. It returns the
+// targets it made even on an error, for closeTargets.
+func openTargets(ctx context.Context, dir string, o options) ([]*target, error) {
+	var targets []*target
 	for _, m := range []ser2net.Mode{"", ser2net.Raw, ser2net.RFC2217} {
 		t := &target{name: "pty", board: sim.New(sim.Options{})}
 		targets = append(targets, t)
 		if err := t.board.Start(); err != nil {
-			return err
+			return targets, err
 		}
 		path := t.board.SerialPath()
 		if m != "" {
 			sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			t.srv, err = ser2net.Start(sctx, dir, path, m, opts...)
+			var err error
+			t.srv, err = ser2net.Start(sctx, dir, path, m, o.ser2net...)
 			cancel()
 			if err != nil {
-				return err
+				return targets, err
 			}
 			path, t.name = t.srv.URL(), "ser2net "+string(m)
 		}
-		t.con, err = serialx.Open(ctx, t.name, serialx.Config{Path: path, NoLock: true, LogDir: dir + "/" + string(m) + "log", BufferSize: 2*chunk + 4096})
+		var err error
+		t.con, err = serialx.Open(ctx, t.name, serialx.Config{Path: path, NoLock: true, LogDir: dir + "/" + string(m) + "log", BufferSize: 2*o.chunk + 4096})
 		if err != nil {
-			return err
+			return targets, err
 		}
 		if _, _, err := expect(ctx, t.con, 0, nil, sim.DefaultPrompt); err != nil {
-			return fmt.Errorf("%s: no prompt: %w", t.name, err)
+			return targets, fmt.Errorf("%s: no prompt: %w", t.name, err)
 		}
 	}
+	return targets, nil
+}
 
+// closeTargets closes each target's console, its ser2net and its board.
+func closeTargets(targets []*target) {
+	for _, t := range targets {
+		if t.con != nil {
+			t.con.Close()
+		}
+		if t.srv != nil {
+			t.srv.Stop()
+		}
+		t.board.Close()
+	}
+}
+
+// roundTrips times o.n round trips ("version", then its reply and the
+// prompt) per target, the targets taking turns of o.batch.
+func roundTrips(ctx context.Context, targets []*target, o options) error {
 	reply := sim.DefaultVersion + "\r\n" + sim.DefaultPrompt
-	for done := 0; done < n; done += batch {
+	for done := 0; done < o.n; done += o.batch {
 		for _, t := range targets {
-			for range min(batch, n-done) {
+			for range min(o.batch, o.n-done) {
 				start := time.Now()
 				if _, _, err := expect(ctx, t.con, 0, []byte("version\r\n"), reply); err != nil {
 					return fmt.Errorf("%s: round trip: %w", t.name, err)
@@ -128,13 +179,18 @@ func run(n, batch, chunk int, streamFor time.Duration, opts []string) error {
 			}
 		}
 	}
+	return nil
+}
 
-	want := append(sim.StreamData(chunk, "crlf"), "\r\n"+sim.DefaultPrompt...)
-	cmd := fmt.Appendf(nil, "stream %d\r\n", chunk)
+// streamAll has each target's board stream o.chunk bytes again and again
+// for o.streamFor, the targets taking turns chunk by chunk, and checks
+// every chunk received against want, what the board sent.
+func streamAll(ctx context.Context, targets []*target, o options, want []byte) error {
+	cmd := fmt.Appendf(nil, "stream %d\r\n", o.chunk)
 	for {
 		busy := false
 		for _, t := range targets {
-			if t.streamT >= streamFor {
+			if t.streamT >= o.streamFor {
 				continue
 			}
 			busy = true
@@ -148,38 +204,32 @@ func run(n, batch, chunk int, streamFor time.Duration, opts []string) error {
 			if !bytes.Equal(got, want) {
 				return fmt.Errorf("%s: stream chunk %d differs from what the board sent (%d bytes received, %d sent)", t.name, t.chunks+1, len(got), len(want))
 			}
-			t.streamB += int64(chunk)
+			t.streamB += int64(o.chunk)
 			t.chunks++
 		}
 		if !busy {
-			break
+			return nil
 		}
 	}
+}
 
-	for _, t := range targets {
-		if err := t.con.Close(); err != nil {
-			return err
-		}
-		if err := checkLog(t, want); err != nil {
-			return err
-		}
-	}
-
+// printResults prints the round trips of each target against the pty's,
+// and each target's stream.
+func printResults(targets []*target, o options) {
 	base := bench.Summarize(targets[0].rtt)
-	fmt.Printf("ser2net options: %q\n", opts)
-	fmt.Printf("round trip (send \"version\", expect the reply and the prompt), %d per target, interleaved in turns of %d:\n", n, batch)
+	fmt.Printf("ser2net options: %q\n", o.ser2net)
+	fmt.Printf("round trip (send \"version\", expect the reply and the prompt), %d per target, interleaved in turns of %d:\n", o.n, o.batch)
 	fmt.Printf("  %-16s %10s %10s %10s %14s %14s %8s\n", "target", "median", "p99", "max", "added median", "added p99", "ratio")
 	for _, t := range targets {
 		s := bench.Summarize(t.rtt)
 		fmt.Printf("  %-16s %10s %10s %10s %14s %14s %8.2f\n", t.name, us(s.Median), us(s.P99), us(s.Max),
 			us(s.Median-base.Median), us(s.P99-base.P99), float64(s.Median)/float64(base.Median))
 	}
-	fmt.Printf("stream (\"stream %d\" repeated for %s per target, chunks interleaved), every byte checked, raw log complete:\n", chunk, streamFor)
+	fmt.Printf("stream (\"stream %d\" repeated for %s per target, chunks interleaved), every byte checked, raw log complete:\n", o.chunk, o.streamFor)
 	for _, t := range targets {
 		fmt.Printf("  %-16s %6d chunks %8.1f MB in %6.2fs = %6.2f MB/s, 0 bytes lost\n", t.name, t.chunks,
 			float64(t.streamB)/1e6, t.streamT.Seconds(), float64(t.streamB)/1e6/t.streamT.Seconds())
 	}
-	return nil
 }
 
 // expect writes cmd (when not nil) and waits up to a minute for want after
