@@ -36,38 +36,88 @@ import (
 )
 
 func main() {
-	hilrun := flag.String("hilrun", "hilrun", "the hilrun binary to serve MCP (hilrun mcp --sim)")
-	n := flag.Int("n", 200, "exchanges per measured round")
-	rounds := flag.Int("rounds", 10, "rounds per mode, alternating")
-	primitives := flag.Bool("primitives", true, "measure the 2N serial_write and serial_expect calls")
-	perStep := flag.Bool("per-step", true, "measure a step in serial_sequence against the same step in hilrun run")
+	var o options
+	flag.StringVar(&o.hilrun, "hilrun", "hilrun", "the hilrun binary to serve MCP (hilrun mcp --sim)")
+	flag.IntVar(&o.n, "n", 200, "exchanges per measured round")
+	flag.IntVar(&o.rounds, "rounds", 10, "rounds per mode, alternating")
+	flag.BoolVar(&o.primitives, "primitives", true, "measure the 2N serial_write and serial_expect calls")
+	flag.BoolVar(&o.perStep, "per-step", true, "measure a step in serial_sequence against the same step in hilrun run")
 	flag.Parse()
-	if err := run(*hilrun, *n, *rounds, *primitives, *perStep); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench:", err)
 		os.Exit(1)
 	}
 }
 
+// options are mcpbench's flags.
+type options struct {
+	// hilrun is the binary that serves MCP and runs the files.
+	hilrun string
+	// n exchanges per round, rounds rounds.
+	n, rounds int
+	// primitives measures the serial_write and serial_expect calls,
+	// perStep a step against the same step in hilrun run.
+	primitives, perStep bool
+}
+
+// bench is an MCP session of hilrun mcp --sim with one connection open to
+// the virtual board, and the number of the last exchange sent.
 type bench struct {
 	c    *client.Client
 	conn string
 	seq  int
 }
 
-func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
-	c, err := client.NewStdioMCPClient(hilrun, nil, "mcp", "--sim")
+func run(o options) error {
+	c, err := client.NewStdioMCPClient(o.hilrun, nil, "mcp", "--sim")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ctx := context.Background()
+	b := &bench{c: c}
+	if err := b.open(ctx); err != nil {
+		return err
+	}
+	// Warm up both paths.
+	if _, err := b.sequence(ctx, 10); err != nil {
+		return err
+	}
+	if _, err := b.primitives(ctx, 10); err != nil {
+		return err
+	}
+	// The server's CPU time, where /proc tells it.
+	serverPID := childPID("mcp")
+	var files runFiles
+	if o.perStep {
+		if files, err = writeRunFiles(o.n); err != nil {
+			return err
+		}
+		defer os.RemoveAll(files.dir)
+		// Warm up hilrun run too.
+		if _, _, err := runFile(ctx, o.hilrun, files.one); err != nil {
+			return err
+		}
+	}
+	var t timings
+	for r := 0; r < o.rounds; r++ {
+		if err := b.round(ctx, o, r, files, serverPID, &t); err != nil {
+			return err
+		}
+	}
+	t.print(o, serverPID > 0)
+	return nil
+}
+
+// open initializes the session and opens a connection to the virtual
+// board's port, as list_ports finds it.
+func (b *bench) open(ctx context.Context) error {
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "mcpbench", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if _, err := b.c.Initialize(ctx, init); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	b := &bench{c: c}
 	ports, err := b.call(ctx, "list_ports", map[string]any{})
 	if err != nil {
 		return err
@@ -96,135 +146,141 @@ func run(hilrun string, n, rounds int, withPrimitives, perStep bool) error {
 	}
 	json.Unmarshal(opened, &op)
 	b.conn = op.ID
+	return nil
+}
 
-	// Warm up both paths.
-	if _, err := b.sequence(ctx, 10); err != nil {
-		return err
-	}
-	if _, err := b.primitives(ctx, 10); err != nil {
-		return err
-	}
-	// The server's CPU time, where /proc tells it.
-	serverPID := childPID("mcp")
-	var files runFiles
-	if perStep {
-		if files, err = writeRunFiles(n); err != nil {
-			return err
-		}
-		defer os.RemoveAll(files.dir)
-		// Warm up hilrun run too.
-		if _, _, err := runFile(ctx, hilrun, files.one); err != nil {
-			return err
-		}
-	}
-	var seqPer, primPer []time.Duration
-	var seqTotal, primTotal []time.Duration
+// timings are what the rounds measured.
+type timings struct {
+	// seqPer and primPer are the times of each exchange, seqTotal and
+	// primTotal of each round's exchanges, in serial_sequence and by
+	// primitives.
+	seqPer, primPer     []time.Duration
+	seqTotal, primTotal []time.Duration
 	// Per round, the times of the N steps and of one step on each side,
 	// in wall time and in CPU time (user and system, of the server and of
 	// the hilrun run process), which a busy machine disturbs less.
-	var seqNs, seq1s, runNs, run1s []time.Duration
-	var cpuSeqNs, cpuSeq1s, cpuRunNs, cpuRun1s []time.Duration
-	for r := 0; r < rounds; r++ {
-		var seqN, seq1, runN, run1 time.Duration
-		var cpuSeqN, cpuSeq1, cpuRunN, cpuRun1 time.Duration
-		modes := []func() error{
-			func() error {
+	seqNs, seq1s, runNs, run1s             []time.Duration
+	cpuSeqNs, cpuSeq1s, cpuRunNs, cpuRun1s []time.Duration
+}
+
+// round runs round r of every mode that o asks for, in reverse order on
+// odd rounds, and adds what it measured to t.
+func (b *bench) round(ctx context.Context, o options, r int, files runFiles, serverPID int, t *timings) error {
+	var seqN, seq1, runN, run1 time.Duration
+	var cpuSeqN, cpuSeq1, cpuRunN, cpuRun1 time.Duration
+	modes := []func() error{
+		func() error {
+			c := procCPU(serverPID)
+			d, err := b.sequence(ctx, o.n)
+			cpuSeqN = procCPU(serverPID) - c
+			t.seqTotal = append(t.seqTotal, d)
+			t.seqPer = append(t.seqPer, d/time.Duration(o.n))
+			seqN = d
+			return err
+		},
+	}
+	if o.primitives {
+		modes = append(modes, func() error {
+			per, err := b.primitives(ctx, o.n)
+			var total time.Duration
+			for _, p := range per {
+				total += p
+			}
+			t.primTotal = append(t.primTotal, total)
+			t.primPer = append(t.primPer, per...)
+			return err
+		})
+	}
+	if o.perStep {
+		modes = append(modes,
+			func() (err error) {
 				c := procCPU(serverPID)
-				d, err := b.sequence(ctx, n)
-				cpuSeqN = procCPU(serverPID) - c
-				seqTotal = append(seqTotal, d)
-				seqPer = append(seqPer, d/time.Duration(n))
-				seqN = d
+				seq1, err = b.sequence(ctx, 1)
+				cpuSeq1 = procCPU(serverPID) - c
 				return err
 			},
-		}
-		if withPrimitives {
-			modes = append(modes, func() error {
-				per, err := b.primitives(ctx, n)
-				var total time.Duration
-				for _, p := range per {
-					total += p
-				}
-				primTotal = append(primTotal, total)
-				primPer = append(primPer, per...)
-				return err
-			})
-		}
-		if perStep {
-			modes = append(modes,
-				func() (err error) {
-					c := procCPU(serverPID)
-					seq1, err = b.sequence(ctx, 1)
-					cpuSeq1 = procCPU(serverPID) - c
-					return err
-				},
-				func() (err error) { runN, cpuRunN, err = runFile(ctx, hilrun, files.n); return err },
-				func() (err error) { run1, cpuRun1, err = runFile(ctx, hilrun, files.one); return err },
-			)
-		}
-		if r%2 == 1 {
-			slices.Reverse(modes)
-		}
-		for _, m := range modes {
-			if err := m(); err != nil {
-				return err
-			}
-		}
-		if perStep {
-			seqNs, seq1s, runNs, run1s = append(seqNs, seqN), append(seq1s, seq1), append(runNs, runN), append(run1s, run1)
-			cpuSeqNs, cpuSeq1s = append(cpuSeqNs, cpuSeqN), append(cpuSeq1s, cpuSeq1)
-			cpuRunNs, cpuRun1s = append(cpuRunNs, cpuRunN), append(cpuRun1s, cpuRun1)
+			func() (err error) { runN, cpuRunN, err = runFile(ctx, o.hilrun, files.n); return err },
+			func() (err error) { run1, cpuRun1, err = runFile(ctx, o.hilrun, files.one); return err },
+		)
+	}
+	if r%2 == 1 {
+		slices.Reverse(modes)
+	}
+	for _, m := range modes {
+		if err := m(); err != nil {
+			return err
 		}
 	}
-	// A step's cost in a round: (the round's time of N steps - the median
-	// time of one step over all rounds) / (N - 1). The one-step time is
-	// what a call or process pays once; its median keeps a round where
-	// starting a process was slow from making a step look free.
-	perStepCost := func(nTimes, oneTimes []time.Duration) []time.Duration {
-		fixed := pct(oneTimes, 50)
-		out := make([]time.Duration, len(nTimes))
-		for i, d := range nTimes {
-			out[i] = (d - fixed) / time.Duration(n-1)
-		}
-		return out
-	}
-	ratioOf := func(a, b []time.Duration) []time.Duration {
-		out := make([]time.Duration, len(a))
-		for i := range a {
-			// A ratio in thousandths, kept as a Duration for pct.
-			out[i] = time.Duration(1000 * float64(a[i]) / float64(max(b[i], time.Microsecond)))
-		}
-		return out
-	}
-	mcpStep, runStep := perStepCost(seqNs, seq1s), perStepCost(runNs, run1s)
-	ratios := ratioOf(mcpStep, runStep)
-	mcpCPU, runCPU := perStepCost(cpuSeqNs, cpuSeq1s), perStepCost(cpuRunNs, cpuRun1s)
-	cpuRatios := ratioOf(mcpCPU, runCPU)
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
-	fmt.Printf("| mode | calls per round | round median | round max (of %d) | per exchange, median |\n|---|--:|--:|--:|--:|\n", rounds)
-	fmt.Printf("| one `serial_sequence` of %d steps | 1 | %s | %s | %s |\n", n, ms(pct(seqTotal, 50)), ms(pct(seqTotal, 100)), us(pct(seqPer, 50)))
-	if withPrimitives {
-		fmt.Printf("| `serial_write` + `serial_expect` | %d | %s | %s | %s (p99 %s) |\n", 2*n, ms(pct(primTotal, 50)), ms(pct(primTotal, 100)), us(pct(primPer, 50)), us(pct(primPer, 99)))
-		fmt.Printf("\nratio of round medians, primitives / serial_sequence: %.1fx\n", float64(pct(primTotal, 50))/float64(pct(seqTotal, 50)))
-	}
-	if perStep {
-		ratio := func(d time.Duration) string { return fmt.Sprintf("%.2fx", float64(d)/1000) }
-		fmt.Printf("\nA step's cost, (time of %d steps - median time of 1 step) / %d, per round (%d rounds):\n\n", n, n-1, rounds)
-		fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
-		fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcpStep, 50)), us(pct(mcpStep, 99)), us(pct(mcpStep, 100)))
-		fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(runStep, 50)), us(pct(runStep, 99)), us(pct(runStep, 100)))
-		fmt.Printf("| ratio serial_sequence / hilrun run, per round | %s | %s | %s |\n", ratio(pct(ratios, 50)), ratio(pct(ratios, 99)), ratio(pct(ratios, 100)))
-		if serverPID > 0 {
-			fmt.Printf("\nThe same in CPU time (user + system, of the hilrun mcp process and of the hilrun run process; clock ticks of 10 ms, so take it over many steps):\n\n")
-			fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
-			fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcpCPU, 50)), us(pct(mcpCPU, 99)), us(pct(mcpCPU, 100)))
-			fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(runCPU, 50)), us(pct(runCPU, 99)), us(pct(runCPU, 100)))
-			fmt.Printf("| ratio serial_sequence / hilrun run, per round | %s | %s | %s |\n", ratio(pct(cpuRatios, 50)), ratio(pct(cpuRatios, 99)), ratio(pct(cpuRatios, 100)))
-		}
+	if o.perStep {
+		t.seqNs, t.seq1s, t.runNs, t.run1s = append(t.seqNs, seqN), append(t.seq1s, seq1), append(t.runNs, runN), append(t.run1s, run1)
+		t.cpuSeqNs, t.cpuSeq1s = append(t.cpuSeqNs, cpuSeqN), append(t.cpuSeq1s, cpuSeq1)
+		t.cpuRunNs, t.cpuRun1s = append(t.cpuRunNs, cpuRunN), append(t.cpuRun1s, cpuRun1)
 	}
 	return nil
 }
+
+// print prints the table of the exchanges and, with o.perStep, those of a
+// step's cost in wall time and, with cpu, in CPU time.
+func (t *timings) print(o options, cpu bool) {
+	n := o.n
+	mcpStep, runStep := perStepCost(t.seqNs, t.seq1s, n), perStepCost(t.runNs, t.run1s, n)
+	ratios := ratioOf(mcpStep, runStep)
+	mcpCPU, runCPU := perStepCost(t.cpuSeqNs, t.cpuSeq1s, n), perStepCost(t.cpuRunNs, t.cpuRun1s, n)
+	cpuRatios := ratioOf(mcpCPU, runCPU)
+	fmt.Printf("| mode | calls per round | round median | round max (of %d) | per exchange, median |\n|---|--:|--:|--:|--:|\n", o.rounds)
+	fmt.Printf("| one `serial_sequence` of %d steps | 1 | %s | %s | %s |\n", n, ms(pct(t.seqTotal, 50)), ms(pct(t.seqTotal, 100)), us(pct(t.seqPer, 50)))
+	if o.primitives {
+		fmt.Printf("| `serial_write` + `serial_expect` | %d | %s | %s | %s (p99 %s) |\n", 2*n, ms(pct(t.primTotal, 50)), ms(pct(t.primTotal, 100)), us(pct(t.primPer, 50)), us(pct(t.primPer, 99)))
+		fmt.Printf("\nratio of round medians, primitives / serial_sequence: %.1fx\n", float64(pct(t.primTotal, 50))/float64(pct(t.seqTotal, 50)))
+	}
+	if o.perStep {
+		fmt.Printf("\nA step's cost, (time of %d steps - median time of 1 step) / %d, per round (%d rounds):\n\n", n, n-1, o.rounds)
+		printStepCosts(mcpStep, runStep, ratios)
+		if cpu {
+			fmt.Printf("\nThe same in CPU time (user + system, of the hilrun mcp process and of the hilrun run process; clock ticks of 10 ms, so take it over many steps):\n\n")
+			printStepCosts(mcpCPU, runCPU, cpuRatios)
+		}
+	}
+}
+
+// printStepCosts prints the table of a step's cost in serial_sequence
+// (mcp) and in hilrun run (run), and their ratios per round.
+func printStepCosts(mcp, run, ratios []time.Duration) {
+	ratio := func(d time.Duration) string { return fmt.Sprintf("%.2fx", float64(d)/1000) }
+	fmt.Printf("| side | median | p99 | max |\n|---|--:|--:|--:|\n")
+	fmt.Printf("| `serial_sequence` (hilrun mcp --sim) | %s | %s | %s |\n", us(pct(mcp, 50)), us(pct(mcp, 99)), us(pct(mcp, 100)))
+	fmt.Printf("| `hilrun run --sim` | %s | %s | %s |\n", us(pct(run, 50)), us(pct(run, 99)), us(pct(run, 100)))
+	fmt.Printf("| ratio serial_sequence / hilrun run, per round | %s | %s | %s |\n", ratio(pct(ratios, 50)), ratio(pct(ratios, 99)), ratio(pct(ratios, 100)))
+}
+
+// perStepCost returns a step's cost in each round: (the round's time of n
+// steps - the median time of one step over all rounds) / (n - 1). The
+// one-step time is what a call or process pays once; its median keeps a
+// round where starting a process was slow from making a step look free.
+func perStepCost(nTimes, oneTimes []time.Duration, n int) []time.Duration {
+	fixed := pct(oneTimes, 50)
+	out := make([]time.Duration, len(nTimes))
+	for i, d := range nTimes {
+		out[i] = (d - fixed) / time.Duration(n-1)
+	}
+	return out
+}
+
+// ratioOf returns a[i]/b[i] in thousandths, kept as a Duration for pct;
+// b[i] counts as at least a microsecond.
+func ratioOf(a, b []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(a))
+	for i := range a {
+		out[i] = time.Duration(1000 * float64(a[i]) / float64(max(b[i], time.Microsecond)))
+	}
+	return out
+}
+
+// ms formats d in milliseconds, "1.2 ms".
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// us formats d in whole microseconds, "12 µs".
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
 
 // runFiles are sequence files of the same exchanges for hilrun run.
 type runFiles struct{ dir, n, one string }
