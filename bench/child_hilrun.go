@@ -69,7 +69,7 @@ func runWatched(ctx context.Context, src string, ports, openocds map[string]stri
 		return nil, err
 	}
 	defer events.Close()
-	res := pl.Run(ctx, engine.NewBench(engine.BenchConfig{LogDir: logDir}), plan.Output{Sink: runner.Tee(events, watch), KeepSteps: true})
+	res := pl.Run(ctx, engine.NewBench(engine.BenchConfig{LogDir: logDir, Gates: Gates}), plan.Output{Sink: runner.Tee(events, watch), KeepSteps: true})
 	if res.Status != runner.Passed {
 		msg := res.Error
 		for _, s := range res.Steps {
@@ -98,7 +98,7 @@ func stepsOf(res *runner.SequenceResult, kind steps.Kind) []runner.StepResult {
 // not "") and waits until the board answers, so that measurements start
 // on a quiet line.
 func openSynced(ctx context.Context, port, logDir string) (*serialx.Console, error) {
-	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port, LogDir: logDir})
+	c, err := serialx.Open(ctx, "console", serialx.Config{Path: port, LogDir: logDir, Devices: Gates.Devices, Dial: Gates.Dial})
 	if err != nil {
 		return nil, err
 	}

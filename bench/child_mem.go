@@ -33,7 +33,7 @@ const (
 // memSession times warmup+n reads of one 32-bit word through one
 // persistent OpenOCD session: openocd.Session.ReadMemory alone.
 func memSession(ctx context.Context, addr string, n, warmup int) (childOutput, error) {
-	s, err := openocd.Dial(ctx, addr)
+	s, err := openocd.Dial(ctx, addr, openocd.WithGate(Gates.Dial))
 	if err != nil {
 		return childOutput{}, err
 	}

@@ -116,6 +116,7 @@ func withJTAGBoard(ctx context.Context, bin string, launch bool, fn func(b *jtag
 		t0 := time.Now()
 		b.ocd, err = openocd.Launch(ctx, openocd.LaunchConfig{
 			Binary: bin, Configs: []string{cfg}, Dir: b.dir, Env: []string{"HOME=" + b.dir},
+			Procs: Gates.Procs, Dial: Gates.Dial,
 		})
 		if err != nil {
 			return fmt.Errorf("launch openocd for the board: %w", err)

@@ -158,7 +158,7 @@ func launchTclBoard(ctx context.Context, bin string) (_ *tclBoard, err error) {
 	}
 	b.proc, err = openocd.Launch(ctx, openocd.LaunchConfig{
 		Binary: bin, Configs: []string{cfg}, Dir: b.dir, Env: []string{"HOME=" + b.dir},
-		Transport: openocd.TclRPC,
+		Transport: openocd.TclRPC, Procs: Gates.Procs, Dial: Gates.Dial,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("launch openocd for the board: %w", err)
@@ -185,11 +185,11 @@ type tclClients struct {
 // dialTclClients connects the three clients to proc; on an error it closes
 // those it connected.
 func dialTclClients(ctx context.Context, proc *openocd.Process) (*tclClients, error) {
-	tcl, err := openocd.Dial(ctx, openocd.JoinAddr(proc.TclAddr(), openocd.TclRPC))
+	tcl, err := openocd.Dial(ctx, openocd.JoinAddr(proc.TclAddr(), openocd.TclRPC), openocd.WithGate(Gates.Dial))
 	if err != nil {
 		return nil, err
 	}
-	telnet, err := openocd.Dial(ctx, proc.TelnetAddr())
+	telnet, err := openocd.Dial(ctx, proc.TelnetAddr(), openocd.WithGate(Gates.Dial))
 	if err != nil {
 		tcl.Close()
 		return nil, err

@@ -123,7 +123,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 		}
 	}
 	// The checks need no console or probe: a bench that opens nothing.
-	checks := engine.NewBench(engine.BenchConfig{Launched: true})
+	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
 	for i, loaded := range seqs {
 		pl, _, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
 		if err != nil {

@@ -120,7 +120,7 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	// still remove what was started.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := startSimBench(ctx, sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, nil)
+	b, err := startSimBench(ctx, sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, hostGates())
 	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))

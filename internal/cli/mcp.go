@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/mcpserver"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/sim"
@@ -68,7 +69,7 @@ func newMCPCmd(ios *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.TokenFrom = "--token"
 			if !cmd.Flags().Changed("token") {
-				opts.Token, opts.TokenFrom = os.Getenv("HILRUN_MCP_TOKEN"), "HILRUN_MCP_TOKEN"
+				opts.Token, opts.TokenFrom = environ.Host().Get("HILRUN_MCP_TOKEN"), "HILRUN_MCP_TOKEN"
 			}
 			return MCP(cmd.Context(), ios, opts)
 		},
@@ -129,10 +130,11 @@ func MCP(ctx context.Context, ios *IO, opts *MCPOptions) error {
 func mcpConfig(ios *IO, opts *MCPOptions) (mcpserver.Config, error) {
 	cfg := mcpserver.Config{
 		Version: Version(),
+		Wire:    engine.MCPWire,
 		Policy: mcpserver.Policy{
 			AllowPorts: opts.AllowPorts, DenyPorts: opts.DenyPorts, AllowProbes: opts.AllowProbes,
 			ReadOnly: opts.ReadOnly, AllowExec: opts.AllowExec, AllowDebugTcl: opts.AllowDebugTcl,
-			Roots: opts.Roots, PassEnv: opts.PassEnv,
+			Roots: opts.Roots, PassEnv: opts.PassEnv, Env: environ.Host(),
 		},
 		LogDir:        opts.LogDir,
 		Log:           ios.ErrOut,
@@ -143,10 +145,7 @@ func mcpConfig(ios *IO, opts *MCPOptions) (mcpserver.Config, error) {
 		MaxExprWork:   opts.Expr.Work,
 		MaxExprMemory: opts.Expr.Memory,
 		MaxSteps:      opts.MaxSteps,
-		DialProbe:     engine.DialProbe,
-		SerialConfig:  engine.SerialConfig,
 	}
-	cfg.Engine = engine.NewBench(engine.BenchConfig{Environ: cfg.Policy.Environ(), ForClients: true, Launched: true})
 	for _, r := range opts.AllowMemWrite {
 		mr, err := mcpserver.ParseMemRange(r)
 		if err != nil {
@@ -181,7 +180,7 @@ func startMCPBoards(ctx context.Context, ios *IO, opts *MCPOptions, qemuSpec *qe
 		}
 	}
 	if qemuSpec != nil {
-		board, err := startQEMUBoard(ctx, ios.ErrOut, *qemuSpec, opts.LogDir)
+		board, err := startQEMUBoard(ctx, ios.ErrOut, *qemuSpec, opts.LogDir, cfg.ServerGates())
 		if err != nil {
 			return stop, err
 		}
@@ -191,7 +190,9 @@ func startMCPBoards(ctx context.Context, ios *IO, opts *MCPOptions, qemuSpec *qe
 		cfg.DefaultBoard = "QEMU " + qemuSpec.Machine
 	}
 	if opts.Sim {
-		bench, err := startSimBench(ctx, sim.Options{}, true, cfg.Policy.Environ())
+		// The virtual board's OpenOCD starts under the server's gates,
+		// which allow the server's own debugger servers.
+		bench, err := startSimBench(ctx, sim.Options{}, true, cfg.ServerGates())
 		if err != nil {
 			return stop, infra(err)
 		}

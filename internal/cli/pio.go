@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/pio"
 )
 
@@ -89,6 +90,9 @@ platformio.ini, unknown board or environment), 3 pio missing or failing.`,
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				c := &pio.Client{Runner: ios.PIO}
+				if c.Runner == nil {
+					c.Runner = pio.Exec{Runner: process.Runner{Policy: hostGates().Procs}}
+				}
 				if o.Verbose {
 					c.Log = ios.ErrOut
 				}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/pio/piotest"
 )
@@ -88,7 +90,7 @@ func TestPIOJSON(t *testing.T) {
 
 func TestPIONotInstalled(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := cli.MainIO([]string{"pio", "system_info"}, &cli.IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, PIO: pio.Exec{Tool: "hilrun-no-such-pio"}})
+	code := cli.MainIO([]string{"pio", "system_info"}, &cli.IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, PIO: pio.Exec{Tool: "hilrun-no-such-pio", Runner: process.Runner{Policy: process.Permit(environ.Host())}}})
 	if code != cli.ExitInfra || !strings.Contains(errOut.String(), "pipx install platformio") {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
 	}

@@ -167,7 +167,7 @@ func startPoolBoards(in *interrupts, ios *IO, benches []*poolBench) (stop func()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.sb, startErrs[i] = startSimBench(in.Run, sim.Options{}, b.simProbe, nil)
+			b.sb, startErrs[i] = startSimBench(in.Run, sim.Options{}, b.simProbe, hostGates())
 		}()
 	}
 	wg.Wait()

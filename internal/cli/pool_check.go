@@ -146,7 +146,7 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 			where[k] = append(where[k], bench)
 		}
 	}
-	checks := engine.NewBench(engine.BenchConfig{Launched: true})
+	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
 	for _, seq := range seqs {
 		for _, b := range benches {
 			pl, err := bindToBench(seq, b, plan.Sources{})

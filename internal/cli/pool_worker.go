@@ -180,7 +180,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		return err
 	}
 	console := report.NewConsole(prefix, report.ConsoleOptions{Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
-	bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, Warn: warnTo(errPrefix)})
+	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: warnTo(errPrefix)})
 	res := pl.Run(ctx, bench, plan.Output{Sink: runner.Tee(ev, console), ArtifactDir: artifacts, FinallyContext: p.in.Fin})
 	res.Transcripts = nil
 	res.Bench = b.Name

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 )
 
@@ -19,7 +20,7 @@ import (
 // private runtime folder (tmpdir.RuntimeDir), refused when another user
 // could reach it.
 func poolLockDir() (string, error) {
-	dir, err := tmpdir.RuntimeDir()
+	dir, err := tmpdir.RuntimeDir(environ.Host())
 	if err != nil {
 		return "", fmt.Errorf("the folder for the pool's lock files: %w", err)
 	}

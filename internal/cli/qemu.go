@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/qemu"
 )
 
@@ -74,8 +75,8 @@ func (q *QEMUFlags) spec(sim bool) (*qemu.Spec, error) {
 // startQEMUBoard starts the QEMU of spec for the run. A signal during the
 // start (ctx done) is an interruption, QEMU missing or failing to start a
 // bench error.
-func startQEMUBoard(ctx context.Context, errOut io.Writer, spec qemu.Spec, logDir string) (*engine.QEMUBoard, error) {
-	b, err := engine.StartQEMUBoard(ctx, spec, engine.QEMUOptions{LogDir: logDir})
+func startQEMUBoard(ctx context.Context, errOut io.Writer, spec qemu.Spec, logDir string, gates gate.Policy) (*engine.QEMUBoard, error) {
+	b, err := engine.StartQEMUBoard(ctx, spec, engine.QEMUOptions{LogDir: logDir, Procs: gates.Procs})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, interrupted(fmt.Errorf("interrupted while starting QEMU: %w", err))

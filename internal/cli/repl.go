@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/repl"
@@ -125,8 +126,8 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	// Each line runs as a sequence of its own; the session's QEMUs started
 	// above, once.
 	err = repl.Run(ctx, repl.Options{
-		Seq: rs.seq, Loaded: opts.File != "",
-		Bench: engine.NewBench(engine.BenchConfig{Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
+		Seq: rs.seq, Loaded: opts.File != "", Files: hostGates().Files,
+		Bench: engine.NewBench(engine.BenchConfig{Gates: hostGates(), Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
 		Plan: func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error) {
 			return bindPlan(line, plan.Sources{Vars: vars, Limits: rs.limits})
 		},
@@ -135,7 +136,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		BindLine:    rs.bindLine,
 		Vars:        fl.vars,
 		In:          ios.In, Out: ios.Out,
-		History:    repl.LoadHistory(historyPath(), 0),
+		History:    repl.LoadHistory(hostGates().Files, historyPath(), 0),
 		Given:      rs.given,
 		Script:     t.script,
 		TermSize:   t.size,
@@ -257,7 +258,7 @@ func (rs *replSession) bindBench(line *steps.Sequence) *steps.Sequence {
 func (rs *replSession) startBoards(ctx context.Context, ios *IO, opts *ReplOptions, qemuSpec *qemu.Spec) error {
 	if opts.Sim {
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		sb, err := startSimBench(sctx, sim.Options{}, rs.simProbes, nil)
+		sb, err := startSimBench(sctx, sim.Options{}, rs.simProbes, hostGates())
 		stopped := sctx.Err() != nil
 		stop()
 		if err != nil {
@@ -283,11 +284,11 @@ func (rs *replSession) startBoards(ctx context.Context, ios *IO, opts *ReplOptio
 	var board *engine.QEMUBoard
 	var err error
 	if qemuSpec != nil {
-		board, err = startQEMUBoard(sctx, ios.ErrOut, *qemuSpec, "")
+		board, err = startQEMUBoard(sctx, ios.ErrOut, *qemuSpec, "", hostGates())
 	}
 	var launched *engine.QEMUs
 	if err == nil {
-		rs.seq, launched, err = engine.StartQEMU(sctx, rs.seq, engine.QEMUOptions{})
+		rs.seq, launched, err = engine.StartQEMU(sctx, rs.seq, engine.QEMUOptions{Procs: hostGates().Procs})
 	}
 	stopped := sctx.Err() != nil
 	stop()
@@ -346,7 +347,7 @@ func openTerminal(ctx context.Context, ios *IO) (context.Context, *replTerminal,
 
 // historyPath is $HILRUN_HISTORY, else ~/.hilrun_history, else none.
 func historyPath() string {
-	if p := os.Getenv("HILRUN_HISTORY"); p != "" {
+	if p := environ.Host().Get("HILRUN_HISTORY"); p != "" {
 		return p
 	}
 	home, err := os.UserHomeDir()

@@ -87,13 +87,13 @@ func writeVisualReports(ctx context.Context, opts *RunOptions, events string, su
 	}
 	if opts.HTML != "" {
 		if err := writeFile(ctx, opts.HTML, func(w io.Writer) error {
-			return report.WriteHTML(w, events, report.HTMLOptions{Summary: sum, Info: opts.info, ConsoleDir: consoleDir})
+			return report.WriteHTML(w, events, report.HTMLOptions{Files: hostGates().Files, Summary: sum, Info: opts.info, ConsoleDir: consoleDir})
 		}); err != nil {
 			lost = append(lost, fmt.Sprintf("HTML report %s not written: %v", opts.HTML, err))
 		}
 	}
 	if opts.Allure != "" {
-		if err := report.WriteAllure(ctx, opts.Allure, events, report.AllureOptions{Summary: sum, Info: opts.info, ConsoleDir: consoleDir}); err != nil {
+		if err := report.WriteAllure(ctx, opts.Allure, events, report.AllureOptions{Files: hostGates().Files, Summary: sum, Info: opts.info, ConsoleDir: consoleDir}); err != nil {
 			lost = append(lost, fmt.Sprintf("Allure results in %s not written: %v", opts.Allure, err))
 		}
 	}
@@ -145,8 +145,8 @@ func ReportHTML(ctx context.Context, ios *IO, opts *ReportOptions) error {
 		return invalid(err)
 	}
 	stamp := strings.TrimSuffix(filepath.Base(events), results.EventFile)
-	hopts := report.HTMLOptions{Summary: results.Options{MaxFailures: opts.MaxFailures}}
-	if info, err := report.ReadRunInfo(filepath.Join(filepath.Dir(events), stamp+report.RunInfoFile)); err == nil {
+	hopts := report.HTMLOptions{Files: hostGates().Files, Summary: results.Options{MaxFailures: opts.MaxFailures}}
+	if info, err := report.ReadRunInfo(hostGates().Files, filepath.Join(filepath.Dir(events), stamp+report.RunInfoFile)); err == nil {
 		hopts.Info = info
 	}
 	out := opts.Out

@@ -98,10 +98,10 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 	}
 	var outs []out
 	if opts.JSON != "" {
-		outs = append(outs, out{opts.JSON, func(w io.Writer) error { return report.MergeJSON(w, jsons) }})
+		outs = append(outs, out{opts.JSON, func(w io.Writer) error { return report.MergeJSON(w, hostGates().Files, jsons) }})
 	}
 	if opts.JUnit != "" {
-		outs = append(outs, out{opts.JUnit, func(w io.Writer) error { return report.MergeJUnit(w, junits) }})
+		outs = append(outs, out{opts.JUnit, func(w io.Writer) error { return report.MergeJUnit(w, hostGates().Files, junits) }})
 	}
 	// Everything is checked before anything is written: a merge into
 	// io.Discard reads every input whole.
@@ -187,11 +187,11 @@ func reportKind(path string) (string, error) {
 // sameSequences checks that the JSON and the JUnit reports hold the same
 // sequences, so that the two merged reports tell the same story.
 func sameSequences(jsons, junits []string) error {
-	a, err := report.JSONSequences(jsons)
+	a, err := report.JSONSequences(hostGates().Files, jsons)
 	if err != nil {
 		return err
 	}
-	b, err := report.JUnitSequences(junits)
+	b, err := report.JUnitSequences(hostGates().Files, junits)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,8 @@ func Version() string {
 type IO struct {
 	In          io.Reader
 	Out, ErrOut io.Writer
-	// PIO runs PlatformIO for hilrun pio; nil runs the pio on PATH.
+	// PIO runs PlatformIO for hilrun pio; nil runs the pio on PATH, with
+	// the user's environment.
 	PIO pio.Runner
 }
 

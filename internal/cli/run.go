@@ -269,7 +269,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		}
 	}
 	if opts.Sim {
-		bench, err := startSimBench(in.Run, sim.Options{}, prep.simProbes, nil)
+		bench, err := startSimBench(in.Run, sim.Options{}, prep.simProbes, hostGates())
 		if err != nil {
 			if in.Run.Err() != nil {
 				return nil, stop, interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
@@ -285,7 +285,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		}
 	}
 	if qemuSpec != nil {
-		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir)
+		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir, hostGates())
 		if err != nil {
 			return nil, stop, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/report"
@@ -52,7 +53,7 @@ func openStream(ios *IO, opts *RunOptions) (*runStream, error) {
 	}
 	color := false
 	if f, ok := progress.(*os.File); ok {
-		color = report.ColorFor(f)
+		color = report.ColorFor(f, environ.Host())
 	}
 	s := &runStream{
 		console: report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}}),
@@ -61,7 +62,7 @@ func openStream(ios *IO, opts *RunOptions) (*runStream, error) {
 	eventsPath := ""
 	if opts.LogDir != "" {
 		eventsPath = filepath.Join(opts.LogDir, s.stamp+"-"+results.EventFile)
-		if err := report.WriteRunInfo(filepath.Join(opts.LogDir, s.stamp+"-"+report.RunInfoFile), opts.info); err != nil {
+		if err := report.WriteRunInfo(hostGates().Files, filepath.Join(opts.LogDir, s.stamp+"-"+report.RunInfoFile), opts.info); err != nil {
 			fmt.Fprintf(ios.ErrOut, "hilrun: %v\n", err)
 		}
 	} else {
@@ -122,7 +123,7 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, plans []*plan.Plan, s *
 		}
 		// Consoles log into consoleDir; without --log-dir that is a
 		// private folder gone at exit, which no report names.
-		bench := engine.NewBench(engine.BenchConfig{LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut)})
+		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut)})
 		res := pl.Run(in.Run, bench, plan.Output{Sink: runner.Tee(s.events, s.console), ArtifactDir: artifacts, FinallyContext: in.Fin})
 		// The transcripts are in the event stream; the summary needs none.
 		res.Transcripts = nil

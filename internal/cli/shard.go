@@ -59,7 +59,7 @@ type durations map[string]int64
 // that does not exist yet is a team's first run, or the first after the
 // file was moved: warn says so, and the shards are balanced by count.
 func readDurations(path string, warn func(string)) (durations, error) {
-	heads, err := report.ReadSequences(path)
+	heads, err := report.ReadSequences(hostGates().Files, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		warn(fmt.Sprintf("--durations %s does not exist (yet): the shards are balanced by count; commit a merged report.json of this run there to balance the next ones by time", path))
 		return nil, nil

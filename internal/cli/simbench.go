@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+
+	"github.com/hilrun/hilrun/pkg/gate"
 
 	"github.com/hilrun/hilrun"
 	"github.com/hilrun/hilrun/pkg/openocd"
@@ -67,7 +68,7 @@ const cameraFormat = "mpjpeg"
 //
 // environ, when not nil, is the launched OpenOCD's whole environment (the
 // MCP server's minimal one); nil means hilrun's own.
-func startSimBench(ctx context.Context, opts sim.Options, probes bool, environ []string) (*simBench, error) {
+func startSimBench(ctx context.Context, opts sim.Options, probes bool, gates gate.Policy) (*simBench, error) {
 	b := &simBench{board: sim.New(opts)}
 	if err := b.board.Start(); err != nil {
 		return nil, fmt.Errorf("start the virtual board: %w", err)
@@ -81,14 +82,14 @@ func startSimBench(ctx context.Context, opts sim.Options, probes bool, environ [
 	if !probes {
 		return b, nil
 	}
-	if err := b.startProbe(ctx, environ); err != nil {
+	if err := b.startProbe(ctx, gates); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *simBench) startProbe(ctx context.Context, environ []string) error {
+func (b *simBench) startProbe(ctx context.Context, gates gate.Policy) error {
 	// The JTAG port and OpenOCD live as long as the bench, not the context
 	// that started them.
 	life := context.WithoutCancel(ctx)
@@ -97,7 +98,7 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	if err != nil {
 		return fmt.Errorf("serve the virtual board's JTAG port: %w", err)
 	}
-	if _, err := exec.LookPath("openocd"); err != nil {
+	if _, err := gates.Procs.LookPath("openocd", ""); err != nil {
 		b.stub, err = ocdtelnet.Serve(life, b.board.Memory(), "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("serve the virtual board's memory: %w", err)
@@ -118,9 +119,10 @@ func (b *simBench) startProbe(ctx context.Context, environ []string) error {
 	b.ocd, err = openocd.Launch(ctx, openocd.LaunchConfig{
 		Configs: []string{cfg},
 		Dir:     b.dir,
+		Procs:   gates.Procs,
+		Dial:    gates.Dial,
 		// OpenOCD's telnet server keeps its history in $HOME.
-		Environ: environ,
-		Env:     []string{"HOME=" + b.dir},
+		Env: []string{"HOME=" + b.dir},
 	})
 	if err != nil {
 		return fmt.Errorf("launch openocd for the virtual board: %w", err)

@@ -2,12 +2,13 @@ package cli_test
 
 import (
 	"bytes"
-	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 
 	"github.com/hilrun/hilrun/internal/cli"
 )

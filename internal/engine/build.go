@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -17,24 +18,24 @@ import (
 // Builder runs the tools of build and upload steps with pkg/build. Each
 // tool's whole output goes to logFile(step) when that is not "", and every
 // output line to the runner's progress and to line, when not nil. The tools
-// run with environ, or hilrun's own environment when it is nil.
-func Builder(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
-	return PIOBuilder(nil)(logFile, line, environ)
+// start through procs.
+func Builder(logFile func(*steps.Step) string, line func(string), procs process.Policy) runner.Builder {
+	return PIOBuilder(nil)(logFile, line, procs)
 }
 
 // PIOBuilder is Builder with the pio_test steps run by r; nil runs the pio
 // on PATH. Tests give it a replay of recorded PlatformIO outputs.
-func PIOBuilder(r pio.Runner) func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
-	return func(logFile func(*steps.Step) string, line func(string), environ []string) runner.Builder {
-		return builder(logFile, line, environ, r)
+func PIOBuilder(r pio.Runner) func(logFile func(*steps.Step) string, line func(string), procs process.Policy) runner.Builder {
+	return func(logFile func(*steps.Step) string, line func(string), procs process.Policy) runner.Builder {
+		return builder(logFile, line, procs, r)
 	}
 }
 
-func builder(logFile func(*steps.Step) string, line func(string), environ []string, pioRunner pio.Runner) runner.Builder {
+func builder(logFile func(*steps.Step) string, line func(string), procs process.Policy, pioRunner pio.Runner) runner.Builder {
 	return func(ctx context.Context, req runner.BuildRequest) (runner.BuildOutcome, error) {
 		st := req.Step
 		b := st.Build
-		opts := build.Options{Runner: build.ExecRunner{Environ: environ}, Progress: func(l string) {
+		opts := build.Options{Runner: process.Runner{Policy: procs}, Progress: func(l string) {
 			if req.Progress != nil {
 				req.Progress(l)
 			}
@@ -51,7 +52,7 @@ func builder(logFile func(*steps.Step) string, line func(string), environ []stri
 		if st.Kind == steps.KindPIOTest {
 			r := pioRunner
 			if r == nil {
-				r = pio.Exec{Runner: build.ExecRunner{Environ: environ}}
+				r = pio.Exec{Runner: process.Runner{Policy: procs}}
 			}
 			return pioTest(ctx, req, r, opts)
 		}

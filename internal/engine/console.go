@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -13,10 +14,11 @@ import (
 // settings, the modem lines it declares (lines it does not declare are
 // left as the port has them: asserting DTR on open resets some boards),
 // reconnection, buffer size, and for a device given by USB identity how
-// to find it, then and after every re-enumeration. The caller adds where
-// logs go.
-func SerialConfig(dev *steps.Device) serialx.Config {
+// to find it, then and after every re-enumeration, and the gates' device
+// and dial policies it opens through. The caller adds where logs go.
+func SerialConfig(dev *steps.Device, gates gate.Policy) serialx.Config {
 	cfg := serialx.Config{
+		Devices: gates.Devices, Dial: gates.Dial,
 		Path: dev.Port, Baud: dev.Baud, DataBits: dev.DataBits, Parity: dev.Parity,
 		StopBits: dev.StopBits, FlowControl: dev.FlowControl, DTR: dev.DTR, RTS: dev.RTS,
 		Reconnect: dev.Reconnect, BufferSize: dev.Buffer,
@@ -35,6 +37,8 @@ type ConsoleOptions struct {
 	// Warn receives warnings, such as a lock folder hilrun cannot write;
 	// nil drops them.
 	Warn func(msg string)
+	// Gates are the policies consoles open through (Devices, Dial).
+	Gates gate.Policy
 }
 
 // OpenConsole opens devices as serial consoles. A device given by USB
@@ -42,7 +46,7 @@ type ConsoleOptions struct {
 // runner may release a console's port for an upload and take it back.
 func OpenConsole(o ConsoleOptions) runner.Opener {
 	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
-		cfg := SerialConfig(dev)
+		cfg := SerialConfig(dev, o.Gates)
 		cfg.LogDir, cfg.Warn = o.LogDir, o.Warn
 		if cfg.Path == "" && cfg.Resolve != nil {
 			p, err := cfg.Resolve(ctx)

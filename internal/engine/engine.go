@@ -6,12 +6,12 @@
 package engine
 
 import (
-	"github.com/hilrun/hilrun/pkg/elfsym"
-	"github.com/hilrun/hilrun/pkg/logfile"
-	"os"
 	"path/filepath"
 
-	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/gate/process"
+	"github.com/hilrun/hilrun/pkg/logfile"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -28,10 +28,13 @@ type BenchConfig struct {
 	HideLogs      bool
 	// Warn receives warnings that do not stop the run; nil drops them.
 	Warn func(msg string)
-	// Environ is the whole environment of programs started for the run
-	// (builds, host commands, launched debugger servers), and what
-	// ${env.NAME} sees; nil means hilrun's own.
-	Environ []string
+	// Gates are the policies of every effect the bench has: programs
+	// started for the run (builds, host commands, launched debugger
+	// servers, QEMU, ffmpeg) and their environment, devices opened,
+	// addresses dialled, and what ${env.NAME} sees (Gates.Env). The zero
+	// Policy allows none of them: the command line passes
+	// gate.Permissive(environ.Host()), the MCP server its own.
+	Gates gate.Policy
 	// ForClients makes the bench of an MCP server: ${env.NAME} and env in
 	// expressions are empty, so what a client sends cannot read the
 	// server's environment, and its check opens no file a sequence names
@@ -48,25 +51,22 @@ type BenchConfig struct {
 // probes through their backends, symbols from ELF files, builds and host
 // commands as processes, pictures through ffmpeg.
 func NewBench(c BenchConfig) runner.Bench {
-	environ := c.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
+	g := c.Gates
 	consoleLogs := c.LogDir
 	if c.ConsoleLogDir != "" {
 		consoleLogs = c.ConsoleLogDir
 	}
 	b := runner.Bench{
-		Open:      OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn}),
-		OpenProbe: OpenProbe(ProbeOptions{LogDir: c.LogDir, Environ: c.Environ}),
+		Open:      OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g}),
+		OpenProbe: OpenProbe(ProbeOptions{LogDir: c.LogDir, Gates: g}),
 		Symbols:   Symbols,
-		Build:     Builder(BuildLogs(c.LogDir), nil, c.Environ),
-		Camera:    Camera(c.Environ),
-		Host:      build.ExecRunner{Environ: c.Environ},
+		Build:     Builder(BuildLogs(c.LogDir), nil, g.Procs),
+		Camera:    Camera(g.Procs),
+		Host:      process.Runner{Policy: g.Procs},
 		OpenLog:   openLog,
 		LogPaths:  LogPath,
 		Check:     Check,
-		Environ:   environ,
+		Environ:   g.Env.List(),
 	}
 	if c.HideLogs {
 		b.LogPaths = nil
@@ -75,7 +75,7 @@ func NewBench(c BenchConfig) runner.Bench {
 		b.Environ, b.Check = nil, CheckRaw
 	}
 	if !c.Launched {
-		b.Prepare = prepareQEMU(QEMUOptions{LogDir: c.LogDir}, c.Warn)
+		b.Prepare = prepareQEMU(QEMUOptions{LogDir: c.LogDir, Procs: g.Procs}, c.Warn)
 	}
 	return b
 }

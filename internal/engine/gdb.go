@@ -13,14 +13,14 @@ import (
 // probe's address: HOST:PORT, or a serial device such as a Black Magic
 // Probe's. The probe's attach mode says whether the target ran before
 // (gdbAttachMode).
-func openGDB(ctx context.Context, p *steps.Probe, _ ProbeOptions) (runner.Debugger, error) {
+func openGDB(ctx context.Context, p *steps.Probe, o ProbeOptions) (runner.Debugger, error) {
 	switch {
 	case p.GDB == "" && p.LaunchesQEMU():
 		return nil, fmt.Errorf("probe %s launches QEMU, which only hilrun run and hilrun repl start: start QEMU yourself and give the probe gdb: HOST:PORT", p.Name)
 	case p.GDB == QEMUPending:
 		return nil, fmt.Errorf("probe %s waits for the QEMU of --qemu, which has not started", p.Name)
 	}
-	s, err := gdbremote.Dial(ctx, p.GDB, gdbremote.Options{Attach: gdbAttachMode(p.GDBAttach)})
+	s, err := gdbremote.Dial(ctx, p.GDB, gdbremote.Options{Attach: gdbAttachMode(p.GDBAttach), Dial: o.Gates.Dial, Devices: o.Gates.Devices})
 	if err != nil {
 		return nil, err
 	}

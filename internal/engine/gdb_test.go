@@ -32,7 +32,7 @@ func TestGDBAttachModes(t *testing.T) {
 			stub := startQuietStub(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			d, err := openGDB(ctx, &steps.Probe{Name: "q", GDB: stub.addr, GDBAttach: tc.mode}, ProbeOptions{})
+			d, err := openGDB(ctx, &steps.Probe{Name: "q", GDB: stub.addr, GDBAttach: tc.mode}, ProbeOptions{Gates: hostGates})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -42,9 +43,10 @@ type ProbeOptions struct {
 	// LogDir receives the log of a debugger server launched for a probe
 	// (openocd-NAME.log); "" keeps none.
 	LogDir string
-	// Environ is the whole environment of a debugger server launched for
-	// a probe; nil means hilrun's own.
-	Environ []string
+	// Gates are the policies a probe's debugger is reached through
+	// (Dial, Devices) and a debugger server launched for it starts under
+	// (Procs, whose environment is the server's).
+	Gates gate.Policy
 	// Dir is the folder a launched debugger server works in; "" means
 	// hilrun's own.
 	Dir string
@@ -86,11 +88,13 @@ func openProbe(backends []Backend, o ProbeOptions) runner.ProbeOpener {
 	}
 }
 
-// DialProbe opens probe p through its backend, a debugger server launched
-// for it getting environment environ and working in dir: the MCP server's
-// way (mcpserver.ProbeDialer).
-func DialProbe(ctx context.Context, p *steps.Probe, environ []string, dir string) (runner.Debugger, error) {
-	return OpenProbe(ProbeOptions{Environ: environ, Dir: dir})(ctx, p)
+// ProbeDialer opens probes through their backends under gates, a
+// debugger server launched for a probe working in dir: the MCP server's
+// way (mcpserver.Config.DialProbe).
+func ProbeDialer(gates gate.Policy) func(ctx context.Context, p *steps.Probe, dir string) (runner.Debugger, error) {
+	return func(ctx context.Context, p *steps.Probe, dir string) (runner.Debugger, error) {
+		return OpenProbe(ProbeOptions{Gates: gates, Dir: dir})(ctx, p)
+	}
 }
 
 func describeSpec(p *steps.Probe) string {
@@ -105,7 +109,7 @@ func describeSpec(p *steps.Probe) string {
 func openOpenOCD(ctx context.Context, p *steps.Probe, o ProbeOptions) (runner.Debugger, error) {
 	launch := LaunchConfig(p)
 	if launch != nil {
-		launch.Environ = o.Environ
+		launch.Procs, launch.Dial = o.Gates.Procs, o.Gates.Dial
 		if o.LogDir != "" {
 			launch.LogFile = filepath.Join(o.LogDir, "openocd-"+p.Name+".log")
 		}
@@ -116,7 +120,7 @@ func openOpenOCD(ctx context.Context, p *steps.Probe, o ProbeOptions) (runner.De
 			launch.Dir = o.Dir
 		}
 	}
-	s, err := openocd.Open(ctx, p.OpenOCD, launch)
+	s, err := openocd.Open(ctx, p.OpenOCD, launch, o.Gates.Dial)
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func TestOpenProbeGDBBackend(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	open := OpenProbe(ProbeOptions{})
+	open := OpenProbe(ProbeOptions{Gates: hostGates})
 	d, err := open(context.Background(), &steps.Probe{Name: "x", GDB: addr})
 	if d != nil || err == nil || !strings.Contains(err.Error(), addr) {
 		t.Errorf("OpenProbe of a stub that is not there = %v, %v", d, err)

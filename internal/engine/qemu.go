@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -38,6 +39,8 @@ type QEMUOptions struct {
 	// LogDir receives each QEMU's output, as qemu-NAME.log (NAME the
 	// probe's, or "board" for the --qemu board); "" keeps none.
 	LogDir string
+	// Procs is the process policy QEMUs start under.
+	Procs process.Policy
 }
 
 func (o QEMUOptions) logFile(name string) string {
@@ -74,6 +77,7 @@ func StartQEMU(ctx context.Context, seq *steps.Sequence, o QEMUOptions) (*steps.
 			Binary: l.Binary, Machine: l.Machine, Kernel: l.Kernel, BIOS: l.BIOS, Args: l.Args,
 			Dir:     filepath.Dir(l.Pos.File),
 			LogFile: o.logFile(p.Name),
+			Procs:   o.Procs,
 		})
 		if err != nil {
 			qs.Close(context.Background())
@@ -270,6 +274,7 @@ func isELF(path string) bool {
 // qemu.ErrNotInstalled means QEMU is missing.
 func StartQEMUBoard(ctx context.Context, spec qemu.Spec, o QEMUOptions) (*QEMUBoard, error) {
 	spec.LogFile = o.logFile("board")
+	spec.Procs = o.Procs
 	in, err := qemu.Start(ctx, spec)
 	if err != nil {
 		return nil, err

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,7 +36,8 @@ type CommandSpec struct {
 
 // Options says how to run a command and what to do with its output.
 type Options struct {
-	// Runner runs the process; nil means ExecRunner{}.
+	// Runner runs the process; nil refuses it (process.Runner with no
+	// policy): hilrun's wiring always gives one.
 	Runner Runner
 	// Progress, when set, is called with each line of output (without its
 	// line ending) as it arrives, from the goroutine writing the output.
@@ -77,7 +78,7 @@ func installHint(tool string) string {
 // ran and failed gives a Result with OK false and a nil error: the
 // firmware is at fault. The error is for a command that could not run: an
 // invalid spec (wrapping ErrInvalidSpec), a tool that is not installed
-// (wrapping exec.ErrNotFound), a log file that cannot be written, or ctx
+// (wrapping process.ErrNotFound), a log file that cannot be written, or ctx
 // ending first (wrapping ctx.Err()).
 func Command(ctx context.Context, spec CommandSpec, opts Options) (*Result, error) {
 	argv, err := spec.argv()
@@ -138,7 +139,7 @@ func Run(ctx context.Context, argv []string, dir string, env []string, opts Opti
 func run(ctx context.Context, argv []string, dir string, env []string, opts Options) (*Result, *sink, error) {
 	runner := opts.Runner
 	if runner == nil {
-		runner = ExecRunner{}
+		runner = process.Runner{}
 	}
 	now := opts.Now
 	if now == nil {
@@ -169,7 +170,7 @@ func run(ctx context.Context, argv []string, dir string, env []string, opts Opti
 		}
 	}
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
+		if errors.Is(err, process.ErrNotFound) {
 			return nil, nil, fmt.Errorf("%s is not installed (%s): %w", argv[0], installHint(argv[0]), err)
 		}
 		return nil, nil, err

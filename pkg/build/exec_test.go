@@ -7,13 +7,15 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 const simDir = "../../firmware/sim"
@@ -57,7 +59,7 @@ func TestToolchainBuilds(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			logFile := filepath.Join(tmp, "build.log")
-			res, err := Command(ctx, CommandSpec{Command: argv, ELF: filepath.Join(tmp, "sim.elf")}, Options{LogFile: logFile})
+			res, err := Command(ctx, CommandSpec{Command: argv, ELF: filepath.Join(tmp, "sim.elf")}, Options{Runner: hostRunner, LogFile: logFile})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +110,7 @@ func TestExecRunnerExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Command(context.Background(), CommandSpec{Command: []string{tt.script}, Shell: true}, Options{})
+			res, err := Command(context.Background(), CommandSpec{Command: []string{tt.script}, Shell: true}, Options{Runner: hostRunner})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +128,7 @@ func TestExecRunnerEnvAndDir(t *testing.T) {
 		Shell:   true,
 		Dir:     dir,
 		Env:     []string{"HILRUN_BUILD_TEST=from-spec"},
-	}, Options{})
+	}, Options{Runner: hostRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +139,9 @@ func TestExecRunnerEnvAndDir(t *testing.T) {
 }
 
 func TestExecRunnerNotFound(t *testing.T) {
-	_, err := Command(context.Background(), CommandSpec{Command: []string{"hilrun-no-such-tool"}}, Options{})
-	if !errors.Is(err, exec.ErrNotFound) {
-		t.Fatalf("err = %v, want it to wrap exec.ErrNotFound", err)
+	_, err := Command(context.Background(), CommandSpec{Command: []string{"hilrun-no-such-tool"}}, Options{Runner: hostRunner})
+	if !errors.Is(err, process.ErrNotFound) {
+		t.Fatalf("err = %v, want it to wrap process.ErrNotFound", err)
 	}
 	if !strings.Contains(err.Error(), "hilrun-no-such-tool is not installed") {
 		t.Errorf("err = %q, want it to name the tool", err)
@@ -154,7 +156,7 @@ func TestCancelKillsGroup(t *testing.T) {
 	started := make(chan struct{})
 	var once bool
 	opts := Options{
-		Runner: ExecRunner{Grace: time.Second},
+		Runner: process.Runner{Policy: hostRunner.Policy, Grace: time.Second},
 		Progress: func(line string) {
 			if line == "started" && !once {
 				once = true
@@ -237,7 +239,7 @@ func TestCommandRelativeToDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "build.sh"), []byte("#!/bin/sh\necho built in \"$PWD\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Command(context.Background(), CommandSpec{Command: []string{"./build.sh"}, Dir: dir}, Options{})
+	res, err := Command(context.Background(), CommandSpec{Command: []string{"./build.sh"}, Dir: dir}, Options{Runner: hostRunner})
 	if err != nil {
 		t.Fatalf("Command: %v", err)
 	}
@@ -246,12 +248,25 @@ func TestCommandRelativeToDir(t *testing.T) {
 	}
 }
 
-// An empty Environ is an empty environment, not hilrun's own.
-func TestExecRunnerEnviron(t *testing.T) {
+// An empty policy environment is an empty environment, not hilrun's own.
+func TestRunnerEnviron(t *testing.T) {
 	t.Setenv("HILRUN_SECRET_FOR_TEST", "s3cret")
 	var out bytes.Buffer
-	code, err := ExecRunner{Environ: []string{}}.Run(context.Background(), []string{"/bin/sh", "-c", "echo [$HILRUN_SECRET_FOR_TEST] [$EXTRA]"}, "", []string{"EXTRA=1"}, &out)
+	r := process.Runner{Policy: process.Permit(environ.Of(nil))}
+	code, err := r.Run(context.Background(), []string{"/bin/sh", "-c", "echo [$HILRUN_SECRET_FOR_TEST] [$EXTRA]"}, "", []string{"EXTRA=1"}, &out)
 	if err != nil || code != 0 || out.String() != "[] [1]\n" {
 		t.Errorf("code %d, err %v, output %q", code, err, out.String())
 	}
 }
+
+// TestNoRunnerRefuses: a build given no runner starts nothing.
+func TestNoRunnerRefuses(t *testing.T) {
+	_, err := Command(context.Background(), CommandSpec{Command: []string{"true"}}, Options{})
+	if !errors.Is(err, process.ErrRefused) {
+		t.Fatalf("err = %v, want the process gate's refusal", err)
+	}
+}
+
+// hostRunner runs programs as the command line does: any program, the
+// user's environment.
+var hostRunner = process.Runner{Policy: process.Permit(environ.Host())}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/pkg/proc/procgroup"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // installHint is how to get ffmpeg, for error messages.
@@ -64,7 +63,7 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 	if bin == "" {
 		bin = "ffmpeg"
 	}
-	path, err := exec.LookPath(bin)
+	path, err := src.Procs.LookPath(bin, "")
 	if err != nil {
 		return nil, &Error{Kind: NoFFmpeg, Err: noFFmpeg(bin, err)}
 	}
@@ -78,24 +77,21 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 	defer os.RemoveAll(tmp)
 
 	argv := Argv(src, n, filepath.Join(tmp, "frame-%d.png"))
-	cmd := exec.CommandContext(ctx, path, argv[1:]...)
-	cmd.SysProcAttr = procgroup.SysProcAttr()
-	cmd.Env = src.Env
-	// SIGKILL rather than SIGTERM: a camera stuck in a driver call may not
-	// let ffmpeg act on SIGTERM, and -atomic_writing means no frame is left
-	// half written.
-	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process) }
+	var stderr tailBuffer
 	// ffmpeg starts no children, but should something in its group hold
 	// stderr open, Wait gives up on it after this long.
-	cmd.WaitDelay = time.Second
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
-	runErr := cmd.Start()
+	proc, runErr := src.Procs.Start(process.Spec{Purpose: process.Camera, Argv: argv, Stderr: &stderr, WaitDelay: time.Second})
 	if runErr == nil {
 		if started != nil {
-			started(cmd.Process.Pid)
+			started(proc.Pid())
 		}
-		runErr = cmd.Wait()
+		// SIGKILL rather than SIGTERM: a camera stuck in a driver call may
+		// not let ffmpeg act on SIGTERM, and -atomic_writing means no frame
+		// is left half written.
+		stop := context.AfterFunc(ctx, func() { proc.Kill() })
+		runErr = proc.Wait()
+		stop()
+		proc.Kill()
 	}
 
 	files, storeErr := store(tmp, dir, base, n)
@@ -118,7 +114,7 @@ func grab(ctx context.Context, src Source, n int, dir, base string, started func
 		return fail(Canceled, fmt.Errorf("capture from %s canceled after %s with %d of %d frames written: %w",
 			desc, took, len(files), n, ctxErr))
 	}
-	if cmd.Process == nil {
+	if proc == nil {
 		return fail(NoFFmpeg, fmt.Errorf("run %s: %w", path, runErr))
 	}
 	if storeErr != nil {
@@ -168,7 +164,7 @@ func checkArgs(src Source, in input, n int, dir, base string) error {
 	return nil
 }
 
-// noFFmpeg explains why bin, which exec.LookPath refused with err, cannot
+// noFFmpeg explains why bin, which the process gate did not find, cannot
 // be run.
 func noFFmpeg(bin string, err error) error {
 	var msg string

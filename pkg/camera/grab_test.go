@@ -15,12 +15,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // needFFmpeg skips the test when ffmpeg is not installed, except under
 // CI=true, where it must be.
+// hostProcs starts programs as the command line does.
+var hostProcs = process.Permit(environ.Host())
+
 func needFFmpeg(t *testing.T) {
 	t.Helper()
 	testenv.NeedTool(t, "ffmpeg", "apt-get install ffmpeg")
@@ -84,7 +89,7 @@ func checkDir(t *testing.T, dir string, want ...string) {
 func TestGrab(t *testing.T) {
 	needFFmpeg(t)
 	t.Parallel()
-	testsrc := Source{Format: "lavfi", Input: "testsrc=size=320x240:rate=25"}
+	testsrc := Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc=size=320x240:rate=25"}
 	tests := []struct {
 		name  string
 		src   Source
@@ -94,7 +99,7 @@ func TestGrab(t *testing.T) {
 	}{
 		{"one frame", testsrc, 1, 320, 240, []string{"frame.png"}},
 		{"three frames", testsrc, 3, 320, 240, []string{"frame-1.png", "frame-2.png", "frame-3.png"}},
-		{"scaled", Source{Format: "lavfi", Input: testsrc.Input, Size: "160x90"}, 2, 160, 90, []string{"frame-1.png", "frame-2.png"}},
+		{"scaled", Source{Procs: hostProcs, Format: "lavfi", Input: testsrc.Input, Size: "160x90"}, 2, 160, 90, []string{"frame-1.png", "frame-2.png"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +141,7 @@ func TestGrabKeepsEveryPicture(t *testing.T) {
 			dir := t.TempDir()
 			var all [][]string
 			for i, c := range colours {
-				src := Source{Format: "lavfi", Input: "color=c=" + c + ":size=64x48"}
+				src := Source{Procs: hostProcs, Format: "lavfi", Input: "color=c=" + c + ":size=64x48"}
 				files := grabOK(t, src, tt.n, dir, "led")
 				if got := names(files); !slices.Equal(got, tt.files[i]) {
 					t.Fatalf("capture %d wrote %q, want %q", i+1, got, tt.files[i])
@@ -183,7 +188,7 @@ func TestGrabMeasure(t *testing.T) {
 			if tt.colour == "green" {
 				input = "color=c=0x00ff00:size=64x48"
 			}
-			files := grabOK(t, Source{Format: "lavfi", Input: input}, 1, dir, tt.colour)
+			files := grabOK(t, Source{Procs: hostProcs, Format: "lavfi", Input: input}, 1, dir, tt.colour)
 			img, err := imaging.Load(files[0])
 			if err != nil {
 				t.Fatal(err)
@@ -222,7 +227,7 @@ func kindOf(t *testing.T, err error) ErrorKind {
 // ffmpeg.
 func TestGrabErrors(t *testing.T) {
 	t.Parallel()
-	lavfi := Source{Format: "lavfi", Input: "testsrc"}
+	lavfi := Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc"}
 	tests := []struct {
 		name string
 		src  Source
@@ -231,20 +236,20 @@ func TestGrabErrors(t *testing.T) {
 		kind ErrorKind
 		want string
 	}{
-		{"missing binary", Source{Format: "lavfi", Input: "testsrc", FFmpeg: "hilrun-no-such-ffmpeg"}, 1, "f", NoFFmpeg,
+		{"missing binary", Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc", FFmpeg: "hilrun-no-such-ffmpeg"}, 1, "f", NoFFmpeg,
 			"hilrun-no-such-ffmpeg not found on PATH: install it (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg)"},
-		{"missing binary path", Source{Format: "lavfi", Input: "testsrc", FFmpeg: "/nonexistent/bin/ffmpeg"}, 1, "f", NoFFmpeg,
+		{"missing binary path", Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc", FFmpeg: "/nonexistent/bin/ffmpeg"}, 1, "f", NoFFmpeg,
 			"/nonexistent/bin/ffmpeg not found: install it (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or correct Source.FFmpeg"},
-		{"missing camera", Source{Format: "v4l2", Input: "/dev/video99"}, 1, "f", NoCamera,
+		{"missing camera", Source{Procs: hostProcs, Format: "v4l2", Input: "/dev/video99"}, 1, "f", NoCamera,
 			"/dev/video99 does not exist: is the camera plugged in? (`ls /dev/video*` lists cameras; this machine has "},
-		{"missing camera index", Source{Format: "v4l2", Input: "99"}, 1, "f", NoCamera,
+		{"missing camera index", Source{Procs: hostProcs, Format: "v4l2", Input: "99"}, 1, "f", NoCamera,
 			"/dev/video99 does not exist: is the camera plugged in?"},
-		{"not a device", Source{Format: "v4l2", Input: "/dev/null/x"}, 1, "f", NoCamera, "/dev/null/x"},
+		{"not a device", Source{Procs: hostProcs, Format: "v4l2", Input: "/dev/null/x"}, 1, "f", NoCamera, "/dev/null/x"},
 		{"no frames", lavfi, 0, "f", Invalid, "capture 0 frames: want at least 1"},
-		{"no input", Source{}, 1, "f", Invalid, "capture: no input: set Source.Input"},
+		{"no input", Source{Procs: hostProcs}, 1, "f", Invalid, "capture: no input: set Source.Input"},
 		{"bad base", lavfi, 1, "../f", Invalid, `capture: frame name "../f": want a file name without a directory`},
 		{"empty base", lavfi, 1, ".png", Invalid, `capture: frame name "": want a file name`},
-		{"bad size", Source{Format: "lavfi", Input: "testsrc", Size: "big"}, 1, "f", Invalid,
+		{"bad size", Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc", Size: "big"}, 1, "f", Invalid,
 			`capture from filter graph "testsrc": size "big": want width x height in pixels, such as 640x480`},
 	}
 	for _, tt := range tests {
@@ -268,11 +273,11 @@ func TestGrabErrors(t *testing.T) {
 
 func TestGrabNoFFmpegWraps(t *testing.T) {
 	t.Parallel()
-	_, err := Grab(context.Background(), Source{Format: "lavfi", Input: "testsrc", FFmpeg: "hilrun-no-such-ffmpeg"}, 1, t.TempDir(), "f")
+	_, err := Grab(context.Background(), Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc", FFmpeg: "hilrun-no-such-ffmpeg"}, 1, t.TempDir(), "f")
 	if !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("error %v does not wrap exec.ErrNotFound", err)
 	}
-	_, err = Grab(context.Background(), Source{Format: "v4l2", Input: "/dev/video99"}, 1, t.TempDir(), "f")
+	_, err = Grab(context.Background(), Source{Procs: hostProcs, Format: "v4l2", Input: "/dev/video99"}, 1, t.TempDir(), "f")
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("error %v does not wrap os.ErrNotExist", err)
 	}
@@ -290,15 +295,15 @@ func TestGrabFFmpegErrors(t *testing.T) {
 		files int
 		want  []string
 	}{
-		{"no such filter", Source{Format: "lavfi", Input: "nosuchfilter=x"}, 1, Failed, 0,
+		{"no such filter", Source{Procs: hostProcs, Format: "lavfi", Input: "nosuchfilter=x"}, 1, Failed, 0,
 			[]string{`capture from filter graph "nosuchfilter=x": ffmpeg failed (exit status 1) with 0 of 1 frames written: `,
 				"No such filter: 'nosuchfilter'"}},
-		{"bad option", Source{Format: "lavfi", Input: "testsrc=size=huge"}, 1, Failed, 0,
+		{"bad option", Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc=size=huge"}, 1, Failed, 0,
 			[]string{`Unable to parse option value "huge" as image size`}},
-		{"missing file", Source{Input: "/nonexistent/clip.mp4"}, 1, Failed, 0,
+		{"missing file", Source{Procs: hostProcs, Input: "/nonexistent/clip.mp4"}, 1, Failed, 0,
 			[]string{"capture from /nonexistent/clip.mp4: ffmpeg failed", "No such file or directory"}},
 		// Two frames at 10 a second: the stream ends before a fifth frame.
-		{"stream ends", Source{Format: "lavfi", Input: "testsrc=size=32x24:rate=10:duration=0.2"}, 5, Incomplete, 2,
+		{"stream ends", Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc=size=32x24:rate=10:duration=0.2"}, 5, Incomplete, 2,
 			[]string{`capture from filter graph "testsrc=size=32x24:rate=10:duration=0.2": ffmpeg wrote 2 of 5 frames and exited: did the stream end?`}},
 	}
 	for _, tt := range tests {
@@ -341,7 +346,7 @@ func TestGrabCanceled(t *testing.T) {
 	needFFmpeg(t)
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	src := Source{Format: "lavfi", Input: "testsrc=rate=0.1", InputArgs: []string{"-re"}}
+	src := Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc=rate=0.1", InputArgs: []string{"-re"}}
 	started := make(chan int, 1)
 	done := make(chan error, 1)
 	go func() {

@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // TestGrabTimeout grabs from a source that is slower than the context:
@@ -34,7 +37,7 @@ func TestGrabTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			src := Source{Format: "lavfi", Input: "testsrc=size=32x24:rate=0.05", InputArgs: []string{"-re"}}
+			src := Source{Procs: hostProcs, Format: "lavfi", Input: "testsrc=size=32x24:rate=0.05", InputArgs: []string{"-re"}}
 			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
 			defer cancel()
 			pid := 0
@@ -77,10 +80,10 @@ func TestGrabTimeout(t *testing.T) {
 	}
 }
 
-// TestGrabEnv checks that ffmpeg gets Source.Env as its whole environment
-// when it is set, and this process's otherwise: a server passes a minimal
-// one so that ffmpeg, which can read /proc/self/environ, holds none of its
-// secrets.
+// TestGrabEnv checks that ffmpeg gets the environment of Source.Procs as
+// its whole environment: a server passes a minimal one so that ffmpeg,
+// which can read /proc/self/environ, holds none of its secrets; the
+// command line passes the user's.
 func TestGrabEnv(t *testing.T) {
 	t.Setenv("HILRUN_CAMERA_CANARY", "s3cret")
 	dir := t.TempDir()
@@ -92,15 +95,15 @@ func TestGrabEnv(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		env    []string
+		env    environ.Env
 		file   string
 		secret bool
 	}{
-		{"minimal", []string{"HILRUN_CASE=minimal", "PATH=/usr/bin:/bin"}, "env-minimal.txt", false},
-		{"inherited", nil, "env-.txt", true},
+		{"minimal", environ.Of([]string{"HILRUN_CASE=minimal", "PATH=/usr/bin:/bin"}), "env-minimal.txt", false},
+		{"inherited", environ.Host(), "env-.txt", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := Source{Format: "lavfi", Input: "testsrc", FFmpeg: fake, Env: tc.env}
+			src := Source{Format: "lavfi", Input: "testsrc", FFmpeg: fake, Procs: process.Permit(tc.env)}
 			if _, err := Grab(context.Background(), src, 1, t.TempDir(), "f"); err == nil {
 				t.Fatal("the fake ffmpeg succeeded")
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // Source says where frames come from.
@@ -33,11 +35,12 @@ type Source struct {
 	// "-input_format", "mjpeg" (high resolutions over USB 2), "-re" (read
 	// a file or filter graph at its own pace), "-rtsp_transport", "tcp".
 	InputArgs []string
-	// Env, when not nil, is ffmpeg's whole environment; nil gives it this
-	// process's. A server that runs captures for others passes a minimal
-	// one: what ffmpeg can read, such as /proc/self/environ, must not hold
-	// the server's secrets.
-	Env []string
+	// Procs is the process gate's policy ffmpeg starts under; its
+	// environment is ffmpeg's whole environment. A server that runs
+	// captures for others passes a minimal one: what ffmpeg can read, such
+	// as /proc/self/environ, must not hold the server's secrets. The zero
+	// policy starts nothing.
+	Procs process.Policy
 }
 
 // deviceFormats are the input formats that open cameras, which are asked

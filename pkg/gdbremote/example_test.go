@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 	"github.com/hilrun/hilrun/pkg/gdbremote"
 )
 
@@ -14,7 +15,11 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := gdbremote.Dial(ctx, "127.0.0.1:1234", gdbremote.Options{})
+	s, err := gdbremote.Dial(ctx, "127.0.0.1:1234", gdbremote.Options{
+		// Reached through hilrun's dial gate: here as on the command line,
+		// any address.
+		Dial: dial.Anywhere(),
+	})
 	if err != nil {
 		fmt.Println(err) // gdb 127.0.0.1:1234: connect: ... connection refused
 		return

@@ -13,6 +13,10 @@ import (
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/testenv"
+
+	"github.com/hilrun/hilrun/pkg/gate/dial"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // startOpenOCD starts the virtual board's memory behind its JTAG port and
@@ -34,6 +38,8 @@ func startOpenOCD(t *testing.T, gdbPort string) (*sim.Memory, *openocd.Process) 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := openocd.Launch(ctx, openocd.LaunchConfig{
+		Procs:     process.Permit(environ.Host()),
+		Dial:      dial.Anywhere(),
 		Binary:    bin,
 		Configs:   []string{cfg},
 		Commands:  []string{jtag.TargetName + " configure -gdb-port " + gdbPort},
@@ -54,7 +60,7 @@ func TestOpenOCD(t *testing.T) {
 
 	t.Run("telnet port", func(t *testing.T) {
 		addr := p.TelnetAddr()
-		_, err := Dial(ctx, addr, Options{HandshakeTimeout: 10 * time.Second})
+		_, err := Dial(ctx, addr, gates(Options{HandshakeTimeout: 10 * time.Second}))
 		want := addr + " is an OpenOCD telnet port, not a GDB remote stub: use openocd: " + addr
 		if err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Fatalf("Dial of OpenOCD's telnet port: %v, want it to end %q", err, want)
@@ -63,7 +69,7 @@ func TestOpenOCD(t *testing.T) {
 
 	t.Run("gdb server", func(t *testing.T) {
 		// OpenOCD's own GDB server is another real stub.
-		s, err := Dial(ctx, net.JoinHostPort("127.0.0.1", gdbPort), Options{})
+		s, err := Dial(ctx, net.JoinHostPort("127.0.0.1", gdbPort), gates(Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}

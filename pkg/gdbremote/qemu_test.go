@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,7 +15,8 @@ import (
 
 	"go.bug.st/serial"
 
-	"github.com/hilrun/hilrun/pkg/proc/procgroup"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
@@ -47,17 +47,15 @@ func startQEMU(t *testing.T, paused bool) *qemuGuest {
 	if paused {
 		args = append(args, "-S")
 	}
-	cmd := exec.Command(bin, args...)
 	var stderr testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	cmd.SysProcAttr = procgroup.SysProcAttr()
-	if err := cmd.Start(); err != nil {
+	proc, err := process.Permit(environ.Host()).Start(process.Spec{Purpose: process.Emulator, Argv: append([]string{bin}, args...), Stdout: &stderr, Stderr: &stderr})
+	if err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	go func() { proc.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		procgroup.Kill(cmd.Process)
+		proc.Kill()
 		<-exited
 	})
 	g := &qemuGuest{t: t, gdbAddr: "127.0.0.1:" + port}
@@ -162,7 +160,7 @@ func dialQEMU(t *testing.T, addr string) *Session {
 	var s *Session
 	waitFor(t, "QEMU's gdbstub to listen", func() bool {
 		var err error
-		s, err = Dial(ctx, addr, Options{})
+		s, err = Dial(ctx, addr, gates(Options{}))
 		if err == nil {
 			return true
 		}

@@ -36,7 +36,7 @@ func TestBlackMagicProbeOverSerial(t *testing.T) {
 		s.bmp, s.noAck, s.vCont, s.packetSize = true, false, false, 0x400
 	})
 	path := serveOnPty(t, stub)
-	sess, err := Dial(testCtx(t), path, Options{})
+	sess, err := Dial(testCtx(t), path, gates(Options{}))
 	if err != nil {
 		t.Fatalf("Dial %s: %v", path, err)
 	}
@@ -76,7 +76,7 @@ func TestBlackMagicProbeOverSerial(t *testing.T) {
 
 func TestNoTargetToAttach(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) { s.bmp = true })
-	_, err := Dial(testCtx(t), stub.addr(), Options{ScanCommand: "-"})
+	_, err := Dial(testCtx(t), stub.addr(), gates(Options{ScanCommand: "-"}))
 	if err == nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "refused to attach target 1 (E01)") {
 		t.Fatalf("Dial with no target found: %v", err)
 	}

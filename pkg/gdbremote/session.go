@@ -22,6 +22,9 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrun/hilrun/pkg/gate/devices"
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 // AttachMode says whether Dial leaves the target running.
@@ -69,7 +72,13 @@ type Options struct {
 	// means 1). The target halts on attach.
 	ScanCommand  string
 	AttachTarget int
-	// OpenSerial opens a serial port instead of serial.Open, for tests.
+	// Dial is the dial gate's policy a stub at HOST:PORT or on a Unix
+	// socket is reached through; the zero policy reaches none.
+	Dial dial.Policy
+	// Devices is the device gate's policy a stub on a serial port is
+	// opened through; the zero policy opens none.
+	Devices devices.Policy
+	// OpenSerial opens a serial port instead of Devices, for tests.
 	OpenSerial func(path string, mode *serial.Mode) (serial.Port, error)
 }
 
@@ -127,13 +136,17 @@ func Dial(ctx context.Context, addr string, opts Options) (*Session, error) {
 		network = "unix"
 	}
 	if network == "tcp" && isSerialAddr(addr) { // a path, but no socket
-		st, err := openSerial(addr, opts.Baud, opts.OpenSerial)
+		open := opts.OpenSerial
+		if open == nil {
+			open = opts.Devices.OpenSerial
+		}
+		st, err := openSerial(addr, opts.Baud, open)
 		if err != nil {
 			return nil, unavailable(err, "gdb %s: open serial port", addr)
 		}
 		t = st
 	} else {
-		st, err := dialStream(hctx, network, addr)
+		st, err := dialStream(hctx, opts.Dial, network, addr)
 		if err != nil {
 			if ctx.Err() == nil && hctx.Err() != nil {
 				err = fmt.Errorf("no connection within %v", opts.HandshakeTimeout)

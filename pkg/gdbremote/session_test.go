@@ -43,9 +43,9 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func dial(t *testing.T, s *simStub, opts Options) *Session {
+func dialStub(t *testing.T, s *simStub, opts Options) *Session {
 	t.Helper()
-	sess, err := Dial(testCtx(t), s.addr(), opts)
+	sess, err := Dial(testCtx(t), s.addr(), gates(opts))
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -69,7 +69,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 			stub := newSimStub(t, func(s *simStub) {
 				tc.setup(s)
 			})
-			sess := dial(t, stub, Options{})
+			sess := dialStub(t, stub, Options{})
 			ctx := testCtx(t)
 			for _, width := range []int{8, 16, 32, 64} {
 				n := 300 // more than one small packet holds
@@ -116,7 +116,7 @@ func TestAckModeAcknowledgesEveryReply(t *testing.T) {
 	// Acknowledgements ride on the next request; with none coming, a
 	// timer sends them alone. Either way the stub gets one per reply.
 	stub := newSimStub(t, func(s *simStub) { s.noAck = false })
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	for range 3 {
 		if _, err := sess.ReadMemory(ctx, 0x20000000, 32, 1); err != nil {
@@ -140,7 +140,7 @@ func TestPacketsFitPacketSize(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) {
 		s.packetSize = 0x40
 	})
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	vals := make([]uint64, 100)
 	for i := range vals {
@@ -161,7 +161,7 @@ func TestPacketsFitPacketSize(t *testing.T) {
 
 func TestTargetFault(t *testing.T) {
 	stub := newSimStub(t)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	_, err := sess.ReadMemory(ctx, 0xfffffff0, 32, 1)
 	var te *TargetError
@@ -188,7 +188,7 @@ func TestTargetFault(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	stub := newSimStub(t)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	if _, err := sess.ReadMemory(ctx, 0x20000000, 12, 1); err == nil {
 		t.Error("width 12 accepted")
@@ -221,7 +221,7 @@ func TestBadArguments(t *testing.T) {
 func TestRunningTargetHaltsForAccessAndResumes(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) { s.stopOnAttach = true })
 	stub.setRunning(true)
-	sess := dial(t, stub, Options{Attach: AttachRunning})
+	sess := dialStub(t, stub, Options{Attach: AttachRunning})
 	ctx := testCtx(t)
 	if !stub.waitRunning(t, true) {
 		t.Fatal("the target does not run after attaching with AttachRunning")
@@ -282,7 +282,7 @@ func TestResumeWithoutVCont(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) {
 		s.vCont = false
 	})
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	if err := sess.Resume(ctx); err != nil {
 		t.Fatal(err)
@@ -314,7 +314,7 @@ func TestAttach(t *testing.T) {
 				s.stopOnAttach = tc.qemuLike
 			})
 			stub.setRunning(tc.running)
-			sess := dial(t, stub, Options{Attach: tc.mode})
+			sess := dialStub(t, stub, Options{Attach: tc.mode})
 			if sess.WasRunning() != tc.wantRunning {
 				t.Errorf("WasRunning() = %v, want %v", sess.WasRunning(), tc.wantRunning)
 			}
@@ -334,7 +334,7 @@ func TestCloseLeavesHaltedTargetHalted(t *testing.T) {
 		s.stopOnAttach = true
 	})
 	stub.setRunning(true)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	if err := sess.Halt(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestCloseLeavesHaltedTargetHalted(t *testing.T) {
 
 func TestCommand(t *testing.T) {
 	stub := newSimStub(t)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	out, err := sess.Command(ctx, "info")
 	if err != nil {
@@ -384,7 +384,7 @@ func TestReset(t *testing.T) {
 		s.stopOnAttach = true
 	})
 	stub.setRunning(true)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	if err := sess.Reset(ctx, "halt"); err != nil {
 		t.Fatal(err)
@@ -399,7 +399,7 @@ func TestReset(t *testing.T) {
 		t.Errorf("reset run: %d resets, running %v", stub.resetCount(), stub.isRunning())
 	}
 	// A stub that does not know the command says so.
-	sess2 := dial(t, stub, Options{ResetCommand: "frobnicate"})
+	sess2 := dialStub(t, stub, Options{ResetCommand: "frobnicate"})
 	err := sess2.Reset(ctx, "halt")
 	var te *TargetError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "unknown command") {
@@ -411,7 +411,7 @@ func TestReset(t *testing.T) {
 // E01) says why in what it printed first: the error keeps it.
 func TestRefusedCommandKeepsOutput(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) { s.refuseUnknown = true })
-	sess := dial(t, stub, Options{ResetCommand: "reset halt please"})
+	sess := dialStub(t, stub, Options{ResetCommand: "reset halt please"})
 	ctx := testCtx(t)
 	want := `the target refused (E01); the stub printed: Unknown monitor command. | The following monitor commands are supported: | exit`
 	for _, tc := range []struct {
@@ -448,7 +448,7 @@ func TestHandshakeFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stub := newSimStub(t, func(s *simStub) { s.greeting = tc.greeting })
-			_, err := Dial(testCtx(t), stub.addr(), Options{HandshakeTimeout: 10 * time.Second})
+			_, err := Dial(testCtx(t), stub.addr(), gates(Options{HandshakeTimeout: 10 * time.Second}))
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("Dial: %v, want an ErrUnavailable saying %q", err, tc.want)
 			}
@@ -468,7 +468,7 @@ func TestHandshakeSilentServer(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) {
 		s.hang = true
 	})
-	_, err := Dial(testCtx(t), stub.addr(), Options{HandshakeTimeout: 2 * time.Second})
+	_, err := Dial(testCtx(t), stub.addr(), gates(Options{HandshakeTimeout: 2 * time.Second}))
 	if err == nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no answer within 2s") {
 		t.Fatalf("Dial of a silent server: %v", err)
 	}
@@ -481,7 +481,7 @@ func TestNothingListening(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = Dial(testCtx(t), addr, Options{})
+	_, err = Dial(testCtx(t), addr, gates(Options{}))
 	if err == nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "gdb "+addr+": connect") {
 		t.Fatalf("Dial with nothing listening: %v", err)
 	}
@@ -490,7 +490,7 @@ func TestNothingListening(t *testing.T) {
 func TestCancelBreaksSessionCleanly(t *testing.T) {
 	stub := newSimStub(t, func(s *simStub) { s.stopOnAttach = true })
 	stub.setRunning(true)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	if !stub.waitRunning(t, true) {
 		t.Fatal("the target does not run after attaching")
 	}
@@ -535,7 +535,7 @@ func TestCancelBreaksSessionCleanly(t *testing.T) {
 
 func TestReplyTimeout(t *testing.T) {
 	stub := newSimStub(t)
-	sess := dial(t, stub, Options{ReplyTimeout: 2 * time.Second})
+	sess := dialStub(t, stub, Options{ReplyTimeout: 2 * time.Second})
 	stub.mu.Lock()
 	stub.hang = true
 	stub.mu.Unlock()
@@ -550,7 +550,7 @@ func TestConcurrentUse(t *testing.T) {
 		s.stopOnAttach = true
 	})
 	stub.setRunning(true)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -582,7 +582,7 @@ func TestConcurrentUse(t *testing.T) {
 
 func TestLoadAndVerifyImage(t *testing.T) {
 	stub := newSimStub(t)
-	sess := dial(t, stub, Options{})
+	sess := dialStub(t, stub, Options{})
 	ctx := testCtx(t)
 	dir := t.TempDir()
 

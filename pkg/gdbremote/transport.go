@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 // transport carries the protocol's bytes: a TCP connection, a Unix socket
@@ -56,9 +58,8 @@ type streamTransport struct {
 
 // dialStream connects to addr over network: "unix" (a socket's path) or
 // "tcp" (HOST:PORT).
-func dialStream(ctx context.Context, network, addr string) (*streamTransport, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+func dialStream(ctx context.Context, gate dial.Policy, network, addr string) (*streamTransport, error) {
+	c, err := gate.Dial(ctx, dial.Probe, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +140,6 @@ type serialTransport struct {
 const serialPoll = 50 * time.Millisecond
 
 func openSerial(path string, baud int, open func(string, *serial.Mode) (serial.Port, error)) (*serialTransport, error) {
-	if open == nil {
-		open = serial.Open
-	}
 	p, err := open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
 	if err != nil {
 		var pe *serial.PortError

@@ -38,7 +38,7 @@ func TestDialUnixSocket(t *testing.T) {
 	if !isUnixSocket(path) {
 		t.Fatalf("%s is not taken for a Unix socket", path)
 	}
-	sess, err := Dial(testCtx(t), path, Options{})
+	sess, err := Dial(testCtx(t), path, gates(Options{}))
 	if err != nil {
 		t.Fatalf("Dial %s: %v", path, err)
 	}

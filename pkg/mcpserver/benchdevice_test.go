@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/devices"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -35,7 +36,8 @@ func TestBenchDeviceOneConversion(t *testing.T) {
 			seen = append(seen, cfg)
 			mu.Unlock()
 			cfg.DTR, cfg.RTS = nil, nil // a pty has no modem lines
-			return openSerial(ctx, name, cfg)
+			cfg.Devices = devices.Anywhere()
+			return serialx.Open(ctx, name, cfg)
 		}
 	}})
 	e.sequence(map[string]any{"steps": map[string]any{

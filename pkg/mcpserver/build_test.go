@@ -402,7 +402,7 @@ func TestUploadStepReleasesConnection(t *testing.T) {
 // it borrows from a connection is not.
 func TestSequenceConsolesOpenedForTheRun(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	c, err := openSerial(context.Background(), "console", serialx.Config{Path: e.board.SerialPath()})
+	c, err := e.srv.openSerial(context.Background(), "console", serialx.Config{Path: e.board.SerialPath()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,32 +1,14 @@
 package mcpserver
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
-
-// grabber is the server's camera, run with the policy's minimal
-// environment: ffmpeg can read files such as /proc/self/environ, which
-// must not hold the server's token.
-// camera gives the camera program the policy's environment, whatever the
-// bench gives it: ffmpeg must never see the server's token.
-func (s *Server) camera(next runner.CameraGrabber) runner.CameraGrabber {
-	if next == nil {
-		return nil
-	}
-	env := s.cfg.Policy.Environ()
-	return func(ctx context.Context, req runner.GrabRequest) ([]string, error) {
-		req.Env = env
-		return next(ctx, req)
-	}
-}
 
 // checkControl applies what the capability check leaves to the bench
 // control steps. Power commands come from the server's bench file only,

@@ -104,8 +104,7 @@ func TestCapturePicturesAreImageContent(t *testing.T) {
 		defer f.Close()
 		return []string{p}, png.Encode(f, img)
 	}
-	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		c.Engine.Camera = grab
+	e := newEnv(t, envOptions{sim: true, camera: grab, config: func(c *Config) {
 		c.Camera = "http://sim/stream.mjpg"
 		c.CameraFormat = "mpjpeg"
 	}})
@@ -183,7 +182,7 @@ func TestClientCannotBringCameras(t *testing.T) {
 		asked = append(asked, req.Camera)
 		return nil, errors.New("no camera here")
 	}
-	e := newEnv(t, envOptions{config: func(c *Config) { c.Bench = bench; c.Engine.Camera = grab }})
+	e := newEnv(t, envOptions{camera: grab, config: func(c *Config) { c.Bench = bench }})
 	secret := filepath.Join(root, "secret.png")
 	for _, steps := range []any{
 		[]any{map[string]any{"capture": map[string]any{"camera": secret}}},

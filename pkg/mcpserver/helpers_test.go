@@ -16,10 +16,17 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/gate/dial"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
+	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
@@ -43,6 +50,8 @@ type envOptions struct {
 	// realOpenOCD drives the board's JTAG port with the real OpenOCD.
 	realOpenOCD bool
 	config      func(*Config)
+	// camera, when set, takes the pictures of the server's bench.
+	camera runner.CameraGrabber
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -65,8 +74,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Cleanup(func() { stub.Close() })
 		e.telnet = stub.Addr()
 	}
-	cfg := Config{Log: e.log, Version: "test"}
-	wire(&cfg)
+	cfg := Config{Log: e.log, Version: "test", Wire: engine.MCPWire}
 	if o.sim {
 		cfg.DefaultPort = e.board.SerialPath()
 		cfg.DefaultOpenOCD = e.telnet
@@ -74,6 +82,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	if o.config != nil {
 		o.config(&cfg)
+	}
+	// The programs the server starts find theirs on this PATH.
+	cfg.Policy.Env = environ.Host()
+	if o.camera != nil {
+		// The wiring's bench, with this camera.
+		wire := cfg.Wire
+		cfg.Wire = func(g gate.Policy) (runner.Bench, ProbeDialer, func(*steps.Device) serialx.Config) {
+			b, d, sc := wire(g)
+			b.Camera = o.camera
+			return b, d, sc
+		}
 	}
 	srv, err := New(cfg)
 	if err != nil {
@@ -83,13 +102,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.srv = srv
 	e.c = e.connect("test-client")
 	return e
-}
-
-// wire gives cfg hilrun's own wiring, as hilrun mcp does.
-func wire(cfg *Config) {
-	cfg.DialProbe = engine.DialProbe
-	cfg.SerialConfig = engine.SerialConfig
-	cfg.Engine = engine.NewBench(engine.BenchConfig{Environ: cfg.Policy.Environ(), ForClients: true, Launched: true})
 }
 
 // connect makes another in-process client of the same server.
@@ -132,7 +144,7 @@ func startOpenOCD(t *testing.T, ctx context.Context, board *sim.Board) string {
 	if err := os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(jt.Addr())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proc, err := openocd.Launch(ctx, openocd.LaunchConfig{Configs: []string{cfg}, Dir: dir, Env: append(os.Environ(), "HOME="+dir)})
+	proc, err := openocd.Launch(ctx, openocd.LaunchConfig{Configs: []string{cfg}, Dir: dir, Env: []string{"HOME=" + dir}, Procs: process.Permit(environ.Host()), Dial: dial.Anywhere()})
 	if err != nil {
 		t.Fatalf("launch openocd: %v", err)
 	}

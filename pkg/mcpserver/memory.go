@@ -31,7 +31,7 @@ func (s *Server) dialProbe(ctx context.Context, p *steps.Probe) (runner.Debugger
 	if s.cfg.DialProbe == nil {
 		return nil, fmt.Errorf("probe %s: this server opens no probes (it was started without a probe dialer)", p.Name)
 	}
-	return s.cfg.DialProbe(ctx, p, s.cfg.Policy.Environ(), filepath.Join(s.logDir, "openocd"))
+	return s.cfg.DialProbe(ctx, p, filepath.Join(s.logDir, "openocd"))
 }
 
 // pooledProbe is one persistent debugger session per probe binding, shared

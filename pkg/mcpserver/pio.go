@@ -13,7 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -37,7 +37,7 @@ const pioProjectCaps = steps.CapHostExec | steps.CapReadFiles
 func (s *Server) pioClient(t *task, log io.Writer) *pio.Client {
 	r := s.cfg.PIORunner
 	if r == nil {
-		r = pio.Exec{Runner: build.ExecRunner{Environ: s.cfg.Policy.Environ()}}
+		r = pio.Exec{Runner: rootedRunner{process.Runner{Policy: s.cfg.Gates.Procs}, s.cfg.Policy.Roots}}
 	}
 	c := &pio.Client{Runner: r, Log: log}
 	if t != nil {

@@ -13,8 +13,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/pio/piotest"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // pioEnv is a server with --allow-exec and a --root holding a PlatformIO
@@ -44,7 +48,11 @@ func pioEnv(t *testing.T, r pio.Runner, envs ...string) (*env, string) {
 		c.Policy.AllowExec = true
 		c.Policy.Roots = []string{root}
 		c.PIORunner = r
-		c.Engine.Build = engine.PIOBuilder(r)(nil, nil, c.Policy.Environ())
+		c.Wire = func(g gate.Policy) (runner.Bench, ProbeDialer, func(*steps.Device) serialx.Config) {
+			b, d, sc := engine.MCPWire(g)
+			b.Build = engine.PIOBuilder(r)(nil, nil, g.Procs)
+			return b, d, sc
+		}
 	}})
 	return e, proj
 }

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -113,6 +116,10 @@ type Policy struct {
 	// programs and launched OpenOCDs get besides the minimal ones
 	// (OPENOCD_SCRIPTS, IDF_PATH, PLATFORMIO_CORE_DIR).
 	PassEnv []string
+	// Env is the server's own environment, which Environ picks the
+	// minimal variables and PassEnv's from; the zero Env has none (hilrun
+	// mcp passes its own, environ.Host).
+	Env environ.Env
 }
 
 // Allow returns nil when the policy allows every capability of c, and
@@ -352,7 +359,7 @@ func (p *Policy) CheckLaunchConfig(cfg, base string) (string, error) {
 // and run them, and the variables of PassEnv, read from the server's
 // environment; none of the server's secrets (such as HILRUN_MCP_TOKEN)
 // unless PassEnv names them.
-func (p *Policy) Environ() []string { return p.environ(os.LookupEnv) }
+func (p *Policy) Environ() []string { return p.environ(p.Env.Lookup) }
 
 func (p *Policy) environ(lookup func(string) (string, bool)) []string {
 	// Not nil even when none is set: nil would mean the server's own.

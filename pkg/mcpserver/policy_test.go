@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/internal/engine"
+	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/gate/devices"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -186,7 +189,8 @@ func (o *slowOpener) open(ctx context.Context, name string, cfg serialx.Config) 
 	if first {
 		time.Sleep(o.delay)
 	}
-	return openSerial(ctx, name, cfg)
+	cfg.Devices = devices.Anywhere()
+	return serialx.Open(ctx, name, cfg)
 }
 
 func (o *slowOpener) count() int {
@@ -297,7 +301,7 @@ func TestNoProbeSessionAfterClose(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
 		c.OpenProbe = func(ctx context.Context, p *steps.Probe) (runner.Debugger, error) {
 			opened.Add(1)
-			return engine.DialProbe(ctx, p, nil, "")
+			return engine.ProbeDialer(gate.Permissive(environ.Host()))(ctx, p, "")
 		}
 	}})
 	e.call("mem_read", map[string]any{"address": "0x20000000"})

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -377,15 +378,21 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 }
 
 // writeHTMLReport writes the HTML report of a run from its event file,
-// through a temporary file so that a reader never sees half of it.
+// through a temporary file so that a reader never sees half of it. The
+// report embeds only what lies in the run's folder (the folder of path),
+// whatever the event file names.
 func writeHTMLReport(path, events, version string) error {
+	fs, err := files.Under(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := report.WriteHTML(f, events, report.HTMLOptions{Info: report.RunInfo{Version: version, Command: []string{"hilrun", "mcp"}}}); err != nil {
+	if err := report.WriteHTML(f, events, report.HTMLOptions{Files: fs, Info: report.RunInfo{Version: version, Command: []string{"hilrun", "mcp"}}}); err != nil {
 		f.Close()
 		return err
 	}

@@ -915,7 +915,7 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 			}
 			return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, broke: func() { probeGone.Store(true) }}, nil
 		}
-	}).WithBuild(s.builder(logFile, line)).WithCamera(s.camera)
+	}).WithBuild(s.builder(logFile, line))
 	res := ready.Run(ctx, bench, plan.Output{
 		ArtifactDir: filepath.Join(run.dir, artifactDir),
 		Sink:        runner.Tee(events, summary, prog, watch),

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate"
 	"io"
 	"log"
 	"os"
@@ -60,9 +61,10 @@ type Console interface {
 type ConsoleOpener func(ctx context.Context, name string, cfg serialx.Config) (Console, error)
 
 // ProbeDialer opens one persistent debugger session of probe p through its
-// backend; a debugger server launched for it gets exactly the environment
-// environ and works in folder dir. hilrun mcp passes internal/engine's.
-type ProbeDialer func(ctx context.Context, p *steps.Probe, environ []string, dir string) (runner.Debugger, error)
+// backend, through the server's gates; a debugger server launched for it
+// works in folder dir. hilrun mcp passes internal/engine's, made with
+// Config.Gates.
+type ProbeDialer = func(ctx context.Context, p *steps.Probe, dir string) (runner.Debugger, error)
 
 // Config configures a Server. The zero value serves no files and allows
 // every port; it opens real serial ports for serial_open, but what opens
@@ -115,6 +117,10 @@ type Config struct {
 	// goes without a progress notification while a step runs (a long
 	// delay or expect); 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Gates are the policies every effect of the server passes through
+	// (programs, files, addresses, devices, environment); the zero value
+	// means ServerGates, the policy's own, which Wire gets.
+	Gates gate.Policy
 	// Log receives the server's log lines; nil means os.Stderr. It never
 	// goes to standard output, which carries JSON-RPC under stdio.
 	Log io.Writer
@@ -125,6 +131,12 @@ type Config struct {
 	// checks. Each run wraps it with the consoles and probes the run
 	// borrows or opens, and the run's own build logs.
 	Engine runner.Bench
+
+	// Wire, when set, is hilrun's composition root for the server: given
+	// the server's gates (Gates, taken once the configuration is
+	// complete), it returns Engine, DialProbe and SerialConfig, all made
+	// with those gates. hilrun mcp passes internal/engine.MCPWire.
+	Wire func(gate.Policy) (runner.Bench, ProbeDialer, func(*steps.Device) serialx.Config)
 
 	// Wiring from hilrun's composition root for what outlives one run:
 	// DialProbe opens the probe sessions the server keeps across calls;
@@ -218,9 +230,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	if cfg.OpenConsole == nil {
-		cfg.OpenConsole = openSerial
-	}
+
 	if cfg.Engine.Symbols == nil {
 		cfg.Engine.Symbols = elfsym.LookupSymbol
 	}
@@ -230,6 +240,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
+
 	s := &Server{
 		cfg:    cfg,
 		locks:  newLocker(),
@@ -238,8 +249,17 @@ func New(cfg Config) (*Server, error) {
 		probes: map[string]*pooledProbe{},
 		calls:  map[string]*inflightCall{},
 	}
+	if s.cfg.Gates.Procs.Allow == nil {
+		s.cfg.Gates = s.cfg.ServerGates()
+	}
+	if s.cfg.Wire != nil {
+		s.cfg.Engine, s.cfg.DialProbe, s.cfg.SerialConfig = s.cfg.Wire(s.cfg.Gates)
+	}
 	if s.cfg.OpenProbe == nil {
 		s.cfg.OpenProbe = s.dialProbe
+	}
+	if s.cfg.OpenConsole == nil {
+		s.cfg.OpenConsole = s.openSerial
 	}
 	if cfg.LogDir == "" {
 		dir, err := tmpdir.New("mcp")
@@ -413,8 +433,10 @@ func (s *Server) Close() error {
 
 func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
 
-// openSerial opens a real serial console.
-func openSerial(ctx context.Context, name string, cfg serialx.Config) (Console, error) {
+// openSerial opens a real serial console, through the server's device and
+// dial gates whatever cfg says.
+func (s *Server) openSerial(ctx context.Context, name string, cfg serialx.Config) (Console, error) {
+	cfg.Devices, cfg.Dial = s.cfg.Gates.Devices, s.cfg.Gates.Dial
 	c, err := serialx.Open(ctx, name, cfg)
 	if err != nil {
 		return nil, err

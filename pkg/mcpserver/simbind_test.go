@@ -28,8 +28,8 @@ func TestSimBindsOnlyUnbound(t *testing.T) {
 		asked = append(asked, req.Camera.Input)
 		return nil, errors.New("no camera here")
 	}
-	e := newEnv(t, envOptions{sim: true, config: func(c *Config) {
-		c.Bench, c.Engine.Camera = bench, grab
+	e := newEnv(t, envOptions{sim: true, camera: grab, config: func(c *Config) {
+		c.Bench = bench
 		c.Camera, c.CameraFormat = "http://127.0.0.1:1/sim.mjpeg", "mpjpeg"
 	}})
 	out := e.sequence(map[string]any{"steps": map[string]any{

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
 	"github.com/hilrun/hilrun/pkg/testenv"
@@ -50,7 +51,7 @@ func startBoard(t testing.TB) *board {
 	if err := os.WriteFile(cfgPath, []byte(jtag.OpenOCDConfig(srv.Addr())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b.cfg = LaunchConfig{
+	b.cfg = LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(),
 		Binary:    bin,
 		Configs:   []string{cfgPath},
 		StopGrace: 2 * time.Second,
@@ -98,7 +99,7 @@ func (b *board) dialOver(t testing.TB, tr Transport, opts ...Option) *Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := Dial(ctx, b.addr(t, tr), opts...)
+	s, err := Dial(ctx, b.addr(t, tr), append([]Option{anyAddr}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestE2EKilled(t *testing.T) {
 		b := startBoard(t)
 		s := b.dialOver(t, tr)
 		checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
-		must(t, b.proc.cmd.Process.Kill())
+		must(t, osProcess(b.proc).Kill())
 		<-b.proc.Done()
 
 		// The deadline bounds the retries; the outcome is the same however
@@ -518,7 +519,7 @@ func TestE2EComesBack(t *testing.T) {
 		}))
 		checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
 		addr, tclAddr := b.proc.TelnetAddr(), b.proc.TclAddr()
-		must(t, b.proc.cmd.Process.Kill())
+		must(t, osProcess(b.proc).Kill())
 		<-b.proc.Done()
 
 		type result struct {
@@ -616,8 +617,8 @@ func TestE2EStopped(t *testing.T) {
 		b := startBoard(t)
 		s := b.dialOver(t, tr)
 		checkValues(t, s, uint64(sim.FlashBase), 32, []uint64{uint64(sim.RAMBase + sim.RAMSize)})
-		pause(t, b.proc.cmd.Process)
-		cont := sync.OnceFunc(func() { resume(b.proc.cmd.Process) })
+		pause(t, osProcess(b.proc))
+		cont := sync.OnceFunc(func() { resume(osProcess(b.proc)) })
 		defer cont()
 
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -689,7 +690,7 @@ func TestE2EKilledMidCommand(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			for time.Now().Before(deadline) {
 				if v, _ := b.mem.Read(flag, 32); v == 0x5a {
-					b.proc.cmd.Process.Kill()
+					osProcess(b.proc).Kill()
 					return
 				}
 				time.Sleep(time.Millisecond)
@@ -747,7 +748,7 @@ func TestE2ELaunchFails(t *testing.T) {
 	must(t, os.WriteFile(cfg, []byte(jtag.OpenOCDConfig(addr)), 0o644))
 	var p *Process
 	within(t, 10*time.Second, "Launch", func() {
-		p, err = Launch(testCtx(t), LaunchConfig{Binary: bin, Configs: []string{cfg}, Env: []string{"HOME=" + filepath.Dir(cfg)}})
+		p, err = Launch(testCtx(t), LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(), Binary: bin, Configs: []string{cfg}, Env: []string{"HOME=" + filepath.Dir(cfg)}})
 	})
 	if p != nil || err == nil {
 		t.Fatalf("got %v, %v, want an error", p, err)

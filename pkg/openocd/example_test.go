@@ -8,6 +8,9 @@ import (
 	"log"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/dial"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/openocd"
 )
 
@@ -19,6 +22,11 @@ func Example() {
 	p, err := openocd.Launch(ctx, openocd.LaunchConfig{
 		Configs:       []string{"interface/stlink.cfg", "target/stm32f4x.cfg"},
 		AdapterSerial: "066DFF495150898367183639",
+		// OpenOCD starts through hilrun's process gate, and is reached
+		// through its dial gate: here as on the command line, any program
+		// with the user's environment, any address.
+		Procs: process.Permit(environ.Host()),
+		Dial:  dial.Anywhere(),
 	})
 	if err != nil {
 		log.Fatal(err) // quotes OpenOCD: "Error: open failed"

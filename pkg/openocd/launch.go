@@ -8,14 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/dial"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/proc/child"
 )
 
@@ -42,17 +42,21 @@ type LaunchConfig struct {
 	// Dir is OpenOCD's working directory; "" means hilrun's. Relative
 	// configuration and image paths resolve against it.
 	Dir string
-	// Env holds KEY=value entries added to hilrun's environment for
+	// Env holds KEY=value entries added to the environment of Procs for
 	// OpenOCD. OpenOCD saves each telnet session's command history to
 	// $HOME/.openocd_history when it ends; HOME=/some/dir keeps hilrun's
 	// requests out of the user's history (but also hides ~/.openocd from
 	// OpenOCD's script search path).
 	Env []string
-	// Environ, when not nil, is OpenOCD's whole environment (Env is added
-	// to it) instead of hilrun's: a server that launches OpenOCD for its
-	// clients passes a minimal one, so no secret of its own reaches
-	// OpenOCD's Tcl ($::env).
-	Environ []string
+	// Procs is the process gate's policy OpenOCD starts under; its
+	// environment is OpenOCD's (Env is added to it): a server that
+	// launches OpenOCD for its clients passes a minimal one, so no secret
+	// of its own reaches OpenOCD's Tcl ($::env). The zero policy starts
+	// nothing.
+	Procs process.Policy
+	// Dial is the dial gate's policy hilrun connects to the launched
+	// OpenOCD through, on the loopback ports it announces (dial.Launched).
+	Dial dial.Policy
 	// LogFile, if set, receives everything OpenOCD prints on stdout and
 	// stderr, appended.
 	LogFile string
@@ -73,12 +77,12 @@ type LaunchConfig struct {
 // dies.
 type Process struct {
 	child   *child.Process
-	cmd     *exec.Cmd // child's, for tests that signal OpenOCD
-	addr    string    // the telnet server's
-	tclAddr string    // the Tcl RPC server's, "" when disabled
-	nonce   string    // the value of ::_hilrun_launch, telling this OpenOCD from others
-	rpc     bool      // the Tcl RPC server answered
-	rpcErr  error     // why sessions use telnet instead, when they do
+	dial    dial.Policy
+	addr    string // the telnet server's
+	tclAddr string // the Tcl RPC server's, "" when disabled
+	nonce   string // the value of ::_hilrun_launch, telling this OpenOCD from others
+	rpc     bool   // the Tcl RPC server answered
+	rpcErr  error  // why sessions use telnet instead, when they do
 
 	mu      sync.Mutex
 	port    string // the telnet port OpenOCD announced
@@ -162,6 +166,7 @@ func (cfg *LaunchConfig) argv(port, tclPort int, nonce string) []string {
 func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 	p := &Process{
 		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		dial: cfg.Dial,
 	}
 	if tclPort != 0 {
 		p.tclAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(tclPort))
@@ -171,17 +176,8 @@ func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 		}
 		p.nonce = hex.EncodeToString(b[:])
 	}
-	cmd := exec.Command(cfg.Binary, cfg.argv(port, tclPort, p.nonce)...)
-	cmd.Dir = cfg.Dir
-	if cfg.Environ != nil || len(cfg.Env) > 0 {
-		base := cfg.Environ
-		if base == nil {
-			base = os.Environ()
-		}
-		// Never nil here: a nil Env would give OpenOCD hilrun's environment.
-		cmd.Env = append(append(make([]string, 0, len(base)+len(cfg.Env)), base...), cfg.Env...)
-	}
-	c, err := child.Start(cmd, child.Config{
+	spec := process.Spec{Purpose: process.DebugServer, Argv: append([]string{cfg.Binary}, cfg.argv(port, tclPort, p.nonce)...), Dir: cfg.Dir, Env: cfg.Env}
+	c, err := child.Start(cfg.Procs, spec, child.Config{
 		Name:      "openocd",
 		OnLine:    p.sawLine,
 		Important: func(l string) bool { return strings.HasPrefix(l, "Error") },
@@ -191,7 +187,7 @@ func start(cfg LaunchConfig, port, tclPort int) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch openocd: %w", err)
 	}
-	p.child, p.cmd = c, cmd
+	p.child = c
 	return p, nil
 }
 
@@ -242,7 +238,7 @@ func (p *Process) rpcAnswers(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, rpcCheckTime)
 	defer cancel()
-	s, err := Dial(ctx, JoinAddr(p.tclAddrNow(), TclRPC))
+	s, err := Dial(ctx, JoinAddr(p.tclAddrNow(), TclRPC), withGate(p.dial, dial.Launched))
 	if err != nil {
 		return err
 	}
@@ -292,8 +288,7 @@ func (p *Process) waitReady(ctx context.Context) error {
 
 // greeted connects to the telnet server and reads until its prompt.
 func (p *Process) greeted(ctx context.Context) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", p.TelnetAddr())
+	c, err := p.dial.Dial(ctx, dial.Launched, "tcp", p.TelnetAddr())
 	if err != nil {
 		return err
 	}
@@ -374,7 +369,7 @@ func (p *Process) Addr() string {
 // Dial opens a Session with the process: over its Tcl RPC server, or its
 // telnet server when that is what Transport says.
 func (p *Process) Dial(ctx context.Context, opts ...Option) (*Session, error) {
-	return Dial(ctx, p.Addr(), opts...)
+	return Dial(ctx, p.Addr(), append([]Option{withGate(p.dial, dial.Launched)}, opts...)...)
 }
 
 // Pid returns the process ID.

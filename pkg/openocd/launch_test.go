@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 // The test binary doubles as a fake openocd: with HILRUN_FAKE_OPENOCD set
@@ -102,7 +104,7 @@ func fakeMain(mode string, args []string) int {
 		}
 	case "launch":
 		os.Setenv("HILRUN_FAKE_OPENOCD", "serve")
-		p, err := Launch(context.Background(), LaunchConfig{Binary: os.Args[0]})
+		p, err := Launch(context.Background(), LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(), Binary: os.Args[0]})
 		if err != nil {
 			fmt.Println("error:", err)
 			return 1
@@ -124,11 +126,11 @@ func fakeConfig(t *testing.T, mode string, env ...string) LaunchConfig {
 		k, v, _ := strings.Cut(e, "=")
 		t.Setenv(k, v)
 	}
-	return LaunchConfig{Binary: os.Args[0], StopGrace: 200 * time.Millisecond}
+	return LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(), Binary: os.Args[0], StopGrace: 200 * time.Millisecond}
 }
 
 func TestLaunchArgs(t *testing.T) {
-	cfg := LaunchConfig{
+	cfg := LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(),
 		Configs:       []string{"interface/stlink.cfg", "target/stm32f4x.cfg"},
 		Commands:      []string{"init", "reset halt"},
 		AdapterSerial: "066DFF 49",
@@ -215,9 +217,10 @@ func TestLaunchFails(t *testing.T) {
 }
 
 func TestLaunchMissingBinary(t *testing.T) {
-	_, err := Launch(testCtx(t), LaunchConfig{Binary: filepath.Join(t.TempDir(), "openocd")})
-	if err == nil || !strings.HasPrefix(err.Error(), "launch openocd: fork/exec ") || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("got %v, want a fork/exec error wrapping ErrNotExist", err)
+	bin := filepath.Join(t.TempDir(), "openocd")
+	_, err := Launch(testCtx(t), LaunchConfig{Procs: hostProcs, Dial: dial.Anywhere(), Binary: bin})
+	if err == nil || !strings.HasPrefix(err.Error(), "launch openocd: ") || !strings.Contains(err.Error(), bin) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v, want an error naming %s and wrapping ErrNotExist", err, bin)
 	}
 }
 

@@ -1,6 +1,8 @@
 package openocd
 
 import (
+	"github.com/hilrun/hilrun/pkg/gate/dial"
+
 	"context"
 	"errors"
 )
@@ -17,10 +19,11 @@ type Probe struct {
 // or, when launch is not nil, to an OpenOCD it launches for the session,
 // over its Tcl RPC server unless launch says otherwise or the server is not
 // there. The launched process outlives ctx, which bounds only the start;
-// Close stops it.
-func Open(ctx context.Context, addr string, launch *LaunchConfig) (*Probe, error) {
+// Close stops it. A running OpenOCD is dialled through the dial gate's
+// policy gate; a launched one through launch.Dial.
+func Open(ctx context.Context, addr string, launch *LaunchConfig, gate dial.Policy) (*Probe, error) {
 	if launch == nil {
-		s, err := Dial(ctx, addr)
+		s, err := Dial(ctx, addr, WithGate(gate))
 		if err != nil {
 			return nil, err
 		}

@@ -125,7 +125,7 @@ func TestQEMUGDBStub(t *testing.T) {
 			addr := JoinAddr(g.gdb, tr)
 			var err error
 			// The context has no deadline: the dial must end by itself.
-			within(t, 10*time.Second, "dial", func() { _, err = Dial(context.Background(), addr) })
+			within(t, 10*time.Second, "dial", func() { _, err = Dial(context.Background(), addr, anyAddr) })
 			want := fmt.Sprintf("openocd at %s: %s speaks the GDB remote protocol, not OpenOCD's: use gdb: %s", addr, g.gdb, g.gdb)
 			if !errors.Is(err, ErrWrongServer) || err.Error() != want {
 				t.Fatalf("got %v, want ErrWrongServer saying\n%q", err, want)

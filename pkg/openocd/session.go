@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 // readBuffer is the size of a session's read buffer in bytes.
@@ -25,10 +27,25 @@ var aLongTimeAgo = time.Unix(1, 0)
 // Option configures a Session.
 type Option func(*Session)
 
-// WithDialer makes the session connect with dial instead of a
-// net.Dialer: to reach OpenOCD through a tunnel, or, in tests, a fake.
+// WithDialer makes the session connect with dial instead of through the
+// dial gate: in tests, a fake.
 func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
 	return func(s *Session) { s.dial = dial }
+}
+
+// WithGate makes the session connect through the dial gate's policy p,
+// as a debugger a probe attaches to. Without it (or WithDialer) a session
+// connects nowhere.
+func WithGate(p dial.Policy) Option {
+	return withGate(p, dial.Probe)
+}
+
+func withGate(p dial.Policy, purpose dial.Purpose) Option {
+	return func(s *Session) {
+		s.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return p.Dial(ctx, purpose, network, addr)
+		}
+	}
 }
 
 // WithTransport makes the session talk to OpenOCD's server t at an address
@@ -131,8 +148,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Session, error) {
 	}
 	s.addr, s.tr, s.shown = hp, tr, JoinAddr(hp, tr)
 	if s.dial == nil {
-		var d net.Dialer
-		s.dial = d.DialContext
+		WithGate(dial.Policy{})(s)
 	}
 	c, err := s.connect(ctx, "connect to")
 	if err != nil {

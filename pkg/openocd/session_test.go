@@ -31,7 +31,7 @@ func echoHandler(cmd string) fakeAnswer { return fakeAnswer{out: cmd} }
 
 func dialFake(t testing.TB, f *fakeOpenOCD, opts ...Option) *Session {
 	t.Helper()
-	s, err := Dial(testCtx(t), f.addr(), opts...)
+	s, err := Dial(testCtx(t), f.addr(), append([]Option{anyAddr}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +460,7 @@ func TestDialErrors(t *testing.T) {
 
 	eachTransport(t, func(t *testing.T, tr Transport) {
 		t.Run("refused", func(t *testing.T) {
-			s, err := Dial(testCtx(t), JoinAddr(refused, tr))
+			s, err := Dial(testCtx(t), JoinAddr(refused, tr), anyAddr)
 			if s != nil || !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("got %v, %v, want nil and ErrUnavailable", s, err)
 			}
@@ -474,7 +474,7 @@ func TestDialErrors(t *testing.T) {
 			defer cancel()
 			var s *Session
 			var err error
-			within(t, 10*time.Second, "dial", func() { s, err = Dial(ctx, JoinAddr(silent, tr)) })
+			within(t, 10*time.Second, "dial", func() { s, err = Dial(ctx, JoinAddr(silent, tr), anyAddr) })
 			if s != nil || !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("got %v, %v, want nil and ErrUnavailable wrapping the deadline", s, err)
 			}
@@ -508,7 +508,7 @@ func TestDialAddresses(t *testing.T) {
 				dialled = addr
 				return nil, errors.New("no network in this test")
 			}))
-			_, err := Dial(testCtx(t), tt.addr, opts...)
+			_, err := Dial(testCtx(t), tt.addr, append([]Option{anyAddr}, opts...)...)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("got %v, want %q", err, tt.wantErr)
@@ -548,7 +548,7 @@ func TestWrongServer(t *testing.T) {
 			var s *Session
 			var err error
 			// The context has no deadline: the dial must end by itself.
-			within(t, 10*time.Second, "dial", func() { s, err = Dial(context.Background(), tt.addr) })
+			within(t, 10*time.Second, "dial", func() { s, err = Dial(context.Background(), tt.addr, anyAddr) })
 			hp, _, _ := SplitAddr(tt.addr, 0)
 			want := strings.ReplaceAll(tt.want, "ADDR", hp)
 			if s != nil || !errors.Is(err, ErrWrongServer) || err.Error() != want {

@@ -8,16 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // ErrNotInstalled is the error of every verb when PlatformIO Core is not
-// on PATH; it wraps exec.ErrNotFound too. It is a bench error: the
+// on PATH; it wraps process.ErrNotFound too. It is a bench error: the
 // machine lacks a tool, the input is fine.
 var ErrNotInstalled = errors.New("PlatformIO Core (pio) is not installed: install it with `pipx install platformio` (or `pip install platformio`)")
 
@@ -29,18 +29,18 @@ var ErrInvalid = errors.New("invalid PlatformIO request")
 // Runner runs PlatformIO: `pio args...` with dir as its working folder
 // ("" for the current one), standard output and standard error both to
 // out. Like build.Runner, err is only for a pio that could not run
-// (wrapping exec.ErrNotFound when it is not installed) or was stopped by
+// (wrapping process.ErrNotFound when it is not installed) or was stopped by
 // ctx; a pio that ran and failed returns its exit code and a nil error.
 type Runner interface {
 	RunPIO(ctx context.Context, dir string, args []string, out io.Writer) (exitCode int, err error)
 }
 
-// Exec is the Runner hilrun uses: the pio on PATH run by build.ExecRunner,
+// Exec is the Runner hilrun uses: the pio on PATH run by process.Runner,
 // in a process group of its own that dies with hilrun.
 type Exec struct {
 	// Tool is the program; "" means "pio" looked up on PATH.
 	Tool string
-	// Runner runs it; nil means build.ExecRunner{}.
+	// Runner runs it; nil means process.Runner{}.
 	Runner build.Runner
 	// Env holds KEY=VALUE entries added to the environment.
 	Env []string
@@ -52,7 +52,7 @@ var _ Runner = Exec{}
 func (e Exec) RunPIO(ctx context.Context, dir string, args []string, out io.Writer) (int, error) {
 	r := e.Runner
 	if r == nil {
-		r = build.ExecRunner{}
+		r = process.Runner{}
 	}
 	tool := e.Tool
 	if tool == "" {
@@ -127,7 +127,7 @@ func (c *Client) run(ctx context.Context, dir string, args []string) (*Output, e
 		lw.flush()
 	}
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
+		if errors.Is(err, process.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %w", ErrNotInstalled, err)
 		}
 		return nil, fmt.Errorf("pio %s: %w", verbName(args), err)

@@ -16,12 +16,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 )
 
 // Tool is the PlatformIO executable looked up on PATH.
@@ -276,13 +276,13 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 func runJSON(ctx context.Context, argv []string, opts build.Options, v any) error {
 	runner := opts.Runner
 	if runner == nil {
-		runner = build.ExecRunner{}
+		runner = process.Runner{}
 	}
 	name := strings.Join(argv[:min(len(argv), 3)], " ")
 	out := &limitedBuffer{max: maxJSON}
 	code, err := runner.Run(ctx, argv, "", nil, out)
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
+		if errors.Is(err, process.ErrNotFound) {
 			return fmt.Errorf("%s is not installed (install PlatformIO Core: pipx install platformio, or pip install platformio): %w", Tool, err)
 		}
 		return err

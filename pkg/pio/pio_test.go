@@ -88,7 +88,7 @@ func TestBuild(t *testing.T) {
 			dir := project(t, tt.elf)
 			var lines int
 			res, err := Build(context.Background(), BuildSpec{ProjectDir: dir, Env: "esp32dev", Verbose: tt.verbose},
-				build.Options{Progress: func(string) { lines++ }})
+				build.Options{Runner: hostRunner, Progress: func(string) { lines++ }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestUpload(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := useScenario(t, tt.scenario)
 			dir := project(t, false)
-			res, err := Upload(context.Background(), UploadSpec{ProjectDir: dir, Env: "esp32dev", Port: tt.port}, build.Options{})
+			res, err := Upload(context.Background(), UploadSpec{ProjectDir: dir, Env: "esp32dev", Port: tt.port}, build.Options{Runner: hostRunner})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestUpload(t *testing.T) {
 func TestClean(t *testing.T) {
 	calls := useScenario(t, "clean")
 	dir := project(t, false)
-	res, err := Clean(context.Background(), CleanSpec{ProjectDir: dir, Env: "esp32dev"}, build.Options{})
+	res, err := Clean(context.Background(), CleanSpec{ProjectDir: dir, Env: "esp32dev"}, build.Options{Runner: hostRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestClean(t *testing.T) {
 
 func TestDeviceList(t *testing.T) {
 	calls := useScenario(t, "device_list")
-	devs, err := DeviceList(context.Background(), build.Options{})
+	devs, err := DeviceList(context.Background(), build.Options{Runner: hostRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestProjectConfig(t *testing.T) {
 	calls := useScenario(t, "project_config")
 	dir := project(t, false)
 	t.Setenv(envDir, dir)
-	cfg, err := ProjectConfig(context.Background(), dir, build.Options{})
+	cfg, err := ProjectConfig(context.Background(), dir, build.Options{Runner: hostRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,11 +297,11 @@ func TestNotInstalled(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"build", func() error { _, err := Build(ctx, BuildSpec{}, build.Options{}); return err }},
-		{"upload", func() error { _, err := Upload(ctx, UploadSpec{}, build.Options{}); return err }},
-		{"clean", func() error { _, err := Clean(ctx, CleanSpec{}, build.Options{}); return err }},
-		{"device list", func() error { _, err := DeviceList(ctx, build.Options{}); return err }},
-		{"project config", func() error { _, err := ProjectConfig(ctx, "", build.Options{}); return err }},
+		{"build", func() error { _, err := Build(ctx, BuildSpec{}, build.Options{Runner: hostRunner}); return err }},
+		{"upload", func() error { _, err := Upload(ctx, UploadSpec{}, build.Options{Runner: hostRunner}); return err }},
+		{"clean", func() error { _, err := Clean(ctx, CleanSpec{}, build.Options{Runner: hostRunner}); return err }},
+		{"device list", func() error { _, err := DeviceList(ctx, build.Options{Runner: hostRunner}); return err }},
+		{"project config", func() error { _, err := ProjectConfig(ctx, "", build.Options{Runner: hostRunner}); return err }},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {

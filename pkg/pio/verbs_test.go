@@ -37,7 +37,7 @@ func replay(t *testing.T) *Client {
 	if realPIO == "" && testenv.CI() {
 		t.Log("REPLAY FALLBACK: no real pio on PATH under CI=true; PlatformIO cannot be installed here, so this test runs on recorded outputs (testdata/*.txt, sources in *.source)")
 	}
-	return &Client{}
+	return &Client{Runner: Exec{Runner: hostRunner}}
 }
 
 func TestListBoards(t *testing.T) {
@@ -226,7 +226,7 @@ func TestRunTests(t *testing.T) {
 	var lines []string
 	useScenario(t, "test")
 	dir := pioProject(t, "uno")
-	c := &Client{Progress: func(l string) { lines = append(lines, l) }}
+	c := &Client{Runner: Exec{Runner: hostRunner}, Progress: func(l string) { lines = append(lines, l) }}
 	replay(t)
 	rep, out, err := c.Test(context.Background(), TestSpec{ProjectDir: dir, Env: "uno"})
 	if err != nil {
@@ -348,14 +348,14 @@ func TestFakeRejects(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exit code 97") {
 		t.Fatalf("ListBoards with unrecorded arguments = %v, want the stand-in's rejection (exit code 97)", err)
 	}
-	out, err := (&Client{}).run(context.Background(), "", []string{"boards", "--json-output", "uno", "--installed"})
+	out, err := (&Client{Runner: Exec{Runner: hostRunner}}).run(context.Background(), "", []string{"boards", "--json-output", "uno", "--installed"})
 	if err != nil || out.ExitCode != exitRejected || !strings.Contains(out.Text, "unexpected arguments") {
 		t.Errorf("extra flag: %+v, %v", out, err)
 	}
 }
 
 func TestVerbNotInstalled(t *testing.T) {
-	c := &Client{Runner: Exec{Tool: "hilrun-no-such-pio"}}
+	c := &Client{Runner: Exec{Tool: "hilrun-no-such-pio", Runner: hostRunner}}
 	_, err := c.SystemInfo(context.Background())
 	if !errors.Is(err, ErrNotInstalled) || !errors.Is(err, exec.ErrNotFound) || !strings.Contains(err.Error(), "pipx install platformio") {
 		t.Fatalf("err = %v, want ErrNotInstalled naming pipx install platformio", err)
@@ -373,7 +373,7 @@ func TestRealPIO(t *testing.T) {
 		}
 		t.Skip("no real pio on PATH (pipx install platformio); the verbs were checked on recorded outputs only")
 	}
-	c := &Client{Runner: Exec{Tool: realPIO}}
+	c := &Client{Runner: Exec{Tool: realPIO, Runner: hostRunner}}
 	ctx := context.Background()
 	items, err := c.SystemInfo(ctx)
 	if err != nil || len(items) == 0 || items[0].Key != "core_version" {

@@ -6,6 +6,8 @@ import (
 	"log"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/qemu"
 )
 
@@ -18,6 +20,9 @@ func Example() {
 		Machine: "mps2-an385",
 		Kernel:  "firmware/qemu/build/qemu.elf",
 		LogFile: "qemu.log",
+		// Programs start through hilrun's process gate: here as on the
+		// command line, any program with the user's environment.
+		Procs: process.Permit(environ.Host()),
 	})
 	if err != nil {
 		log.Fatal(err) // "start qemu: qemu-system-arm is not installed (Debian: apt-get install qemu-system-arm): ..."

@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/proc/child"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 )
@@ -59,6 +59,9 @@ type Spec struct {
 	// StopGrace is how long Close waits after SIGTERM before it kills
 	// QEMU; 0 means DefaultStopGrace.
 	StopGrace time.Duration
+	// Procs is the process gate's policy QEMU starts under (the zero
+	// policy starts nothing).
+	Procs process.Policy
 }
 
 // Instance is a running QEMU: the guest's first serial port on a pty
@@ -103,7 +106,7 @@ func Start(ctx context.Context, spec Spec) (*Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
 	}
-	bin, err := exec.LookPath(spec.Binary)
+	bin, err := spec.Procs.LookPath(spec.Binary, "")
 	if err != nil {
 		return nil, fmt.Errorf("start qemu: %s is %w (Debian: apt-get install %s): %w", spec.Binary, ErrNotInstalled, debianPackage(spec.Binary), err)
 	}
@@ -211,9 +214,7 @@ func start(spec Spec, sock string) (*Instance, error) {
 		machine: spec.Machine,
 		gdbAddr: sock,
 	}
-	cmd := exec.Command(spec.Binary, spec.argv(sock)...)
-	cmd.Dir = spec.Dir
-	c, err := child.Start(cmd, child.Config{
+	c, err := child.Start(spec.Procs, process.Spec{Purpose: process.Emulator, Argv: append([]string{spec.Binary}, spec.argv(sock)...), Dir: spec.Dir}, child.Config{
 		Name:    "qemu",
 		OnLine:  in.sawLine,
 		LogFile: spec.LogFile,

@@ -219,7 +219,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "qemu.log")
 	ctx, cancel := context.WithTimeout(context.Background(), qemutest.Timeout)
 	defer cancel()
-	in, err := qemu.Start(ctx, qemu.Spec{Machine: qemutest.Machine, Kernel: elf, LogFile: log})
+	in, err := qemu.Start(ctx, qemu.Spec{Procs: qemutest.Procs, Machine: qemutest.Machine, Kernel: elf, LogFile: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HILRUN_QEMU_HELPER") == "1" {
 		// Start QEMU, print its pid and wait to be killed.
 		ctx, cancel := context.WithTimeout(context.Background(), qemutest.Timeout)
-		in, err := qemu.Start(ctx, qemu.Spec{Machine: qemutest.Machine, Kernel: os.Getenv("HILRUN_QEMU_ELF")})
+		in, err := qemu.Start(ctx, qemu.Spec{Procs: qemutest.Procs, Machine: qemutest.Machine, Kernel: os.Getenv("HILRUN_QEMU_ELF")})
 		cancel()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -338,12 +338,12 @@ func TestStartErrors(t *testing.T) {
 		is    error
 		wants []string
 	}{
-		{"no machine", qemu.Spec{}, false, nil, []string{"no machine given"}},
-		{"qemu missing", qemu.Spec{Binary: "qemu-system-arm-hilrun-missing", Machine: "virt"}, false, qemu.ErrNotInstalled,
+		{"no machine", qemu.Spec{Procs: qemutest.Procs}, false, nil, []string{"no machine given"}},
+		{"qemu missing", qemu.Spec{Procs: qemutest.Procs, Binary: "qemu-system-arm-hilrun-missing", Machine: "virt"}, false, qemu.ErrNotInstalled,
 			[]string{"start qemu: qemu-system-arm-hilrun-missing is not installed (Debian: apt-get install qemu-system-arm)"}},
-		{"kernel missing", qemu.Spec{Machine: "virt", Kernel: missing}, true, fs.ErrNotExist, []string{"kernel", missing}},
-		{"bios missing", qemu.Spec{Machine: "virt", BIOS: missing}, true, fs.ErrNotExist, []string{"bios", missing}},
-		{"unknown machine", qemu.Spec{Machine: "hilrun-no-such-board"}, true, nil,
+		{"kernel missing", qemu.Spec{Procs: qemutest.Procs, Machine: "virt", Kernel: missing}, true, fs.ErrNotExist, []string{"kernel", missing}},
+		{"bios missing", qemu.Spec{Procs: qemutest.Procs, Machine: "virt", BIOS: missing}, true, fs.ErrNotExist, []string{"bios", missing}},
+		{"unknown machine", qemu.Spec{Procs: qemutest.Procs, Machine: "hilrun-no-such-board"}, true, nil,
 			[]string{"start qemu -machine hilrun-no-such-board: exited with exit status 1 before it was ready", "unsupported machine type"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

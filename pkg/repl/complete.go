@@ -32,7 +32,7 @@ func (s *Session) complete(line string, pos int, key rune) (string, int, bool) {
 		case "read", "write":
 			cands = s.symbols
 		case "run", ":record", ":raw":
-			cands = files(word)
+			cands = pathsFrom(word)
 		default:
 			cands = append(s.deviceNames(), s.probeNames()...)
 		}
@@ -66,8 +66,8 @@ func (s *Session) complete(line string, pos int, key rune) (string, int, bool) {
 	return newLine, start + len(common), true
 }
 
-// files lists the paths that begin with prefix, folders ending in "/".
-func files(prefix string) []string {
+// pathsFrom lists the paths that begin with prefix, folders ending in "/".
+func pathsFrom(prefix string) []string {
 	dir, base := filepath.Split(prefix)
 	d := dir
 	if d == "" {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // DefaultHistoryLimit is how many lines a history file keeps when
@@ -23,8 +25,9 @@ type History struct {
 }
 
 // LoadHistory reads the history file at path; a missing file is an empty
-// history. An empty path keeps the history in memory only.
-func LoadHistory(path string, limit int) *History {
+// history. An empty path keeps the history in memory only. The file is
+// read through fs.
+func LoadHistory(fs files.Policy, path string, limit int) *History {
 	if limit <= 0 {
 		limit = DefaultHistoryLimit
 	}
@@ -32,7 +35,7 @@ func LoadHistory(path string, limit int) *History {
 	if path == "" {
 		return h
 	}
-	f, err := os.Open(path)
+	f, err := fs.Open(path)
 	if err != nil {
 		return h
 	}

@@ -3,6 +3,8 @@ package repl
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 func TestTranslate(t *testing.T) {
@@ -64,14 +66,14 @@ func TestStepNodesAddsDevice(t *testing.T) {
 
 func TestHistoryBoundedAndSaved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history")
-	h := LoadHistory(path, 2)
+	h := LoadHistory(files.Anywhere(), path, 2)
 	for _, l := range []string{"a", "b", "b", "c"} {
 		h.Add(l)
 	}
 	if err := h.Save(); err != nil {
 		t.Fatal(err)
 	}
-	h = LoadHistory(path, 2)
+	h = LoadHistory(files.Anywhere(), path, 2)
 	if h.Len() != 2 || h.At(0) != "c" || h.At(1) != "b" {
 		t.Errorf("history = %d lines, newest %q", h.Len(), h.At(0))
 	}

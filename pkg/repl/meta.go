@@ -3,11 +3,12 @@ package repl
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 func (s *Session) deviceNames() []string {
@@ -157,8 +158,8 @@ func flow(n *yaml.Node) string {
 }
 
 // fileStepNodes returns the nodes of a sequence file's steps, for :next.
-func fileStepNodes(path string) []*yaml.Node {
-	data, err := os.ReadFile(path)
+func fileStepNodes(fs files.Policy, path string) []*yaml.Node {
+	data, err := fs.ReadFile(path)
 	if err != nil {
 		return nil
 	}

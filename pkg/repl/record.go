@@ -3,7 +3,6 @@ package repl
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,7 +111,7 @@ func (s *Session) record(path string, expects bool) error {
 		return err
 	}
 	enc.Close()
-	return os.WriteFile(path, b.Bytes(), 0o666)
+	return s.opts.Files.WriteFile(path, b.Bytes(), 0o666)
 }
 
 // reply is the expect recorded for the send of history entry i, or nil.

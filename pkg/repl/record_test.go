@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -22,7 +23,7 @@ func TestRecordGDBAttach(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("{halt: true, probe: q}"), &step); err != nil {
 		t.Fatal(err)
 	}
-	s := &Session{opts: Options{Seq: seq, Given: seq}, history: []entry{{node: step.Content[0], status: runner.Passed, cursor: -1}}}
+	s := &Session{opts: Options{Seq: seq, Given: seq, Files: files.Anywhere()}, history: []entry{{node: step.Content[0], status: runner.Passed, cursor: -1}}}
 	path := filepath.Join(t.TempDir(), "rec.yaml")
 	if err := s.record(path, false); err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestRecordLeavesTheBenchOut(t *testing.T) {
 		{"from flags alone", nil, map[string]string{"a": "", "b": "", "p": "", "q": ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &Session{opts: Options{Seq: bound, Given: tt.given}, history: []entry{{node: step.Content[0], status: runner.Passed, cursor: -1}}}
+			s := &Session{opts: Options{Seq: bound, Given: tt.given, Files: files.Anywhere()}, history: []entry{{node: step.Content[0], status: runner.Passed, cursor: -1}}}
 			path := filepath.Join(t.TempDir(), "rec.yaml")
 			if err := s.record(path, false); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -42,6 +43,9 @@ type Options struct {
 	// Plan makes the plan a line runs as, with the session's variables;
 	// the command binds nothing more than the line holds (BindLine does).
 	Plan func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error)
+	// Files opens the files the session names: the sequence file :next
+	// steps through, the file :record writes. The zero policy opens none.
+	Files files.Policy
 	// ArtifactDir receives the pictures and host command output of lines.
 	ArtifactDir string
 	// Check, if set, refuses a line's steps that the session's probes
@@ -207,7 +211,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	if opts.Loaded {
-		s.fileSeq = fileStepNodes(opts.Seq.File)
+		s.fileSeq = fileStepNodes(opts.Files, opts.Seq.File)
 	}
 	go s.pump()
 	watchCtx, stopWatch := context.WithCancel(ctx)

@@ -3,11 +3,11 @@ package report
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -31,6 +31,10 @@ type AllureOptions struct {
 	Info RunInfo
 	// ConsoleDir is as for HTMLOptions.
 	ConsoleDir func(seq int) string
+	// Files opens what the event file names (console logs, pictures)
+	// and writes the report's own files; the zero policy opens none
+	// (hilrun run passes files.Anywhere, the MCP server its run folder).
+	Files files.Policy
 }
 
 // WriteAllure writes the run recorded in the event file events into dir as
@@ -58,7 +62,7 @@ func WriteAllure(ctx context.Context, dir, events string, opts AllureOptions) er
 }
 
 func writeAllure(ctx context.Context, dir, events string, opts AllureOptions) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := opts.Files.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
 	seqs, err := scan(events, opts.Summary)
@@ -116,7 +120,7 @@ func (a *allureWriter) start(i int) {
 	sort.Strings(names)
 	h := &htmlData{events: a.events}
 	for _, n := range names {
-		if c := openConsoleCursor(n, h.resolve(logs[n])); c != nil {
+		if c := openConsoleCursor(a.opts.Files, n, h.resolve(logs[n])); c != nil {
 			a.consoles = append(a.consoles, c)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // consoleCursor walks a console's timeline forward in time, to find what
@@ -21,12 +23,12 @@ type consoleCursor struct {
 	done       bool
 }
 
-func openConsoleCursor(name, logPath string) *consoleCursor {
-	raw, err := os.Open(logPath)
+func openConsoleCursor(fs files.Policy, name, logPath string) *consoleCursor {
+	raw, err := fs.Open(logPath)
 	if err != nil {
 		return nil
 	}
-	tl, err := os.Open(strings.TrimSuffix(logPath, ".log") + ".timeline.jsonl")
+	tl, err := fs.Open(strings.TrimSuffix(logPath, ".log") + ".timeline.jsonl")
 	if err != nil {
 		raw.Close()
 		return nil

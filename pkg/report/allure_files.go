@@ -49,7 +49,7 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 			name += fmt.Sprintf(" (its last %d bytes; %d before them are in %s)", len(data), cut, filepath.Base(c.path))
 		}
 		src := r.UUID + "-" + sanitizeName(c.name) + "-attachment.txt"
-		if err := os.WriteFile(filepath.Join(a.dir, src), data, 0o666); err != nil {
+		if err := a.opts.Files.WriteFile(filepath.Join(a.dir, src), data, 0o666); err != nil {
 			a.err = err
 			return
 		}
@@ -62,7 +62,7 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 	}
 	path := filepath.Join(a.dir, r.UUID+"-result.json")
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o666); err != nil {
+	if err := a.opts.Files.WriteFile(tmp, append(b, '\n'), 0o666); err != nil {
 		a.err = err
 		return
 	}
@@ -74,7 +74,7 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 func (a *allureWriter) attachFile(path string) (allureAttach, bool) {
 	h := &htmlData{events: a.events}
 	src := h.resolve(path)
-	in, err := os.Open(src)
+	in, err := a.opts.Files.Open(src)
 	if err != nil {
 		return allureAttach{}, false
 	}
@@ -86,7 +86,7 @@ func (a *allureWriter) attachFile(path string) (allureAttach, bool) {
 		typ = "application/octet-stream"
 	}
 	name := uuidOf(sum[:16]) + "-attachment" + ext
-	out, err := os.Create(filepath.Join(a.dir, name))
+	out, err := a.opts.Files.Create(filepath.Join(a.dir, name))
 	if err != nil {
 		a.err = err
 		return allureAttach{}, false

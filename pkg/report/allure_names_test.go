@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // TestAllureNamesNumberedOnce: an Allure test case's name starts with the
@@ -16,7 +18,7 @@ func TestAllureNamesNumberedOnce(t *testing.T) {
 	dir := t.TempDir()
 	events, _, _ := htmlFixture(t, dir)
 	out := filepath.Join(dir, "allure-results")
-	if err := WriteAllure(context.Background(), out, events, AllureOptions{Info: htmlInfo}); err != nil {
+	if err := WriteAllure(context.Background(), out, events, AllureOptions{Files: files.Anywhere(), Info: htmlInfo}); err != nil {
 		t.Fatal(err)
 	}
 	res, _ := readAllure(t, out)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // readAllure returns the result files of dir by name, and the names of the
@@ -40,7 +42,7 @@ func TestAllure(t *testing.T) {
 	dir := t.TempDir()
 	events, _, _ := htmlFixture(t, dir)
 	out := filepath.Join(dir, "allure-results")
-	if err := WriteAllure(context.Background(), out, events, AllureOptions{Info: htmlInfo}); err != nil {
+	if err := WriteAllure(context.Background(), out, events, AllureOptions{Files: files.Anywhere(), Info: htmlInfo}); err != nil {
 		t.Fatal(err)
 	}
 	res, other := readAllure(t, out)
@@ -117,7 +119,7 @@ func TestAllure(t *testing.T) {
 	}
 
 	// Writing again replaces the same files.
-	if err := WriteAllure(context.Background(), out, events, AllureOptions{Info: htmlInfo}); err != nil {
+	if err := WriteAllure(context.Background(), out, events, AllureOptions{Files: files.Anywhere(), Info: htmlInfo}); err != nil {
 		t.Fatal(err)
 	}
 	again, other2 := readAllure(t, out)

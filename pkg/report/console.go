@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -67,13 +68,13 @@ type ConsoleOptions struct {
 }
 
 // ColorFor reports whether output to f should be coloured: f is a terminal,
-// NO_COLOR is unset or empty (https://no-color.org) and TERM is not "dumb".
-// A nil f is never coloured.
-func ColorFor(f *os.File) bool {
+// NO_COLOR is unset or empty in env (https://no-color.org) and TERM is not
+// "dumb". A nil f is never coloured.
+func ColorFor(f *os.File, env environ.Env) bool {
 	if f == nil {
 		return false
 	}
-	return colorEnabled(term.IsTerminal(int(f.Fd())), os.Getenv)
+	return colorEnabled(term.IsTerminal(int(f.Fd())), env.Get)
 }
 
 // colorEnabled is ColorFor's decision with the terminal check and the

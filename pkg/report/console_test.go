@@ -10,6 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -218,7 +219,7 @@ func TestColorEnabled(t *testing.T) {
 func TestColorFor(t *testing.T) {
 	t.Setenv("NO_COLOR", "")
 	t.Setenv("TERM", "xterm")
-	if ColorFor(nil) {
+	if ColorFor(nil, environ.Host()) {
 		t.Error("ColorFor(nil) = true")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "out")
@@ -226,7 +227,7 @@ func TestColorFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if ColorFor(f) {
+	if ColorFor(f, environ.Host()) {
 		t.Error("ColorFor(regular file) = true")
 	}
 
@@ -236,11 +237,11 @@ func TestColorFor(t *testing.T) {
 	}
 	defer ptmx.Close()
 	defer tty.Close()
-	if !ColorFor(tty) {
+	if !ColorFor(tty, environ.Host()) {
 		t.Error("ColorFor(pty) = false")
 	}
 	t.Setenv("NO_COLOR", "1")
-	if ColorFor(tty) {
+	if ColorFor(tty, environ.Host()) {
 		t.Error("ColorFor(pty) with NO_COLOR = true")
 	}
 }

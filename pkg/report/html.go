@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -36,6 +37,10 @@ type HTMLOptions struct {
 	// when the event file names none: consoles logged in a private
 	// folder, not to be named in the other reports.
 	ConsoleDir func(seq int) string
+	// Files opens what the event file names (console logs, pictures)
+	// and writes the report's own files; the zero policy opens none
+	// (hilrun run passes files.Anywhere, the MCP server its run folder).
+	Files files.Policy
 }
 
 // consoleLogs lists the console logs in dir that have a timeline, by
@@ -83,7 +88,7 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	seqs, err := outcomes(events)
+	seqs, err := outcomes(opts.Files, events)
 	if err != nil {
 		return err
 	}
@@ -122,7 +127,7 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	}
 	out.printf("</script>\n")
 	for i, p := range d.pictures {
-		if err := writePicture(out, i, p); err != nil {
+		if err := writePicture(d.opts.Files, out, i, p); err != nil {
 			return err
 		}
 	}
@@ -135,7 +140,7 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 
 // writePicture embeds the picture at path as base64 in a script element
 // the page turns into an image.
-func writePicture(out *jsonWriter, i int, path string) error {
+func writePicture(fs files.Policy, out *jsonWriter, i int, path string) error {
 	typ := "image/png"
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jpg", ".jpeg":
@@ -145,7 +150,7 @@ func writePicture(out *jsonWriter, i int, path string) error {
 	case ".webp":
 		typ = "image/webp"
 	}
-	f, err := os.Open(path)
+	f, err := fs.Open(path)
 	if err != nil {
 		// Gone since it was counted: the page says it is missing.
 		out.printf("<script type=\"text/plain\" id=\"pic-%d\" data-name=\"%s\" data-missing=\"%s\"></script>\n",
@@ -200,8 +205,8 @@ var stepPrefix = []byte(`{"type":"step"`)
 // decoding its step records, for what the page says before its data: a
 // sequence whose end never came reads as an error, as in the summary rule
 // (results.CutShort).
-func outcomes(events string) ([]results.Sequence, error) {
-	f, err := os.Open(events)
+func outcomes(fs files.Policy, events string) ([]results.Sequence, error) {
+	f, err := fs.Open(events)
 	if err != nil {
 		return nil, fmt.Errorf("read the event stream: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cdp"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 func TestHTMLInBrowser(t *testing.T) {
@@ -19,7 +20,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(f, events, HTMLOptions{Info: htmlInfo, Now: htmlNow}); err != nil {
+	if err := WriteHTML(f, events, HTMLOptions{Files: files.Anywhere(), Info: htmlInfo, Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

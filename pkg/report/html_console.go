@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func (d *htmlData) console(name, logPath string, tr *results.Transcript) {
 	}
 	d.printf(`,"log":`)
 	d.value(filepath.Base(logPath))
-	raw, err := os.Open(logPath)
+	raw, err := d.opts.Files.Open(logPath)
 	if err != nil {
 		d.printf(`,"error":`)
 		d.value(fmt.Sprintf("read the console log: %v", err))
@@ -68,7 +67,7 @@ func (d *htmlData) console(name, logPath string, tr *results.Transcript) {
 	}
 	defer raw.Close()
 	tlPath := strings.TrimSuffix(logPath, ".log") + ".timeline.jsonl"
-	tl, err := os.Open(tlPath)
+	tl, err := d.opts.Files.Open(tlPath)
 	if err != nil {
 		// The log without its timeline: its text, without times.
 		data, _ := io.ReadAll(io.LimitReader(raw, htmlConsoleText+1))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/reporttest"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkHTMLMillionSteps(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cw := &countWriter{}
-		if err := WriteHTML(cw, events, HTMLOptions{Now: htmlNow}); err != nil {
+		if err := WriteHTML(cw, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(cw.n), "B/page")
@@ -32,7 +33,7 @@ func BenchmarkReports100k(b *testing.B) {
 	events := reporttest.WriteLargeRun(b, dir, 100_000, base)
 	b.Run("html", func(b *testing.B) {
 		for b.Loop() {
-			if err := WriteHTML(io.Discard, events, HTMLOptions{Now: htmlNow}); err != nil {
+			if err := WriteHTML(io.Discard, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -184,7 +185,7 @@ func TestHTMLData(t *testing.T) {
 	dir := t.TempDir()
 	events, tx, rx := htmlFixture(t, dir)
 	var page bytes.Buffer
-	if err := WriteHTML(&page, events, HTMLOptions{Info: htmlInfo, Now: htmlNow}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Info: htmlInfo, Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	data := htmlPageData(t, page.Bytes())
@@ -241,7 +242,7 @@ func TestHTMLMovedLogFolder(t *testing.T) {
 	}
 	events = filepath.Join(dir, "after", filepath.Base(events))
 	var page bytes.Buffer
-	if err := WriteHTML(&page, events, HTMLOptions{Now: htmlNow}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	data := string(htmlPageData(t, page.Bytes()))
@@ -266,7 +267,7 @@ func TestHTMLTruncatedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, events, HTMLOptions{Now: htmlNow}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	data := string(htmlPageData(t, page.Bytes()))
@@ -298,7 +299,7 @@ func TestHTMLLongTimelineLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, events, HTMLOptions{Now: htmlNow}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	if page.Len() > 1<<20 {

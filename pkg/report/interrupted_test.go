@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -54,7 +55,7 @@ func TestInterruptedInEveryReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, events, HTMLOptions{Info: htmlInfo, Now: htmlNow}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Info: htmlInfo, Now: htmlNow}); err != nil {
 		t.Fatal(err)
 	}
 	var hd struct {
@@ -65,7 +66,7 @@ func TestInterruptedInEveryReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "allure")
-	if err := WriteAllure(context.Background(), dir, events, AllureOptions{}); err != nil {
+	if err := WriteAllure(context.Background(), dir, events, AllureOptions{Files: files.Anywhere()}); err != nil {
 		t.Fatal(err)
 	}
 	allure, _ := readAllure(t, dir)

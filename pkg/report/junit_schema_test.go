@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
@@ -34,7 +35,7 @@ func TestJUnitSchema(t *testing.T) {
 	_, shard1 := writeShard(t, dir, "shard1", all[:3], &Shard{Index: 1, Total: 2, Sequences: len(all), Plan: "p"})
 	_, shard2 := writeShard(t, dir, "shard2", all[3:], &Shard{Index: 2, Total: 2, Sequences: len(all), Plan: "p"})
 	var merged bytes.Buffer
-	if err := MergeJUnit(&merged, []string{shard1, shard2}); err != nil {
+	if err := MergeJUnit(&merged, files.Anywhere(), []string{shard1, shard2}); err != nil {
 		t.Fatal(err)
 	}
 	shard, err := os.ReadFile(shard1)

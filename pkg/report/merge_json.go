@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 )
 
@@ -26,8 +27,8 @@ type jsonSpan struct {
 // by hilrun run --json), in their order. One sequence's object is in
 // memory at a time, so memory is bounded by the largest sequence, not by
 // the report.
-func ReadSequences(path string) ([]SequenceHead, error) {
-	spans, err := scanJSON(path)
+func ReadSequences(fs files.Policy, path string) ([]SequenceHead, error) {
+	spans, err := scanJSON(fs, path)
 	if err != nil {
 		return nil, err
 	}
@@ -40,15 +41,15 @@ func ReadSequences(path string) ([]SequenceHead, error) {
 
 // scanJSON checks that path is a hilrun JSON report and finds its
 // sequences.
-func scanJSON(path string) ([]jsonSpan, error) {
-	spans, _, err := scanShardJSON(path)
+func scanJSON(fs files.Policy, path string) ([]jsonSpan, error) {
+	spans, _, err := scanShardJSON(fs, path)
 	return spans, err
 }
 
 // scanShardJSON is scanJSON that also returns the report's shard, nil
 // when it is not one.
-func scanShardJSON(path string) ([]jsonSpan, *Shard, error) {
-	f, err := os.Open(path)
+func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read report: %w", err)
 	}
@@ -149,11 +150,11 @@ func scanShardJSON(path string) ([]jsonSpan, *Shard, error) {
 // sequence in two reports is an error naming it and them, and nothing is
 // written. Each sequence is copied as it stands; one is in memory at a
 // time.
-func MergeJSON(w io.Writer, paths []string) error {
+func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 	var spans []jsonSpan
 	var shards []shardInput
 	for _, p := range paths {
-		s, sh, err := scanShardJSON(p)
+		s, sh, err := scanShardJSON(fs, p)
 		if err != nil {
 			return err
 		}
@@ -195,7 +196,7 @@ func MergeJSON(w io.Writer, paths []string) error {
 		f := files[s.file]
 		if f == nil {
 			var err error
-			if f, err = os.Open(s.file); err != nil {
+			if f, err = fs.Open(s.file); err != nil {
 				return fmt.Errorf("merge json reports: %w", err)
 			}
 			files[s.file] = f
@@ -229,10 +230,10 @@ func MergeJSON(w io.Writer, paths []string) error {
 
 // JSONSequences names the sequences of the JSON reports at paths, by key
 // (SequenceHead.Key).
-func JSONSequences(paths []string) (map[string]string, error) {
+func JSONSequences(fs files.Policy, paths []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, p := range paths {
-		spans, err := scanJSON(p)
+		spans, err := scanJSON(fs, p)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // suiteSpan is a testsuite of a JUnit report: its counts, and where its
@@ -30,8 +32,8 @@ func (s suiteSpan) key() string { return sequenceKey(s.seqFile, s.name) }
 
 // scanJUnit checks that path is a JUnit report with a testsuites root and
 // finds its testsuites.
-func scanJUnit(path string) ([]suiteSpan, error) {
-	f, err := os.Open(path)
+func scanJUnit(fs files.Policy, path string) ([]suiteSpan, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
@@ -141,11 +143,11 @@ func parseSeconds(s string) (int64, error) {
 // time, the sum of the suites' times) counted again and the suites' ids
 // renumbered. A testsuite in two reports is an error naming it and
 // them, and nothing is written. One testsuite is in memory at a time.
-func MergeJUnit(w io.Writer, paths []string) error {
+func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 	var spans []suiteSpan
 	var shards []shardInput
 	for _, p := range paths {
-		s, err := scanJUnit(p)
+		s, err := scanJUnit(fs, p)
 		if err != nil {
 			return err
 		}
@@ -203,7 +205,7 @@ func MergeJUnit(w io.Writer, paths []string) error {
 		f := files[s.file]
 		if f == nil {
 			var err error
-			if f, err = os.Open(s.file); err != nil {
+			if f, err = fs.Open(s.file); err != nil {
 				return fmt.Errorf("merge junit reports: %w", err)
 			}
 			files[s.file] = f
@@ -264,10 +266,10 @@ func readSuite(r io.Reader) (*junit.Testsuite, error) {
 
 // JUnitSequences names the sequences (testsuites) of the JUnit reports at
 // paths, by key (SequenceHead.Key).
-func JUnitSequences(paths []string) (map[string]string, error) {
+func JUnitSequences(fs files.Policy, paths []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, p := range paths {
-		spans, err := scanJUnit(p)
+		spans, err := scanJUnit(fs, p)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
@@ -76,10 +77,10 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 				jsons, junits = append(jsons, js), append(junits, ju)
 			}
 			var gotJSON, gotJUnit bytes.Buffer
-			if err := MergeJSON(&gotJSON, jsons); err != nil {
+			if err := MergeJSON(&gotJSON, files.Anywhere(), jsons); err != nil {
 				t.Fatal(err)
 			}
-			if err := MergeJUnit(&gotJUnit, junits); err != nil {
+			if err := MergeJUnit(&gotJUnit, files.Anywhere(), junits); err != nil {
 				t.Fatal(err)
 			}
 			if d := firstDiff(gotJSON.String(), wantJSON.String()); d != "" {
@@ -126,9 +127,9 @@ func TestMergeDuplicate(t *testing.T) {
 		merge func() error
 		where string
 	}{
-		{"json", func() error { return MergeJSON(&bytes.Buffer{}, []string{a, b}) }, "in both " + a + " and " + b},
-		{"junit", func() error { return MergeJUnit(&bytes.Buffer{}, []string{ax, bx}) }, "in both " + ax + " and " + bx},
-		{"json twice", func() error { return MergeJSON(&bytes.Buffer{}, []string{a, a}) }, "is twice in " + a},
+		{"json", func() error { return MergeJSON(&bytes.Buffer{}, files.Anywhere(), []string{a, b}) }, "in both " + a + " and " + b},
+		{"junit", func() error { return MergeJUnit(&bytes.Buffer{}, files.Anywhere(), []string{ax, bx}) }, "in both " + ax + " and " + bx},
+		{"json twice", func() error { return MergeJSON(&bytes.Buffer{}, files.Anywhere(), []string{a, a}) }, "is twice in " + a},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.merge()
@@ -170,7 +171,7 @@ func TestMergeNotReport(t *testing.T) {
 	}
 	for _, tc := range jsonCases {
 		t.Run("json "+tc.name, func(t *testing.T) {
-			err := MergeJSON(&bytes.Buffer{}, []string{write(tc.name+".json", tc.text)})
+			err := MergeJSON(&bytes.Buffer{}, files.Anywhere(), []string{write(tc.name+".json", tc.text)})
 			if !errors.Is(err, ErrNotReport) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want ErrNotReport saying %q", err, tc.want)
 			}
@@ -185,13 +186,13 @@ func TestMergeNotReport(t *testing.T) {
 	}
 	for _, tc := range junitCases {
 		t.Run("junit "+tc.name, func(t *testing.T) {
-			err := MergeJUnit(&bytes.Buffer{}, []string{write(tc.name+".xml", tc.text)})
+			err := MergeJUnit(&bytes.Buffer{}, files.Anywhere(), []string{write(tc.name+".xml", tc.text)})
 			if !errors.Is(err, ErrNotReport) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want ErrNotReport saying %q", err, tc.want)
 			}
 		})
 	}
-	err := MergeJSON(&bytes.Buffer{}, []string{filepath.Join(dir, "missing.json")})
+	err := MergeJSON(&bytes.Buffer{}, files.Anywhere(), []string{filepath.Join(dir, "missing.json")})
 	if err == nil || errors.Is(err, ErrNotReport) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: error = %v, want one that says it does not exist", err)
 	}
@@ -201,7 +202,7 @@ func TestMergeNotReport(t *testing.T) {
 func TestReadSequences(t *testing.T) {
 	dir := t.TempDir()
 	js, _ := writeShard(t, dir, "all", fixture(), nil)
-	heads, err := ReadSequences(js)
+	heads, err := ReadSequences(files.Anywhere(), js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestMergeShards(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		merge func(io.Writer, []string) error
+		merge func(io.Writer, files.Policy, []string) error
 		paths []string
 	}{
 		{"json", MergeJSON, []string{s1, s2}},
@@ -242,7 +243,7 @@ func TestMergeShards(t *testing.T) {
 	} {
 		t.Run(tc.name+" missing", func(t *testing.T) {
 			var out bytes.Buffer
-			err := tc.merge(&out, tc.paths)
+			err := tc.merge(&out, files.Anywhere(), tc.paths)
 			var inc *IncompleteError
 			if !errors.As(err, &inc) || inc.Have != 4 || inc.Want != 6 || !slices.Equal(inc.Missing, []string{"3/3"}) {
 				t.Fatalf("error = %#v, want 4 of 6 sequences, shard 3/3 missing", err)
@@ -258,10 +259,10 @@ func TestMergeShards(t *testing.T) {
 	// An empty shard's JUnit report says no shard: it is no evidence
 	// either way, and the count decides.
 	var out bytes.Buffer
-	if err := MergeJUnit(&out, []string{x1, x4}); !errors.As(err, new(*IncompleteError)) {
+	if err := MergeJUnit(&out, files.Anywhere(), []string{x1, x4}); !errors.As(err, new(*IncompleteError)) {
 		t.Errorf("with an empty JUnit report: %v, want incomplete", err)
 	}
-	if err := MergeJSON(&out, []string{s1, e4}); !errors.Is(err, ErrShards) {
+	if err := MergeJSON(&out, files.Anywhere(), []string{s1, e4}); !errors.Is(err, ErrShards) {
 		t.Errorf("shards of 3 and 4: %v, want ErrShards", err)
 	}
 
@@ -277,7 +278,7 @@ func TestMergeShards(t *testing.T) {
 		{"shard twice", []string{s1, s2, d2}, ErrDuplicate, s2 + " and " + d2 + " are both shard 2/3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := MergeJSON(&bytes.Buffer{}, tc.paths)
+			err := MergeJSON(&bytes.Buffer{}, files.Anywhere(), tc.paths)
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error = %v, want %v saying %q", err, tc.want, tc.msg)
 			}

@@ -3,9 +3,10 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // RunInfo is what a run's reports say about how it was started: the
@@ -32,24 +33,24 @@ type Binding struct {
 const RunInfoFile = "run.json"
 
 // WriteRunInfo writes info as JSON to path.
-func WriteRunInfo(path string, info RunInfo) error {
+func WriteRunInfo(fs files.Policy, path string, info RunInfo) error {
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write the run information: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+	if err := fs.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("write the run information: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o666); err != nil {
+	if err := fs.WriteFile(path, append(b, '\n'), 0o666); err != nil {
 		return fmt.Errorf("write the run information: %w", err)
 	}
 	return nil
 }
 
 // ReadRunInfo reads a file WriteRunInfo wrote.
-func ReadRunInfo(path string) (RunInfo, error) {
+func ReadRunInfo(fs files.Policy, path string) (RunInfo, error) {
 	var info RunInfo
-	b, err := os.ReadFile(path)
+	b, err := fs.ReadFile(path)
 	if err != nil {
 		return info, fmt.Errorf("read the run information: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -18,7 +19,7 @@ func TestHTMLTimesToTheMillisecond(t *testing.T) {
 	info := RunInfo{Started: at.Add(-time.Second)}
 	var page bytes.Buffer
 	now := func() time.Time { return time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC) }
-	if err := WriteHTML(&page, events, HTMLOptions{Info: info, Now: now}); err != nil {
+	if err := WriteHTML(&page, events, HTMLOptions{Files: files.Anywhere(), Info: info, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

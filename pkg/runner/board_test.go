@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/term"
 
+	"github.com/hilrun/hilrun/pkg/gate/devices"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -101,7 +102,7 @@ func runOnPort(t *testing.T, src, path string) *runner.SequenceResult {
 	defer cancel()
 	return runner.Run(ctx, load(t, src), runner.Bench{
 		Open: func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
-			c, err := serialx.Open(ctx, dev.Name, serialx.Config{Path: path, NoLock: true})
+			c, err := serialx.Open(ctx, dev.Name, serialx.Config{Path: path, NoLock: true, Devices: devices.Anywhere()})
 			if err != nil {
 				return nil, err
 			}

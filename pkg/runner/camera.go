@@ -21,10 +21,6 @@ type GrabRequest struct {
 	Size string
 	Dir  string
 	Base string
-	// Env, when not nil, is the whole environment of the camera program;
-	// nil leaves it the process's own. An MCP server sets its policy's
-	// minimal one, so that ffmpeg holds none of the server's secrets.
-	Env []string
 }
 
 // CameraGrabber takes pictures (with ffmpeg, in hilrun). It returns the

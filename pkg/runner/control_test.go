@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/logfile"
 
-	"github.com/hilrun/hilrun/pkg/build"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -233,7 +234,7 @@ steps:
   - exec: [sh, -c, "echo oops; exit 4"]
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -255,7 +256,7 @@ steps:
 	seq = load(t, "steps:\n  - exec: [sleep, \"30\"]\n    timeout: 100ms\n")
 	begin := time.Now()
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{Grace: 100 * time.Millisecond},
+		Host:    process.Runner{Policy: process.Permit(environ.Host()), Grace: 100 * time.Millisecond},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -266,7 +267,7 @@ steps:
 	}
 	seq = load(t, "steps:\n  - exec: [no-such-tool-hilrun]\n")
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -277,7 +278,7 @@ steps:
 	}
 	seq = load(t, "steps:\n  - exec: [sh, -c, 'echo nothing']\n    expect: something\n")
 	res = runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -305,7 +306,7 @@ steps:
   - power: {device: hub, action: cycle}
 `, state))
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -337,7 +338,7 @@ func TestExecLongOutput(t *testing.T) {
     expect: MIDDLE
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,
@@ -375,7 +376,7 @@ steps:
 	dev := &handoverDevice{device: newDevice(shell)}
 	res := runner.Run(context.Background(), seq, runner.Bench{
 		Open:    func(ctx context.Context, d *steps.Device) (runner.Console, error) { return dev, nil },
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -108,7 +109,7 @@ func TestExecLogLoss(t *testing.T) {
     expect: line 1999
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/pkg/build"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -113,7 +114,7 @@ func TestExecMatchCutAtTheHead(t *testing.T) {
     save: size
 `)
 	res := runner.Run(context.Background(), seq, runner.Bench{
-		Host:    build.ExecRunner{},
+		Host:    process.Runner{Policy: process.Permit(environ.Host())},
 		OpenLog: openLog,
 	}, runner.Options{
 		KeepSteps:   true,

@@ -25,7 +25,7 @@ func TestCatchUp(t *testing.T) {
 		{"pty", func(t *testing.T) *Console {
 			d := newDevice(t)
 			d.print(banner)
-			return d.open(Config{NoLock: true})
+			return d.open(Config{Devices: anyDevice, Dial: anyAddr, NoLock: true})
 		}},
 		{"tcp", func(t *testing.T) *Console {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,13 +43,13 @@ func TestCatchUp(t *testing.T) {
 				c.Write([]byte(banner))
 				close(written)
 			}()
-			c := openNet(t, Config{Path: "tcp://" + ln.Addr().String(), NoLock: true})
+			c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: "tcp://" + ln.Addr().String(), NoLock: true})
 			<-written
 			return c
 		}},
 		{"rfc2217", func(t *testing.T) *Console {
 			peer := newRFC2217Peer(t)
-			c := openNet(t, Config{Path: peer.url(), NoLock: true})
+			c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), NoLock: true})
 			// Telnet commands and escaped 0xff make the socket hold more
 			// bytes than the data they carry.
 			raw := bytes.ReplaceAll([]byte(banner), []byte("\r\n"), []byte{'\r', '\n', tnIAC, 241 /* NOP */, tnIAC, tnIAC})

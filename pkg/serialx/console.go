@@ -21,6 +21,9 @@ import (
 	"go.bug.st/serial"
 
 	"github.com/hilrun/hilrun/pkg/stream"
+
+	"github.com/hilrun/hilrun/pkg/gate/devices"
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 const (
@@ -109,7 +112,13 @@ type Config struct {
 	// NoLock disables the lock file; the port is still opened in exclusive
 	// mode (TIOCEXCL), which root ignores.
 	NoLock bool
-	// OpenPort, if set, opens the port instead of serial.Open, for tests
+	// Devices is the device gate's policy a serial device opens through,
+	// and is locked through; the zero policy opens none.
+	Devices devices.Policy
+	// Dial is the dial gate's policy a network console (tcp://,
+	// rfc2217://) connects through; the zero policy connects to none.
+	Dial dial.Policy
+	// OpenPort, if set, opens the port instead of Devices, for tests
 	// and simulators. The port it returns must behave like go.bug.st/serial's:
 	// Read returns (0, nil) when the read timeout (set once, after opening)
 	// passes without data, Close makes a Read in progress return an error,
@@ -388,7 +397,7 @@ func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *port
 	var lock *portLock
 	network := steps.NetworkPort(path) && c.cfg.OpenPort == nil
 	if c.lockDir != "" && !network {
-		l, busy, err := acquireLock(c.lockDir, path)
+		l, busy, err := acquireLock(c.cfg.Devices, c.lockDir, path)
 		if busy != nil {
 			return nil, nil, busy
 		}
@@ -401,7 +410,7 @@ func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *port
 	switch {
 	case network:
 		open = func(path string, mode *serial.Mode) (serial.Port, error) {
-			p, err := openNetPort(ctx, path, mode)
+			p, err := openNetPort(ctx, c.cfg.Dial, path, mode)
 			if err != nil {
 				return nil, err // not a typed nil
 			}
@@ -409,7 +418,7 @@ func (c *Console) openPort(ctx context.Context, path string) (serial.Port, *port
 		}
 		c.warnRawSettings(path)
 	case open == nil:
-		open = serial.Open
+		open = c.cfg.Devices.OpenSerial
 	}
 	port, err := open(path, c.mode)
 	if oe, ok := errors.AsType[*OpenError](err); ok && network {

@@ -67,7 +67,7 @@ func TestSendExpect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDevice(t)
 			d.shell(firmware)
-			c := d.open(Config{})
+			c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 			const limit = 20 * time.Second
 			ctx := timeout(t, limit)
 			cursor, err := c.Write(ctx, []byte(tt.send))
@@ -110,7 +110,7 @@ func TestCursorSemantics(t *testing.T) {
 		}
 		return ""
 	})
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	d.print("boot: fw 1.0\r\n")
 	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("boot: fw 1.0\r\n"), nil); err != nil {
 		t.Fatalf("boot banner: %v", err)
@@ -147,7 +147,7 @@ func TestCursorSemantics(t *testing.T) {
 
 func TestExpectStraddlingWrites(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	go func() {
 		d.print("fw ver")
 		time.Sleep(30 * time.Millisecond)
@@ -164,7 +164,7 @@ func TestExpectStraddlingWrites(t *testing.T) {
 
 func TestExpectTimeout(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	d.print("nothing useful\r\n")
 	eventually(t, "the line to arrive", func() bool { return c.Cursor() == int64(len("nothing useful\r\n")) })
 	_, err := c.Expect(timeout(t, 100*time.Millisecond), 0, lit("READY"), nil)
@@ -200,7 +200,7 @@ func TestCaptureOnConsole(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d := newDevice(t)
-			c := d.open(Config{})
+			c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 			from := c.Cursor()
 			if tt.printFirst {
 				d.print(strings.Join(tt.output, ""))
@@ -229,7 +229,7 @@ func TestCaptureOnConsole(t *testing.T) {
 
 func TestDisconnect(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	d.print("booting\r\n")
 	if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("booting"), nil); err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestReconnect(t *testing.T) {
 	first := newDevice(t)
 	var current atomic.Pointer[string]
 	current.Store(&first.path)
-	c := first.open(Config{
+	c := first.open(Config{Devices: anyDevice, Dial: anyAddr,
 		Reconnect: true,
 		Resolve: func(ctx context.Context) (string, error) {
 			p := current.Load()
@@ -351,7 +351,7 @@ func TestLogs(t *testing.T) {
 	d := newDevice(t)
 	d.shell(func(string) string { return "" })
 	dir := filepath.Join(t.TempDir(), "logs")
-	c := d.open(Config{LogDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LogDir: dir})
 	all := make([]byte, 256)
 	for i := range all {
 		all[i] = byte(i)
@@ -447,7 +447,7 @@ func TestLogs(t *testing.T) {
 
 func TestWatchOnConsole(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	var mu sync.Mutex
 	var lines []string
 	cancel := c.Watch(lit("HardFault", "Guru Meditation"), func(h stream.Hit) {
@@ -471,7 +471,7 @@ func TestWatchOnConsole(t *testing.T) {
 
 func TestOnReceive(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	var mu sync.Mutex
 	var got []byte
 	var offsets []int64
@@ -505,7 +505,7 @@ func TestOnReceive(t *testing.T) {
 
 func TestWriteLarge(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 64<<10/16)
 	received := make(chan []byte, 1)
 	go func() {
@@ -533,7 +533,7 @@ func TestWriteLarge(t *testing.T) {
 
 func TestWriteCancelled(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	errAborted := errors.New("run aborted")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errAborted)
@@ -547,7 +547,7 @@ func TestWriteCancelled(t *testing.T) {
 
 func TestCloseUnblocksExpect(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() {
@@ -588,7 +588,7 @@ func TestCloseUnblocksExpect(t *testing.T) {
 func TestReadRacesClose(t *testing.T) {
 	for range 5 {
 		d := newDevice(t)
-		c := d.open(Config{BufferSize: 4096})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, BufferSize: 4096})
 		stop := make(chan struct{})
 		go func() {
 			chunk := []byte(strings.Repeat("x", 255) + "\n")
@@ -643,38 +643,42 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{
 			name:     "missing port",
-			cfg:      func(*device) Config { return Config{Path: "/dev/ttyHILRUN-none"} },
+			cfg:      func(*device) Config { return Config{Devices: anyDevice, Dial: anyAddr, Path: "/dev/ttyHILRUN-none"} },
 			wantKind: NotFound, wantMsg: "open /dev/ttyHILRUN-none: no such port", wantIs: syscall.ENOENT,
 		},
 		{
 			name:     "not a tty",
-			cfg:      func(*device) Config { return Config{Path: regular} },
+			cfg:      func(*device) Config { return Config{Devices: anyDevice, Dial: anyAddr, Path: regular} },
 			wantKind: Invalid, wantPort: true,
 		},
 		{
-			name:     "bad parity",
-			cfg:      func(d *device) Config { return Config{Path: d.path, Parity: "sometimes"} },
+			name: "bad parity",
+			cfg: func(d *device) Config {
+				return Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, Parity: "sometimes"}
+			},
 			wantKind: Invalid, wantMsg: `open %s: invalid parity "sometimes" (want none, odd, even, mark or space)`,
 		},
 		{
 			name:     "bad data bits",
-			cfg:      func(d *device) Config { return Config{Path: d.path, DataBits: 9} },
+			cfg:      func(d *device) Config { return Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, DataBits: 9} },
 			wantKind: Invalid, wantMsg: `open %s: invalid data bits 9 (want 5, 6, 7 or 8)`,
 		},
 		{
-			name:     "bad flow control",
-			cfg:      func(d *device) Config { return Config{Path: d.path, FlowControl: "dtrdsr"} },
+			name: "bad flow control",
+			cfg: func(d *device) Config {
+				return Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, FlowControl: "dtrdsr"}
+			},
 			wantKind: Invalid, wantMsg: `open %s: invalid flow control "dtrdsr" (want none, rtscts or xonxoff; hardware and software are accepted for rtscts and xonxoff)`,
 		},
 		{
 			name:     "modem lines on a pty",
-			cfg:      func(d *device) Config { return Config{Path: d.path, DTR: &yes} },
+			cfg:      func(d *device) Config { return Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, DTR: &yes} },
 			wantKind: Invalid, wantMsg: `open %s: port has no modem control lines (set DTR: inappropriate ioctl for device)`,
 			wantIs: syscall.ENOTTY,
 		},
 		{
 			name:     "no path",
-			cfg:      func(*device) Config { return Config{} },
+			cfg:      func(*device) Config { return Config{Devices: anyDevice, Dial: anyAddr} },
 			wantKind: Invalid, wantMsg: `open serial port: console "dut" has no port path`,
 		},
 	}
@@ -717,8 +721,8 @@ func TestOpenBusy(t *testing.T) {
 	// reaches the port (lock_test.go), so that the exclusive mode is what
 	// this tests.
 	d := newDevice(t)
-	d.open(Config{NoLock: true})
-	_, err := Open(context.Background(), "again", Config{Path: d.path, NoLock: true})
+	d.open(Config{Devices: anyDevice, Dial: anyAddr, NoLock: true})
+	_, err := Open(context.Background(), "again", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, NoLock: true})
 	var oe *OpenError
 	if !errors.As(err, &oe) || oe.Kind != Busy {
 		t.Fatalf("second Open = %v, want a Busy *OpenError", err)
@@ -731,11 +735,11 @@ func TestOpenBusy(t *testing.T) {
 
 func TestOpenResolve(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{Resolve: func(ctx context.Context) (string, error) { return d.path, nil }})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, Resolve: func(ctx context.Context) (string, error) { return d.path, nil }})
 	if c.Path() != d.path || c.Name() != "dut" {
 		t.Errorf("Path() = %s, Name() = %s", c.Path(), c.Name())
 	}
-	_, err := Open(context.Background(), "x", Config{Resolve: func(ctx context.Context) (string, error) {
+	_, err := Open(context.Background(), "x", Config{Devices: anyDevice, Dial: anyAddr, Resolve: func(ctx context.Context) (string, error) {
 		return "", errors.New("no USB 2e8a:000a")
 	}})
 	if err == nil || err.Error() != `find port of console "x": no USB 2e8a:000a` {
@@ -747,7 +751,7 @@ func TestOpenCancelled(t *testing.T) {
 	d := newDevice(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c, err := Open(ctx, "dut", Config{Path: d.path})
+	c, err := Open(ctx, "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path})
 	if c != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("Open = %v, %v; want nil, context.Canceled", c, err)
 	}

@@ -34,7 +34,7 @@ func TestLogLoss(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var warnings []string
-			c := d.open(Config{LogDir: dir, NoLock: true, Warn: func(msg string) {
+			c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LogDir: dir, NoLock: true, Warn: func(msg string) {
 				mu.Lock()
 				warnings = append(warnings, msg)
 				mu.Unlock()
@@ -77,7 +77,7 @@ func TestLogLoss(t *testing.T) {
 // TestLogErrNil: a console whose logs are whole, or that has none, says so.
 func TestLogErrNil(t *testing.T) {
 	d := newDevice(t)
-	for _, cfg := range []Config{{NoLock: true}, {NoLock: true, LogDir: t.TempDir()}} {
+	for _, cfg := range []Config{{Devices: anyDevice, NoLock: true}, {Devices: anyDevice, NoLock: true, LogDir: t.TempDir()}} {
 		c := d.open(cfg)
 		d.print("hello\n")
 		if _, err := c.Expect(timeout(t, 10*time.Second), 0, lit("hello"), nil); err != nil {
@@ -97,7 +97,7 @@ func TestDisconnectedWhileAway(t *testing.T) {
 	first, second := newDevice(t), newDevice(t)
 	var current atomic.Pointer[string]
 	current.Store(&first.path)
-	c := first.open(Config{NoLock: true, Reconnect: true, Resolve: func(ctx context.Context) (string, error) {
+	c := first.open(Config{Devices: anyDevice, Dial: anyAddr, NoLock: true, Reconnect: true, Resolve: func(ctx context.Context) (string, error) {
 		if p := current.Load(); p != nil {
 			return *p, nil
 		}

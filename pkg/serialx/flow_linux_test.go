@@ -28,7 +28,7 @@ func TestFlowControl(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.flow, func(t *testing.T) {
 			d := newDevice(t)
-			d.open(Config{FlowControl: tt.flow})
+			d.open(Config{Devices: anyDevice, Dial: anyAddr, FlowControl: tt.flow})
 			tio, err := unix.IoctlGetTermios(int(d.slave.Fd()), unix.TCGETS)
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +48,7 @@ func TestFlowControl(t *testing.T) {
 
 func TestPortFD(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	c.mu.RLock()
 	port := c.port
 	c.mu.RUnlock()

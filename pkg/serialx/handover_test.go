@@ -28,7 +28,7 @@ func TestReleaseReacquire(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
 	lock := lockPath(t, dir, d.path)
-	c := d.open(Config{LockDir: dir, Reconnect: true})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir, Reconnect: true})
 	d.print("app 1\r\n")
 	expectOK(t, c, 0, "app 1\r\n")
 	stop := c.Cursor()
@@ -59,7 +59,7 @@ func TestReleaseReacquire(t *testing.T) {
 	}
 
 	// The uploader opens the port, which is free, and closes it.
-	up, err := Open(context.Background(), "uploader", Config{Path: d.path, LockDir: dir})
+	up, err := Open(context.Background(), "uploader", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, LockDir: dir})
 	if err != nil {
 		t.Fatalf("another program cannot open the released port: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestReleaseReacquire(t *testing.T) {
 func TestReacquireFollowsDevice(t *testing.T) {
 	first := newDevice(t)
 	dir := t.TempDir()
-	c := first.open(Config{LockDir: dir})
+	c := first.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	first.print("old firmware\r\n")
 	expectOK(t, c, 0, "old firmware\r\n")
 	stop := c.Cursor()
@@ -156,7 +156,7 @@ func TestReacquireFollowsDevice(t *testing.T) {
 // Without a resolver Reacquire follows the USB identity Release noted.
 func TestReacquireFollowsUSBIdentity(t *testing.T) {
 	first := newDevice(t)
-	c := first.open(Config{LockDir: t.TempDir()})
+	c := first.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 	board := PortInfo{IsUSB: true, VID: "2e8a", PID: "000a", SerialNumber: "E6614C311B"}
 	var ports atomic.Pointer[[]PortInfo]
 	set := func(list ...PortInfo) { ports.Store(&list) }
@@ -187,7 +187,7 @@ func TestReacquireFollowsUSBIdentity(t *testing.T) {
 
 func TestExpectAcrossRelease(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{LockDir: t.TempDir()})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 	from := c.Cursor()
 	type result struct {
 		m   stream.Match
@@ -219,7 +219,7 @@ func TestExpectAcrossRelease(t *testing.T) {
 // starts from a disconnected console.
 func TestReleaseAfterDisconnect(t *testing.T) {
 	first := newDevice(t)
-	c := first.open(Config{LockDir: t.TempDir()})
+	c := first.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 	first.unplug()
 	eventually(t, "disconnection", func() bool { return !c.Stats().Connected && c.Stats().Err != "" })
 	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
@@ -242,7 +242,7 @@ func TestReleaseAfterDisconnect(t *testing.T) {
 func TestReacquireErrors(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		d := newDevice(t)
-		c := d.open(Config{LockDir: t.TempDir()})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestReacquireErrors(t *testing.T) {
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		d := newDevice(t)
-		c := d.open(Config{LockDir: t.TempDir()})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestReacquireErrors(t *testing.T) {
 	})
 	t.Run("close stops it", func(t *testing.T) {
 		d := newDevice(t)
-		c := d.open(Config{LockDir: t.TempDir()})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 		if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestReacquireWaitsForUploader(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
 	lock := lockPath(t, dir, d.path)
-	c := d.open(Config{LockDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestReacquireWaitsForUploader(t *testing.T) {
 func TestHandoverConcurrent(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
-	c := d.open(Config{LockDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -422,7 +422,7 @@ func TestHandoverConcurrent(t *testing.T) {
 func TestHandoverLogged(t *testing.T) {
 	d := newDevice(t)
 	logs := t.TempDir()
-	c := d.open(Config{LockDir: t.TempDir(), LogDir: logs})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir(), LogDir: logs})
 	if err := c.Release(timeout(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestHandoverLogged(t *testing.T) {
 // A write in progress when Release is called reaches the device whole.
 func TestReleaseLetsWriteFinish(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{LockDir: t.TempDir()})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
 	payload := []byte(strings.Repeat("0123456789abcdef", 32<<10/16))
 	received := make(chan int, 1)
 	go func() {

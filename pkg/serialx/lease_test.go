@@ -225,7 +225,7 @@ func TestLeaseConsoleHandOver(t *testing.T) {
 	dir := t.TempDir()
 	lock := lockPath(t, dir, d.path)
 	logs := t.TempDir()
-	c := d.open(Config{LockDir: dir, LogDir: logs})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir, LogDir: logs})
 	ls := NewLeases()
 	ctx := timeout(t, 20*time.Second)
 	d.print("before\r\n")

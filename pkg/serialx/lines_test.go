@@ -43,7 +43,7 @@ func held(t *testing.T, calls []recCall, from, to int, hold time.Duration) {
 func TestOpenPortSeam(t *testing.T) {
 	t.Run("lines set at open", func(t *testing.T) {
 		o := newRecOpener(t)
-		o.console(Config{Baud: 9600, DTR: new(false), RTS: new(true)})
+		o.console(Config{Devices: anyDevice, Dial: anyAddr, Baud: 9600, DTR: new(false), RTS: new(true)})
 		want := []string{"SetDTR(false)", "SetRTS(true)", "SetReadTimeout(100ms)"}
 		if got := after(t, o, 0); !slices.Equal(got, want) {
 			t.Errorf("calls at open = %q, want %q", got, want)
@@ -54,7 +54,7 @@ func TestOpenPortSeam(t *testing.T) {
 	})
 	t.Run("reads come through the opened port", func(t *testing.T) {
 		o := newRecOpener(t)
-		c := o.console(Config{})
+		c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 		go o.port(0).feed("boot ok\r\n")
 		if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit("boot ok"), nil); err != nil {
 			t.Fatal(err)
@@ -63,14 +63,14 @@ func TestOpenPortSeam(t *testing.T) {
 	t.Run("opener error", func(t *testing.T) {
 		o := newRecOpener(t)
 		o.setFail(syscall.ENOENT)
-		_, err := Open(context.Background(), "dut", Config{Path: "rec0", OpenPort: o.open, NoLock: true})
+		_, err := Open(context.Background(), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "rec0", OpenPort: o.open, NoLock: true})
 		var oe *OpenError
 		if !errors.As(err, &oe) || oe.Kind != NotFound || err.Error() != "open rec0: no such port" {
 			t.Errorf("Open = %v, want a NotFound *OpenError", err)
 		}
 	})
 	t.Run("opener returning no port", func(t *testing.T) {
-		_, err := Open(context.Background(), "dut", Config{Path: "rec0", NoLock: true,
+		_, err := Open(context.Background(), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "rec0", NoLock: true,
 			OpenPort: func(string, *serial.Mode) (serial.Port, error) { return nil, nil }})
 		if err == nil || err.Error() != "open rec0: the port opener returned no port" {
 			t.Errorf("Open = %v", err)
@@ -78,7 +78,7 @@ func TestOpenPortSeam(t *testing.T) {
 	})
 	t.Run("flow control needs an OS port", func(t *testing.T) {
 		o := newRecOpener(t)
-		_, err := Open(context.Background(), "dut", Config{Path: "rec0", OpenPort: o.open, NoLock: true, FlowControl: "rtscts"})
+		_, err := Open(context.Background(), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "rec0", OpenPort: o.open, NoLock: true, FlowControl: "rtscts"})
 		var oe *OpenError
 		if !errors.As(err, &oe) || oe.Kind != Invalid {
 			t.Fatalf("Open = %v, want an Invalid *OpenError", err)
@@ -93,7 +93,7 @@ func TestOpenPortSeam(t *testing.T) {
 	t.Run("no modem lines at open", func(t *testing.T) {
 		o := newRecOpener(t)
 		o.noModem = true
-		_, err := Open(context.Background(), "dut", Config{Path: "rec0", OpenPort: o.open, NoLock: true, RTS: new(false)})
+		_, err := Open(context.Background(), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "rec0", OpenPort: o.open, NoLock: true, RTS: new(false)})
 		if !errors.Is(err, ErrNoModemLines) || err.Error() != "open rec0: port has no modem control lines (set RTS: inappropriate ioctl for device)" {
 			t.Errorf("Open = %v, want ErrNoModemLines", err)
 		}
@@ -134,7 +134,7 @@ func TestSetLines(t *testing.T) {
 		},
 		{
 			name:       "levels start from the configuration",
-			cfg:        Config{DTR: new(false), RTS: new(false)},
+			cfg:        Config{Devices: anyDevice, Dial: anyAddr, DTR: new(false), RTS: new(false)},
 			lines:      []Lines{{RTS: new(true)}},
 			wantCalls:  []string{"GetModemStatusBits", "SetRTS(true)"},
 			wantEvents: []string{"lines dtr=0 rts=1"},
@@ -184,7 +184,7 @@ func TestPulseLines(t *testing.T) {
 		},
 		{
 			name:       "RTS from the configured level",
-			cfg:        Config{RTS: new(false)},
+			cfg:        Config{Devices: anyDevice, Dial: anyAddr, RTS: new(false)},
 			pulse:      Lines{RTS: new(true)},
 			hold:       20 * ms,
 			wantCalls:  []string{"SetRTS(true)", "SetRTS(false)"},
@@ -239,7 +239,7 @@ func TestPulseLines(t *testing.T) {
 
 func TestPulseLinesInvalid(t *testing.T) {
 	o := newRecOpener(t)
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	mark := o.port(0).count()
 	if err := c.PulseLines(context.Background(), nil, nil, 10*ms); err == nil || err.Error() != `pulse lines of console "dut": no line to pulse` {
 		t.Errorf("PulseLines without lines = %v", err)
@@ -263,7 +263,7 @@ func TestPulseLinesCancelled(t *testing.T) {
 			cancel() // during the pulse, just before its hold
 		}
 	}
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	mark := o.port(0).count()
 	const hold = time.Minute
 	start := time.Now()
@@ -296,7 +296,7 @@ func TestPulseLinesClosed(t *testing.T) {
 			go c.Close()
 		}
 	}
-	c = o.console(Config{})
+	c = o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	const hold = time.Minute
 	start := time.Now()
 	err := c.PulseLines(context.Background(), nil, new(false), hold)
@@ -310,7 +310,7 @@ func TestPulseLinesClosed(t *testing.T) {
 
 func TestBreak(t *testing.T) {
 	o := newRecOpener(t)
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	mark := o.port(0).count()
 	if err := c.Break(timeout(t, 20*time.Second), 40*ms); err != nil {
 		t.Fatalf("Break: %v", err)
@@ -381,7 +381,7 @@ func TestResetSequence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			o := newRecOpener(t)
-			c := o.console(Config{})
+			c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 			mark := o.port(0).count()
 			if err := c.ResetSequence(timeout(t, 20*time.Second), tt.name); err != nil {
 				t.Fatalf("ResetSequence: %v", err)
@@ -408,7 +408,7 @@ func TestResetSequence(t *testing.T) {
 
 func TestResetSequenceUnknown(t *testing.T) {
 	o := newRecOpener(t)
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	mark := o.port(0).count()
 	err := c.ResetSequence(context.Background(), "esp8266")
 	if want := `reset console "dut": unknown reset sequence "esp8266" (known: arduino, esp32, esp32_run)`; err == nil || err.Error() != want {
@@ -430,7 +430,7 @@ func TestResetSequenceCancelled(t *testing.T) {
 			cancel() // the end of esp32's first step: EN held low
 		}
 	}
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	if err := c.SetLines(context.Background(), nil, new(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestModemControlUnavailable(t *testing.T) {
 	}
 	t.Run("released, then reacquired", func(t *testing.T) {
 		o := newRecOpener(t)
-		c := o.console(Config{})
+		c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 		c.listPorts = func() ([]PortInfo, error) { return nil, nil }
 		if err := c.SetLines(context.Background(), new(false), nil); err != nil {
 			t.Fatal(err)
@@ -496,7 +496,7 @@ func TestModemControlUnavailable(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		o := newRecOpener(t)
-		c := o.console(Config{})
+		c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 		c.Close()
 		for _, op := range all {
 			if err := op.do(context.Background(), c); !errors.Is(err, ErrClosed) {
@@ -506,7 +506,7 @@ func TestModemControlUnavailable(t *testing.T) {
 	})
 	t.Run("disconnected", func(t *testing.T) {
 		o := newRecOpener(t)
-		c := o.console(Config{})
+		c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 		o.port(0).unplug()
 		eventually(t, "disconnection", func() bool { return !c.Stats().Connected })
 		for _, op := range all {
@@ -517,7 +517,7 @@ func TestModemControlUnavailable(t *testing.T) {
 	})
 	t.Run("waits for a reconnection", func(t *testing.T) {
 		o := newRecOpener(t)
-		c := o.console(Config{Reconnect: true})
+		c := o.console(Config{Devices: anyDevice, Dial: anyAddr, Reconnect: true})
 		if err := c.SetLines(context.Background(), nil, new(false)); err != nil {
 			t.Fatal(err)
 		}
@@ -551,7 +551,7 @@ func TestModemControlUnavailable(t *testing.T) {
 // Modem control and writes take turns: no write lands inside a pulse.
 func TestModemControlWithWrites(t *testing.T) {
 	o := newRecOpener(t)
-	c := o.console(Config{})
+	c := o.console(Config{Devices: anyDevice, Dial: anyAddr})
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Add(2)
@@ -595,7 +595,7 @@ func TestModemControlWithWrites(t *testing.T) {
 func TestModemControlOnPty(t *testing.T) {
 	d := newDevice(t)
 	d.shell(firmware)
-	c := d.open(Config{LogDir: t.TempDir()})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LogDir: t.TempDir()})
 	tests := []struct {
 		name string
 		do   func(ctx context.Context) error

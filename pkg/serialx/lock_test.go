@@ -84,7 +84,7 @@ func runRacer() int {
 	if _, err := in.ReadString('\n'); err != nil {
 		return 2
 	}
-	c, err := Open(context.Background(), "racer", Config{
+	c, err := Open(context.Background(), "racer", Config{Devices: anyDevice, Dial: anyAddr,
 		Path:    os.Getenv("HILRUN_SERIALX_PORT"),
 		LockDir: os.Getenv("HILRUN_SERIALX_LOCKDIR"),
 		Warn:    func(msg string) { fmt.Println("warn " + msg) },
@@ -257,7 +257,7 @@ func wantBusy(t *testing.T, err error, pid int, command string) {
 func TestLockFile(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
-	c := d.open(Config{LockDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	lock := lockPath(t, dir, d.path)
 	got := readLock(t, lock)
 	if want := hdb(os.Getpid()); got != want || len(got) != 11 {
@@ -272,7 +272,7 @@ func TestLockFile(t *testing.T) {
 func TestNoLock(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
-	d.open(Config{LockDir: dir, NoLock: true})
+	d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir, NoLock: true})
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("NoLock left %d files in the lock directory", len(entries))
 	}
@@ -314,7 +314,7 @@ func TestLockExisting(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c, err := Open(context.Background(), "dut", Config{Path: d.path, LockDir: dir})
+			c, err := Open(context.Background(), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, LockDir: dir})
 			switch {
 			case tt.busyPID != 0:
 				wantBusy(t, err, tt.busyPID, "sleep")
@@ -349,8 +349,8 @@ func TestLockExisting(t *testing.T) {
 func TestLockSameProcess(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
-	first := d.open(Config{LockDir: dir})
-	c, err := Open(context.Background(), "again", Config{Path: d.path, LockDir: dir})
+	first := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
+	c, err := Open(context.Background(), "again", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, LockDir: dir})
 	if c != nil {
 		c.Close()
 	}
@@ -363,13 +363,13 @@ func TestLockSameProcess(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d.open(Config{LockDir: dir}) // free again
+	d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir}) // free again
 }
 
 func TestLockReplacedIsKept(t *testing.T) {
 	d := newDevice(t)
 	dir := t.TempDir()
-	c := d.open(Config{LockDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	lock := lockPath(t, dir, d.path)
 	// Someone removed our lock and another program locked the port.
 	other := hdb(holder(t))
@@ -394,12 +394,12 @@ func TestLockSymlink(t *testing.T) {
 	if err := os.Symlink(d.path, link); err != nil {
 		t.Fatal(err)
 	}
-	c := d.open(Config{Path: link, LockDir: dir})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, Path: link, LockDir: dir})
 	lock := filepath.Join(dir, "LCK.."+filepath.Base(d.path))
 	if got := readLock(t, lock); got != hdb(os.Getpid()) {
 		t.Errorf("lock %s = %q", lock, got)
 	}
-	_, err := Open(context.Background(), "real", Config{Path: d.path, LockDir: dir})
+	_, err := Open(context.Background(), "real", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, LockDir: dir})
 	wantBusy(t, err, os.Getpid(), processName(os.Getpid()))
 	c.Close()
 	wantGone(t, lock)
@@ -410,7 +410,7 @@ func TestLockDirUnavailable(t *testing.T) {
 		d := newDevice(t)
 		dir := filepath.Join(t.TempDir(), "no-such-dir")
 		var warnings []string
-		c := d.open(Config{LockDir: dir, Warn: func(msg string) { warnings = append(warnings, msg) }})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir, Warn: func(msg string) { warnings = append(warnings, msg) }})
 		if len(warnings) != 1 || !strings.Contains(warnings[0], "without a lock file") ||
 			!strings.Contains(warnings[0], "no such file or directory") {
 			t.Errorf("warnings = %q", warnings)
@@ -429,7 +429,7 @@ func TestLockDirUnavailable(t *testing.T) {
 			}
 			t.Cleanup(func() { os.Chmod(dir, 0o755) })
 			var warnings []string
-			d.open(Config{LockDir: dir, Warn: func(msg string) { warnings = append(warnings, msg) }})
+			d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir, Warn: func(msg string) { warnings = append(warnings, msg) }})
 			if len(warnings) != 1 || !strings.Contains(warnings[0], "permission denied") {
 				t.Errorf("warnings = %q", warnings)
 			}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hilrun/hilrun/pkg/gate/devices"
 )
 
 const (
@@ -56,9 +58,9 @@ type portLock struct {
 //
 // A pty gets no lock file: it is locked with flock(2) on the device
 // (flockDevice).
-func acquireLock(dir, device string) (lock *portLock, busy *OpenError, unavailable error) {
+func acquireLock(gate devices.Policy, dir, device string) (lock *portLock, busy *OpenError, unavailable error) {
 	if isPty(device) {
-		return flockDevice(device)
+		return flockDevice(gate, device)
 	}
 	name, ok := lockName(device)
 	if !ok {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 )
 
 // Network ports. A console's path may be a URL instead of a device:
@@ -178,15 +180,14 @@ const (
 
 // openNetPort connects to the network port url and, for rfc2217://,
 // negotiates telnet options and sets mode. It returns an *OpenError.
-func openNetPort(ctx context.Context, url string, mode *serial.Mode) (*netPort, error) {
+func openNetPort(ctx context.Context, gate dial.Policy, url string, mode *serial.Mode) (*netPort, error) {
 	scheme, addr, err := steps.ParsePortURL(url)
 	if err != nil {
 		return nil, &OpenError{Path: url, Kind: Invalid, Err: err}
 	}
 	hctx, cancel := context.WithTimeout(ctx, netHandshakeTimeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(hctx, "tcp", addr)
+	conn, err := gate.Dial(hctx, dial.Console, "tcp", addr)
 	if err != nil {
 		return nil, &OpenError{Path: url, Kind: kindOfDial(err), Err: fmt.Errorf("connect to %s: %w", addr, err)}
 	}

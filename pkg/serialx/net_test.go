@@ -249,7 +249,7 @@ func allBytes() []byte {
 
 func TestRFC2217Peer(t *testing.T) {
 	peer := newRFC2217Peer(t)
-	c := openNet(t, Config{Path: peer.url(), Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2", FlowControl: "rtscts", DTR: new(false), NoLock: true})
+	c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2", FlowControl: "rtscts", DTR: new(false), NoLock: true})
 
 	t.Run("settings at open", func(t *testing.T) {
 		peer.waitFor(t, "the line settings", func() bool {
@@ -318,7 +318,7 @@ func TestRFC2217Peer(t *testing.T) {
 func TestTelnetWithoutBinary(t *testing.T) {
 	peer := newRFC2217Peer(t)
 	peer.noBinary = true
-	c := openNet(t, Config{Path: peer.url(), NoLock: true})
+	c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), NoLock: true})
 	cur, err := c.Write(timeout(t, 20*time.Second), []byte("x\ry\xff"))
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestTelnetWithoutBinary(t *testing.T) {
 // while a write is held does not hang.
 func TestRFC2217FlowSuspend(t *testing.T) {
 	peer := newRFC2217Peer(t)
-	c := openNet(t, Config{Path: peer.url(), NoLock: true})
+	c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), NoLock: true})
 	suspend := []byte{tnIAC, tnSB, optComPort, cpServerReplies + cpFlowSuspend, tnIAC, tnSE}
 	resume := []byte{tnIAC, tnSB, optComPort, cpServerReplies + cpFlowResume, tnIAC, tnSE}
 	// The marker after the command shows the client has read it.
@@ -382,7 +382,7 @@ func TestRFC2217FlowSuspend(t *testing.T) {
 
 func TestRFC2217Reconnect(t *testing.T) {
 	peer := newRFC2217Peer(t)
-	c := openNet(t, Config{Path: peer.url(), Reconnect: true, NoLock: true})
+	c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), Reconnect: true, NoLock: true})
 	peer.waitFor(t, "the first connection's settings", func() bool { return peer.hasCommands("SET-CONTROL 1") })
 	peer.dropConns()
 	eventually(t, "the reconnection", func() bool { return c.Stats().Reconnects == 1 })
@@ -399,7 +399,7 @@ func TestRFC2217Refused(t *testing.T) {
 	// A plain TCP server does not speak telnet: it echoes the option
 	// requests as data and never agrees to COM-PORT-OPTION.
 	ln := echoServer(t)
-	_, err := Open(timeout(t, 30*time.Second), "dut", Config{Path: "rfc2217://" + ln.Addr().String(), NoLock: true})
+	_, err := Open(timeout(t, 30*time.Second), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "rfc2217://" + ln.Addr().String(), NoLock: true})
 	var oe *OpenError
 	if !errors.As(err, &oe) {
 		t.Fatalf("Open = %v, want an *OpenError", err)
@@ -446,7 +446,7 @@ func TestRawSocket(t *testing.T) {
 	ln := echoServer(t)
 	url := "tcp://" + ln.Addr().String()
 	var warnings []string
-	c := openNet(t, Config{Path: url, Baud: 9600, NoLock: true, Warn: func(m string) { warnings = append(warnings, m) }})
+	c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: url, Baud: 9600, NoLock: true, Warn: func(m string) { warnings = append(warnings, m) }})
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "is a raw socket: baud rate") {
 		t.Errorf("warnings %q, want one about the line settings of a raw socket", warnings)
 	}
@@ -473,8 +473,8 @@ func TestRawSocket(t *testing.T) {
 	}
 
 	for name, cfg := range map[string]Config{
-		"dtr":  {Path: url, DTR: new(true), NoLock: true},
-		"flow": {Path: url, FlowControl: "rtscts", NoLock: true},
+		"dtr":  {Dial: anyAddr, Path: url, DTR: new(true), NoLock: true},
+		"flow": {Dial: anyAddr, Path: url, FlowControl: "rtscts", NoLock: true},
 	} {
 		_, err := Open(timeout(t, 20*time.Second), "dut", cfg)
 		var oe *OpenError
@@ -491,17 +491,17 @@ func TestNetOpenErrors(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	_, err = Open(timeout(t, 20*time.Second), "dut", Config{Path: "tcp://" + addr})
+	_, err = Open(timeout(t, 20*time.Second), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "tcp://" + addr})
 	if err == nil || !strings.Contains(err.Error(), "open tcp://"+addr+": connect to "+addr) {
 		t.Errorf("Open = %v, want a connection error naming the URL once", err)
 	}
-	_, err = Open(timeout(t, 20*time.Second), "dut", Config{Path: "tcp://nowhere"})
+	_, err = Open(timeout(t, 20*time.Second), "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "tcp://nowhere"})
 	if err == nil || !strings.Contains(err.Error(), "want tcp://HOST:PORT") {
 		t.Errorf("Open = %v, want the URL's form", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Open(ctx, "dut", Config{Path: "tcp://" + addr}); !errors.Is(err, context.Canceled) {
+	if _, err := Open(ctx, "dut", Config{Devices: anyDevice, Dial: anyAddr, Path: "tcp://" + addr}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Open with a cancelled context = %v", err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // one batch.
 func TestConsoleReadsThroughPoller(t *testing.T) {
 	d := newDevice(t)
-	c := d.open(Config{})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr})
 	c.mu.RLock()
 	_, polled := c.port.(*pollPort)
 	c.mu.RUnlock()
@@ -77,7 +77,7 @@ func TestHeldWriteEndsOnCloseAndRelease(t *testing.T) {
 	for _, how := range []string{"close", "release"} {
 		t.Run(how, func(t *testing.T) {
 			d := newDevice(t)
-			c := d.open(Config{FlowControl: "xonxoff"})
+			c := d.open(Config{Devices: anyDevice, Dial: anyAddr, FlowControl: "xonxoff"})
 			// Suspend the tty's output, as a received XOFF does; flushing
 			// the output queue does not resume it.
 			if err := unix.IoctlSetInt(int(d.slave.Fd()), unix.TCXONC, unix.TCOOFF); err != nil {
@@ -183,7 +183,7 @@ func TestConsoleWatchesForInputOnly(t *testing.T) {
 		t.Skip("Linux before 5.7: the port is registered with the poller directly")
 	}
 	d := newDevice(t)
-	c := d.open(Config{FlowControl: "xonxoff"})
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, FlowControl: "xonxoff"})
 	skip := int(d.slave.Fd()) // the device's own descriptor of the tty
 	ctx := timeout(t, 30*time.Second)
 

@@ -19,11 +19,11 @@ func TestPtyLock(t *testing.T) {
 	t.Run("no lock file", func(t *testing.T) {
 		d := newDevice(t).asPty()
 		dir := t.TempDir()
-		c := d.open(Config{LockDir: dir})
+		c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("lock directory holds %v for a pty, want nothing", entries)
 		}
-		again, err := Open(context.Background(), "again", Config{Path: d.path, LockDir: dir})
+		again, err := Open(context.Background(), "again", Config{Devices: anyDevice, Dial: anyAddr, Path: d.path, LockDir: dir})
 		if again != nil {
 			again.Close()
 		}
@@ -34,7 +34,7 @@ func TestPtyLock(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		d.open(Config{LockDir: dir}) // free again
+		d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir}) // free again
 	})
 	t.Run("lock file of a reused number", func(t *testing.T) {
 		d := newDevice(t).asPty()
@@ -43,7 +43,7 @@ func TestPtyLock(t *testing.T) {
 		if err := os.WriteFile(stale, []byte(hdb(holder(t))), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d.open(Config{LockDir: dir})
+		d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 		if _, err := os.Stat(stale); err != nil {
 			t.Errorf("the other process's lock file went: %v", err)
 		}
@@ -74,7 +74,7 @@ func TestPtyLock(t *testing.T) {
 		// output.
 		first.stdin.Close()
 		io.Copy(io.Discard, first.out)
-		d.open(Config{LockDir: dir})
+		d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: dir})
 	})
 }
 

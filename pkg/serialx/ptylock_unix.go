@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hilrun/hilrun/pkg/gate/devices"
 )
 
 // isPty tells acquireLock whether a device is a pseudo-terminal; tests set
@@ -27,8 +29,8 @@ var isPty = ptyDevice
 // description holds the flock (another process, or another console of
 // this one) or has the port in exclusive mode (TIOCEXCL); a device that
 // does not exist gets neither: opening it reports that.
-func flockDevice(device string) (lock *portLock, busy *OpenError, unavailable error) {
-	f, err := os.OpenFile(device, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+func flockDevice(gate devices.Policy, device string) (lock *portLock, busy *OpenError, unavailable error) {
+	f, err := gate.OpenFile(device, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil

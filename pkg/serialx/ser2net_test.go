@@ -72,7 +72,7 @@ func TestConsoleSuiteOverNetwork(t *testing.T) {
 				t.Cleanup(func() { b.Close() })
 				path, _ := reach(t, b.SerialPath(), tc.mode)
 				dir := t.TempDir()
-				c := openNet(t, Config{Path: path, LogDir: dir, NoLock: true})
+				c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: path, LogDir: dir, NoLock: true})
 				ctx := timeout(t, 60*time.Second)
 				if _, err := c.Expect(ctx, 0, lit(sim.DefaultPrompt), nil); err != nil {
 					t.Fatalf("no prompt: %v", err)
@@ -113,7 +113,7 @@ func TestConsoleSuiteOverNetwork(t *testing.T) {
 			t.Run("binary both ways", func(t *testing.T) {
 				d := newDevice(t)
 				path, _ := reach(t, d.path, tc.mode)
-				c := openNet(t, Config{Path: path, NoLock: true})
+				c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: path, NoLock: true})
 				data := allBytes()
 				ctx := timeout(t, 30*time.Second)
 				cur, err := c.Write(ctx, data)
@@ -143,7 +143,7 @@ func TestConsoleSuiteOverNetwork(t *testing.T) {
 				}
 				t.Cleanup(func() { b.Close() })
 				path, srv := reach(t, b.SerialPath(), tc.mode)
-				c := openNet(t, Config{Path: path, Reconnect: true, LogDir: t.TempDir(), NoLock: true})
+				c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: path, Reconnect: true, LogDir: t.TempDir(), NoLock: true})
 				ctx := timeout(t, 60*time.Second)
 				if _, err := c.Expect(ctx, 0, lit(sim.DefaultPrompt), nil); err != nil {
 					t.Fatal(err)
@@ -179,8 +179,8 @@ func TestConsoleSuiteOverNetwork(t *testing.T) {
 func TestSer2netBusy(t *testing.T) {
 	d := newDevice(t)
 	srv := startSer2net(t, d.path, ser2net.RFC2217)
-	openNet(t, Config{Path: srv.URL(), NoLock: true})
-	_, err := Open(timeout(t, 30*time.Second), "second", Config{Path: srv.URL(), NoLock: true})
+	openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: srv.URL(), NoLock: true})
+	_, err := Open(timeout(t, 30*time.Second), "second", Config{Devices: anyDevice, Dial: anyAddr, Path: srv.URL(), NoLock: true})
 	var oe *OpenError
 	if !errors.As(err, &oe) || oe.Kind != Busy || !strings.Contains(err.Error(), "already in use") {
 		t.Errorf("a second Open = %v, want a Busy *OpenError quoting the server", err)
@@ -203,10 +203,10 @@ func TestRFC2217LineSettings(t *testing.T) {
 		speed  uint32
 		cflags uint32 // the CSTOPB and PARODD bits expected
 	}{
-		{"9600 7E2", Config{Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2"}, unix.B9600, unix.CSTOPB},
-		{"57600 8O1", Config{Baud: 57600, Parity: "odd"}, unix.B57600, unix.PARODD},
-		{"115200 8N1", Config{}, unix.B115200, 0},
-		{"19200 8O2", Config{Baud: 19200, Parity: "odd", StopBits: "2"}, unix.B19200, unix.PARODD | unix.CSTOPB},
+		{"9600 7E2", Config{Devices: anyDevice, Dial: anyAddr, Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2"}, unix.B9600, unix.CSTOPB},
+		{"57600 8O1", Config{Devices: anyDevice, Dial: anyAddr, Baud: 57600, Parity: "odd"}, unix.B57600, unix.PARODD},
+		{"115200 8N1", Config{Devices: anyDevice, Dial: anyAddr}, unix.B115200, 0},
+		{"19200 8O2", Config{Devices: anyDevice, Dial: anyAddr, Baud: 19200, Parity: "odd", StopBits: "2"}, unix.B19200, unix.PARODD | unix.CSTOPB},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg

@@ -70,7 +70,7 @@ func stepDurations(seq *steps.Sequence, artifacts string, kind steps.Kind) ([]ti
 	if err != nil {
 		return nil, err
 	}
-	res := pl.Run(context.Background(), engine.NewBench(engine.BenchConfig{}), plan.Output{ArtifactDir: artifacts, KeepSteps: true})
+	res := pl.Run(context.Background(), engine.NewBench(engine.BenchConfig{Gates: bench.Gates}), plan.Output{ArtifactDir: artifacts, KeepSteps: true})
 	if res.Status != runner.Passed {
 		return nil, fmt.Errorf("the sequence did not pass: %s %s", res.Status, res.Error)
 	}

@@ -36,8 +36,8 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/bench"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/gdbremote"
-	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 const ubootBin = "/usr/lib/u-boot/qemu_arm/u-boot.bin"
@@ -65,7 +65,7 @@ type options struct {
 
 // qemu is one qemu-system-arm running U-Boot with its gdbstub on addr.
 type qemu struct {
-	cmd  *exec.Cmd
+	proc *process.Proc
 	addr string
 	done chan struct{}
 }
@@ -82,19 +82,17 @@ func startQEMU(ctx context.Context, paused bool) (*qemu, error) {
 	if paused {
 		args = append(args, "-S")
 	}
-	cmd := exec.Command("qemu-system-arm", args...)
-	cmd.SysProcAttr = procgroup.SysProcAttr()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	proc, err := bench.Gates.Procs.Start(process.Spec{Purpose: process.Emulator, Argv: append([]string{"qemu-system-arm"}, args...), Stderr: os.Stderr})
+	if err != nil {
 		return nil, err
 	}
-	q := &qemu{cmd: cmd, addr: addr, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(q.done) }()
+	q := &qemu{proc: proc, addr: addr, done: make(chan struct{})}
+	go func() { proc.Wait(); close(q.done) }()
 	return q, nil
 }
 
 func (q *qemu) stop() {
-	procgroup.Kill(q.cmd.Process)
+	q.proc.Kill()
 	<-q.done
 }
 
@@ -102,7 +100,7 @@ func (q *qemu) stop() {
 // no effect on the guest.
 func dial(ctx context.Context, q *qemu) (*gdbremote.Session, error) {
 	return untilListening(func() (*gdbremote.Session, error) {
-		return gdbremote.Dial(ctx, q.addr, gdbremote.Options{})
+		return gdbremote.Dial(ctx, q.addr, gdbremote.Options{Dial: bench.Gates.Dial})
 	})
 }
 

@@ -140,7 +140,7 @@ func openTargets(ctx context.Context, dir string, o options) ([]*target, error) 
 			path, t.name = t.srv.URL(), "ser2net "+string(m)
 		}
 		var err error
-		t.con, err = serialx.Open(ctx, t.name, serialx.Config{Path: path, NoLock: true, LogDir: dir + "/" + string(m) + "log", BufferSize: 2*o.chunk + 4096})
+		t.con, err = serialx.Open(ctx, t.name, serialx.Config{Devices: bench.Gates.Devices, Dial: bench.Gates.Dial, Path: path, NoLock: true, LogDir: dir + "/" + string(m) + "log", BufferSize: 2*o.chunk + 4096})
 		if err != nil {
 			return targets, err
 		}

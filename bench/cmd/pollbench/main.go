@@ -146,12 +146,12 @@ func run(elf string, n int, intervals []time.Duration) error {
 	ctx := context.Background()
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	in, err := qemu.Start(sctx, qemu.Spec{Machine: "mps2-an385", Kernel: elf})
+	in, err := qemu.Start(sctx, qemu.Spec{Machine: "mps2-an385", Kernel: elf, Procs: bench.Gates.Procs})
 	if err != nil {
 		return err
 	}
 	defer in.Close(ctx)
-	con, err := serialx.Open(sctx, "qemu", serialx.Config{Path: in.ConsolePath(), NoLock: true})
+	con, err := serialx.Open(sctx, "qemu", serialx.Config{Path: in.ConsolePath(), NoLock: true, Devices: bench.Gates.Devices})
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func run(elf string, n int, intervals []time.Duration) error {
 	if err := sync0(sctx, con); err != nil {
 		return err
 	}
-	d, err := engine.OpenProbe(engine.ProbeOptions{})(sctx, &steps.Probe{Name: "fw", GDB: in.GDBAddr()})
+	d, err := engine.OpenProbe(engine.ProbeOptions{Gates: bench.Gates})(sctx, &steps.Probe{Name: "fw", GDB: in.GDBAddr()})
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func measure(ctx context.Context, con *serialx.Console, arr *arrivals, dbg *time
 	go func() {
 		defer close(done)
 		// The engine's bench, with the probe the benchmark times.
-		bench := engine.NewBench(engine.BenchConfig{}).WithOpenProbe(func(runner.ProbeOpener) runner.ProbeOpener {
+		bench := engine.NewBench(engine.BenchConfig{Gates: bench.Gates}).WithOpenProbe(func(runner.ProbeOpener) runner.ProbeOpener {
 			return func(context.Context, *steps.Probe) (runner.Debugger, error) { return dbg, nil }
 		})
 		sink := runner.SinkFunc(func(e runner.Event) {

@@ -11,13 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/logfile"
-	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 )
 
 // DefaultGrace is how long Stop waits after SIGTERM before it kills the
@@ -57,15 +56,15 @@ type Config struct {
 	// Grace is how long Stop waits after SIGTERM before it kills the
 	// program; 0 means DefaultGrace.
 	Grace time.Duration
-	// Watch runs the program under procgroup.Prepare's watcher, so that
+	// Watch runs the program under the process gate's watcher, so that
 	// its own children die with hilrun too; else only its group's leader
-	// does (procgroup.SysProcAttr).
+	// does (process.Spec.Watch).
 	Watch bool
 }
 
 // Process is a running program. Its methods are safe for concurrent use.
 type Process struct {
-	cmd       *exec.Cmd
+	proc      *process.Proc
 	name      string
 	grace     time.Duration
 	important func(string) bool
@@ -78,11 +77,11 @@ type Process struct {
 	stopOnce sync.Once
 }
 
-// Start starts cmd, whose Path, Args, Dir and Env the caller has set; Start
-// sets its output, process group and WaitDelay. The error is cmd.Start's,
-// or says the log file could not be opened; callers prefix what they were
-// starting.
-func Start(cmd *exec.Cmd, cfg Config) (*Process, error) {
+// Start starts spec through the process gate's policy pol; Start sets its
+// output, process group and WaitDelay (spec's own are ignored). The error
+// is the gate's, or says the log file could not be opened; callers prefix
+// what they were starting.
+func Start(pol process.Policy, spec process.Spec, cfg Config) (*Process, error) {
 	if cfg.Lines <= 0 {
 		cfg.Lines = DefaultLines
 	}
@@ -108,26 +107,23 @@ func Start(cmd *exec.Cmd, cfg Config) (*Process, error) {
 		p.log = f
 		w = io.MultiWriter(p.out, p.log)
 	}
-	cmd.Stdin = nil
-	cmd.Stdout = w
-	cmd.Stderr = w
+	spec.Stdin = nil
+	spec.Stdout = w
+	spec.Stderr = w
 	// Should anything the program started keep the output pipe open
 	// after it exits, Wait must still return.
-	cmd.WaitDelay = time.Second
-	if cfg.Watch {
-		procgroup.Prepare(cmd)
-	} else {
-		cmd.SysProcAttr = procgroup.SysProcAttr()
-	}
-	if err := cmd.Start(); err != nil {
+	spec.WaitDelay = time.Second
+	spec.Watch = cfg.Watch
+	proc, err := pol.Start(spec)
+	if err != nil {
 		if p.log != nil {
 			p.log.Close()
 		}
 		return nil, err
 	}
-	p.cmd = cmd
+	p.proc = proc
 	go func() {
-		p.waitErr = cmd.Wait()
+		p.waitErr = proc.Wait()
 		close(p.done)
 	}()
 	return p, nil
@@ -135,7 +131,7 @@ func Start(cmd *exec.Cmd, cfg Config) (*Process, error) {
 
 // Pid returns the program's process ID, which is also its process
 // group's.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.proc.Pid() }
 
 // Done is closed when the program has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -198,7 +194,7 @@ func (p *Process) LastWords() string {
 func (p *Process) Exited(when string) error {
 	status := "exited"
 	if err := p.Err(); err != nil {
-		var ee *exec.ExitError
+		var ee *process.ExitError
 		if errors.As(err, &ee) {
 			status = "exited with " + ee.ProcessState.String()
 		} else {
@@ -217,7 +213,7 @@ func (p *Process) Stop(ctx context.Context) {
 		select {
 		case <-p.done:
 		default:
-			procgroup.Terminate(p.cmd.Process)
+			p.proc.Terminate()
 			t := time.NewTimer(p.grace)
 			select {
 			case <-p.done:
@@ -225,12 +221,12 @@ func (p *Process) Stop(ctx context.Context) {
 			case <-ctx.Done():
 			}
 			t.Stop()
-			procgroup.Kill(p.cmd.Process)
+			p.proc.Kill()
 			<-p.done
 		}
 		// Whatever the program left in its group (a watcher, a child)
 		// goes with it.
-		procgroup.Kill(p.cmd.Process)
+		p.proc.Kill()
 		if p.log != nil {
 			p.log.Close()
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -17,8 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/logfile"
 )
+
+// hostProcs starts programs as the command line does.
+var hostProcs = process.Permit(environ.Host())
 
 // hang bounds a wait for an event that should come; past it the test fails
 // instead of hanging.
@@ -29,7 +33,7 @@ func start(t *testing.T, script string, cfg Config) *Process {
 	if cfg.Name == "" {
 		cfg.Name = "sh"
 	}
-	p, err := Start(exec.Command("sh", "-c", script), cfg)
+	p, err := Start(hostProcs, process.Spec{Purpose: process.DebugServer, Argv: []string{"sh", "-c", script}}, cfg)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -118,12 +122,12 @@ func TestExited(t *testing.T) {
 			p := start(t, tc.script, Config{Important: tc.important})
 			waitDone(t, p)
 			err := p.Err()
-			var ee *exec.ExitError
+			var ee *process.ExitError
 			switch {
 			case tc.code == 0 && err != nil:
 				t.Errorf("Err() = %v, want nil", err)
 			case tc.code != 0 && !errors.As(err, &ee):
-				t.Errorf("Err() = %v, want an *exec.ExitError", err)
+				t.Errorf("Err() = %v, want an *process.ExitError", err)
 			case tc.code != 0 && ee.ExitCode() != tc.code:
 				t.Errorf("exit code %d, want %d", ee.ExitCode(), tc.code)
 			}
@@ -246,9 +250,9 @@ func TestStop(t *testing.T) {
 			default:
 				t.Fatal("Done is not closed after Stop")
 			}
-			var ee *exec.ExitError
+			var ee *process.ExitError
 			if !errors.As(p.Err(), &ee) {
-				t.Fatalf("Err() = %v, want an *exec.ExitError", p.Err())
+				t.Fatalf("Err() = %v, want an *process.ExitError", p.Err())
 			}
 			if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != tc.signaled {
 				t.Errorf("wait status %v, want killed by %v", ee.ProcessState, tc.signaled)
@@ -290,7 +294,7 @@ func TestStopEndsTheGroup(t *testing.T) {
 				}
 				held <- err
 			}()
-			p, err := Start(exec.Command("sh", "-c", tc.script, "sh", fifo), Config{Name: "sh", Grace: time.Millisecond, Watch: tc.watch})
+			p, err := Start(hostProcs, process.Spec{Argv: []string{"sh", "-c", tc.script, "sh", fifo}}, Config{Name: "sh", Grace: time.Millisecond, Watch: tc.watch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,16 +371,16 @@ func TestStartFails(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
-		cmd  *exec.Cmd
+		argv []string
 		log  string
 		want string
 	}{
-		{"no such program", exec.Command(filepath.Join(dir, "missing")), "", "no such file or directory"},
-		{"no such program, with a log", exec.Command(filepath.Join(dir, "missing")), filepath.Join(dir, "a.log"), "no such file or directory"},
-		{"log in a missing directory", exec.Command("true"), filepath.Join(dir, "no", "a.log"), "open log file: open " + filepath.Join(dir, "no", "a.log") + ": no such file or directory"},
+		{"no such program", []string{filepath.Join(dir, "missing")}, "", "no such file or directory"},
+		{"no such program, with a log", []string{filepath.Join(dir, "missing")}, filepath.Join(dir, "a.log"), "no such file or directory"},
+		{"log in a missing directory", []string{"true"}, filepath.Join(dir, "no", "a.log"), "open log file: open " + filepath.Join(dir, "no", "a.log") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Start(tc.cmd, Config{Name: "x", LogFile: tc.log})
+			p, err := Start(hostProcs, process.Spec{Argv: tc.argv}, Config{Name: "x", LogFile: tc.log})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || p != nil {
 				t.Errorf("Start = %v, %v; want nil and an error with %q", p, err, tc.want)
 			}

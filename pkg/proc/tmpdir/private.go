@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 )
 
 // ErrUnsafe is wrapped by the errors of Private and RuntimeDir for a
@@ -15,13 +17,13 @@ var ErrUnsafe = errors.New("not private to this user")
 
 // RuntimeDir is hilrun's private folder for the lock files that
 // processes of one user share (the pool's benches): hilrun/ under
-// $XDG_RUNTIME_DIR, which the system keeps private to the user and empties
-// at logout, else hilrun-UID/ under os.TempDir(). Private makes and checks
-// it, so another local user can neither plant files or links in it nor
-// read who holds what.
-func RuntimeDir() (string, error) {
+// $XDG_RUNTIME_DIR of env, which the system keeps private to the user and
+// empties at logout, else hilrun-UID/ under os.TempDir(). Private makes
+// and checks it, so another local user can neither plant files or links
+// in it nor read who holds what.
+func RuntimeDir(env environ.Env) (string, error) {
 	dir := filepath.Join(os.TempDir(), "hilrun-"+strconv.Itoa(os.Getuid()))
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+	if x := env.Get("XDG_RUNTIME_DIR"); x != "" {
 		dir = filepath.Join(x, "hilrun")
 	}
 	if err := Private(dir); err != nil {

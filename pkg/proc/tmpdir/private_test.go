@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/gate/environ"
 )
 
 func TestPrivate(t *testing.T) {
@@ -86,7 +88,7 @@ func TestRuntimeDir(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("XDG_RUNTIME_DIR", tt.xdg)
-			got, err := RuntimeDir()
+			got, err := RuntimeDir(environ.Host())
 			if err != nil || got != tt.want {
 				t.Errorf("RuntimeDir = %s, %v; want %s", got, err, tt.want)
 			}

@@ -22,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/devices"
+	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -188,13 +191,20 @@ func hashSources(src string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// Start starts QEMU with spec and closes it when t ends; the Instance's log
+// Procs starts programs as the command line does: any program, the
+// user's environment.
+var Procs = process.Permit(environ.Host())
+
+// Start starts QEMU with spec (under Procs when it has no policy) and closes it when t ends; the Instance's log
 // goes to the test log on failure.
 func Start(t testing.TB, spec qemu.Spec) *qemu.Instance {
 	t.Helper()
 	NeedQEMU(t)
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
+	if spec.Procs.Allow == nil {
+		spec.Procs = Procs
+	}
 	in, err := qemu.Start(ctx, spec)
 	if err != nil {
 		t.Fatalf("start qemu: %v", err)
@@ -235,7 +245,7 @@ func OpenConsole(t testing.TB, in *qemu.Instance) *Console {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	c, err := serialx.Open(ctx, "qemu", serialx.Config{Path: in.ConsolePath(), NoLock: true})
+	c, err := serialx.Open(ctx, "qemu", serialx.Config{Path: in.ConsolePath(), NoLock: true, Devices: devices.Anywhere()})
 	if err != nil {
 		t.Fatalf("open qemu's console: %v", err)
 	}

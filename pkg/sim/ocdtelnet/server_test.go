@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/dial"
 	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/ocdtelnet"
@@ -23,7 +24,7 @@ func TestClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	s, err := openocd.Dial(ctx, srv.Addr())
+	s, err := openocd.Dial(ctx, srv.Addr(), openocd.WithGate(dial.Anywhere()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package procgroup_test
+package process
 
 import (
 	"os/exec"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrun/hilrun/pkg/proc/procgroup"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
@@ -31,7 +30,7 @@ func TestWatchedEndsAsTheProgram(t *testing.T) {
 			cmd := exec.Command("sh", "-c", tc.script)
 			var out, errOut testenv.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errOut
-			procgroup.Prepare(cmd)
+			prepare(cmd)
 			if !strings.Contains(strings.Join(cmd.Args, " "), "kill -9 0") {
 				t.Fatalf("not watched: %v", cmd.Args)
 			}
@@ -43,11 +42,11 @@ func TestWatchedEndsAsTheProgram(t *testing.T) {
 				for !strings.Contains(errOut.String(), "err") && time.Now().Before(deadline) {
 					time.Sleep(10 * time.Millisecond)
 				}
-				procgroup.Terminate(cmd.Process)
+				Terminate(cmd.Process)
 			}
 			cmd.Wait()
-			procgroup.Kill(cmd.Process) // as callers do: the watcher goes too
-			if got := procgroup.ExitCode(cmd.ProcessState); got != tc.code {
+			Kill(cmd.Process) // as callers do: the watcher goes too
+			if got := ExitCode(cmd.ProcessState); got != tc.code {
 				t.Errorf("exit code %d, want %d (stderr %q)", got, tc.code, errOut.String())
 			}
 			if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); tc.signal != 0 && (!ws.Signaled() || ws.Signal() != tc.signal) {

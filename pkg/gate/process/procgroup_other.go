@@ -1,6 +1,6 @@
 //go:build !unix
 
-package procgroup
+package process
 
 import (
 	"os"

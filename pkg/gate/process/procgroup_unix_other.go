@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package procgroup
+package process
 
 import "syscall"
 

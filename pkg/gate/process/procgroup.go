@@ -1,17 +1,13 @@
-// Package procgroup runs the programs hilrun starts (OpenOCD, build and
-// upload tools, host commands, ffmpeg) in process groups of their own, so
-// that a timeout, a cancellation or hilrun's own exit ends everything they
+// Package process is hilrun's one gate for starting programs: host
+// commands, build and upload tools, PlatformIO, OpenOCD, QEMU and ffmpeg
+// all start here (a test walks the source so that nothing else imports
+// os/exec), under a Policy that says what may start and with which
+// environment. Every program runs in a process group of its own, so that
+// a timeout, a cancellation or hilrun's own exit ends everything it
 // started, and nothing is left holding a probe, a port or a camera.
-package procgroup
+package process
 
-import (
-	"os"
-	"syscall"
-)
-
-// SysProcAttr puts a command in a process group of its own; on Linux the
-// kernel also kills it when hilrun dies. Set it as exec.Cmd.SysProcAttr.
-func SysProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
+import "os"
 
 // Terminate asks p's group to exit (SIGTERM); where there are no process
 // groups it kills p.
