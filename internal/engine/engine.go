@@ -59,7 +59,7 @@ func NewBench(c BenchConfig) runner.Bench {
 	b := runner.Bench{
 		Open:      OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g}),
 		OpenProbe: OpenProbe(ProbeOptions{LogDir: c.LogDir, Gates: g}),
-		Symbols:   Symbols,
+		Symbols:   elfsym.Lookup(g.Files),
 		Build:     Builder(BuildLogs(c.LogDir), nil, g.Procs),
 		Camera:    Camera(g.Procs),
 		Host:      process.Runner{Policy: g.Procs},
@@ -99,9 +99,6 @@ func (l hostLog) Loss() error {
 	}
 	return nil
 }
-
-// Symbols looks symbols up in ELF files.
-var Symbols runner.SymbolLookup = elfsym.LookupSymbol
 
 // BuildLogs names the log file of each build or upload step's tool under
 // logDir (KIND-lineN.log); nil when logDir is "".

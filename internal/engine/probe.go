@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/elfsym"
 	"os"
 	"path/filepath"
+
+	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 
 	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/openocd"
@@ -177,7 +179,7 @@ func CheckProbes(seq *steps.Sequence) error {
 			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: fmt.Sprintf("symbol %s needs an ELF file: set elf: on the step or on probe %s", s.Mem.Symbol, s.To)})
 			return
 		}
-		if _, _, err := elfsym.LookupSymbol(elf, s.Mem.Symbol); err != nil {
+		if _, _, err := elfsym.Lookup(files.Anywhere())(elf, s.Mem.Symbol); err != nil {
 			errs = append(errs, &steps.Error{Pos: s.Pos, Msg: err.Error(), Missing: missing(elf, err)})
 		}
 	})

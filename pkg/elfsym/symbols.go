@@ -7,13 +7,14 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/suggest"
 )
 
@@ -52,10 +53,15 @@ type cachedSymbols struct {
 	syms  *Symbols
 }
 
-// LoadSymbols reads the symbol table of the ELF file at path. Results are
-// cached by path, modification time and size.
-func LoadSymbols(path string) (*Symbols, error) {
-	fi, err := os.Stat(path)
+// LoadSymbols reads the symbol table of the ELF file at path, opened
+// through fs. Results are cached by path, modification time and size.
+func LoadSymbols(fs files.Policy, path string) (*Symbols, error) {
+	file, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load symbols: %w", err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("load symbols: %w", err)
 	}
@@ -65,7 +71,7 @@ func LoadSymbols(path string) (*Symbols, error) {
 	if ok && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
 		return c.syms, nil
 	}
-	syms, err := readSymbols(path)
+	syms, err := readSymbols(file, path)
 	if err != nil {
 		return nil, err
 	}
@@ -75,23 +81,25 @@ func LoadSymbols(path string) (*Symbols, error) {
 	return syms, nil
 }
 
-// LookupSymbol returns the address and size in bytes of the symbol name in
-// the ELF file at path: LoadSymbols and Lookup in one call, in the shape
-// the runner's symbol lookup takes.
-func LookupSymbol(path, name string) (addr, size uint64, err error) {
-	syms, err := LoadSymbols(path)
-	if err != nil {
-		return 0, 0, err
+// Lookup is the runner's symbol lookup over ELF files opened through fs:
+// the address and size in bytes of the symbol name in the file at path,
+// LoadSymbols and Symbols.Lookup in one call.
+func Lookup(fs files.Policy) func(path, name string) (addr, size uint64, err error) {
+	return func(path, name string) (uint64, uint64, error) {
+		syms, err := LoadSymbols(fs, path)
+		if err != nil {
+			return 0, 0, err
+		}
+		s, err := syms.Lookup(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		return s.Addr, s.Size, nil
 	}
-	s, err := syms.Lookup(name)
-	if err != nil {
-		return 0, 0, err
-	}
-	return s.Addr, s.Size, nil
 }
 
-func readSymbols(path string) (*Symbols, error) {
-	f, err := elf.Open(path)
+func readSymbols(r io.ReaderAt, path string) (*Symbols, error) {
+	f, err := elf.NewFile(r)
 	if err != nil {
 		var fe *elf.FormatError
 		if errors.As(err, &fe) {

@@ -5,13 +5,15 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
-	"github.com/hilrun/hilrun/pkg/runner"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
+	"github.com/hilrun/hilrun/pkg/runner"
 
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/testenv"
@@ -27,7 +29,7 @@ func needFirmware(t testing.TB) { testenv.SimFirmware(t, 2) }
 
 func TestFirmwareSymbols(t *testing.T) {
 	needFirmware(t)
-	syms, err := LoadSymbols(firmwareELF)
+	syms, err := LoadSymbols(files.Anywhere(), firmwareELF)
 	must(t, err)
 	tests := []struct {
 		name    string
@@ -60,7 +62,7 @@ func TestFirmwareSymbols(t *testing.T) {
 			}
 		})
 	}
-	addr, size, err := LookupSymbol(firmwareELF, "blink")
+	addr, size, err := Lookup(files.Anywhere())(firmwareELF, "blink")
 	if err != nil || addr != uint64(sim.BlinkAddr) || size != 4 {
 		t.Errorf("LookupSymbol: got 0x%x, %d, %v", addr, size, err)
 	}
@@ -72,9 +74,9 @@ func TestSymbolCache(t *testing.T) {
 	must(t, err)
 	path := filepath.Join(t.TempDir(), "fw.elf")
 	must(t, os.WriteFile(path, b, 0o644))
-	a1, err := LoadSymbols(path)
+	a1, err := LoadSymbols(files.Anywhere(), path)
 	must(t, err)
-	a2, err := LoadSymbols(path)
+	a2, err := LoadSymbols(files.Anywhere(), path)
 	must(t, err)
 	if a1 != a2 {
 		t.Error("loading an unchanged file again read it again")
@@ -83,7 +85,7 @@ func TestSymbolCache(t *testing.T) {
 	must(t, os.WriteFile(path, buildELF(t, []testSym{{name: "rebuilt", value: 0x20000000, size: 4, info: globalObject}}), 0o644))
 	later := time.Now().Add(time.Second)
 	must(t, os.Chtimes(path, later, later))
-	a3, err := LoadSymbols(path)
+	a3, err := LoadSymbols(files.Anywhere(), path)
 	must(t, err)
 	if _, err := a3.Lookup("rebuilt"); err != nil {
 		t.Errorf("after the rebuild: %v", err)
@@ -117,7 +119,7 @@ func TestSymbolsOfAHandmadeELF(t *testing.T) {
 		{name: "_end", value: 0x20001000, info: globalNoType},
 		{name: "printf", info: globalFunc, undefined: true},
 	}), 0o644))
-	syms, err := LoadSymbols(path)
+	syms, err := LoadSymbols(files.Anywhere(), path)
 	must(t, err)
 	tests := []struct {
 		name    string
@@ -168,7 +170,7 @@ func TestLoadSymbolsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := LoadSymbols(tt.path)
+			s, err := LoadSymbols(files.Anywhere(), tt.path)
 			if s != nil || err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 				t.Fatalf("got %v, %v, want an error starting %q", s, err, tt.wantErr)
 			}
@@ -211,7 +213,7 @@ func TestPositionIndependentSymbols(t *testing.T) {
 					t.Fatalf("cc: %v\n%s", err, out)
 				}
 			}
-			addr, _, err := LookupSymbol(path, "counter")
+			addr, _, err := Lookup(files.Anywhere())(path, "counter")
 			if !tc.pie {
 				if err != nil || addr == 0 {
 					t.Fatalf("got 0x%x, %v", addr, err)
@@ -323,5 +325,5 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// LookupSymbol is the runner's view of symbol lookup.
-var _ runner.SymbolLookup = LookupSymbol
+// Lookup is the runner's view of symbol lookup.
+var _ runner.SymbolLookup = Lookup(files.Anywhere())

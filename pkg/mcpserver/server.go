@@ -24,8 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/elfsym"
-	"github.com/hilrun/hilrun/pkg/gate"
 	"io"
 	"log"
 	"os"
@@ -34,6 +32,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -232,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	if cfg.Engine.Symbols == nil {
-		cfg.Engine.Symbols = elfsym.LookupSymbol
+		cfg.Engine.Symbols = elfsym.Lookup(cfg.Gates.Files)
 	}
 	if cfg.ListPorts == nil {
 		cfg.ListPorts = serialx.ListPorts

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/elfsym"
 	"log"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/elfsym"
+
 	"github.com/hilrun/hilrun/pkg/gate/dial"
 	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/openocd"
 )
@@ -38,7 +40,7 @@ func Example() {
 	}
 	defer s.Close()
 
-	syms, err := elfsym.LoadSymbols("build/firmware.elf")
+	syms, err := elfsym.LoadSymbols(files.Anywhere(), "build/firmware.elf")
 	if err != nil {
 		log.Fatal(err)
 	}

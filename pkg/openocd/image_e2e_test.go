@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestE2EFirmwareImage(t *testing.T) {
 		t.Logf("load_image: %s", out)
 		must(t, s.VerifyImage(ctx, path, 0))
 
-		syms, err := elfsym.LoadSymbols(firmwareELF)
+		syms, err := elfsym.LoadSymbols(files.Anywhere(), firmwareELF)
 		must(t, err)
 		v, err := syms.Lookup("fw_version")
 		must(t, err)

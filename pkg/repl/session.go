@@ -97,7 +97,7 @@ func (s *Session) open(ctx context.Context) error {
 		}
 		s.probes[p.Name] = d
 		if p.ELF != "" {
-			if syms, err := elfsym.LoadSymbols(p.ELF); err == nil {
+			if syms, err := elfsym.LoadSymbols(s.opts.Files, p.ELF); err == nil {
 				s.symbols = append(s.symbols, syms.Names()...)
 			}
 		}
