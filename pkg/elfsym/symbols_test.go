@@ -164,7 +164,7 @@ func TestLoadSymbolsErrors(t *testing.T) {
 		name, path, wantErr string
 		is                  error
 	}{
-		{"missing", filepath.Join(dir, "missing.elf"), "load symbols: stat " + filepath.Join(dir, "missing.elf") + ": no such file or directory", os.ErrNotExist},
+		{"missing", filepath.Join(dir, "missing.elf"), "load symbols: open " + filepath.Join(dir, "missing.elf") + ": no such file or directory", os.ErrNotExist},
 		{"not ELF", notELF, "load symbols from " + notELF + ": not an ELF file: bad magic number", nil},
 		{"stripped", stripped, "load symbols from " + stripped + ": the file has no symbol table (stripped?)", nil},
 	}
