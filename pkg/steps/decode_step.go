@@ -237,11 +237,22 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	}
 }
 
+// stepKeys are the entries a step was written with, for its kind's
+// finish.
+type stepKeys struct {
+	pairs []pair
+	has   map[string]bool
+}
+
 // finishStep applies what depends on several keys and checks required ones.
 func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 	has := map[string]bool{}
 	for _, p := range ps {
 		has[p.key.Value] = true
+	}
+	if k, ok := LookupKind(s.Kind); ok && k.finish != nil {
+		k.finish(d, s, stepKeys{pairs: ps, has: has})
+		return
 	}
 	switch s.Kind {
 	case KindSend:

@@ -125,22 +125,47 @@ type KindSpec struct {
 	// decode reads key (one of Keys or Allowed) into s; false leaves the
 	// key to the common keys (name, id, to, timeout, ...).
 	decode func(d *decoder, s *Step, key string, v *yaml.Node) bool
+	// finish is called once every key of a step is decoded: it checks
+	// what depends on several keys, and the keys the step needs.
+	finish func(d *decoder, s *Step, keys stepKeys)
 	// check is validate's look at one step: variables it reads, values
 	// it needs.
 	check func(v *validator, s *Step)
-	// title is the step's title when it has no name.
+	// title is the step's title when it has no name; a long title is the
+	// kind's to clip.
 	title func(s *Step) string
 }
 
-// registerKind adds a kind described in a file of its own, after the
-// kinds of kindTable. It is called from the kind file's init.
+// kindOrder is the order the docs present the kinds in: the capability
+// matrix, hilrun schema and the messages that list kinds follow it. A
+// kind not listed here comes after these, in the order the kind files
+// register (their names' order).
+var kindOrder = []Kind{
+	KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
+	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindMonitor,
+	KindBuild, KindUpload, KindPIOTest,
+	KindCamera, KindLines, KindBreak, KindResetSequence, KindExec, KindPower,
+}
+
+// registerKind adds a kind described in a file of its own to kindTable,
+// in its place in kindOrder. It is called from the kind file's init.
 func registerKind(k KindSpec) {
-	for _, have := range kindTable {
+	rank := func(k Kind) int {
+		if i := slices.Index(kindOrder, k); i >= 0 {
+			return i
+		}
+		return len(kindOrder)
+	}
+	at := len(kindTable)
+	for i, have := range kindTable {
 		if have.Kind == k.Kind {
 			panic("steps: kind " + string(k.Kind) + " registered twice")
 		}
+		if at == len(kindTable) && rank(have.Kind) > rank(k.Kind) {
+			at = i
+		}
 	}
-	kindTable = append(kindTable, k)
+	kindTable = slices.Insert(kindTable, at, k)
 }
 
 // RawNeed is what a step needs of its probe beyond typed operations.

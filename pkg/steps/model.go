@@ -668,7 +668,7 @@ func (s *Step) Title() string {
 		return s.Name
 	}
 	if k, ok := LookupKind(s.Kind); ok && k.title != nil {
-		return clip(k.title(s))
+		return k.title(s)
 	}
 	switch s.Kind {
 	case KindSend:

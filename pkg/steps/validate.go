@@ -294,11 +294,11 @@ func (v *validator) steps(ss []*Step) {
 }
 
 func (v *validator) step(s *Step) {
-	if k, ok := LookupKind(s.Kind); ok && k.check != nil {
-		k.check(v, s)
-	}
 	for _, p := range s.FailOn {
 		v.pattern(p)
+	}
+	if k, ok := LookupKind(s.Kind); ok && k.check != nil {
+		k.check(v, s)
 	}
 	switch s.Kind {
 	case KindSend:
