@@ -20,7 +20,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 		}
 		return r.expect(ctx, s, res, c, r.cursor[s.To], false)
 	},
-	steps.KindDelay:   (*run).delay,
 	steps.KindCapture: (*run).capture,
 	steps.KindAssert: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
 		return r.assert(ctx, s, res)
@@ -138,24 +137,6 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return nil
 	}
 	return r.expect(ctx, s, res, c, reply, reply != cursor)
-}
-
-// delay waits s.Delay. Right after a send that expects nothing it counts
-// from the end of that send's write, not from its own start, so the step
-// bookkeeping between the two does not lengthen the gap the device sees
-// between the writes (a sender that writes then sleeps counts the same).
-func (r *run) delay(ctx context.Context, s *steps.Step, res *StepResult) error {
-	start := time.Now()
-	if !r.wrote.IsZero() {
-		start, r.wrote = r.wrote, time.Time{}
-	}
-	err := r.sleepTimed(ctx, start.Add(s.Delay))
-	actual := time.Since(start)
-	res.Data = map[string]any{
-		"requested_us": s.Delay.Microseconds(),
-		"actual_us":    actual.Microseconds(),
-	}
-	return err
 }
 
 func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group string) error {

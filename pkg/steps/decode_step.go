@@ -202,10 +202,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		// read before the other keys, in step
 	case "save":
 		s.Save = d.saves(v)
-	case "delay":
-		s.Delay, _ = d.durationIn(v, "delay", delayRange)
-	case "delay_ms":
-		s.Delay, _ = d.numberIn(v, "delay_ms", time.Millisecond, delayRange)
 	case "capture":
 		s.Capture = d.capture(v)
 	case "assert":

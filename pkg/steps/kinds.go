@@ -212,7 +212,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle", "wait_prompt", "until_prompt"}},
 	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
 		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
-	{Kind: KindDelay, Keys: []string{"delay", "delay_ms"}, Doc: "wait"},
 	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
 		Allowed: []string{"to", "save", "fail_on", "timeout", "settle"}},
 	{Kind: KindAssert, Keys: []string{"assert"}, Doc: "check an expression", Allowed: []string{"message"}},

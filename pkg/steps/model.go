@@ -20,7 +20,6 @@ type Kind string
 const (
 	KindSend    Kind = "send"
 	KindExpect  Kind = "expect"
-	KindDelay   Kind = "delay"
 	KindCapture Kind = "capture"
 	KindAssert  Kind = "assert"
 	KindSet     Kind = "set"
@@ -683,8 +682,6 @@ func (s *Step) Title() string {
 		if len(s.Expect) > 0 {
 			return clip(s.Expect[0].String())
 		}
-	case KindDelay:
-		return s.Delay.String()
 	case KindCapture:
 		if s.Capture != nil && s.Capture.Label != "" {
 			return s.Capture.Label
