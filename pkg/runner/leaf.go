@@ -20,13 +20,7 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 		}
 		return r.expect(ctx, s, res, c, r.cursor[s.To], false)
 	},
-	steps.KindCapture: (*run).capture,
-	steps.KindAssert: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
-		return r.assert(ctx, s, res)
-	},
-	steps.KindSet: func(r *run, ctx context.Context, s *steps.Step, res *StepResult) error {
-		return r.set(ctx, s, res)
-	},
+	steps.KindCapture:       (*run).capture,
 	steps.KindMemRead:       (*run).memRead,
 	steps.KindMemWrite:      (*run).memWrite,
 	steps.KindMemPoll:       (*run).memPoll,

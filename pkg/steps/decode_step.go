@@ -204,26 +204,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		s.Save = d.saves(v)
 	case "capture":
 		s.Capture = d.capture(v)
-	case "assert":
-		src, ok := d.text(v, "assert")
-		if ok {
-			s.Assert = &Expr{Src: src, Pos: d.pos(v)}
-		}
-	case "message":
-		if v.Kind == yaml.MappingNode {
-			ps := d.pairs(v)
-			if len(ps) != 1 || ps[0].key.Value != "expr" {
-				d.add(d.pos(v), "message is text with ${name}, or {expr: \"...\"}")
-				return
-			}
-			if src, ok := d.text(ps[0].val, "expr"); ok {
-				s.MessageExpr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
-			}
-			return
-		}
-		s.MessageText, _ = d.template(v, "message")
-	case "set":
-		s.Set = d.assignments(v)
 	case "group":
 		s.Name, _ = d.text(v, "group name")
 	case "repeat":
@@ -462,48 +442,6 @@ func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
 		d.add(d.pos(v), "capture needs something that ends it: duration, idle_timeout, until or max_bytes")
 	}
 	return c
-}
-
-func (d *decoder) assignments(v *yaml.Node) []*Assignment {
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "set must map variable names to values, found %s", kindName(v))
-		return nil
-	}
-	var out []*Assignment
-	for _, p := range d.pairs(v) {
-		if !validName(p.key.Value) {
-			d.add(d.pos(p.key), "set: %q is not a variable name", p.key.Value)
-			continue
-		}
-		a := &Assignment{Name: p.key.Value, Pos: d.pos(p.key)}
-		switch {
-		case p.val.Kind == yaml.MappingNode:
-			ps := d.pairs(p.val)
-			if len(ps) != 1 || ps[0].key.Value != "expr" {
-				d.add(d.pos(p.val), "set %s: a value is text, a number, a boolean or {expr: \"...\"}", a.Name)
-				continue
-			}
-			src, ok := d.text(ps[0].val, "expr")
-			if !ok {
-				continue
-			}
-			a.Expr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
-		case p.val.Kind == yaml.ScalarNode && (p.val.Tag == "!!str" || p.val.Style != 0):
-			t, ok := d.template(p.val, "set "+a.Name)
-			if !ok {
-				continue
-			}
-			a.Text = t
-		default:
-			val, ok := d.scalarValue(p.val, "set "+a.Name)
-			if !ok {
-				continue
-			}
-			a.Value = val
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 var repeatKeys = []string{"count", "every", "for", "as"}

@@ -214,8 +214,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
 	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
 		Allowed: []string{"to", "save", "fail_on", "timeout", "settle"}},
-	{Kind: KindAssert, Keys: []string{"assert"}, Doc: "check an expression", Allowed: []string{"message"}},
-	{Kind: KindSet, Keys: []string{"set"}, Doc: "set variables"},
 	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
 	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
 

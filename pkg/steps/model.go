@@ -21,8 +21,6 @@ const (
 	KindSend    Kind = "send"
 	KindExpect  Kind = "expect"
 	KindCapture Kind = "capture"
-	KindAssert  Kind = "assert"
-	KindSet     Kind = "set"
 	KindGroup   Kind = "group"
 	KindRepeat  Kind = "repeat"
 
@@ -561,16 +559,6 @@ type PowerSpec struct {
 // PowerActions are the actions a power step takes.
 var PowerActions = []string{"on", "off", "cycle"}
 
-// Assignment is one variable set by a set step: a value (strings are
-// templates) or an expression.
-type Assignment struct {
-	Name  string
-	Value any
-	Text  *Template
-	Expr  *Expr
-	Pos   Pos
-}
-
 // Step is one step of a sequence. Which fields are used depends on Kind.
 type Step struct {
 	Kind Kind
@@ -687,19 +675,6 @@ func (s *Step) Title() string {
 			return s.Capture.Label
 		}
 		return "capture"
-	case KindAssert:
-		if s.Assert != nil {
-			return clip(s.Assert.Src)
-		}
-	case KindSet:
-		names := ""
-		for i, a := range s.Set {
-			if i > 0 {
-				names += ", "
-			}
-			names += a.Name
-		}
-		return clip(names)
 	case KindRepeat:
 		return "repeat"
 	case KindMemRead, KindMemWrite, KindMemPoll:

@@ -316,26 +316,6 @@ func (v *validator) step(s *Step) {
 		for _, sv := range s.Save {
 			v.defined[sv.Var] = true
 		}
-	case KindAssert:
-		if s.Assert != nil {
-			v.compile(s.Assert)
-		}
-		if s.MessageText != nil {
-			v.template(s.Pos, s.MessageText)
-		}
-		if s.MessageExpr != nil {
-			v.compile(s.MessageExpr)
-		}
-	case KindSet:
-		for _, a := range s.Set {
-			if a.Text != nil {
-				v.template(a.Pos, a.Text)
-			}
-			if a.Expr != nil {
-				v.compile(a.Expr)
-			}
-			v.defined[a.Name] = true
-		}
 	case KindMemRead, KindMemWrite, KindMemPoll:
 		m := s.Mem
 		if m.Address != nil {
