@@ -20,7 +20,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 		}
 		return r.expect(ctx, s, res, c, r.cursor[s.To], false)
 	},
-	steps.KindCapture:       (*run).capture,
 	steps.KindMemRead:       (*run).memRead,
 	steps.KindMemWrite:      (*run).memWrite,
 	steps.KindMemPoll:       (*run).memPoll,

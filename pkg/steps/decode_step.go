@@ -202,8 +202,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		// read before the other keys, in step
 	case "save":
 		s.Save = d.saves(v)
-	case "capture":
-		s.Capture = d.capture(v)
 	case "group":
 		s.Name, _ = d.text(v, "group name")
 	case "repeat":
@@ -286,10 +284,6 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 			case m.Check != nil && len(m.Check.Values) > 1:
 				d.add(s.Pos, "mem_poll reads one value: expect one value or {mask, value}, not a list")
 			}
-		}
-	case KindCapture:
-		if len(s.Save) > 1 || len(s.Save) == 1 && s.Save[0].Group != -1 {
-			d.add(s.Pos, "save on a capture names one variable for the captured text")
 		}
 	default:
 		d.finishControl(s, has)
@@ -390,58 +384,6 @@ func (d *decoder) saves(v *yaml.Node) []SaveSpec {
 	}
 	d.add(d.pos(v), "save must be a variable name, a list of names (one per group), or {name: group}, found %s", kindName(v))
 	return nil
-}
-
-var captureKeys = []string{"duration", "idle_timeout", "initial_timeout", "until", "regex", "max_bytes", "start", "label"}
-
-func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
-	c := &CaptureSpec{}
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-		d.add(d.pos(v), "camera captures (capture: true) are not supported by this build of hilrun; for a serial capture window write capture: {duration: 2s}")
-		return c
-	}
-	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		var ok bool
-		if c.Duration, ok = d.durationIn(v, "capture", timeoutRange); ok && c.Duration == 0 {
-			d.add(d.pos(v), "capture needs something that ends it: a duration above 0")
-		}
-		return c
-	}
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "capture must be a duration or a mapping such as {duration: 2s, until: \"done\"}, found %s", kindName(v))
-		return c
-	}
-	regex := false
-	var until *yaml.Node
-	for _, p := range d.pairs(v) {
-		switch p.key.Value {
-		case "duration":
-			c.Duration, _ = d.durationIn(p.val, "duration", timeoutRange)
-		case "idle_timeout":
-			c.IdleTimeout, _ = d.durationIn(p.val, "idle_timeout", timeoutRange)
-		case "initial_timeout":
-			c.InitialTimeout, _ = d.durationIn(p.val, "initial_timeout", timeoutRange)
-		case "until":
-			until = p.val
-		case "regex":
-			regex, _ = d.boolean(p.val, "regex")
-		case "max_bytes":
-			c.MaxBytes, _ = d.integer(p.val, "max_bytes", 1, 1<<30)
-		case "start":
-			c.FirstByte = d.oneOf(p.val, "start", "immediate", "first_byte") == "first_byte"
-		case "label":
-			c.Label, _ = d.text(p.val, "label")
-		default:
-			d.unknownKey(p.key, "capture", captureKeys)
-		}
-	}
-	if until != nil {
-		c.Until = d.patternList(until, "until", regex)
-	}
-	if c.Duration == 0 && c.IdleTimeout == 0 && len(c.Until) == 0 && c.MaxBytes == 0 {
-		d.add(d.pos(v), "capture needs something that ends it: duration, idle_timeout, until or max_bytes")
-	}
-	return c
 }
 
 var repeatKeys = []string{"count", "every", "for", "as"}

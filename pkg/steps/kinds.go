@@ -212,8 +212,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle", "wait_prompt", "until_prompt"}},
 	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
 		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
-	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
-		Allowed: []string{"to", "save", "fail_on", "timeout", "settle"}},
 	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
 	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
 

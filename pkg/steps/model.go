@@ -18,11 +18,10 @@ type Kind string
 
 // Step kinds.
 const (
-	KindSend    Kind = "send"
-	KindExpect  Kind = "expect"
-	KindCapture Kind = "capture"
-	KindGroup   Kind = "group"
-	KindRepeat  Kind = "repeat"
+	KindSend   Kind = "send"
+	KindExpect Kind = "expect"
+	KindGroup  Kind = "group"
+	KindRepeat Kind = "repeat"
 
 	KindMemRead  Kind = "mem_read"
 	KindMemWrite Kind = "mem_write"
@@ -488,17 +487,6 @@ type ImageSpec struct {
 	Offset uint64
 }
 
-// CaptureSpec is a serial capture window.
-type CaptureSpec struct {
-	Duration       time.Duration
-	IdleTimeout    time.Duration
-	InitialTimeout time.Duration
-	Until          []*PatternSpec
-	MaxBytes       int
-	FirstByte      bool
-	Label          string
-}
-
 // CameraSpec is a camera capture: Frames pictures from Camera, saved as
 // PNG files named after Label, each checked against Checks.
 type CameraSpec struct {
@@ -670,11 +658,6 @@ func (s *Step) Title() string {
 		if len(s.Expect) > 0 {
 			return clip(s.Expect[0].String())
 		}
-	case KindCapture:
-		if s.Capture != nil && s.Capture.Label != "" {
-			return s.Capture.Label
-		}
-		return "capture"
 	case KindRepeat:
 		return "repeat"
 	case KindMemRead, KindMemWrite, KindMemPoll:

@@ -306,16 +306,6 @@ func (v *validator) step(s *Step) {
 		v.expect(s)
 	case KindExpect:
 		v.expect(s)
-	case KindCapture:
-		if s.Capture == nil {
-			return
-		}
-		for _, p := range s.Capture.Until {
-			v.pattern(p)
-		}
-		for _, sv := range s.Save {
-			v.defined[sv.Var] = true
-		}
 	case KindMemRead, KindMemWrite, KindMemPoll:
 		m := s.Mem
 		if m.Address != nil {
