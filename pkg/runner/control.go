@@ -1,15 +1,9 @@
 package runner
 
-import (
-	"context"
-	"fmt"
-	"time"
+import "time"
 
-	"github.com/hilrun/hilrun/pkg/steps"
-)
-
-// This file runs the bench-control steps: camera captures and image
-// checks, modem lines, break and reset sequences, host commands and power.
+// This file holds the limits of the bench-control steps: camera
+// captures and image checks, host commands and power.
 
 // Defaults for steps that give no timeout.
 const (
@@ -24,54 +18,6 @@ const (
 	// kept.
 	execReport = 64 << 10
 )
-
-// lineController is a console with modem control lines, such as
-// *serialx.Console on a real serial port. A console that wraps another
-// offers it with Unwrap() Console.
-type lineController interface {
-	SetLines(ctx context.Context, dtr, rts *bool) error
-	PulseLines(ctx context.Context, dtr, rts *bool, hold time.Duration) error
-	Break(ctx context.Context, d time.Duration) error
-	ResetSequence(ctx context.Context, name string) error
-}
-
-// lines runs lines, break and reset_sequence steps.
-func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
-	c, err := r.console(s.To)
-	if err != nil {
-		return err
-	}
-	lc, ok := c.(lineController)
-	for !ok {
-		u, can := c.(interface{ Unwrap() Console })
-		if !can {
-			return fmt.Errorf("%s: the console of %s has no modem control lines", s.Kind, s.To)
-		}
-		c = u.Unwrap()
-		lc, ok = c.(lineController)
-	}
-	switch s.Kind {
-	case steps.KindLines:
-		l := s.Lines
-		if l.Hold > 0 {
-			err = lc.PulseLines(ctx, l.DTR, l.RTS, l.Hold)
-		} else {
-			err = lc.SetLines(ctx, l.DTR, l.RTS)
-		}
-	case steps.KindBreak:
-		err = lc.Break(ctx, s.Delay)
-	case steps.KindResetSequence:
-		err = lc.ResetSequence(ctx, s.ResetSequence)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s on %s: %w", s.Kind, s.To, context.Cause(ctx))
-		}
-		return fmt.Errorf("%s on %s: %w", s.Kind, s.To, err)
-	}
-	res.Message = string(s.Kind) + " " + s.Title()
-	return nil
-}
 
 const execHead = 64 << 10
 

@@ -146,6 +146,17 @@ type decoder struct {
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
+// hasErrAt reports whether an error was already recorded at n.
+func (d *decoder) hasErrAt(n *yaml.Node) bool {
+	p := d.pos(n)
+	for _, e := range d.list {
+		if e.Pos == p {
+			return true
+		}
+	}
+	return false
+}
+
 func resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias

@@ -16,10 +16,6 @@ import (
 // checks, modem lines, break, reset sequences, host commands and power;
 // and the cameras and power sections of sequences and bench files.
 
-// MaxBreak is the longest break a step may send: the serial driver holds
-// the line in break for the whole time and cannot be interrupted.
-const MaxBreak = 10 * time.Second
-
 // cameraKeys are the keys of capture: {...} for a camera, also accepted
 // beside capture: true.
 var cameraKeys = []string{"camera", "device_index", "label", "frames", "size"}
@@ -81,28 +77,6 @@ func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
 			return false
 		}
 		return true
-	case KindLines:
-		if k == "lines" {
-			s.Lines = d.lines(v)
-			return true
-		}
-	case KindBreak:
-		if k == "break" {
-			s.Delay, _ = d.duration(v, "break")
-			switch {
-			case d.hasErrAt(v):
-			case s.Delay <= 0:
-				d.add(d.pos(v), "break needs a length above 0, like 250ms")
-			case s.Delay > MaxBreak:
-				d.add(d.pos(v), "break of %s is longer than %s: a break cannot be interrupted once it starts", s.Delay, MaxBreak)
-			}
-			return true
-		}
-	case KindResetSequence:
-		if k == "reset_sequence" {
-			s.ResetSequence = d.oneOf(v, "reset_sequence", ResetSequences...)
-			return true
-		}
 	case KindExec:
 		if s.Exec == nil {
 			s.Exec = &ExecSpec{}
@@ -143,17 +117,6 @@ func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
 			return false
 		}
 		return true
-	}
-	return false
-}
-
-// hasErrAt reports whether an error was already recorded at n.
-func (d *decoder) hasErrAt(n *yaml.Node) bool {
-	p := d.pos(n)
-	for _, e := range d.list {
-		if e.Pos == p {
-			return true
-		}
 	}
 	return false
 }
@@ -333,36 +296,6 @@ func (d *decoder) bounds(v *yaml.Node) []imaging.Compare {
 		d.add(d.pos(v), "brightness needs at least one bound")
 	}
 	return out
-}
-
-var linesKeys = []string{"dtr", "rts", "hold"}
-
-func (d *decoder) lines(v *yaml.Node) *LinesSpec {
-	l := &LinesSpec{}
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "lines must be a mapping such as {dtr: true, rts: false}, found %s", kindName(v))
-		return l
-	}
-	for _, p := range d.pairs(v) {
-		switch p.key.Value {
-		case "dtr", "rts":
-			if b, ok := d.boolean(p.val, p.key.Value); ok {
-				if p.key.Value == "dtr" {
-					l.DTR = &b
-				} else {
-					l.RTS = &b
-				}
-			}
-		case "hold":
-			l.Hold, _ = d.durationIn(p.val, "hold", delayRange)
-		default:
-			d.unknownKey(p.key, "lines", linesKeys)
-		}
-	}
-	if l.DTR == nil && l.RTS == nil {
-		d.add(d.pos(v), "lines needs dtr:, rts: or both")
-	}
-	return l
 }
 
 func (d *decoder) execField(x *ExecSpec, k string, v *yaml.Node) bool {

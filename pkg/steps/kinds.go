@@ -241,9 +241,6 @@ var kindTable = []KindSpec{
 
 	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
 		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
-	{Kind: KindLines, On: OnDevice, Keys: []string{"lines"}, Caps: CapDevice | CapModemLines, Doc: "set DTR and RTS", Allowed: []string{"to"}},
-	{Kind: KindBreak, On: OnDevice, Keys: []string{"break"}, Caps: CapDevice | CapModemLines, Doc: "send a serial break", Allowed: []string{"to"}},
-	{Kind: KindResetSequence, On: OnDevice, Keys: []string{"reset_sequence"}, Caps: CapDevice | CapModemLines, Doc: "play a bootloader's DTR/RTS pattern", Allowed: []string{"to"}},
 	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command", Note: "device only with port:",
 		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
 	{Kind: KindPower, Keys: []string{"power"}, Caps: CapPower, Doc: "switch a board's power", Allowed: []string{"device", "timeout"}},

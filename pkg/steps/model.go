@@ -40,22 +40,15 @@ const (
 
 	// KindCamera is a camera capture (capture: true, capture: {camera:
 	// ...}) or an image check (expect_image).
-	KindCamera        Kind = "camera"
-	KindLines         Kind = "lines"
-	KindBreak         Kind = "break"
-	KindResetSequence Kind = "reset_sequence"
-	KindExec          Kind = "exec"
-	KindPower         Kind = "power"
+	KindCamera Kind = "camera"
+	KindExec   Kind = "exec"
+	KindPower  Kind = "power"
 )
 
 // DefaultCamera is the name of the camera a capture without a camera uses
 // in a sequence that declares none: the bench file or --sim binds it, and
 // without them it is the first camera of the host (index 0).
 const DefaultCamera = "camera"
-
-// ResetSequences are the names reset_sequence accepts. Each names a fixed
-// pattern of DTR and RTS levels that the serial adapter plays.
-var ResetSequences = []string{"esp32", "esp32_run", "arduino"}
 
 // DefaultProbe is the name of the probe a sequence without a probes
 // section uses.
@@ -511,13 +504,6 @@ type ImageCheck struct {
 	Pos       Pos
 }
 
-// LinesSpec sets a console's modem control lines; nil leaves a line as
-// it is. With Hold the lines go back to their previous levels after it.
-type LinesSpec struct {
-	DTR, RTS *bool
-	Hold     time.Duration
-}
-
 // ExecSpec is a host command run as a step.
 type ExecSpec struct {
 	// Command is an argument vector; each element may hold ${var}. With
@@ -679,12 +665,6 @@ func (s *Step) Title() string {
 			return s.Camera.Label
 		}
 		return s.Camera.Camera
-	case KindLines:
-		return s.Lines.describe()
-	case KindBreak:
-		return s.Delay.String()
-	case KindResetSequence:
-		return s.ResetSequence
 	case KindExec:
 		if s.Exec != nil {
 			var parts []string
@@ -699,29 +679,6 @@ func (s *Step) Title() string {
 		}
 	}
 	return string(s.Kind)
-}
-
-func (l *LinesSpec) describe() string {
-	if l == nil {
-		return "lines"
-	}
-	var parts []string
-	for _, f := range []struct {
-		name string
-		v    *bool
-	}{{"dtr", l.DTR}, {"rts", l.RTS}} {
-		if f.v != nil {
-			v := "0"
-			if *f.v {
-				v = "1"
-			}
-			parts = append(parts, f.name+"="+v)
-		}
-	}
-	if l.Hold > 0 {
-		parts = append(parts, "for "+l.Hold.String())
-	}
-	return strings.Join(parts, " ")
 }
 
 func clip(s string) string {
