@@ -3,13 +3,12 @@ package runner
 import "time"
 
 // This file holds the limits of the bench-control steps: camera
-// captures and image checks, host commands and power.
+// captures and image checks, and host commands.
 
 // Defaults for steps that give no timeout.
 const (
 	defaultCameraTimeout = 30 * time.Second
 	defaultExecTimeout   = 60 * time.Second
-	defaultPowerTimeout  = 30 * time.Second
 	// execKeep bounds the output of a host command kept in memory for
 	// expect and save; the log file has all of it.
 	execKeep = 1 << 20

@@ -33,7 +33,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindPIOTest:  (*run).build,
 	steps.KindCamera:   (*run).camera,
 	steps.KindExec:     (*run).exec,
-	steps.KindPower:    (*run).power,
 }
 
 // leaf runs a step that has no children.

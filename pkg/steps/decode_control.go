@@ -1,11 +1,9 @@
 package steps
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -82,41 +80,6 @@ func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
 			s.Exec = &ExecSpec{}
 		}
 		return d.execField(s.Exec, k, v)
-	case KindPower:
-		if s.Power == nil {
-			s.Power = &PowerSpec{}
-		}
-		switch k {
-		case "power":
-			if v.Kind == yaml.ScalarNode {
-				s.Power.Action = d.oneOf(v, "power", PowerActions...)
-				return true
-			}
-			if v.Kind != yaml.MappingNode {
-				d.add(d.pos(v), "power must be an action (on, off, cycle) or a mapping such as {device: dut, action: cycle}, found %s", kindName(v))
-				return true
-			}
-			sawAction := false
-			for _, p := range d.pairs(v) {
-				switch p.key.Value {
-				case "device":
-					s.Power.Target, _ = d.str(p.val, "device")
-				case "action":
-					sawAction = true
-					s.Power.Action = d.oneOf(p.val, "action", PowerActions...)
-				default:
-					d.unknownKey(p.key, "power", []string{"device", "action"})
-				}
-			}
-			if !sawAction {
-				d.add(d.pos(v), "power needs an action: on, off or cycle")
-			}
-		case "device":
-			s.Power.Target, _ = d.str(v, "device")
-		default:
-			return false
-		}
-		return true
 	}
 	return false
 }
@@ -445,90 +408,6 @@ func (d *decoder) cameras(n *yaml.Node) {
 		d.seq.Cameras = append(d.seq.Cameras, c)
 	})
 }
-
-var powerEntryKeys = []string{"on", "off", "cycle", "shell", "off_time", "timeout"}
-
-// power reads a power section: a board name to the commands that switch
-// it.
-func (d *decoder) power(n *yaml.Node) {
-	if d.seq.Power == nil {
-		d.seq.Power = map[string]*PowerEntry{}
-	}
-	d.namedEntries(n, "power", "board names to {on: [...], off: [...]}", "power entry", func(name string, p pair) {
-		e := &PowerEntry{Name: name, Dir: d.relPath("."), Pos: d.pos(p.key)}
-		if p.val.Kind != yaml.MappingNode {
-			d.add(d.pos(p.val), "power %s must be a mapping such as {on: [uhubctl, -a, on, -p, \"2\"], off: [uhubctl, -a, off, -p, \"2\"]}, found %s", name, kindName(p.val))
-			return
-		}
-		for _, f := range d.pairs(p.val) {
-			switch f.key.Value {
-			case "on":
-				e.On = d.command(f.val, "on")
-			case "off":
-				e.Off = d.command(f.val, "off")
-			case "cycle":
-				e.Cycle = d.command(f.val, "cycle")
-			case "shell":
-				e.Shell, _ = d.boolean(f.val, "shell")
-			case "off_time":
-				e.OffTime, _ = d.durationIn(f.val, "off_time", delayRange)
-			case "timeout":
-				e.Timeout, _ = d.durationIn(f.val, "timeout", timeoutRange)
-			default:
-				d.unknownKey(f.key, "power "+name, powerEntryKeys)
-			}
-		}
-		if e.Cycle == nil && (e.On == nil || e.Off == nil) {
-			d.add(e.Pos, "power %s needs on: and off: commands (cycle: is optional; without it a cycle runs off, waits off_time, then on)", name)
-		}
-		for _, c := range [][]string{e.On, e.Off, e.Cycle} {
-			if e.Shell && len(c) > 1 {
-				d.add(e.Pos, "power %s: with shell: true each command is one string for sh -c", name)
-				break
-			}
-		}
-		d.seq.Power[name] = e
-	})
-}
-
-func (d *decoder) command(v *yaml.Node, what string) []string {
-	c := d.strings(v, what)
-	if len(c) == 0 {
-		d.add(d.pos(v), "%s needs a command: an argument vector such as [uhubctl, -a, on, -p, \"2\"]", what)
-	}
-	return c
-}
-
-// PowerCommand returns the argument vector for one action of e: the
-// command itself, or sh -c with it when Shell is set.
-func (e *PowerEntry) PowerCommand(action string) []string {
-	var c []string
-	switch action {
-	case "on":
-		c = e.On
-	case "off":
-		c = e.Off
-	case "cycle":
-		c = e.Cycle
-	}
-	if c == nil {
-		return nil
-	}
-	if e.Shell {
-		return []string{"sh", "-c", c[0]}
-	}
-	return c
-}
-
-// OffTimeOrDefault is how long a cycle leaves the board off.
-func (e *PowerEntry) OffTimeOrDefault() time.Duration {
-	if e.OffTime > 0 {
-		return e.OffTime
-	}
-	return time.Second
-}
-
-func (e *PowerEntry) String() string { return fmt.Sprintf("power %s", e.Name) }
 
 // TalksToDevice reports whether a step, as a mapping decoded from YAML or
 // JSON, talks to a serial device (and so takes to:): send, expect, a

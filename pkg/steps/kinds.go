@@ -243,7 +243,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
 	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command", Note: "device only with port:",
 		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
-	{Kind: KindPower, Keys: []string{"power"}, Caps: CapPower, Doc: "switch a board's power", Allowed: []string{"device", "timeout"}},
 }
 
 func uploadCaps(s *Step) Cap {

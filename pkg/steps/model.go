@@ -42,7 +42,6 @@ const (
 	// ...}) or an image check (expect_image).
 	KindCamera Kind = "camera"
 	KindExec   Kind = "exec"
-	KindPower  Kind = "power"
 )
 
 // DefaultCamera is the name of the camera a capture without a camera uses
@@ -191,25 +190,6 @@ type Camera struct {
 	// Implicit is true for a camera only named by steps.
 	Implicit bool
 	Pos      Pos
-}
-
-// PowerEntry names the host commands that switch one board's power. Each
-// is an argument vector, or one string for sh -c with Shell.
-type PowerEntry struct {
-	Name  string
-	On    []string
-	Off   []string
-	Cycle []string
-	Shell bool
-	// OffTime is how long a cycle without a cycle command leaves the
-	// board off; 0 means 1s.
-	OffTime time.Duration
-	// Timeout bounds each command; 0 means 30s.
-	Timeout time.Duration
-	// Dir is where the commands run: the folder of the file that names
-	// them, so ./relay.sh beside a bench file is found.
-	Dir string
-	Pos Pos
 }
 
 // Launch says how to start the server a probe talks to: OpenOCD, or with
@@ -523,16 +503,6 @@ type ExecSpec struct {
 	Port string
 }
 
-// PowerSpec is a power step: Action (on, off or cycle) on Target, a name
-// with a power entry in the sequence or the bench file.
-type PowerSpec struct {
-	Target string
-	Action string
-}
-
-// PowerActions are the actions a power step takes.
-var PowerActions = []string{"on", "off", "cycle"}
-
 // Step is one step of a sequence. Which fields are used depends on Kind.
 type Step struct {
 	Kind Kind
@@ -672,10 +642,6 @@ func (s *Step) Title() string {
 				parts = append(parts, t.Raw)
 			}
 			return clip(strings.Join(parts, " "))
-		}
-	case KindPower:
-		if s.Power != nil {
-			return strings.TrimSpace(s.Power.Action + " " + s.Power.Target)
 		}
 	}
 	return string(s.Kind)

@@ -257,17 +257,6 @@ func isCameraInput(s string) bool {
 	return strings.ContainsAny(s, "/:\\")
 }
 
-func powerNames(seq *Sequence) []string {
-	names := deviceNames(seq)
-	for n := range seq.Power {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
 func deviceNames(seq *Sequence) []string {
 	var names []string
 	for _, d := range seq.Devices {
