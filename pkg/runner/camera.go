@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -31,6 +32,9 @@ type GrabRequest struct {
 // files written, in order; with an error it returns those written before
 // it. Every error is the bench's: a missing camera or tool.
 type CameraGrabber func(ctx context.Context, req GrabRequest) ([]string, error)
+
+// defaultCameraTimeout bounds a camera step that gives no timeout.
+const defaultCameraTimeout = 30 * time.Second
 
 // artifactDir returns the folder for pictures and command output, made on
 // first use.

@@ -32,7 +32,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindUpload:   (*run).build,
 	steps.KindPIOTest:  (*run).build,
 	steps.KindCamera:   (*run).camera,
-	steps.KindExec:     (*run).exec,
 }
 
 // leaf runs a step that has no children.

@@ -75,11 +75,6 @@ func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
 			return false
 		}
 		return true
-	case KindExec:
-		if s.Exec == nil {
-			s.Exec = &ExecSpec{}
-		}
-		return d.execField(s.Exec, k, v)
 	}
 	return false
 }
@@ -261,41 +256,6 @@ func (d *decoder) bounds(v *yaml.Node) []imaging.Compare {
 	return out
 }
 
-func (d *decoder) execField(x *ExecSpec, k string, v *yaml.Node) bool {
-	switch k {
-	case "exec":
-		for _, s := range d.strings(v, "exec") {
-			t, err := ParseTemplate(s)
-			if err != nil {
-				d.add(d.pos(v), "exec: %v", err)
-				continue
-			}
-			x.Command = append(x.Command, &t)
-		}
-		switch {
-		case len(x.Command) == 0 && (v.Kind == yaml.SequenceNode || v.Kind == yaml.ScalarNode && v.Tag != "!!null"):
-			d.add(d.pos(v), "exec needs a command: an argument vector such as [uhubctl, -a, cycle, -p, \"2\"]")
-		case len(x.Command) > 0 && strings.TrimSpace(x.Command[0].Raw) == "":
-			d.add(d.pos(v), "exec: the program to run is empty")
-		}
-	case "shell":
-		x.Shell, _ = d.boolean(v, "shell")
-	case "dir":
-		if s, ok := d.str(v, "dir"); ok {
-			x.Dir = d.relPath(s)
-		}
-	case "env":
-		x.Env = d.env(v)
-	case "exit_code":
-		x.ExitCodes, x.AnyExit = d.exitCodes(v)
-	case "port":
-		x.Port, _ = d.str(v, "port")
-	default:
-		return false
-	}
-	return true
-}
-
 func (d *decoder) env(v *yaml.Node) map[string]*Template {
 	if v.Kind != yaml.MappingNode {
 		d.add(d.pos(v), "env must map variable names to values, found %s", kindName(v))
@@ -314,32 +274,6 @@ func (d *decoder) env(v *yaml.Node) map[string]*Template {
 	return env
 }
 
-// exitCodes reads exit_code: a number, a list of numbers, or any.
-func (d *decoder) exitCodes(v *yaml.Node) ([]int, bool) {
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Value == "any" {
-		return nil, true
-	}
-	nodes := []*yaml.Node{v}
-	if v.Kind == yaml.SequenceNode {
-		nodes = v.Content
-	}
-	var out []int
-	for _, n := range nodes {
-		n = resolve(n)
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-			if c, ok := d.integer(n, "exit_code", 0, 255); ok {
-				out = append(out, c)
-			}
-			continue
-		}
-		d.add(d.pos(n), "exit_code must be a number from 0 to 255, a list of them, or any; found %s", kindName(n))
-	}
-	if len(out) == 0 && v.Kind == yaml.SequenceNode {
-		d.add(d.pos(v), "exit_code needs at least one number")
-	}
-	return out, false
-}
-
 // finishControl checks what depends on several keys of a bench-control
 // step.
 func (d *decoder) finishControl(s *Step, has map[string]bool) {
@@ -354,20 +288,6 @@ func (d *decoder) finishControl(s *Step, has map[string]bool) {
 		}
 		if !has["capture"] && has["frames"] {
 			d.add(s.Pos, "frames goes with capture:; expect_image alone checks one picture")
-		}
-	case KindExec:
-		x := s.Exec
-		if x.Shell && len(x.Command) != 1 {
-			d.add(s.Pos, "with shell: true, exec is one string for sh -c")
-		}
-		if !x.Shell && len(x.Command) == 1 && strings.ContainsAny(x.Command[0].Raw, " |&;<>$`") && !strings.Contains(x.Command[0].Raw, "${") {
-			d.add(s.Pos, "exec %q is one word with spaces or shell characters: write an argument vector like [%s], or add shell: true to run it with sh -c", x.Command[0].Raw, strings.Join(strings.Fields(x.Command[0].Raw), ", "))
-		}
-		if x.Dir == "" {
-			x.Dir = d.relPath(".")
-		}
-		if len(s.Save) > 1 && len(s.Expect) == 0 {
-			d.add(s.Pos, "without expect, save on an exec names one variable for the whole output")
 		}
 	}
 }

@@ -241,8 +241,6 @@ var kindTable = []KindSpec{
 
 	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
 		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
-	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command", Note: "device only with port:",
-		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
 }
 
 func uploadCaps(s *Step) Cap {
@@ -266,13 +264,6 @@ func pioTestCaps(s *Step) Cap {
 		c |= CapDevice
 	}
 	return c
-}
-
-func execCaps(s *Step) Cap {
-	if s.Exec != nil && s.Exec.Port != "" {
-		return CapHostExec | CapDevice
-	}
-	return CapHostExec
 }
 
 // kindKeys maps the key that makes a step what it is to its kind. capture

@@ -41,7 +41,6 @@ const (
 	// KindCamera is a camera capture (capture: true, capture: {camera:
 	// ...}) or an image check (expect_image).
 	KindCamera Kind = "camera"
-	KindExec   Kind = "exec"
 )
 
 // DefaultCamera is the name of the camera a capture without a camera uses
@@ -484,25 +483,6 @@ type ImageCheck struct {
 	Pos       Pos
 }
 
-// ExecSpec is a host command run as a step.
-type ExecSpec struct {
-	// Command is an argument vector; each element may hold ${var}. With
-	// Shell it is one string run by sh -c.
-	Command []*Template
-	Shell   bool
-	Dir     string
-	Env     map[string]*Template
-	// ExitCodes are the exit statuses that pass; empty means 0 only.
-	ExitCodes []int
-	// AnyExit passes whatever the command exits with.
-	AnyExit bool
-	// Port names the device whose console hilrun releases while the
-	// command runs (a flasher or a terminal program that opens the port
-	// itself), and takes back after; the command finds the port's path
-	// in $HILRUN_PORT.
-	Port string
-}
-
 // Step is one step of a sequence. Which fields are used depends on Kind.
 type Step struct {
 	Kind Kind
@@ -635,14 +615,6 @@ func (s *Step) Title() string {
 			return s.Camera.Label
 		}
 		return s.Camera.Camera
-	case KindExec:
-		if s.Exec != nil {
-			var parts []string
-			for _, t := range s.Exec.Command {
-				parts = append(parts, t.Raw)
-			}
-			return clip(strings.Join(parts, " "))
-		}
 	}
 	return string(s.Kind)
 }

@@ -328,11 +328,6 @@ func (v *validator) step(s *Step) {
 		if b := s.Build; b != nil {
 			v.command(s.Pos, b.Command, b.Env, b.Port)
 		}
-	case KindExec:
-		if x := s.Exec; x != nil {
-			v.command(s.Pos, x.Command, x.Env, x.Port)
-		}
-		v.expect(s)
 	case KindGroup:
 		v.steps(s.Steps)
 	case KindRepeat:
