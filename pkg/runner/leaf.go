@@ -31,7 +31,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindBuild:    (*run).build,
 	steps.KindUpload:   (*run).build,
 	steps.KindPIOTest:  (*run).build,
-	steps.KindCamera:   (*run).camera,
 }
 
 // leaf runs a step that has no children.

@@ -725,3 +725,22 @@ func (d *decoder) pattern(n *yaml.Node, what string, regex bool) *PatternSpec {
 }
 
 func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
+
+// env reads the env: of a command: variable names to text with ${var}.
+func (d *decoder) env(v *yaml.Node) map[string]*Template {
+	if v.Kind != yaml.MappingNode {
+		d.add(d.pos(v), "env must map variable names to values, found %s", kindName(v))
+		return nil
+	}
+	env := map[string]*Template{}
+	for _, e := range d.pairs(v) {
+		if e.key.Value == "" || strings.ContainsAny(e.key.Value, "=\x00") {
+			d.add(d.pos(e.key), "env: %q is not an environment variable name", e.key.Value)
+			continue
+		}
+		if t, ok := d.template(e.val, "env "+e.key.Value); ok {
+			env[e.key.Value] = t
+		}
+	}
+	return env
+}

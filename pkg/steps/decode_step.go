@@ -135,9 +135,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		s.Build = d.pioTest(v)
 		return
 	}
-	if d.controlField(s, k, v) {
-		return
-	}
 	switch k {
 	case "name":
 		s.Name, _ = d.text(v, "name")
@@ -285,8 +282,6 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 				d.add(s.Pos, "mem_poll reads one value: expect one value or {mask, value}, not a list")
 			}
 		}
-	default:
-		d.finishControl(s, has)
 	}
 }
 
@@ -435,4 +430,27 @@ func isTrueKind(ps []pair, key string) bool {
 // canExpect reports whether steps of kind k take an expect key.
 func canExpect(k Kind) bool {
 	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD || k == KindMonitor || k == KindExec
+}
+
+// TalksToDevice reports whether a step, as a mapping decoded from YAML or
+// JSON, talks to a serial device (and so takes to:): send, expect, a
+// serial capture, lines, break and reset_sequence do; memory, debugger,
+// camera, exec, power, build and upload steps do not. Tools that fill in to: for steps use it.
+func TalksToDevice(m map[string]any) bool {
+	if v, ok := m["capture"]; ok && rawCameraCapture(v, m) {
+		return false
+	}
+	device := false
+	for key := range m {
+		k, ok := kindKeys()[key]
+		if !ok {
+			continue
+		}
+		// expect also belongs to steps of other kinds, which win.
+		if spec, _ := LookupKind(k); spec.On != OnDevice {
+			return false
+		}
+		device = true
+	}
+	return device
 }

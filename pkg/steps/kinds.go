@@ -238,9 +238,6 @@ var kindTable = []KindSpec{
 	{Kind: KindPIOTest, Keys: []string{"pio_test"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
 		Doc: "run a PlatformIO project's unit tests on the target (pio test): each test case a result", Note: "device only with port: or test_port:",
 		Allowed: []string{"timeout"}, caps: pioTestCaps},
-
-	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
-		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
 }
 
 func uploadCaps(s *Step) Cap {

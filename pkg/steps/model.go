@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
-	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
@@ -37,16 +36,7 @@ const (
 	// KindPIOTest runs a PlatformIO project's unit tests (pio test):
 	// build, flash, run on the target, one result per test case.
 	KindPIOTest Kind = "pio_test"
-
-	// KindCamera is a camera capture (capture: true, capture: {camera:
-	// ...}) or an image check (expect_image).
-	KindCamera Kind = "camera"
 )
-
-// DefaultCamera is the name of the camera a capture without a camera uses
-// in a sequence that declares none: the bench file or --sim binds it, and
-// without them it is the first camera of the host (index 0).
-const DefaultCamera = "camera"
 
 // DefaultProbe is the name of the probe a sequence without a probes
 // section uses.
@@ -161,34 +151,6 @@ func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU !=
 // attach mode is kept.
 func (p *Probe) AttachGDB(addr string) {
 	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
-}
-
-// Camera returns the camera called name, or nil.
-func (s *Sequence) Camera(name string) *Camera {
-	for _, c := range s.Cameras {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// Camera is a camera looking at the board, read with ffmpeg.
-type Camera struct {
-	Name string
-	// Input is a device (/dev/video2), an index ("0") or a URL (http://,
-	// rtsp://); "" until the bench file or --sim binds it.
-	Input string
-	// Format is ffmpeg's input format (-f); "" picks the host's camera
-	// driver for devices and lets ffmpeg probe URLs.
-	Format string
-	// Size such as 640x480; "" is the camera's default.
-	Size string
-	// Args are extra ffmpeg input arguments, placed before -i.
-	Args []string
-	// Implicit is true for a camera only named by steps.
-	Implicit bool
-	Pos      Pos
 }
 
 // Launch says how to start the server a probe talks to: OpenOCD, or with
@@ -459,30 +421,6 @@ type ImageSpec struct {
 	Offset uint64
 }
 
-// CameraSpec is a camera capture: Frames pictures from Camera, saved as
-// PNG files named after Label, each checked against Checks.
-type CameraSpec struct {
-	Camera string
-	Label  string
-	Frames int
-	// Size such as 640x480 overrides the camera's.
-	Size   string
-	Checks []*ImageCheck
-}
-
-// ImageCheck is an assertion over a region of a picture: its mean
-// brightness within bounds, or its mean colour near Color.
-type ImageCheck struct {
-	Region     imaging.Rect
-	Brightness []imaging.Compare
-	Color      *imaging.RGB
-	// ColorText is the colour as written.
-	ColorText string
-	// Tolerance is the largest colour Distance that passes; 0 means 0.25.
-	Tolerance float64
-	Pos       Pos
-}
-
 // Step is one step of a sequence. Which fields are used depends on Kind.
 type Step struct {
 	Kind Kind
@@ -610,11 +548,6 @@ func (s *Step) Title() string {
 		return "reset " + s.ResetMode
 	case KindBuild, KindUpload, KindPIOTest:
 		return s.Build.describe()
-	case KindCamera:
-		if s.Camera != nil && s.Camera.Label != "" {
-			return s.Camera.Label
-		}
-		return s.Camera.Camera
 	}
 	return string(s.Kind)
 }

@@ -3,16 +3,87 @@ package steps
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/pkg/imaging"
 )
 
-// This file decodes the bench-control steps: camera captures and image
-// checks, modem lines, break, reset sequences, host commands and power;
-// and the cameras and power sections of sequences and bench files.
+// This file holds the camera kind: camera captures (capture: true,
+// capture: {camera: ...}) and image checks (expect_image), one step or
+// both together. The cameras section is in camera.go.
+
+// KindCamera is a camera capture (capture: true, capture: {camera:
+// ...}) or an image check (expect_image).
+const KindCamera Kind = "camera"
+
+func init() {
+	registerKind(KindSpec{
+		Kind:    KindCamera,
+		Keys:    []string{"expect_image"},
+		Caps:    CapCamera,
+		Doc:     "take pictures (capture: true) and check them",
+		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"},
+		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
+			if s.Camera == nil {
+				s.Camera = &CameraSpec{}
+			}
+			switch key {
+			case "capture":
+				d.cameraCapture(s.Camera, v)
+			case "expect_image":
+				s.Camera.Checks = d.imageChecks(v)
+			case "camera", "device_index", "label", "frames", "size":
+				d.cameraField(s.Camera, key, v)
+			default:
+				return false
+			}
+			return true
+		},
+		finish: func(d *decoder, s *Step, keys stepKeys) {
+			c := s.Camera
+			if c == nil {
+				return
+			}
+			if c.Frames == 0 {
+				c.Frames = 1
+			}
+			if !keys.has["capture"] && keys.has["frames"] {
+				d.add(s.Pos, "frames goes with capture:; expect_image alone checks one picture")
+			}
+		},
+		title: func(s *Step) string {
+			if s.Camera != nil && s.Camera.Label != "" {
+				return s.Camera.Label
+			}
+			return s.Camera.Camera
+		},
+	})
+}
+
+// CameraSpec is a camera capture: Frames pictures from Camera, saved as
+// PNG files named after Label, each checked against Checks.
+type CameraSpec struct {
+	Camera string
+	Label  string
+	Frames int
+	// Size such as 640x480 overrides the camera's.
+	Size   string
+	Checks []*ImageCheck
+}
+
+// ImageCheck is an assertion over a region of a picture: its mean
+// brightness within bounds, or its mean colour near Color.
+type ImageCheck struct {
+	Region     imaging.Rect
+	Brightness []imaging.Compare
+	Color      *imaging.RGB
+	// ColorText is the colour as written.
+	ColorText string
+	// Tolerance is the largest colour Distance that passes; 0 means 0.25.
+	Tolerance float64
+	Pos       Pos
+}
 
 // cameraKeys are the keys of capture: {...} for a camera, also accepted
 // beside capture: true.
@@ -40,45 +111,29 @@ func isCameraCapture(v *yaml.Node, ps []pair) bool {
 	return false
 }
 
-// controlField decodes the keys of the bench-control steps; it reports
-// whether k was one.
-func (d *decoder) controlField(s *Step, k string, v *yaml.Node) bool {
-	switch s.Kind {
-	case KindCamera:
-		if s.Camera == nil {
-			s.Camera = &CameraSpec{}
+// cameraCapture reads a camera capture: capture: true, or a mapping of
+// cameraKeys.
+func (d *decoder) cameraCapture(c *CameraSpec, v *yaml.Node) {
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+		if b, _ := d.boolean(v, "capture"); !b {
+			d.add(d.pos(v), "capture must be true or a mapping such as {camera: board, label: led}")
 		}
-		switch k {
-		case "capture":
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-				if b, _ := d.boolean(v, "capture"); !b {
-					d.add(d.pos(v), "capture must be true or a mapping such as {camera: board, label: led}")
-				}
-				return true
-			}
-			if v.Kind != yaml.MappingNode {
-				d.add(d.pos(v), "a camera capture is capture: true or a mapping such as {camera: board, label: led, frames: 3}, found %s", kindName(v))
-				return true
-			}
-			for _, p := range d.pairs(v) {
-				if !slices.Contains(cameraKeys, p.key.Value) {
-					d.unknownKey(p.key, "a camera capture", cameraKeys)
-					continue
-				}
-				d.cameraField(s.Camera, p.key.Value, p.val)
-			}
-		case "expect_image":
-			s.Camera.Checks = d.imageChecks(v)
-		case "camera", "device_index", "label", "frames", "size":
-			d.cameraField(s.Camera, k, v)
-		default:
-			return false
-		}
-		return true
+		return
 	}
-	return false
+	if v.Kind != yaml.MappingNode {
+		d.add(d.pos(v), "a camera capture is capture: true or a mapping such as {camera: board, label: led, frames: 3}, found %s", kindName(v))
+		return
+	}
+	for _, p := range d.pairs(v) {
+		if !slices.Contains(cameraKeys, p.key.Value) {
+			d.unknownKey(p.key, "a camera capture", cameraKeys)
+			continue
+		}
+		d.cameraField(c, p.key.Value, p.val)
+	}
 }
 
+// cameraField reads one of cameraKeys, beside capture: or inside it.
 func (d *decoder) cameraField(c *CameraSpec, k string, v *yaml.Node) {
 	switch k {
 	case "camera", "device_index":
@@ -129,13 +184,6 @@ func validLabel(s string) bool {
 		}
 	}
 	return true
-}
-
-func validSize(s string) bool {
-	w, h, ok := strings.Cut(s, "x")
-	wi, err1 := strconv.Atoi(w)
-	hi, err2 := strconv.Atoi(h)
-	return ok && err1 == nil && err2 == nil && wi > 0 && hi > 0 && wi <= 16384 && hi <= 16384
 }
 
 var imageCheckKeys = []string{"region", "brightness", "color", "colour", "tolerance"}
@@ -254,102 +302,6 @@ func (d *decoder) bounds(v *yaml.Node) []imaging.Compare {
 		d.add(d.pos(v), "brightness needs at least one bound")
 	}
 	return out
-}
-
-func (d *decoder) env(v *yaml.Node) map[string]*Template {
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "env must map variable names to values, found %s", kindName(v))
-		return nil
-	}
-	env := map[string]*Template{}
-	for _, e := range d.pairs(v) {
-		if e.key.Value == "" || strings.ContainsAny(e.key.Value, "=\x00") {
-			d.add(d.pos(e.key), "env: %q is not an environment variable name", e.key.Value)
-			continue
-		}
-		if t, ok := d.template(e.val, "env "+e.key.Value); ok {
-			env[e.key.Value] = t
-		}
-	}
-	return env
-}
-
-// finishControl checks what depends on several keys of a bench-control
-// step.
-func (d *decoder) finishControl(s *Step, has map[string]bool) {
-	switch s.Kind {
-	case KindCamera:
-		c := s.Camera
-		if c == nil {
-			return
-		}
-		if c.Frames == 0 {
-			c.Frames = 1
-		}
-		if !has["capture"] && has["frames"] {
-			d.add(s.Pos, "frames goes with capture:; expect_image alone checks one picture")
-		}
-	}
-}
-
-var cameraEntryKeys = []string{"input", "format", "size", "args"}
-
-// cameras reads a cameras section: name to an input (a device, index or
-// URL) or to {input, format, size, args}.
-func (d *decoder) cameras(n *yaml.Node) {
-	d.namedEntries(n, "cameras", "camera names to an input or settings", "camera name", func(name string, p pair) {
-		c := &Camera{Name: name, Pos: d.pos(p.key)}
-		switch {
-		case p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null":
-			c.Input = p.val.Value
-		case p.val.Kind == yaml.MappingNode:
-			for _, e := range d.pairs(p.val) {
-				switch e.key.Value {
-				case "input":
-					c.Input, _ = d.text(e.val, "input")
-				case "format":
-					c.Format, _ = d.str(e.val, "format")
-				case "size":
-					if sz, ok := d.str(e.val, "size"); ok {
-						if !validSize(sz) {
-							d.add(d.pos(e.val), "size %q must be WIDTHxHEIGHT, like 640x480", sz)
-						}
-						c.Size = sz
-					}
-				case "args":
-					c.Args = d.strings(e.val, "args")
-				default:
-					d.unknownKey(e.key, "camera "+name, cameraEntryKeys)
-				}
-			}
-		case p.val.Tag != "!!null":
-			d.add(d.pos(p.val), "camera %s must be an input such as /dev/video0 or a mapping such as {input: /dev/video2, size: 640x480}, found %s", name, kindName(p.val))
-		}
-		d.seq.Cameras = append(d.seq.Cameras, c)
-	})
-}
-
-// TalksToDevice reports whether a step, as a mapping decoded from YAML or
-// JSON, talks to a serial device (and so takes to:): send, expect, a
-// serial capture, lines, break and reset_sequence do; memory, debugger,
-// camera, exec, power, build and upload steps do not. Tools that fill in to: for steps use it.
-func TalksToDevice(m map[string]any) bool {
-	if v, ok := m["capture"]; ok && rawCameraCapture(v, m) {
-		return false
-	}
-	device := false
-	for key := range m {
-		k, ok := kindKeys()[key]
-		if !ok {
-			continue
-		}
-		// expect also belongs to steps of other kinds, which win.
-		if spec, _ := LookupKind(k); spec.On != OnDevice {
-			return false
-		}
-		device = true
-	}
-	return device
 }
 
 // rawCameraCapture is isCameraCapture over a decoded mapping.
