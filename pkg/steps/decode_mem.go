@@ -20,8 +20,6 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 	}
 	m := s.Mem
 	switch {
-	case k == "probe":
-		s.To, _ = d.text(v, "probe")
 	case isMemKind(s.Kind):
 		switch k {
 		case "mem_read", "mem_write", "mem_poll":
@@ -92,26 +90,6 @@ func (d *decoder) memField(s *Step, k string, v *yaml.Node) bool {
 		default:
 			return false
 		}
-	case s.Kind == KindHalt || s.Kind == KindResume:
-		if k != string(s.Kind) {
-			return false
-		}
-		if b, ok := d.boolean(v, k); ok && !b {
-			d.add(d.pos(v), "%s: write %s: true", k, k)
-		}
-	case s.Kind == KindReset && k == "reset":
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-			if b, _ := d.boolean(v, k); !b {
-				d.add(d.pos(v), "reset: write reset: run, halt or init (or true for run)")
-			}
-			s.ResetMode = "run"
-			return true
-		}
-		s.ResetMode = d.oneOf(v, "reset", "run", "halt", "init")
-	case s.Kind == KindOpenOCD && k == "openocd":
-		s.OpenOCD, _ = d.template(v, "openocd")
-	case s.Kind == KindMonitor && k == "monitor":
-		s.Monitor, _ = d.template(v, "monitor")
 	default:
 		return false
 	}

@@ -150,6 +150,8 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 		}
 	case "to":
 		s.To, _ = d.str(v, "to")
+	case "probe":
+		s.To, _ = d.text(v, "probe")
 	case "timeout":
 		s.Timeout, _ = d.durationIn(v, "timeout", timeoutRange)
 	case "read_timeout":

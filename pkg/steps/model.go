@@ -25,11 +25,6 @@ const (
 	KindMemRead  Kind = "mem_read"
 	KindMemWrite Kind = "mem_write"
 	KindMemPoll  Kind = "mem_poll"
-	KindHalt     Kind = "halt"
-	KindResume   Kind = "resume"
-	KindReset    Kind = "reset"
-	KindOpenOCD  Kind = "openocd"
-	KindMonitor  Kind = "monitor"
 
 	KindBuild  Kind = "build"
 	KindUpload Kind = "upload"
@@ -536,16 +531,6 @@ func (s *Step) Title() string {
 		return "repeat"
 	case KindMemRead, KindMemWrite, KindMemPoll:
 		return clip(s.Mem.describe())
-	case KindOpenOCD:
-		if s.OpenOCD != nil {
-			return clip(s.OpenOCD.Raw)
-		}
-	case KindMonitor:
-		if s.Monitor != nil {
-			return clip(s.Monitor.Raw)
-		}
-	case KindReset:
-		return "reset " + s.ResetMode
 	case KindBuild, KindUpload, KindPIOTest:
 		return s.Build.describe()
 	}

@@ -318,12 +318,6 @@ func (v *validator) step(s *Step) {
 		if m.SaveVar != "" {
 			v.defined[m.SaveVar] = true
 		}
-	case KindOpenOCD:
-		v.template(s.Pos, s.OpenOCD)
-		v.expect(s)
-	case KindMonitor:
-		v.template(s.Pos, s.Monitor)
-		v.expect(s)
 	case KindBuild, KindUpload, KindPIOTest:
 		if b := s.Build; b != nil {
 			v.command(s.Pos, b.Command, b.Env, b.Port)
