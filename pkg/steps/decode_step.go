@@ -124,9 +124,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	if spec, ok := LookupKind(s.Kind); ok && spec.decode != nil && spec.decode(d, s, k, v) {
 		return
 	}
-	if d.memField(s, k, v) {
-		return
-	}
 	if (k == "build" || k == "upload") && string(s.Kind) == k {
 		s.Build = d.buildSpec(s.Kind, v)
 		return
@@ -261,29 +258,6 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 		if has["probe"] && (s.Build == nil || s.Build.Image == nil) {
 			d.add(s.Pos, "probe goes with an openocd: upload")
 		}
-	case KindMemRead, KindMemWrite, KindMemPoll:
-		d.checkMem(s, ps)
-		m := s.Mem
-		hasAddr := m.hasAddr || has["address"] || !isTrueKind(ps, string(s.Kind))
-		switch {
-		case hasAddr && m.Symbol != "":
-			d.add(s.Pos, "give %s an address or a symbol, not both", s.Kind)
-		case !hasAddr && m.Symbol == "":
-			d.add(s.Pos, "%s needs an address (address: 0x20000000) or a symbol (symbol: counter)", s.Kind)
-		}
-		if s.Kind == KindMemWrite && len(m.Values) == 0 && !has["value"] {
-			d.add(s.Pos, "mem_write needs a value (or a list of values)")
-		}
-		if s.Kind == KindMemPoll {
-			switch {
-			case m.Until == nil && m.Check == nil && !has["until"] && !has["expect"]:
-				d.add(s.Pos, "mem_poll needs until: (an expression over value) or expect:")
-			case has["until"] && has["expect"]:
-				d.add(s.Pos, "give mem_poll until: or expect:, not both")
-			case m.Check != nil && len(m.Check.Values) > 1:
-				d.add(s.Pos, "mem_poll reads one value: expect one value or {mask, value}, not a list")
-			}
-		}
 	}
 }
 
@@ -416,17 +390,6 @@ func (d *decoder) repeat(s *Step, v *yaml.Node) {
 	if s.Count == 0 && s.For == 0 {
 		d.add(d.pos(v), "repeat needs a count or a for: duration")
 	}
-}
-
-// isTrueKind reports whether the step's kind key is given as `true` (the
-// seed form, address as a sibling key) rather than as the address.
-func isTrueKind(ps []pair, key string) bool {
-	for _, p := range ps {
-		if p.key.Value == key {
-			return p.val.Kind == yaml.ScalarNode && p.val.Tag == "!!bool"
-		}
-	}
-	return false
 }
 
 // canExpect reports whether steps of kind k take an expect key.

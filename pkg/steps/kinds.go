@@ -194,17 +194,6 @@ const (
 	OnProbe
 )
 
-// memCaps adds reading a file for a memory step that looks its symbol up
-// in an ELF file the step names.
-func memCaps(base Cap) func(*Step) Cap {
-	return func(s *Step) Cap {
-		if s.Mem != nil && s.Mem.ELF != "" {
-			return base | CapReadFiles
-		}
-		return base
-	}
-}
-
 // kindTable is every step kind hilrun knows, in the order the docs present
 // them.
 var kindTable = []KindSpec{
@@ -214,13 +203,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
 	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
 	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
-
-	{Kind: KindMemRead, On: OnProbe, Keys: []string{"mem_read"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "count", "probe", "save", "expect", "label", "timeout"}},
-	{Kind: KindMemWrite, On: OnProbe, Keys: []string{"mem_write"}, Caps: CapMemWrite | CapReadFiles, caps: memCaps(CapMemWrite), Note: "read-files only with elf:", Doc: "write target memory",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "value", "verify", "probe", "label", "timeout"}},
-	{Kind: KindMemPoll, On: OnProbe, Keys: []string{"mem_poll"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory until a condition holds",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "until", "expect", "interval", "probe", "save", "label", "timeout"}},
 
 	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},
 	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",

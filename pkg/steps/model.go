@@ -4,7 +4,6 @@
 package steps
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -21,10 +20,6 @@ const (
 	KindExpect Kind = "expect"
 	KindGroup  Kind = "group"
 	KindRepeat Kind = "repeat"
-
-	KindMemRead  Kind = "mem_read"
-	KindMemWrite Kind = "mem_write"
-	KindMemPoll  Kind = "mem_poll"
 
 	KindBuild  Kind = "build"
 	KindUpload Kind = "upload"
@@ -317,50 +312,6 @@ type SaveSpec struct {
 	Pos       Pos
 }
 
-// MemSpec addresses target memory: by Address (a number or an expression)
-// or by Symbol (+ Offset) in an ELF file.
-type MemSpec struct {
-	hasAddr bool // an address was written, as a number or expression
-	Address *Expr
-	Addr    uint64 // when Address is nil and Symbol is ""
-	Symbol  string
-	Offset  int64
-	ELF     string
-	// Width in bits: 8, 16, 32 or 64; 0 means from the symbol's size, else
-	// 32.
-	Width int
-	// Count of values to read (mem_read); 0 means 1, or from the symbol's
-	// size.
-	Count int
-	// Values to write (mem_write); each a number or a template.
-	Values []ValueSpec
-	Verify bool
-	// Check is what a read must show (mem_read expect, mem_poll expect).
-	Check *MemCheck
-	// Until is mem_poll's condition over `value`.
-	Until    *Expr
-	Interval time.Duration
-	Label    string
-	// SaveVar names the variable a read is saved to.
-	SaveVar string
-}
-
-// ValueSpec is a number to write: fixed, or text with ${var} references
-// read as a number when the step runs.
-type ValueSpec struct {
-	Value uint64
-	Text  *Template
-	Pos   Pos
-}
-
-// MemCheck is an expected read: Values compared one to one (a single value
-// applies to every word read), each after Mask when Mask is set. A value
-// may be text with ${var}, as a mem_write's value may.
-type MemCheck struct {
-	Values []ValueSpec
-	Mask   *uint64
-}
-
 // BuildSpec is what a build or upload step runs: a command, PlatformIO,
 // or (upload only) an image written through the probe's OpenOCD session.
 type BuildSpec struct {
@@ -529,8 +480,6 @@ func (s *Step) Title() string {
 		}
 	case KindRepeat:
 		return "repeat"
-	case KindMemRead, KindMemWrite, KindMemPoll:
-		return clip(s.Mem.describe())
 	case KindBuild, KindUpload, KindPIOTest:
 		return s.Build.describe()
 	}
@@ -544,26 +493,6 @@ func clip(s string) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
-}
-
-// describe names the memory a step touches: "blink", "counter+4",
-// "0x48000014", or the address expression.
-func (m *MemSpec) describe() string {
-	if m == nil {
-		return ""
-	}
-	if m.Label != "" {
-		return m.Label
-	}
-	switch {
-	case m.Symbol != "" && m.Offset != 0:
-		return fmt.Sprintf("%s%+d", m.Symbol, m.Offset)
-	case m.Symbol != "":
-		return m.Symbol
-	case m.Address != nil:
-		return m.Address.Src
-	}
-	return fmt.Sprintf("0x%08x", m.Addr)
 }
 
 // Walk calls fn for every step of seq, finally steps included, parents

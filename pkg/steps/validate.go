@@ -295,29 +295,6 @@ func (v *validator) step(s *Step) {
 		v.expect(s)
 	case KindExpect:
 		v.expect(s)
-	case KindMemRead, KindMemWrite, KindMemPoll:
-		m := s.Mem
-		if m.Address != nil {
-			v.compile(m.Address)
-		}
-		for _, val := range m.Values {
-			v.template(val.Pos, val.Text)
-		}
-		if m.Check != nil {
-			for _, val := range m.Check.Values {
-				v.template(val.Pos, val.Text)
-			}
-		}
-		if m.Until != nil {
-			// value is the word just read, inside until only.
-			had := v.defined["value"]
-			v.defined["value"] = true
-			v.compile(m.Until)
-			v.defined["value"] = had
-		}
-		if m.SaveVar != "" {
-			v.defined[m.SaveVar] = true
-		}
 	case KindBuild, KindUpload, KindPIOTest:
 		if b := s.Build; b != nil {
 			v.command(s.Pos, b.Command, b.Env, b.Port)
