@@ -23,9 +23,6 @@ var leafRunners = map[steps.Kind]func(r *run, ctx context.Context, s *steps.Step
 	steps.KindMemRead:  (*run).memRead,
 	steps.KindMemWrite: (*run).memWrite,
 	steps.KindMemPoll:  (*run).memPoll,
-	steps.KindBuild:    (*run).build,
-	steps.KindUpload:   (*run).build,
-	steps.KindPIOTest:  (*run).build,
 }
 
 // leaf runs a step that has no children.

@@ -124,14 +124,6 @@ func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
 	if spec, ok := LookupKind(s.Kind); ok && spec.decode != nil && spec.decode(d, s, k, v) {
 		return
 	}
-	if (k == "build" || k == "upload") && string(s.Kind) == k {
-		s.Build = d.buildSpec(s.Kind, v)
-		return
-	}
-	if k == "pio_test" && s.Kind == KindPIOTest {
-		s.Build = d.pioTest(v)
-		return
-	}
 	switch k {
 	case "name":
 		s.Name, _ = d.text(v, "name")
@@ -253,10 +245,6 @@ func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
 			d.add(s.Pos, "a %s needs a steps: list", s.Kind)
 		} else if len(s.Steps) == 0 && len(d.list) == 0 {
 			d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
-		}
-	case KindUpload:
-		if has["probe"] && (s.Build == nil || s.Build.Image == nil) {
-			d.add(s.Pos, "probe goes with an openocd: upload")
 		}
 	}
 }

@@ -203,37 +203,6 @@ var kindTable = []KindSpec{
 		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
 	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
 	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
-
-	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},
-	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",
-		Note:    "an image through the probe: mem-write+read-files; device only with port:",
-		Allowed: []string{"probe", "timeout"}, caps: uploadCaps},
-	{Kind: KindPIOTest, Keys: []string{"pio_test"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
-		Doc: "run a PlatformIO project's unit tests on the target (pio test): each test case a result", Note: "device only with port: or test_port:",
-		Allowed: []string{"timeout"}, caps: pioTestCaps},
-}
-
-func uploadCaps(s *Step) Cap {
-	b := s.Build
-	switch {
-	case b == nil:
-		return CapHostExec | CapMemWrite | CapReadFiles | CapDevice
-	case b.Image != nil:
-		return CapMemWrite | CapReadFiles
-	}
-	c := CapHostExec | CapMemWrite | CapReadFiles
-	if b.Port != "" {
-		c |= CapDevice
-	}
-	return c
-}
-
-func pioTestCaps(s *Step) Cap {
-	c := CapHostExec | CapMemWrite | CapReadFiles
-	if b := s.Build; b == nil || b.Port != "" || b.PIO == nil || b.PIO.Test == nil || b.PIO.Test.TestPort != "" {
-		c |= CapDevice
-	}
-	return c
 }
 
 // kindKeys maps the key that makes a step what it is to its kind. capture

@@ -4,7 +4,6 @@
 package steps
 
 import (
-	"strings"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
@@ -20,12 +19,6 @@ const (
 	KindExpect Kind = "expect"
 	KindGroup  Kind = "group"
 	KindRepeat Kind = "repeat"
-
-	KindBuild  Kind = "build"
-	KindUpload Kind = "upload"
-	// KindPIOTest runs a PlatformIO project's unit tests (pio test):
-	// build, flash, run on the target, one result per test case.
-	KindPIOTest Kind = "pio_test"
 )
 
 // DefaultProbe is the name of the probe a sequence without a probes
@@ -312,61 +305,6 @@ type SaveSpec struct {
 	Pos       Pos
 }
 
-// BuildSpec is what a build or upload step runs: a command, PlatformIO,
-// or (upload only) an image written through the probe's OpenOCD session.
-type BuildSpec struct {
-	// Command is an argument vector; each element may hold ${var}. With
-	// Shell it is one string run by sh -c.
-	Command []*Template
-	Shell   bool
-	Dir     string
-	Env     map[string]*Template
-	// ELF is the image a build makes, for its sizes.
-	ELF string
-
-	PIO *PIOSpec
-
-	// Image is written through OpenOCD (upload only).
-	Image *ImageSpec
-
-	// Port names the device (or is the port path) the upload goes
-	// through; hilrun releases its console for the upload and takes it
-	// back afterwards.
-	Port string
-}
-
-// PIOSpec is a PlatformIO project and environment.
-type PIOSpec struct {
-	ProjectDir string
-	Env        string
-	Verbose    bool
-	Clean      bool
-
-	// Test holds what a pio_test step adds.
-	Test *PIOTestSpec
-}
-
-// PIOTestSpec is the test selection of a pio_test step.
-type PIOTestSpec struct {
-	// Filter and Ignore are test name patterns (pio test -f, -i).
-	Filter, Ignore []string
-	// TestPort is the port the results come from (--test-port); "" lets
-	// PlatformIO use the upload port or test_port.
-	TestPort string
-	// WithoutUploading runs the tests already on the target.
-	WithoutUploading bool
-}
-
-// ImageSpec writes an image file through a probe: with OpenOCD's program
-// command (flash), or with load_image into RAM (Method "load").
-type ImageSpec struct {
-	File   string
-	Method string // program (default) or load
-	Verify bool
-	Reset  bool
-	Offset uint64
-}
-
 // Step is one step of a sequence. Which fields are used depends on Kind.
 type Step struct {
 	Kind Kind
@@ -480,8 +418,6 @@ func (s *Step) Title() string {
 		}
 	case KindRepeat:
 		return "repeat"
-	case KindBuild, KindUpload, KindPIOTest:
-		return s.Build.describe()
 	}
 	return string(s.Kind)
 }
@@ -507,24 +443,4 @@ func Walk(seq *Sequence, fn func(*Step)) {
 	}
 	walk(seq.Steps)
 	walk(seq.Finally)
-}
-
-func (b *BuildSpec) describe() string {
-	switch {
-	case b == nil:
-		return ""
-	case b.PIO != nil:
-		d := "pio " + b.PIO.ProjectDir
-		if b.PIO.Env != "" {
-			d += " -e " + b.PIO.Env
-		}
-		return clip(d)
-	case b.Image != nil:
-		return clip(b.Image.Method + " " + b.Image.File)
-	}
-	var parts []string
-	for _, t := range b.Command {
-		parts = append(parts, t.Raw)
-	}
-	return clip(strings.Join(parts, " "))
 }

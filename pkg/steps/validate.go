@@ -295,10 +295,6 @@ func (v *validator) step(s *Step) {
 		v.expect(s)
 	case KindExpect:
 		v.expect(s)
-	case KindBuild, KindUpload, KindPIOTest:
-		if b := s.Build; b != nil {
-			v.command(s.Pos, b.Command, b.Env, b.Port)
-		}
 	case KindGroup:
 		v.steps(s.Steps)
 	case KindRepeat:

@@ -1,8 +1,199 @@
 package steps
 
 import (
+	"strings"
+
 	"gopkg.in/yaml.v3"
 )
+
+// This file holds the kinds that run a build tool: build, upload (a
+// command, PlatformIO, or an image written through the probe) and
+// pio_test. They share one BuildSpec and its decoding.
+
+// Build step kinds.
+const (
+	KindBuild  Kind = "build"
+	KindUpload Kind = "upload"
+	// KindPIOTest runs a PlatformIO project's unit tests (pio test):
+	// build, flash, run on the target, one result per test case.
+	KindPIOTest Kind = "pio_test"
+)
+
+func init() {
+	registerKind(KindSpec{
+		Kind:    KindBuild,
+		Keys:    []string{"build"},
+		Caps:    CapHostExec | CapReadFiles,
+		Doc:     "run a build tool",
+		Allowed: []string{"timeout"},
+		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
+			if key != "build" {
+				return false
+			}
+			s.Build = d.buildSpec(KindBuild, v)
+			return true
+		},
+		check: checkBuild,
+		title: titleBuild,
+	})
+	registerKind(KindSpec{
+		Kind:    KindUpload,
+		Keys:    []string{"upload"},
+		Caps:    CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
+		Doc:     "flash firmware: a tool, PlatformIO, or an image through the probe",
+		Note:    "an image through the probe: mem-write+read-files; device only with port:",
+		Allowed: []string{"probe", "timeout"},
+		caps:    uploadCaps,
+		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
+			if key != "upload" {
+				return false
+			}
+			s.Build = d.buildSpec(KindUpload, v)
+			return true
+		},
+		finish: func(d *decoder, s *Step, keys stepKeys) {
+			if keys.has["probe"] && (s.Build == nil || s.Build.Image == nil) {
+				d.add(s.Pos, "probe goes with an openocd: upload")
+			}
+		},
+		check: checkBuild,
+		title: titleBuild,
+	})
+	registerKind(KindSpec{
+		Kind:    KindPIOTest,
+		Keys:    []string{"pio_test"},
+		Caps:    CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
+		Doc:     "run a PlatformIO project's unit tests on the target (pio test): each test case a result",
+		Note:    "device only with port: or test_port:",
+		Allowed: []string{"timeout"},
+		caps:    pioTestCaps,
+		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
+			if key != "pio_test" {
+				return false
+			}
+			s.Build = d.pioTest(v)
+			return true
+		},
+		check: checkBuild,
+		title: titleBuild,
+	})
+}
+
+// checkBuild is validate's look at a build, upload or pio_test step: the
+// templates of its command and the device of its port.
+func checkBuild(v *validator, s *Step) {
+	if b := s.Build; b != nil {
+		v.command(s.Pos, b.Command, b.Env, b.Port)
+	}
+}
+
+// titleBuild says what the step runs.
+func titleBuild(s *Step) string { return s.Build.describe() }
+
+// uploadCaps is what one upload does: an image through the probe runs no
+// host program, and a tool uses a device only with port: (everything
+// when the step could not be decoded).
+func uploadCaps(s *Step) Cap {
+	b := s.Build
+	switch {
+	case b == nil:
+		return CapHostExec | CapMemWrite | CapReadFiles | CapDevice
+	case b.Image != nil:
+		return CapMemWrite | CapReadFiles
+	}
+	c := CapHostExec | CapMemWrite | CapReadFiles
+	if b.Port != "" {
+		c |= CapDevice
+	}
+	return c
+}
+
+// pioTestCaps is what one pio_test does: it uses a device only with
+// port: or test_port: (or when the step could not be decoded).
+func pioTestCaps(s *Step) Cap {
+	c := CapHostExec | CapMemWrite | CapReadFiles
+	if b := s.Build; b == nil || b.Port != "" || b.PIO == nil || b.PIO.Test == nil || b.PIO.Test.TestPort != "" {
+		c |= CapDevice
+	}
+	return c
+}
+
+// BuildSpec is what a build or upload step runs: a command, PlatformIO,
+// or (upload only) an image written through the probe's OpenOCD session.
+type BuildSpec struct {
+	// Command is an argument vector; each element may hold ${var}. With
+	// Shell it is one string run by sh -c.
+	Command []*Template
+	Shell   bool
+	Dir     string
+	Env     map[string]*Template
+	// ELF is the image a build makes, for its sizes.
+	ELF string
+
+	PIO *PIOSpec
+
+	// Image is written through OpenOCD (upload only).
+	Image *ImageSpec
+
+	// Port names the device (or is the port path) the upload goes
+	// through; hilrun releases its console for the upload and takes it
+	// back afterwards.
+	Port string
+}
+
+// PIOSpec is a PlatformIO project and environment.
+type PIOSpec struct {
+	ProjectDir string
+	Env        string
+	Verbose    bool
+	Clean      bool
+
+	// Test holds what a pio_test step adds.
+	Test *PIOTestSpec
+}
+
+// PIOTestSpec is the test selection of a pio_test step.
+type PIOTestSpec struct {
+	// Filter and Ignore are test name patterns (pio test -f, -i).
+	Filter, Ignore []string
+	// TestPort is the port the results come from (--test-port); "" lets
+	// PlatformIO use the upload port or test_port.
+	TestPort string
+	// WithoutUploading runs the tests already on the target.
+	WithoutUploading bool
+}
+
+// ImageSpec writes an image file through a probe: with OpenOCD's program
+// command (flash), or with load_image into RAM (Method "load").
+type ImageSpec struct {
+	File   string
+	Method string // program (default) or load
+	Verify bool
+	Reset  bool
+	Offset uint64
+}
+
+// describe says what a build runs: the PlatformIO project, the image, or
+// the command.
+func (b *BuildSpec) describe() string {
+	switch {
+	case b == nil:
+		return ""
+	case b.PIO != nil:
+		d := "pio " + b.PIO.ProjectDir
+		if b.PIO.Env != "" {
+			d += " -e " + b.PIO.Env
+		}
+		return clip(d)
+	case b.Image != nil:
+		return clip(b.Image.Method + " " + b.Image.File)
+	}
+	var parts []string
+	for _, t := range b.Command {
+		parts = append(parts, t.Raw)
+	}
+	return clip(strings.Join(parts, " "))
+}
 
 var buildKeys = []string{"command", "shell", "dir", "env", "elf", "pio"}
 var uploadKeys = []string{"command", "shell", "dir", "env", "pio", "openocd", "port"}
