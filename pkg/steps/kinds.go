@@ -194,16 +194,9 @@ const (
 	OnProbe
 )
 
-// kindTable is every step kind hilrun knows, in the order the docs present
-// them.
-var kindTable = []KindSpec{
-	{Kind: KindSend, On: OnDevice, Keys: []string{"send", "send_hex", "send_ctrl"}, Caps: CapDevice, Doc: "send text or bytes to a console, optionally expect a reply",
-		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle", "wait_prompt", "until_prompt"}},
-	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
-		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
-	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
-	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
-}
+// kindTable is every step kind hilrun knows, in the order of kindOrder:
+// each kind file adds its own with registerKind.
+var kindTable []KindSpec
 
 // kindKeys maps the key that makes a step what it is to its kind. capture
 // is a serial capture here; the loader tells camera captures apart. It is

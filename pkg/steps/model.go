@@ -13,14 +13,6 @@ import (
 // Kind names what a step does.
 type Kind string
 
-// Step kinds.
-const (
-	KindSend   Kind = "send"
-	KindExpect Kind = "expect"
-	KindGroup  Kind = "group"
-	KindRepeat Kind = "repeat"
-)
-
 // DefaultProbe is the name of the probe a sequence without a probes
 // section uses.
 const DefaultProbe = "target"
@@ -402,22 +394,6 @@ func (s *Step) Title() string {
 	}
 	if k, ok := LookupKind(s.Kind); ok && k.title != nil {
 		return k.title(s)
-	}
-	switch s.Kind {
-	case KindSend:
-		if s.Text != nil {
-			if s.Text.Raw == "" {
-				return `""`
-			}
-			return clip(s.Text.Raw)
-		}
-		return clip(stream.Quote(s.Bytes))
-	case KindExpect:
-		if len(s.Expect) > 0 {
-			return clip(s.Expect[0].String())
-		}
-	case KindRepeat:
-		return "repeat"
 	}
 	return string(s.Kind)
 }

@@ -289,20 +289,6 @@ func (v *validator) step(s *Step) {
 	if k, ok := LookupKind(s.Kind); ok && k.check != nil {
 		k.check(v, s)
 	}
-	switch s.Kind {
-	case KindSend:
-		v.template(s.Pos, s.Text)
-		v.expect(s)
-	case KindExpect:
-		v.expect(s)
-	case KindGroup:
-		v.steps(s.Steps)
-	case KindRepeat:
-		if s.As != "" {
-			v.defined[s.As] = true
-		}
-		v.steps(s.Steps)
-	}
 }
 
 // command checks the templates of a command and its environment, and the
