@@ -5,17 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // LoadOptions adjusts loading.
@@ -190,98 +185,6 @@ func (d *decoder) pairs(n *yaml.Node) []pair {
 	return out
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "nothing (null)"
-		case "!!bool":
-			return "a boolean (" + n.Value + ")"
-		case "!!int", "!!float":
-			return "a number (" + n.Value + ")"
-		default:
-			return fmt.Sprintf("the text %q", n.Value)
-		}
-	}
-	return "something else"
-}
-
-func (d *decoder) str(n *yaml.Node, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-// text accepts any scalar (numbers and booleans as written).
-func (d *decoder) text(n *yaml.Node, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (d *decoder) boolean(n *yaml.Node, what string) (bool, bool) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
-		var b bool
-		if err := n.Decode(&b); err == nil {
-			return b, true
-		}
-	}
-	d.add(d.pos(n), "%s must be true or false, found %s", what, kindName(n))
-	return false, false
-}
-
-func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		var v int64
-		if err := n.Decode(&v); err == nil && v >= int64(lo) && v <= int64(hi) {
-			return int(v), true
-		}
-		d.add(d.pos(n), "%s must be a whole number from %d to %d, found %s", what, lo, hi, n.Value)
-		return 0, false
-	}
-	d.add(d.pos(n), "%s must be a whole number, found %s", what, kindName(n))
-	return 0, false
-}
-
-func (d *decoder) number(n *yaml.Node, what string) (float64, bool) {
-	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-		var v float64
-		if err := n.Decode(&v); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
-			return v, true
-		}
-	}
-	d.add(d.pos(n), "%s must be a number of 0 or more, found %s", what, kindName(n))
-	return 0, false
-}
-
-// duration reads "250ms", "2s", "1m30s". Bare numbers are refused: a unit
-// must be written.
-func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
-	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-		d.add(d.pos(n), "%s must be a duration with a unit, like %sms or %ss, found the bare number %s", what, n.Value, n.Value, n.Value)
-		return 0, false
-	}
-	s, ok := d.str(n, what)
-	if !ok {
-		return 0, false
-	}
-	v, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil || v < 0 {
-		d.add(d.pos(n), "%s", durationError(what, s))
-		return 0, false
-	}
-	return v, true
-}
-
 // MinBuffer and MaxBuffer bound a device's buffer: size.
 const (
 	MinBuffer = 64 << 10
@@ -316,35 +219,6 @@ func (d *decoder) bufferSize(n *yaml.Node) int {
 		return bad()
 	}
 	return int(v)
-}
-
-// MaxSettle bounds a settle time.
-const MaxSettle = time.Minute
-
-// settle reads a settle time: a duration from 0 to MaxSettle.
-func (d *decoder) settle(n *yaml.Node) *time.Duration {
-	v, ok := d.duration(n, "settle")
-	if !ok {
-		return nil
-	}
-	if v > MaxSettle {
-		d.add(d.pos(n), "settle must be at most %s, found %s", MaxSettle, v)
-		return nil
-	}
-	return &v
-}
-
-func (d *decoder) template(n *yaml.Node, what string) (*Template, bool) {
-	s, ok := d.text(n, what)
-	if !ok {
-		return nil, false
-	}
-	t, err := ParseTemplate(s)
-	if err != nil {
-		d.add(d.pos(n), "%s: %v", what, err)
-		return nil, false
-	}
-	return &t, true
 }
 
 func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
@@ -562,18 +436,6 @@ func (d *decoder) lineEnding(n *yaml.Node) string {
 	return v
 }
 
-func (d *decoder) oneOf(n *yaml.Node, what string, allowed ...string) string {
-	s, ok := d.str(n, what)
-	if !ok {
-		return ""
-	}
-	if !slices.Contains(allowed, s) {
-		d.add(d.pos(n), "%s must be one of %s, found %q%s", what, strings.Join(allowed, ", "), s, suggest(s, allowed))
-		return ""
-	}
-	return s
-}
-
 var hexIDRE = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{1,4}$`)
 
 func (d *decoder) usb(n *yaml.Node) *USBMatch {
@@ -659,88 +521,4 @@ func (d *decoder) scalarValue(n *yaml.Node, what string) (any, bool) {
 		return nil, true
 	}
 	return n.Value, true
-}
-
-// patternList reads fail_on and until lists: a string, or a list whose items
-// are strings or {regex: "..."}.
-func (d *decoder) patternList(n *yaml.Node, what string, regex bool) []*PatternSpec {
-	var items []*yaml.Node
-	if n.Kind == yaml.SequenceNode {
-		for _, c := range n.Content {
-			items = append(items, resolve(c))
-		}
-		if len(items) == 0 {
-			d.add(d.pos(n), "%s must not be an empty list", what)
-		}
-	} else {
-		items = []*yaml.Node{n}
-	}
-	var out []*PatternSpec
-	for _, it := range items {
-		if p := d.pattern(it, what, regex); p != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (d *decoder) pattern(n *yaml.Node, what string, regex bool) *PatternSpec {
-	if n.Kind == yaml.MappingNode {
-		ps := d.pairs(n)
-		if len(ps) != 1 || (ps[0].key.Value != "regex" && ps[0].key.Value != "text") || ps[0].val.Kind != yaml.ScalarNode {
-			d.add(d.pos(n), "a pattern in %s is text, {regex: \"RE2\"} or {text: \"literal\"}", what)
-			return nil
-		}
-		return d.pattern(ps[0].val, what, ps[0].key.Value == "regex")
-	}
-	t, ok := d.template(n, what+" pattern")
-	if !ok {
-		return nil
-	}
-	if t.Raw == "" {
-		d.add(d.pos(n), "%s pattern must not be empty", what)
-		return nil
-	}
-	p := &PatternSpec{Text: *t, Regex: regex, Pos: d.pos(n)}
-	if t.IsStatic() {
-		var err error
-		if regex {
-			p.static, err = stream.Regexp(t.Raw)
-		} else {
-			p.static = stream.Literal(t.Raw)
-		}
-		if err != nil {
-			d.add(d.pos(n), "%s: %v", what, err)
-			return nil
-		}
-	} else if regex {
-		// Check the shape with the references standing in as literals.
-		probe, _ := t.Expand(func(string) (any, bool) { return "x", true }, nil)
-		if _, err := stream.Regexp(probe); err != nil {
-			d.add(d.pos(n), "%s: %v", what, err)
-			return nil
-		}
-	}
-	return p
-}
-
-func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
-
-// env reads the env: of a command: variable names to text with ${var}.
-func (d *decoder) env(v *yaml.Node) map[string]*Template {
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "env must map variable names to values, found %s", kindName(v))
-		return nil
-	}
-	env := map[string]*Template{}
-	for _, e := range d.pairs(v) {
-		if e.key.Value == "" || strings.ContainsAny(e.key.Value, "=\x00") {
-			d.add(d.pos(e.key), "env: %q is not an environment variable name", e.key.Value)
-			continue
-		}
-		if t, ok := d.template(e.val, "env "+e.key.Value); ok {
-			env[e.key.Value] = t
-		}
-	}
-	return env
 }

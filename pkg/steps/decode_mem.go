@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -135,42 +134,4 @@ func (d *decoder) qemu(n *yaml.Node) *QEMULaunch {
 		d.add(q.Pos, "qemu needs kernel: FILE (the firmware QEMU loads) or bios: FILE (such as U-Boot on virt)")
 	}
 	return q
-}
-
-// strings reads one text or a list of texts.
-func (d *decoder) strings(n *yaml.Node, what string) []string {
-	if n.Kind == yaml.ScalarNode {
-		s, ok := d.text(n, what)
-		if !ok {
-			return nil
-		}
-		return []string{s}
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.add(d.pos(n), "%s must be a list of text, found %s", what, kindName(n))
-		return nil
-	}
-	var out []string
-	for _, c := range n.Content {
-		if s, ok := d.text(resolve(c), what); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// relPath makes a path written in a file relative to that file's folder,
-// so sequences run from anywhere.
-//
-// The result is absolute: tools that open it (OpenOCD, make) may run in
-// another folder than hilrun.
-func (d *decoder) relPath(p string) string {
-	if p == "" || filepath.IsAbs(p) || d.file == "" || strings.HasPrefix(d.file, "<") {
-		return p
-	}
-	joined := filepath.Join(filepath.Dir(d.file), p)
-	if abs, err := filepath.Abs(joined); err == nil {
-		return abs
-	}
-	return joined
 }

@@ -299,21 +299,6 @@ func (d *decoder) address(m *MemSpec, v *yaml.Node) {
 	m.Address = &Expr{Src: v.Value, Pos: d.pos(v)}
 }
 
-func parseUint(s string) (uint64, error) {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	return strconv.ParseUint(s, 0, 64)
-}
-
-func (d *decoder) number64(v *yaml.Node, what string) (uint64, bool) {
-	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" && v.Tag != "!!bool" {
-		if n, err := parseUint(v.Value); err == nil {
-			return n, true
-		}
-	}
-	d.add(d.pos(v), "%s must be a number like 0x40 or 64, found %s", what, kindName(v))
-	return 0, false
-}
-
 // values reads one value or a list: numbers, or text with ${var}. what
 // names the key in messages.
 func (d *decoder) values(v *yaml.Node, what string) []ValueSpec {
