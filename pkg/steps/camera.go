@@ -87,3 +87,56 @@ func validSize(s string) bool {
 	hi, err2 := strconv.Atoi(h)
 	return ok && err1 == nil && err2 == nil && wi > 0 && hi > 0 && wi <= 16384 && hi <= 16384
 }
+
+// resolveCameras gives every camera step its camera: a declared name, the
+// only one declared, a camera index or device path or URL (an implicit
+// camera), or in a sequence that declares none a name the bench binds.
+func (v *validator) resolveCameras() {
+	declared := len(v.seq.Cameras)
+	var names []string
+	for _, c := range v.seq.Cameras {
+		names = append(names, c.Name)
+	}
+	Walk(v.seq, func(s *Step) {
+		if s.Kind != KindCamera || s.Camera == nil {
+			return
+		}
+		c := s.Camera
+		switch {
+		case c.Camera == "" && declared == 1:
+			c.Camera = v.seq.Cameras[0].Name
+		case c.Camera == "" && declared > 1:
+			v.add(s.Pos, "this step needs camera: because the sequence has several cameras (%s)", strings.Join(names, ", "))
+			return
+		case c.Camera == "":
+			c.Camera = DefaultCamera
+		case v.seq.Camera(c.Camera) != nil:
+			return
+		case isCameraInput(c.Camera):
+		case declared > 0:
+			v.add(s.Pos, "camera: unknown camera %q; cameras are %s%s", c.Camera, strings.Join(names, ", "), suggest(c.Camera, names))
+			return
+		}
+		if v.seq.Camera(c.Camera) != nil {
+			return
+		}
+		cam := &Camera{Name: c.Camera, Implicit: true, Pos: s.Pos}
+		switch {
+		case c.Camera == DefaultCamera:
+			// The host's first camera, unless the bench or --sim binds it.
+			cam.Input = "0"
+		case isCameraInput(c.Camera):
+			cam.Input = c.Camera
+		}
+		v.seq.Cameras = append(v.seq.Cameras, cam)
+	})
+}
+
+// isCameraInput reports whether a camera reference is an input (an index,
+// a device path, a URL) rather than a name.
+func isCameraInput(s string) bool {
+	if _, err := strconv.Atoi(s); err == nil {
+		return true
+	}
+	return strings.ContainsAny(s, "/:\\")
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -185,42 +184,6 @@ func (d *decoder) pairs(n *yaml.Node) []pair {
 	return out
 }
 
-// MinBuffer and MaxBuffer bound a device's buffer: size.
-const (
-	MinBuffer = 64 << 10
-	MaxBuffer = 256 << 20
-)
-
-var sizeRE = regexp.MustCompile(`^\s*([0-9]+)\s*(KiB|MiB)?\s*$`)
-
-// bufferSize reads a size in bytes, from MinBuffer to MaxBuffer: a whole
-// number of bytes, or one followed by KiB or MiB ("4MiB", "512 KiB").
-func (d *decoder) bufferSize(n *yaml.Node) int {
-	bad := func() int {
-		d.add(d.pos(n), "buffer must be a size from 64KiB to 256MiB, such as 4MiB or 1048576 (bytes), found %s", n.Value)
-		return 0
-	}
-	if n.Kind != yaml.ScalarNode {
-		d.add(d.pos(n), "buffer must be a size such as 4MiB, found %s", kindName(n))
-		return 0
-	}
-	m := sizeRE.FindStringSubmatch(n.Value)
-	if m == nil || len(m[1]) > 10 {
-		return bad()
-	}
-	v, _ := strconv.ParseInt(m[1], 10, 64)
-	switch m[2] {
-	case "KiB":
-		v <<= 10
-	case "MiB":
-		v <<= 20
-	}
-	if v < MinBuffer || v > MaxBuffer {
-		return bad()
-	}
-	return int(v)
-}
-
 func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
 }
@@ -306,8 +269,6 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	return Stop
 }
 
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo", "buffer"}
-
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
 // message), each name a valid name (an item name), and fn reads each entry.
@@ -323,154 +284,6 @@ func (d *decoder) namedEntries(n *yaml.Node, section, what, item string, fn func
 		}
 		fn(p.key.Value, p)
 	}
-}
-
-func (d *decoder) devices(n *yaml.Node) {
-	d.namedEntries(n, "devices", "device names to their settings", "device name", func(name string, p pair) {
-		dev := &Device{Name: name, Pos: d.pos(p.key)}
-		if p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" {
-			dev.Port = p.val.Value
-			d.portURL(p.val)
-		} else if p.val.Kind == yaml.MappingNode {
-			d.device(dev, p.val)
-		} else if p.val.Tag != "!!null" {
-			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
-		}
-		if dev.Port != "" || dev.USB != nil {
-			dev.PortFrom = dev.Pos.String()
-		}
-		d.seq.Devices = append(d.seq.Devices, dev)
-	})
-}
-
-// portURL checks a port given as a URL (tcp://HOST:PORT or
-// rfc2217://HOST:PORT); a device path is left to opening.
-func (d *decoder) portURL(n *yaml.Node) {
-	if err := CheckPortURL(n.Value); err != nil {
-		d.add(d.pos(n), "%v", err)
-	}
-}
-
-// DeviceSettings fills dev from a mapping node; used for sequence devices
-// and bench-file bindings.
-func (d *decoder) device(dev *Device, n *yaml.Node) {
-	for _, p := range d.pairs(n) {
-		switch p.key.Value {
-		case "port":
-			var ok bool
-			if dev.Port, ok = d.str(p.val, "port"); ok {
-				d.portURL(p.val)
-			}
-		case "usb":
-			dev.USB = d.usb(p.val)
-		case "baud":
-			dev.Baud, _ = d.integer(p.val, "baud", 50, 20_000_000)
-		case "data_bits":
-			dev.DataBits, _ = d.integer(p.val, "data_bits", 5, 8)
-		case "parity":
-			dev.Parity = d.oneOf(p.val, "parity", "none", "odd", "even", "mark", "space")
-		case "stop_bits":
-			s, ok := d.text(p.val, "stop_bits")
-			if ok && s != "1" && s != "1.5" && s != "2" {
-				d.add(d.pos(p.val), "stop_bits must be 1, 1.5 or 2, found %s", s)
-			}
-			dev.StopBits = s
-		case "flow_control":
-			dev.FlowControl = d.oneOf(p.val, "flow_control", "none", "rtscts", "xonxoff")
-		case "line_ending":
-			dev.LineEnding = d.lineEnding(p.val)
-		case "dtr":
-			if b, ok := d.boolean(p.val, "dtr"); ok {
-				dev.DTR = &b
-			}
-		case "rts":
-			if b, ok := d.boolean(p.val, "rts"); ok {
-				dev.RTS = &b
-			}
-		case "reconnect":
-			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
-		case "settle":
-			dev.Settle = d.settle(p.val)
-		case "sync_timeout":
-			dev.SyncTimeout, _ = d.durationIn(p.val, "sync_timeout", timeoutRange)
-		case "prompt":
-			dev.Prompt = d.pattern(p.val, "prompt", false)
-		case "echo":
-			dev.Echo, _ = d.boolean(p.val, "echo")
-		case "buffer":
-			dev.Buffer = d.bufferSize(p.val)
-		default:
-			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
-		}
-	}
-}
-
-// LineEndings are the accepted line_ending values.
-var LineEndings = []string{"lf", "crlf", "cr", "none"}
-
-// LineEndingBytes returns the bytes a line_ending value stands for.
-func LineEndingBytes(s string) []byte {
-	switch s {
-	case "crlf":
-		return []byte("\r\n")
-	case "cr":
-		return []byte("\r")
-	case "none":
-		return nil
-	default:
-		return []byte("\n")
-	}
-}
-
-// lineEnding reads a line_ending value (see lineEndingValue).
-func (d *decoder) lineEnding(n *yaml.Node) string {
-	s, ok := d.str(n, "line_ending")
-	if !ok {
-		return ""
-	}
-	v, ok := lineEndingValue(s)
-	if !ok {
-		d.add(d.pos(n), "line_ending must be one of %s, found %q%s", strings.Join(LineEndings, ", "), s, suggest(s, LineEndings))
-		return ""
-	}
-	return v
-}
-
-var hexIDRE = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{1,4}$`)
-
-func (d *decoder) usb(n *yaml.Node) *USBMatch {
-	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "usb must be a mapping like {vid: \"0483\", pid: \"374b\", serial: \"...\"}, found %s", kindName(n))
-		return nil
-	}
-	m := &USBMatch{}
-	for _, p := range d.pairs(n) {
-		switch p.key.Value {
-		case "vid", "pid":
-			s, ok := d.text(p.val, p.key.Value)
-			if !ok {
-				continue
-			}
-			if !hexIDRE.MatchString(s) {
-				d.add(d.pos(p.val), "usb %s must be a 4-digit hex id like \"0483\", found %q", p.key.Value, s)
-				continue
-			}
-			s = fmt.Sprintf("%04s", strings.ToLower(strings.TrimPrefix(strings.ToLower(s), "0x")))
-			if p.key.Value == "vid" {
-				m.VID = s
-			} else {
-				m.PID = s
-			}
-		case "serial":
-			m.Serial, _ = d.text(p.val, "serial")
-		default:
-			d.unknownKey(p.key, "usb", []string{"vid", "pid", "serial"})
-		}
-	}
-	if m.VID == "" || m.PID == "" {
-		d.add(d.pos(n), "usb needs both vid and pid")
-	}
-	return m
 }
 
 func (d *decoder) vars(n *yaml.Node) {

@@ -13,17 +13,9 @@ import (
 // Kind names what a step does.
 type Kind string
 
-// DefaultProbe is the name of the probe a sequence without a probes
-// section uses.
-const DefaultProbe = "target"
-
 // DefaultExpectTimeout is how long an expect waits when neither the step nor
 // the sequence says.
 const DefaultExpectTimeout = 5 * time.Second
-
-// DefaultDevice is the name of the device a sequence without a devices
-// section talks to.
-const DefaultDevice = "console"
 
 // Sequence is one loaded and validated sequence file.
 type Sequence struct {
@@ -58,107 +50,6 @@ type Sequence struct {
 	Pos     Pos
 }
 
-// Probe returns the probe called name, or nil.
-func (s *Sequence) Probe(name string) *Probe {
-	for _, p := range s.Probes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// Probe is a debug probe: reached through OpenOCD (a running OpenOCD's
-// telnet address, or an OpenOCD that hilrun launches for the run), or
-// through a GDB remote stub (one running, or the GDB server of a QEMU that
-// hilrun launches for the run: Launch.QEMU). Backend says which.
-type Probe struct {
-	Name string
-	// OpenOCD is host:port of a running OpenOCD's telnet server.
-	OpenOCD string
-	Launch  *Launch
-	// GDB is host:port of a GDB remote stub (QEMU's gdbstub, pyOCD's or
-	// J-Link's GDB server), or the serial port of a probe that speaks the
-	// GDB remote protocol itself (a Black Magic Probe's /dev/ttyACM0).
-	GDB string
-	// GDBAttach is how the target behind GDB stands when hilrun attaches
-	// (GDBAttachRunning, GDBAttachHalted, GDBAttachAuto); "" means auto,
-	// and lets a binding that names no mode keep this one.
-	GDBAttach string
-	// ELF is the default file for symbol lookups on this probe.
-	ELF string
-	// Implicit is true for a probe only named by steps.
-	Implicit bool
-	Pos      Pos
-}
-
-// Probe backends: how a probe is reached (Probe.Backend). internal/engine
-// registers how each is opened.
-const (
-	BackendOpenOCD = "openocd"
-	BackendGDB     = "gdb"
-)
-
-// Backend says how p is reached: BackendOpenOCD for openocd: and launch:,
-// BackendGDB for gdb: and launch: {qemu: ...}, "" while nothing binds it.
-func (p *Probe) Backend() string {
-	switch {
-	case p.GDB != "" || p.LaunchesQEMU():
-		return BackendGDB
-	case p.OpenOCD != "" || p.Launch != nil:
-		return BackendOpenOCD
-	}
-	return ""
-}
-
-// AttachOpenOCD binds p to the running OpenOCD at addr, in place of
-// whatever bound it before.
-func (p *Probe) AttachOpenOCD(addr string) {
-	p.OpenOCD, p.Launch, p.GDB, p.GDBAttach = addr, nil, "", ""
-}
-
-// LaunchesQEMU reports whether hilrun starts a QEMU for p, whose GDB
-// server p is then attached to.
-func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU != nil }
-
-// AttachGDB binds p to the GDB remote stub at addr (HOST:PORT, a serial
-// port or a Unix socket), in place of whatever bound it before. The
-// attach mode is kept.
-func (p *Probe) AttachGDB(addr string) {
-	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
-}
-
-// Launch says how to start the server a probe talks to: OpenOCD, or with
-// QEMU set a QEMU (and none of the OpenOCD settings).
-type Launch struct {
-	Binary        string
-	Config        []string
-	AdapterSerial string
-	Commands      []string
-	Args          []string
-	QEMU          *QEMULaunch
-}
-
-// QEMULaunch says how to start QEMU as a virtual board for a probe: the
-// probe attaches to QEMU's GDB server, and the device named Console talks
-// to the guest's first serial port. Paths are absolute once loaded
-// (relative to the file that names them).
-type QEMULaunch struct {
-	// Binary is the QEMU program; "" means qemu-system-arm.
-	Binary string
-	// Machine is QEMU's -machine, such as mps2-an385 or virt. Required.
-	Machine string
-	// Kernel (-kernel) and BIOS (-bios) are the images the machine runs;
-	// at least one is given.
-	Kernel, BIOS string
-	// Args are more arguments for QEMU, after hilrun's own.
-	Args []string
-	// Console names the device bound to the guest's first serial port;
-	// "" binds none.
-	Console string
-	Pos     Pos
-}
-
 // OnFailure says what a sequence does after a step fails.
 type OnFailure string
 
@@ -167,72 +58,6 @@ const (
 	Stop     OnFailure = "stop"
 	Continue OnFailure = "continue"
 )
-
-// Device returns the device called name, or nil.
-func (s *Sequence) Device(name string) *Device {
-	for _, d := range s.Devices {
-		if d.Name == name {
-			return d
-		}
-	}
-	return nil
-}
-
-// Device is a serial console the sequence talks to, by logical name.
-type Device struct {
-	Name string
-	// Port is the path of the serial device; empty when USB or the bench
-	// binds it.
-	Port string
-	// PortFrom says where Port or USB came from, for messages: the
-	// position of the device in its file ("seq.yaml:4:3"), "bench file
-	// hilrun.bench.yaml:3:3", "--port dut=/dev/ttyUSB0", "--sim"; "" when
-	// not known.
-	PortFrom    string
-	USB         *USBMatch
-	Baud        int
-	DataBits    int
-	Parity      string
-	StopBits    string
-	FlowControl string
-	LineEnding  string
-	DTR, RTS    *bool
-	Reconnect   bool
-	// Settle is how long a regexp match that bytes still arriving could
-	// change is held for silence on this device (see stream.WithSettle);
-	// nil means the default, stream.DefaultSettle.
-	Settle *time.Duration
-	// SyncTimeout bounds the console sync before the first send on a
-	// connection the run opened (see Prompt); 0 means the sequence's
-	// expect timeout.
-	SyncTimeout time.Duration
-	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
-	// when it has none. With a prompt, a send (not send_ctrl) waits until
-	// the device is back at its prompt after the previous command, and a
-	// send's expect ends at the next prompt: see Step.WaitPrompt and
-	// Step.UntilPrompt. A prompt counts only at the start of a line. The
-	// first send on a connection the run opened syncs first: it takes in
-	// what the device printed, and unless that ends with the prompt, sends
-	// the line ending and waits for it (SyncTimeout).
-	Prompt *PatternSpec
-	// Echo says the device echoes the text it receives, as shells do: a
-	// text send waits for the echo of its line, checks it, and its expect
-	// starts after it.
-	Echo bool
-	// Buffer is how many received bytes the device's console keeps for
-	// matching, in bytes; 0 means stream.DefaultCapacity (1 MiB). A regexp
-	// match can be at most this long.
-	Buffer int
-	// Implicit is true for a device made from a step's `to: /dev/...`.
-	Implicit bool
-	Pos      Pos
-}
-
-// USBMatch finds a serial port by USB identity. VID and PID are hex strings
-// such as "0483"; Serial is optional.
-type USBMatch struct {
-	VID, PID, Serial string
-}
 
 // Var is a variable declared under vars.
 type Var struct {
