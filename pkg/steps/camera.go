@@ -43,6 +43,7 @@ type Camera struct {
 	Pos      Pos
 }
 
+// cameraEntryKeys are the settings of a camera.
 var cameraEntryKeys = []string{"input", "format", "size", "args"}
 
 // cameras reads a cameras section: name to an input (a device, index or

@@ -50,8 +50,11 @@ func Parse(file string, data []byte, opts LoadOptions) (*Sequence, error) {
 	return seq, nil
 }
 
+// yamlLineRE finds the line yaml.v3 puts in its messages.
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// parseNode reads data as JSON (a .json file) or YAML into its root
+// node, with the file's size and its aliases bounded.
 func parseNode(file string, data []byte) (*yaml.Node, error) {
 	if err := checkSize(file, len(data)); err != nil {
 		return nil, err
@@ -95,6 +98,7 @@ func untab(data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte("\t"), []byte(" "))
 }
 
+// looksLikeJSON reports whether data starts as a JSON object or array.
 func looksLikeJSON(data []byte) bool {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
@@ -130,6 +134,8 @@ func jsonSyntax(file string, data []byte) error {
 	return ErrorList{{Pos: Pos{File: file, Line: line, Col: col}, Msg: "invalid JSON: " + msg}}
 }
 
+// decoder reads the nodes of one file into a sequence (or a bench or a
+// pool), collecting every problem with its position.
 type decoder struct {
 	*errs
 	file  string
@@ -138,6 +144,7 @@ type decoder struct {
 	regex bool // the regex flag of the step being decoded
 }
 
+// pos is where n is in the file.
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
 // hasErrAt reports whether an error was already recorded at n.
@@ -151,6 +158,7 @@ func (d *decoder) hasErrAt(n *yaml.Node) bool {
 	return false
 }
 
+// resolve follows aliases to the node they name.
 func resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -158,6 +166,7 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// pair is one entry of a mapping.
 type pair struct{ key, val *yaml.Node }
 
 // pairs returns a mapping's entries, reporting duplicate and non-string keys.
@@ -184,12 +193,17 @@ func (d *decoder) pairs(n *yaml.Node) []pair {
 	return out
 }
 
+// unknownKey reports key k, which where does not take, with the nearest
+// of the keys allowed.
 func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
 }
 
+// topKeys are the keys of a sequence file's top level.
 var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
 
+// sequence reads a whole sequence file: a mapping with steps, or a bare
+// list of steps.
 func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	root = resolve(root)
 	seq := &Sequence{File: d.file, OnFailure: Stop, ExpectTimeout: DefaultExpectTimeout, Pos: d.pos(root)}
@@ -251,11 +265,13 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	return seq
 }
 
+// defaultName names a sequence after its file, without the extension.
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
+// onFailure reads on_failure: stop or continue.
 func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	s, ok := d.str(n, "on_failure")
 	if !ok {
@@ -286,6 +302,7 @@ func (d *decoder) namedEntries(n *yaml.Node, section, what, item string, fn func
 	}
 }
 
+// vars reads the vars section: names to text, numbers or booleans.
 func (d *decoder) vars(n *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
 		d.add(d.pos(n), "vars must map names to values, found %s", kindName(n))

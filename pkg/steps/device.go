@@ -84,8 +84,10 @@ type USBMatch struct {
 	VID, PID, Serial string
 }
 
+// deviceKeys are the settings of a device.
 var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo", "buffer"}
 
+// devices reads a devices section: names to a port path or settings.
 func (d *decoder) devices(n *yaml.Node) {
 	d.namedEntries(n, "devices", "device names to their settings", "device name", func(name string, p pair) {
 		dev := &Device{Name: name, Pos: d.pos(p.key)}
@@ -197,8 +199,10 @@ func (d *decoder) lineEnding(n *yaml.Node) string {
 	return v
 }
 
+// hexIDRE is a USB vendor or product id.
 var hexIDRE = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{1,4}$`)
 
+// usb reads usb: {vid, pid, serial}.
 func (d *decoder) usb(n *yaml.Node) *USBMatch {
 	if n.Kind != yaml.MappingNode {
 		d.add(d.pos(n), "usb must be a mapping like {vid: \"0483\", pid: \"374b\", serial: \"...\"}, found %s", kindName(n))
@@ -240,6 +244,7 @@ const (
 	MaxBuffer = 256 << 20
 )
 
+// sizeRE is a buffer size: a number of bytes, KiB or MiB.
 var sizeRE = regexp.MustCompile(`^\s*([0-9]+)\s*(KiB|MiB)?\s*$`)
 
 // bufferSize reads a size in bytes, from MinBuffer to MaxBuffer: a whole
@@ -270,6 +275,7 @@ func (d *decoder) bufferSize(n *yaml.Node) int {
 	return int(v)
 }
 
+// portPathRE is a serial port path: an absolute path (/dev/ttyUSB0), \\.\COM10 or COM3.
 var portPathRE = regexp.MustCompile(`^(/|\\\\\.\\|COM[0-9]+$)`)
 
 // IsPortPath reports whether a `to` value is a serial port path rather than
@@ -331,6 +337,7 @@ func (v *validator) resolveDevices() {
 	}
 }
 
+// deviceNames are the names of the sequence's devices, in order.
 func deviceNames(seq *Sequence) []string {
 	var names []string
 	for _, d := range seq.Devices {
@@ -339,6 +346,7 @@ func deviceNames(seq *Sequence) []string {
 	return names
 }
 
+// listOrNone lists device names, or says there are none.
 func listOrNone(names []string) string { return listOrNoneUnder(names, "devices") }
 
 // listOrNoneUnder lists names, or says that there are none and which

@@ -59,6 +59,8 @@ func Num(v any) (any, error) {
 	return nil, fmt.Errorf("num(%v): not a number", v)
 }
 
+// compile checks that x reads only defined variables and compiles,
+// and keeps its program and the names it reads.
 func (v *validator) compile(x *Expr) {
 	tree, err := parser.Parse(x.Src)
 	if err != nil {
@@ -109,12 +111,16 @@ func exprIdents(tree *parser.Tree) []string {
 	return c.names
 }
 
+// identCollector finds the free names of an expression: the names it
+// reads that no let declares.
 type identCollector struct {
 	declare bool // the first pass only finds let names
 	names   []string
 	local   map[string]bool
 }
 
+// Visit notes a let's name in the first pass and a free name in the
+// second.
 func (c *identCollector) Visit(n *ast.Node) {
 	switch n := (*n).(type) {
 	case *ast.VariableDeclaratorNode:
@@ -126,6 +132,7 @@ func (c *identCollector) Visit(n *ast.Node) {
 	}
 }
 
+// exprErr is the first line of an expr error.
 func exprErr(err error) string {
 	s := err.Error()
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

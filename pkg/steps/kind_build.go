@@ -195,10 +195,14 @@ func (b *BuildSpec) describe() string {
 	return clip(strings.Join(parts, " "))
 }
 
-var buildKeys = []string{"command", "shell", "dir", "env", "elf", "pio"}
-var uploadKeys = []string{"command", "shell", "dir", "env", "pio", "openocd", "port"}
-var pioKeys = []string{"project_dir", "env", "verbose", "clean"}
-var imageKeys = []string{"file", "method", "verify", "reset", "offset"}
+// The keys of build: {...}, upload: {...}, their pio: {...} and an
+// upload's openocd: {...}.
+var (
+	buildKeys  = []string{"command", "shell", "dir", "env", "elf", "pio"}
+	uploadKeys = []string{"command", "shell", "dir", "env", "pio", "openocd", "port"}
+	pioKeys    = []string{"project_dir", "env", "verbose", "clean"}
+	imageKeys  = []string{"file", "method", "verify", "reset", "offset"}
+)
 
 // buildSpec decodes build: and upload: mappings.
 func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
@@ -289,6 +293,7 @@ func (d *decoder) buildSpec(kind Kind, n *yaml.Node) *BuildSpec {
 	return b
 }
 
+// pio reads pio: {project_dir, env, verbose, clean} of a build or upload.
 func (d *decoder) pio(n *yaml.Node) *PIOSpec {
 	p := &PIOSpec{}
 	if n.Kind != yaml.MappingNode {
@@ -326,6 +331,7 @@ func (d *decoder) pioProject(p *PIOSpec, e pair) bool {
 	return true
 }
 
+// image reads an upload's openocd: {file, method, verify, reset, offset}.
 func (d *decoder) image(n *yaml.Node) *ImageSpec {
 	im := &ImageSpec{Method: "program"}
 	if n.Kind != yaml.MappingNode {
@@ -356,6 +362,7 @@ func (d *decoder) image(n *yaml.Node) *ImageSpec {
 	return im
 }
 
+// pioTestKeys are the keys of pio_test: {...}.
 var pioTestKeys = []string{"project_dir", "env", "filter", "ignore", "port", "test_port", "without_uploading", "verbose"}
 
 // pioTest decodes a pio_test: mapping into the PlatformIO build spec it

@@ -174,6 +174,7 @@ func (d *decoder) cameraField(c *CameraSpec, k string, v *yaml.Node) {
 	}
 }
 
+// validLabel reports whether s can name picture files.
 func validLabel(s string) bool {
 	if s == "" || s == "." || s == ".." || len(s) > 100 {
 		return false
@@ -186,6 +187,7 @@ func validLabel(s string) bool {
 	return true
 }
 
+// imageCheckKeys are the keys of one image check.
 var imageCheckKeys = []string{"region", "brightness", "color", "colour", "tolerance"}
 
 // imageChecks reads expect_image: one check or a list of them.
@@ -208,6 +210,7 @@ func (d *decoder) imageChecks(v *yaml.Node) []*ImageCheck {
 	return nil
 }
 
+// imageCheck reads one check: a region and its brightness or colour.
 func (d *decoder) imageCheck(v *yaml.Node) *ImageCheck {
 	if v.Kind != yaml.MappingNode {
 		d.add(d.pos(v), "expect_image must be a mapping such as {region: [10, 20, 8, 8], brightness: \">0.6\"}, found %s", kindName(v))
@@ -258,6 +261,7 @@ func (d *decoder) imageCheck(v *yaml.Node) *ImageCheck {
 	return c
 }
 
+// region reads [x, y, width, height] in pixels.
 func (d *decoder) region(v *yaml.Node) imaging.Rect {
 	if v.Kind != yaml.SequenceNode || len(v.Content) != 4 {
 		d.add(d.pos(v), "region must be [x, y, width, height] in pixels, found %s", kindName(v))

@@ -55,6 +55,7 @@ func Caps() []Cap {
 	return out
 }
 
+// capNames are each capability's short name and what it allows.
 var capNames = map[Cap][2]string{
 	CapDevice:       {"device", "talk to a serial console"},
 	CapModemLines:   {"modem-lines", "drive DTR/RTS or send a break (resets many boards)"},
@@ -212,6 +213,7 @@ var kindKeys = lazyMap(func() map[string]Kind {
 	return m
 })
 
+// commonKeys are the keys every step accepts.
 var commonKeys = []string{"name", "id"}
 
 // kindAllowed are the keys a step of each kind accepts besides name and id.

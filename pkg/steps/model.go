@@ -223,6 +223,7 @@ func (s *Step) Title() string {
 	return string(s.Kind)
 }
 
+// clip shortens a title to 60 characters, with an ellipsis.
 func clip(s string) string {
 	const max = 60
 	r := []rune(s)

@@ -75,6 +75,8 @@ func (d *decoder) power(n *yaml.Node) {
 	})
 }
 
+// command reads one command of a power entry: an argument vector, or one
+// string.
 func (d *decoder) command(v *yaml.Node, what string) []string {
 	c := d.strings(v, what)
 	if len(c) == 0 {
@@ -112,4 +114,5 @@ func (e *PowerEntry) OffTimeOrDefault() time.Duration {
 	return time.Second
 }
 
+// String names the entry in messages: "power dut".
 func (e *PowerEntry) String() string { return fmt.Sprintf("power %s", e.Name) }

@@ -116,11 +116,12 @@ type QEMULaunch struct {
 	Pos     Pos
 }
 
-var probeKeys = []string{"openocd", "launch", "gdb", "elf", "adapter_serial"}
-
-var launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary", "qemu"}
-
-var qemuKeys = []string{"machine", "kernel", "bios", "args", "console", "binary"}
+// The keys of a probe, of its launch: {...} and of launch: {qemu: {...}}.
+var (
+	probeKeys  = []string{"openocd", "launch", "gdb", "elf", "adapter_serial"}
+	launchKeys = []string{"config", "adapter_serial", "commands", "args", "binary", "qemu"}
+	qemuKeys   = []string{"machine", "kernel", "bios", "args", "console", "binary"}
+)
 
 // probes decodes a probes section: name -> {openocd: host:port} or
 // {launch: {...}}; in a bench file a bare string is an adapter serial
@@ -140,6 +141,8 @@ func (d *decoder) probes(n *yaml.Node, bench bool) {
 	})
 }
 
+// probe fills pr from its mapping, and checks that it says one way to
+// reach the probe.
 func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 	for _, p := range d.pairs(n) {
 		switch p.key.Value {
@@ -179,6 +182,7 @@ func (d *decoder) probe(pr *Probe, n *yaml.Node) {
 	}
 }
 
+// launch reads launch: how to start an OpenOCD, or with qemu: a QEMU.
 func (d *decoder) launch(n *yaml.Node) *Launch {
 	l := &Launch{}
 	if n.Kind != yaml.MappingNode {

@@ -35,14 +35,19 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	}
 }
 
+// validator is one pass over a decoded sequence: defined holds the
+// variables defined so far, in step order.
 type validator struct {
 	seq     *Sequence
 	errs    *errs
 	defined map[string]bool
 }
 
+// add records a problem at p.
 func (v *validator) add(p Pos, format string, args ...any) { v.errs.add(p, format, args...) }
 
+// definedNames are the variables defined so far, sorted, for
+// suggestions.
 func (v *validator) definedNames() []string {
 	var names []string
 	for n := range v.defined {
@@ -52,6 +57,8 @@ func (v *validator) definedNames() []string {
 	return names
 }
 
+// ref checks that the variable name is defined here; env.NAME always
+// is.
 func (v *validator) ref(p Pos, name string) {
 	if strings.HasPrefix(name, "env.") {
 		return
@@ -61,6 +68,7 @@ func (v *validator) ref(p Pos, name string) {
 	}
 }
 
+// template checks the references of t, reported at p.
 func (v *validator) template(p Pos, t *Template) {
 	if t == nil {
 		return
@@ -70,16 +78,19 @@ func (v *validator) template(p Pos, t *Template) {
 	}
 }
 
+// pattern checks the references of a pattern.
 func (v *validator) pattern(p *PatternSpec) {
 	v.template(p.Pos, &p.Text)
 }
 
+// steps checks ss in order.
 func (v *validator) steps(ss []*Step) {
 	for _, s := range ss {
 		v.step(s)
 	}
 }
 
+// step checks one step: its fail_on patterns, then what its kind checks.
 func (v *validator) step(s *Step) {
 	for _, p := range s.FailOn {
 		v.pattern(p)
@@ -103,6 +114,9 @@ func (v *validator) command(p Pos, argv []*Template, env map[string]*Template, p
 	}
 }
 
+// expect checks a step's expect and save: the references of its
+// patterns, and that each saved group exists; it defines the variables
+// saved.
 func (v *validator) expect(s *Step) {
 	for _, p := range s.Expect {
 		v.pattern(p)
