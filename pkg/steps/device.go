@@ -275,7 +275,8 @@ func (d *decoder) bufferSize(n *yaml.Node) int {
 	return int(v)
 }
 
-// portPathRE is a serial port path: an absolute path (/dev/ttyUSB0), \\.\COM10 or COM3.
+// portPathRE is a serial port path: an absolute path (/dev/ttyUSB0),
+// \\.\COM10 or COM3.
 var portPathRE = regexp.MustCompile(`^(/|\\\\\.\\|COM[0-9]+$)`)
 
 // IsPortPath reports whether a `to` value is a serial port path rather than

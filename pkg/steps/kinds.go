@@ -116,10 +116,10 @@ type KindSpec struct {
 	// less than Caps (an upload through the probe runs no host program).
 	caps func(*Step) Cap
 
-	// A kind described in a file of its own (kind_*.go) carries its
-	// decoding, checks and title here, and is added with registerKind;
-	// the loader, validate and Title read them, so such a kind touches no
-	// other file of this package.
+	// Every kind is described in a file of its own (kind_*.go), which
+	// carries its decoding, checks and title here and adds it with
+	// registerKind; the loader, validate and Title read them, so a kind
+	// touches no other file of this package.
 
 	// Example is the step in JSON, for the MCP tool's help.
 	Example string
@@ -148,8 +148,8 @@ var kindOrder = []Kind{
 	KindCamera, KindLines, KindBreak, KindResetSequence, KindExec, KindPower,
 }
 
-// registerKind adds a kind described in a file of its own to kindTable,
-// in its place in kindOrder. It is called from the kind file's init.
+// registerKind adds a kind to kindTable, in its place in kindOrder. It is
+// called from the kind file's init.
 func registerKind(k KindSpec) {
 	rank := func(k Kind) int {
 		if i := slices.Index(kindOrder, k); i >= 0 {

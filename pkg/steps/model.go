@@ -10,7 +10,8 @@ import (
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
-// Kind names what a step does.
+// Kind names what a step does. Each kind's constant and description
+// (KindSpec) are in its kind_*.go file.
 type Kind string
 
 // DefaultExpectTimeout is how long an expect waits when neither the step nor
