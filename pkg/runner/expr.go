@@ -70,3 +70,11 @@ type budgetError struct {
 
 func (e *budgetError) Error() string { return e.msg }
 func (e *budgetError) Unwrap() error { return e.err }
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

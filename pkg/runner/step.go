@@ -148,6 +148,52 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	return res
 }
 
+// repeat runs the steps of a repeat step Count times, or for For, Every
+// apart when it says so; group is the group it is in.
+func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group string) error {
+	t0 := time.Now()
+	var maxLate time.Duration
+	n := 0
+	for i := 0; ; i++ {
+		if s.Count > 0 && i >= s.Count {
+			break
+		}
+		if s.Every > 0 {
+			// Deadlines are absolute, so the period does not drift with
+			// the time each iteration takes.
+			deadline := t0.Add(time.Duration(i) * s.Every)
+			if s.For > 0 && deadline.Sub(t0) >= s.For {
+				break
+			}
+			if err := r.sleepTimed(ctx, deadline); err != nil {
+				return err
+			}
+			if late := time.Since(deadline); late > maxLate {
+				maxLate = late
+			}
+		} else if s.For > 0 && time.Since(t0) >= s.For {
+			break
+		}
+		if s.As != "" {
+			r.vars[s.As] = i
+		}
+		n++
+		ok := r.steps(ctx, s.Steps, fmt.Sprintf("%s#%d.", res.Path, i), group)
+		if !ok {
+			break
+		}
+	}
+	res.Data = map[string]any{"iterations": n}
+	if s.Every > 0 {
+		res.Data["max_late_us"] = maxLate.Microseconds()
+		res.Data["every_ms"] = ms(s.Every)
+	}
+	if ctx.Err() != nil && r.open[len(r.open)-1] == Passed {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
 // closeContainer ends the innermost group or repeat being run and returns
 // the worst status of the steps it held, Passed when none ran.
 func (r *run) closeContainer() Status {

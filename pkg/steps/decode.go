@@ -4,18 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // LoadOptions adjusts loading.
@@ -56,8 +50,11 @@ func Parse(file string, data []byte, opts LoadOptions) (*Sequence, error) {
 	return seq, nil
 }
 
+// yamlLineRE finds the line yaml.v3 puts in its messages.
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// parseNode reads data as JSON (a .json file) or YAML into its root
+// node, with the file's size and its aliases bounded.
 func parseNode(file string, data []byte) (*yaml.Node, error) {
 	if err := checkSize(file, len(data)); err != nil {
 		return nil, err
@@ -101,6 +98,7 @@ func untab(data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte("\t"), []byte(" "))
 }
 
+// looksLikeJSON reports whether data starts as a JSON object or array.
 func looksLikeJSON(data []byte) bool {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
@@ -136,6 +134,8 @@ func jsonSyntax(file string, data []byte) error {
 	return ErrorList{{Pos: Pos{File: file, Line: line, Col: col}, Msg: "invalid JSON: " + msg}}
 }
 
+// decoder reads the nodes of one file into a sequence (or a bench or a
+// pool), collecting every problem with its position.
 type decoder struct {
 	*errs
 	file  string
@@ -144,8 +144,21 @@ type decoder struct {
 	regex bool // the regex flag of the step being decoded
 }
 
+// pos is where n is in the file.
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
+// hasErrAt reports whether an error was already recorded at n.
+func (d *decoder) hasErrAt(n *yaml.Node) bool {
+	p := d.pos(n)
+	for _, e := range d.list {
+		if e.Pos == p {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve follows aliases to the node they name.
 func resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -153,6 +166,7 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// pair is one entry of a mapping.
 type pair struct{ key, val *yaml.Node }
 
 // pairs returns a mapping's entries, reporting duplicate and non-string keys.
@@ -179,169 +193,17 @@ func (d *decoder) pairs(n *yaml.Node) []pair {
 	return out
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "nothing (null)"
-		case "!!bool":
-			return "a boolean (" + n.Value + ")"
-		case "!!int", "!!float":
-			return "a number (" + n.Value + ")"
-		default:
-			return fmt.Sprintf("the text %q", n.Value)
-		}
-	}
-	return "something else"
-}
-
-func (d *decoder) str(n *yaml.Node, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-// text accepts any scalar (numbers and booleans as written).
-func (d *decoder) text(n *yaml.Node, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.add(d.pos(n), "%s must be text, found %s", what, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (d *decoder) boolean(n *yaml.Node, what string) (bool, bool) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
-		var b bool
-		if err := n.Decode(&b); err == nil {
-			return b, true
-		}
-	}
-	d.add(d.pos(n), "%s must be true or false, found %s", what, kindName(n))
-	return false, false
-}
-
-func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		var v int64
-		if err := n.Decode(&v); err == nil && v >= int64(lo) && v <= int64(hi) {
-			return int(v), true
-		}
-		d.add(d.pos(n), "%s must be a whole number from %d to %d, found %s", what, lo, hi, n.Value)
-		return 0, false
-	}
-	d.add(d.pos(n), "%s must be a whole number, found %s", what, kindName(n))
-	return 0, false
-}
-
-func (d *decoder) number(n *yaml.Node, what string) (float64, bool) {
-	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-		var v float64
-		if err := n.Decode(&v); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
-			return v, true
-		}
-	}
-	d.add(d.pos(n), "%s must be a number of 0 or more, found %s", what, kindName(n))
-	return 0, false
-}
-
-// duration reads "250ms", "2s", "1m30s". Bare numbers are refused: a unit
-// must be written.
-func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
-	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-		d.add(d.pos(n), "%s must be a duration with a unit, like %sms or %ss, found the bare number %s", what, n.Value, n.Value, n.Value)
-		return 0, false
-	}
-	s, ok := d.str(n, what)
-	if !ok {
-		return 0, false
-	}
-	v, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil || v < 0 {
-		d.add(d.pos(n), "%s", durationError(what, s))
-		return 0, false
-	}
-	return v, true
-}
-
-// MinBuffer and MaxBuffer bound a device's buffer: size.
-const (
-	MinBuffer = 64 << 10
-	MaxBuffer = 256 << 20
-)
-
-var sizeRE = regexp.MustCompile(`^\s*([0-9]+)\s*(KiB|MiB)?\s*$`)
-
-// bufferSize reads a size in bytes, from MinBuffer to MaxBuffer: a whole
-// number of bytes, or one followed by KiB or MiB ("4MiB", "512 KiB").
-func (d *decoder) bufferSize(n *yaml.Node) int {
-	bad := func() int {
-		d.add(d.pos(n), "buffer must be a size from 64KiB to 256MiB, such as 4MiB or 1048576 (bytes), found %s", n.Value)
-		return 0
-	}
-	if n.Kind != yaml.ScalarNode {
-		d.add(d.pos(n), "buffer must be a size such as 4MiB, found %s", kindName(n))
-		return 0
-	}
-	m := sizeRE.FindStringSubmatch(n.Value)
-	if m == nil || len(m[1]) > 10 {
-		return bad()
-	}
-	v, _ := strconv.ParseInt(m[1], 10, 64)
-	switch m[2] {
-	case "KiB":
-		v <<= 10
-	case "MiB":
-		v <<= 20
-	}
-	if v < MinBuffer || v > MaxBuffer {
-		return bad()
-	}
-	return int(v)
-}
-
-// MaxSettle bounds a settle time.
-const MaxSettle = time.Minute
-
-// settle reads a settle time: a duration from 0 to MaxSettle.
-func (d *decoder) settle(n *yaml.Node) *time.Duration {
-	v, ok := d.duration(n, "settle")
-	if !ok {
-		return nil
-	}
-	if v > MaxSettle {
-		d.add(d.pos(n), "settle must be at most %s, found %s", MaxSettle, v)
-		return nil
-	}
-	return &v
-}
-
-func (d *decoder) template(n *yaml.Node, what string) (*Template, bool) {
-	s, ok := d.text(n, what)
-	if !ok {
-		return nil, false
-	}
-	t, err := ParseTemplate(s)
-	if err != nil {
-		d.add(d.pos(n), "%s: %v", what, err)
-		return nil, false
-	}
-	return &t, true
-}
-
+// unknownKey reports key k, which where does not take, with the nearest
+// of the keys allowed.
 func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 	d.add(d.pos(k), "unknown key %q in %s%s", k.Value, where, suggest(k.Value, allowed))
 }
 
+// topKeys are the keys of a sequence file's top level.
 var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
 
+// sequence reads a whole sequence file: a mapping with steps, or a bare
+// list of steps.
 func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	root = resolve(root)
 	seq := &Sequence{File: d.file, OnFailure: Stop, ExpectTimeout: DefaultExpectTimeout, Pos: d.pos(root)}
@@ -403,11 +265,13 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 	return seq
 }
 
+// defaultName names a sequence after its file, without the extension.
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
+// onFailure reads on_failure: stop or continue.
 func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	s, ok := d.str(n, "on_failure")
 	if !ok {
@@ -420,8 +284,6 @@ func (d *decoder) onFailure(n *yaml.Node) OnFailure {
 	d.add(d.pos(n), "on_failure must be stop or continue, found %q", s)
 	return Stop
 }
-
-var deviceKeys = []string{"port", "usb", "baud", "data_bits", "parity", "stop_bits", "flow_control", "line_ending", "dtr", "rts", "reconnect", "settle", "sync_timeout", "prompt", "echo", "buffer"}
 
 // namedEntries reads a section that maps names to entries (devices,
 // probes, cameras, power): section must be a mapping (of what, for the
@@ -440,166 +302,7 @@ func (d *decoder) namedEntries(n *yaml.Node, section, what, item string, fn func
 	}
 }
 
-func (d *decoder) devices(n *yaml.Node) {
-	d.namedEntries(n, "devices", "device names to their settings", "device name", func(name string, p pair) {
-		dev := &Device{Name: name, Pos: d.pos(p.key)}
-		if p.val.Kind == yaml.ScalarNode && p.val.Tag != "!!null" {
-			dev.Port = p.val.Value
-			d.portURL(p.val)
-		} else if p.val.Kind == yaml.MappingNode {
-			d.device(dev, p.val)
-		} else if p.val.Tag != "!!null" {
-			d.add(d.pos(p.val), "device %s must be a port path or a mapping of settings, found %s", name, kindName(p.val))
-		}
-		if dev.Port != "" || dev.USB != nil {
-			dev.PortFrom = dev.Pos.String()
-		}
-		d.seq.Devices = append(d.seq.Devices, dev)
-	})
-}
-
-// portURL checks a port given as a URL (tcp://HOST:PORT or
-// rfc2217://HOST:PORT); a device path is left to opening.
-func (d *decoder) portURL(n *yaml.Node) {
-	if err := CheckPortURL(n.Value); err != nil {
-		d.add(d.pos(n), "%v", err)
-	}
-}
-
-// DeviceSettings fills dev from a mapping node; used for sequence devices
-// and bench-file bindings.
-func (d *decoder) device(dev *Device, n *yaml.Node) {
-	for _, p := range d.pairs(n) {
-		switch p.key.Value {
-		case "port":
-			var ok bool
-			if dev.Port, ok = d.str(p.val, "port"); ok {
-				d.portURL(p.val)
-			}
-		case "usb":
-			dev.USB = d.usb(p.val)
-		case "baud":
-			dev.Baud, _ = d.integer(p.val, "baud", 50, 20_000_000)
-		case "data_bits":
-			dev.DataBits, _ = d.integer(p.val, "data_bits", 5, 8)
-		case "parity":
-			dev.Parity = d.oneOf(p.val, "parity", "none", "odd", "even", "mark", "space")
-		case "stop_bits":
-			s, ok := d.text(p.val, "stop_bits")
-			if ok && s != "1" && s != "1.5" && s != "2" {
-				d.add(d.pos(p.val), "stop_bits must be 1, 1.5 or 2, found %s", s)
-			}
-			dev.StopBits = s
-		case "flow_control":
-			dev.FlowControl = d.oneOf(p.val, "flow_control", "none", "rtscts", "xonxoff")
-		case "line_ending":
-			dev.LineEnding = d.lineEnding(p.val)
-		case "dtr":
-			if b, ok := d.boolean(p.val, "dtr"); ok {
-				dev.DTR = &b
-			}
-		case "rts":
-			if b, ok := d.boolean(p.val, "rts"); ok {
-				dev.RTS = &b
-			}
-		case "reconnect":
-			dev.Reconnect, _ = d.boolean(p.val, "reconnect")
-		case "settle":
-			dev.Settle = d.settle(p.val)
-		case "sync_timeout":
-			dev.SyncTimeout, _ = d.durationIn(p.val, "sync_timeout", timeoutRange)
-		case "prompt":
-			dev.Prompt = d.pattern(p.val, "prompt", false)
-		case "echo":
-			dev.Echo, _ = d.boolean(p.val, "echo")
-		case "buffer":
-			dev.Buffer = d.bufferSize(p.val)
-		default:
-			d.unknownKey(p.key, "device "+dev.Name, deviceKeys)
-		}
-	}
-}
-
-// LineEndings are the accepted line_ending values.
-var LineEndings = []string{"lf", "crlf", "cr", "none"}
-
-// LineEndingBytes returns the bytes a line_ending value stands for.
-func LineEndingBytes(s string) []byte {
-	switch s {
-	case "crlf":
-		return []byte("\r\n")
-	case "cr":
-		return []byte("\r")
-	case "none":
-		return nil
-	default:
-		return []byte("\n")
-	}
-}
-
-// lineEnding reads a line_ending value (see lineEndingValue).
-func (d *decoder) lineEnding(n *yaml.Node) string {
-	s, ok := d.str(n, "line_ending")
-	if !ok {
-		return ""
-	}
-	v, ok := lineEndingValue(s)
-	if !ok {
-		d.add(d.pos(n), "line_ending must be one of %s, found %q%s", strings.Join(LineEndings, ", "), s, suggest(s, LineEndings))
-		return ""
-	}
-	return v
-}
-
-func (d *decoder) oneOf(n *yaml.Node, what string, allowed ...string) string {
-	s, ok := d.str(n, what)
-	if !ok {
-		return ""
-	}
-	if !slices.Contains(allowed, s) {
-		d.add(d.pos(n), "%s must be one of %s, found %q%s", what, strings.Join(allowed, ", "), s, suggest(s, allowed))
-		return ""
-	}
-	return s
-}
-
-var hexIDRE = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{1,4}$`)
-
-func (d *decoder) usb(n *yaml.Node) *USBMatch {
-	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), "usb must be a mapping like {vid: \"0483\", pid: \"374b\", serial: \"...\"}, found %s", kindName(n))
-		return nil
-	}
-	m := &USBMatch{}
-	for _, p := range d.pairs(n) {
-		switch p.key.Value {
-		case "vid", "pid":
-			s, ok := d.text(p.val, p.key.Value)
-			if !ok {
-				continue
-			}
-			if !hexIDRE.MatchString(s) {
-				d.add(d.pos(p.val), "usb %s must be a 4-digit hex id like \"0483\", found %q", p.key.Value, s)
-				continue
-			}
-			s = fmt.Sprintf("%04s", strings.ToLower(strings.TrimPrefix(strings.ToLower(s), "0x")))
-			if p.key.Value == "vid" {
-				m.VID = s
-			} else {
-				m.PID = s
-			}
-		case "serial":
-			m.Serial, _ = d.text(p.val, "serial")
-		default:
-			d.unknownKey(p.key, "usb", []string{"vid", "pid", "serial"})
-		}
-	}
-	if m.VID == "" || m.PID == "" {
-		d.add(d.pos(n), "usb needs both vid and pid")
-	}
-	return m
-}
-
+// vars reads the vars section: names to text, numbers or booleans.
 func (d *decoder) vars(n *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
 		d.add(d.pos(n), "vars must map names to values, found %s", kindName(n))
@@ -649,68 +352,3 @@ func (d *decoder) scalarValue(n *yaml.Node, what string) (any, bool) {
 	}
 	return n.Value, true
 }
-
-// patternList reads fail_on and until lists: a string, or a list whose items
-// are strings or {regex: "..."}.
-func (d *decoder) patternList(n *yaml.Node, what string, regex bool) []*PatternSpec {
-	var items []*yaml.Node
-	if n.Kind == yaml.SequenceNode {
-		for _, c := range n.Content {
-			items = append(items, resolve(c))
-		}
-		if len(items) == 0 {
-			d.add(d.pos(n), "%s must not be an empty list", what)
-		}
-	} else {
-		items = []*yaml.Node{n}
-	}
-	var out []*PatternSpec
-	for _, it := range items {
-		if p := d.pattern(it, what, regex); p != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (d *decoder) pattern(n *yaml.Node, what string, regex bool) *PatternSpec {
-	if n.Kind == yaml.MappingNode {
-		ps := d.pairs(n)
-		if len(ps) != 1 || (ps[0].key.Value != "regex" && ps[0].key.Value != "text") || ps[0].val.Kind != yaml.ScalarNode {
-			d.add(d.pos(n), "a pattern in %s is text, {regex: \"RE2\"} or {text: \"literal\"}", what)
-			return nil
-		}
-		return d.pattern(ps[0].val, what, ps[0].key.Value == "regex")
-	}
-	t, ok := d.template(n, what+" pattern")
-	if !ok {
-		return nil
-	}
-	if t.Raw == "" {
-		d.add(d.pos(n), "%s pattern must not be empty", what)
-		return nil
-	}
-	p := &PatternSpec{Text: *t, Regex: regex, Pos: d.pos(n)}
-	if t.IsStatic() {
-		var err error
-		if regex {
-			p.static, err = stream.Regexp(t.Raw)
-		} else {
-			p.static = stream.Literal(t.Raw)
-		}
-		if err != nil {
-			d.add(d.pos(n), "%s: %v", what, err)
-			return nil
-		}
-	} else if regex {
-		// Check the shape with the references standing in as literals.
-		probe, _ := t.Expand(func(string) (any, bool) { return "x", true }, nil)
-		if _, err := stream.Regexp(probe); err != nil {
-			d.add(d.pos(n), "%s: %v", what, err)
-			return nil
-		}
-	}
-	return p
-}
-
-func regexpQuote(s string) string { return regexp.QuoteMeta(s) }

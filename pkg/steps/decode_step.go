@@ -1,15 +1,13 @@
 package steps
 
 import (
-	"encoding/hex"
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
 
+// allStepKeys lists every key that makes a step, sorted.
 func allStepKeys() []string {
 	var keys []string
 	for k := range kindKeys() {
@@ -19,6 +17,7 @@ func allStepKeys() []string {
 	return keys
 }
 
+// steps reads a list of steps (steps:, finally:, a group's or a repeat's).
 func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	if n.Kind != yaml.SequenceNode {
 		d.add(d.pos(n), "%s must be a list of steps, found %s", what, kindName(n))
@@ -33,41 +32,17 @@ func (d *decoder) steps(n *yaml.Node, what string) []*Step {
 	return out
 }
 
+// step reads one step: its kind from the keys, then every key, then what
+// the kind checks of them together; nil when it has no kind.
 func (d *decoder) step(n *yaml.Node) *Step {
 	if n.Kind != yaml.MappingNode {
 		d.add(d.pos(n), "a step must be a mapping such as {send: \"help\"} or {delay: 100ms}, found %s", kindName(n))
 		return nil
 	}
 	ps := d.pairs(n)
-	kind, kindKey := Kind(""), ""
-	var kindPair pair
-	for _, p := range ps {
-		k, ok := kindKeys()[p.key.Value]
-		if !ok {
-			continue
-		}
-		if k == KindCapture && isCameraCapture(p.val, ps) {
-			k = KindCamera
-		}
-		// A camera capture may carry its image check: capture and
-		// expect_image together are one step.
-		if k == KindCamera && kind == KindCamera {
-			continue
-		}
-		// expect is also a key of send, mem_read, mem_poll and openocd
-		// steps: another kind key wins over it.
-		if k == KindExpect && kind != "" && canExpect(kind) {
-			continue
-		}
-		if kind == KindExpect && canExpect(k) {
-			kind, kindKey, kindPair = k, p.key.Value, p
-			continue
-		}
-		if kind != "" {
-			d.add(d.pos(p.key), "a step does one thing, but this one has both %s and %s: split it into two steps", kindKey, p.key.Value)
-			return nil
-		}
-		kind, kindKey, kindPair = k, p.key.Value, p
+	kind, kindKey, ok := d.stepKind(ps)
+	if !ok {
+		return nil
 	}
 	if kind == "" {
 		var keys []string
@@ -100,12 +75,48 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			}
 			continue
 		}
-		d.stepField(s, p, kindPair)
+		d.stepField(s, p)
 	}
-	d.finishStep(s, n, ps)
+	d.finishStep(s, ps)
 	return s
 }
 
+// stepKind finds the kind of a step from its keys, and the key that makes
+// it; "" when no key makes a kind, and false (with the error added) when
+// two do.
+func (d *decoder) stepKind(ps []pair) (kind Kind, kindKey string, ok bool) {
+	for _, p := range ps {
+		k, known := kindKeys()[p.key.Value]
+		if !known {
+			continue
+		}
+		if k == KindCapture && isCameraCapture(p.val, ps) {
+			k = KindCamera
+		}
+		// A camera capture may carry its image check: capture and
+		// expect_image together are one step.
+		if k == KindCamera && kind == KindCamera {
+			continue
+		}
+		// expect is also a key of other kinds (see canExpect): their
+		// kind key wins over it.
+		if k == KindExpect && kind != "" && canExpect(kind) {
+			continue
+		}
+		if kind == KindExpect && canExpect(k) {
+			kind, kindKey = k, p.key.Value
+			continue
+		}
+		if kind != "" {
+			d.add(d.pos(p.key), "a step does one thing, but this one has both %s and %s: split it into two steps", kindKey, p.key.Value)
+			return "", "", false
+		}
+		kind, kindKey = k, p.key.Value
+	}
+	return kind, kindKey, true
+}
+
+// kindList lists the kinds as steps are written, for messages.
 func kindList() string {
 	var names []string
 	for _, k := range StepKinds() {
@@ -119,433 +130,110 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
-func (d *decoder) stepField(s *Step, p pair, kindPair pair) {
+// stepField decodes one key of step s: its kind's own, else one that
+// every kind that allows it reads the same way (commonFields).
+func (d *decoder) stepField(s *Step, p pair) {
 	k, v := p.key.Value, p.val
 	if spec, ok := LookupKind(s.Kind); ok && spec.decode != nil && spec.decode(d, s, k, v) {
 		return
 	}
-	if d.memField(s, k, v) {
-		return
-	}
-	if (k == "build" || k == "upload") && string(s.Kind) == k {
-		s.Build = d.buildSpec(s.Kind, v)
-		return
-	}
-	if k == "pio_test" && s.Kind == KindPIOTest {
-		s.Build = d.pioTest(v)
-		return
-	}
-	if d.controlField(s, k, v) {
-		return
-	}
-	switch k {
-	case "name":
-		s.Name, _ = d.text(v, "name")
-	case "id":
-		id, ok := d.str(v, "id")
-		if ok && !validName(id) {
-			d.add(d.pos(v), "id %q must be a name of letters, digits and underscores", id)
-		} else if prev, dup := d.ids[id]; ok && dup {
-			d.add(d.pos(v), "id %q is already used by the step at line %d", id, prev.Line)
-		} else if ok {
-			d.ids[id] = d.pos(v)
-			s.ID = id
-		}
-	case "to":
-		s.To, _ = d.str(v, "to")
-	case "timeout":
-		s.Timeout, _ = d.durationIn(v, "timeout", timeoutRange)
-	case "read_timeout":
-		s.Timeout, _ = d.numberIn(v, "read_timeout (seconds)", time.Second, timeoutRange)
-	case "fail_on":
-		s.FailOn = d.patternList(v, "fail_on", false)
-	case "settle":
-		s.Settle = d.settle(v)
-	case "send":
-		s.Text, _ = d.template(v, "send")
-	case "send_hex":
-		str, ok := d.text(v, "send_hex")
-		if !ok {
-			return
-		}
-		clean := strings.NewReplacer(" ", "", ":", "", "-", "", "0x", "", "\n", "").Replace(str)
-		b, err := hex.DecodeString(clean)
-		if err != nil || len(b) == 0 {
-			d.add(d.pos(v), "send_hex %q is not hex bytes: expected pairs of hex digits like \"0d 0a ff\"", str)
-			return
-		}
-		s.Bytes = b
-	case "send_ctrl":
-		str, ok := d.text(v, "send_ctrl")
-		if !ok {
-			return
-		}
-		b, err := ctrlByte(str)
-		if err != nil {
-			d.add(d.pos(v), "send_ctrl: %v", err)
-			return
-		}
-		s.Bytes, s.Ctrl = []byte{b}, true
-	case "line_ending":
-		s.LineEnding = d.lineEnding(v)
-	case "wait_prompt":
-		if b, ok := d.boolean(v, "wait_prompt"); ok {
-			s.WaitPrompt = &b
-		}
-	case "until_prompt":
-		if b, ok := d.boolean(v, "until_prompt"); ok {
-			s.UntilPrompt = &b
-		}
-	case "expect":
-		s.Expect = d.expectPatterns(v)
-	case "regex":
-		// read before the other keys, in step
-	case "save":
-		s.Save = d.saves(v)
-	case "delay":
-		s.Delay, _ = d.durationIn(v, "delay", delayRange)
-	case "delay_ms":
-		s.Delay, _ = d.numberIn(v, "delay_ms", time.Millisecond, delayRange)
-	case "capture":
-		s.Capture = d.capture(v)
-	case "assert":
-		src, ok := d.text(v, "assert")
-		if ok {
-			s.Assert = &Expr{Src: src, Pos: d.pos(v)}
-		}
-	case "message":
-		if v.Kind == yaml.MappingNode {
-			ps := d.pairs(v)
-			if len(ps) != 1 || ps[0].key.Value != "expr" {
-				d.add(d.pos(v), "message is text with ${name}, or {expr: \"...\"}")
-				return
-			}
-			if src, ok := d.text(ps[0].val, "expr"); ok {
-				s.MessageExpr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
-			}
-			return
-		}
-		s.MessageText, _ = d.template(v, "message")
-	case "set":
-		s.Set = d.assignments(v)
-	case "group":
-		s.Name, _ = d.text(v, "group name")
-	case "repeat":
-		d.repeat(s, v)
-	case "steps":
-		s.Steps = d.steps(v, "steps")
+	if fn, ok := commonFields[k]; ok {
+		fn(d, s, v)
 	}
 }
 
+// commonFields decode the keys that several kinds accept, one function
+// per key; a kind's Allowed says which of them it takes.
+var commonFields = map[string]func(d *decoder, s *Step, v *yaml.Node){
+	"name":         func(d *decoder, s *Step, v *yaml.Node) { s.Name, _ = d.text(v, "name") },
+	"id":           (*decoder).stepID,
+	"to":           func(d *decoder, s *Step, v *yaml.Node) { s.To, _ = d.str(v, "to") },
+	"probe":        func(d *decoder, s *Step, v *yaml.Node) { s.To, _ = d.text(v, "probe") },
+	"timeout":      func(d *decoder, s *Step, v *yaml.Node) { s.Timeout, _ = d.durationIn(v, "timeout", timeoutRange) },
+	"fail_on":      func(d *decoder, s *Step, v *yaml.Node) { s.FailOn = d.patternList(v, "fail_on", false) },
+	"settle":       func(d *decoder, s *Step, v *yaml.Node) { s.Settle = d.settle(v) },
+	"until_prompt": func(d *decoder, s *Step, v *yaml.Node) { s.UntilPrompt = d.optBool(v, "until_prompt") },
+	"expect":       func(d *decoder, s *Step, v *yaml.Node) { s.Expect = d.expectPatterns(v) },
+	"regex":        func(*decoder, *Step, *yaml.Node) {}, // read before the other keys, in step
+	"save":         func(d *decoder, s *Step, v *yaml.Node) { s.Save = d.saves(v) },
+}
+
+// stepID reads id:, the name expressions read the step's result by; it
+// must be unique in the file.
+func (d *decoder) stepID(s *Step, v *yaml.Node) {
+	id, ok := d.str(v, "id")
+	if ok && !validName(id) {
+		d.add(d.pos(v), "id %q must be a name of letters, digits and underscores", id)
+	} else if prev, dup := d.ids[id]; ok && dup {
+		d.add(d.pos(v), "id %q is already used by the step at line %d", id, prev.Line)
+	} else if ok {
+		d.ids[id] = d.pos(v)
+		s.ID = id
+	}
+}
+
+// optBool reads a boolean that may be left out: nil when it is not
+// true or false.
+func (d *decoder) optBool(v *yaml.Node, what string) *bool {
+	if b, ok := d.boolean(v, what); ok {
+		return &b
+	}
+	return nil
+}
+
+// finishSteps checks the steps: list of a group or a repeat.
+func (d *decoder) finishSteps(s *Step, keys stepKeys) {
+	if !keys.has["steps"] {
+		d.add(s.Pos, "a %s needs a steps: list", s.Kind)
+	} else if len(s.Steps) == 0 && len(d.list) == 0 {
+		d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
+	}
+}
+
+// stepKeys are the entries a step was written with, for its kind's
+// finish.
+type stepKeys struct {
+	pairs []pair
+	has   map[string]bool
+}
+
 // finishStep applies what depends on several keys and checks required ones.
-func (d *decoder) finishStep(s *Step, n *yaml.Node, ps []pair) {
+func (d *decoder) finishStep(s *Step, ps []pair) {
 	has := map[string]bool{}
 	for _, p := range ps {
 		has[p.key.Value] = true
 	}
-	switch s.Kind {
-	case KindSend:
-		n := 0
-		for _, k := range []string{"send", "send_hex", "send_ctrl"} {
-			if has[k] {
-				n++
-			}
-		}
-		if n > 1 {
-			d.add(s.Pos, "a send step has one of send, send_hex or send_ctrl")
-		}
-		if has["send_ctrl"] && has["wait_prompt"] {
-			d.add(s.Pos, "wait_prompt goes with send and send_hex: send_ctrl never waits for the prompt")
-		}
-		if has["until_prompt"] && !has["expect"] {
-			d.add(s.Pos, "until_prompt needs an expect on the same step")
-		}
-		if len(s.Save) > 0 && !has["expect"] {
-			d.add(s.Pos, "save needs an expect on the same step")
-		}
-	case KindExpect:
-		if len(s.Save) > 0 && len(s.Expect) == 0 {
-			d.add(s.Pos, "save needs an expect")
-		}
-	case KindGroup, KindRepeat:
-		if !has["steps"] {
-			d.add(s.Pos, "a %s needs a steps: list", s.Kind)
-		} else if len(s.Steps) == 0 && len(d.list) == 0 {
-			d.add(s.Pos, "a %s with no steps does nothing: add steps", s.Kind)
-		}
-	case KindUpload:
-		if has["probe"] && (s.Build == nil || s.Build.Image == nil) {
-			d.add(s.Pos, "probe goes with an openocd: upload")
-		}
-	case KindMemRead, KindMemWrite, KindMemPoll:
-		d.checkMem(s, ps)
-		m := s.Mem
-		hasAddr := m.hasAddr || has["address"] || !isTrueKind(ps, string(s.Kind))
-		switch {
-		case hasAddr && m.Symbol != "":
-			d.add(s.Pos, "give %s an address or a symbol, not both", s.Kind)
-		case !hasAddr && m.Symbol == "":
-			d.add(s.Pos, "%s needs an address (address: 0x20000000) or a symbol (symbol: counter)", s.Kind)
-		}
-		if s.Kind == KindMemWrite && len(m.Values) == 0 && !has["value"] {
-			d.add(s.Pos, "mem_write needs a value (or a list of values)")
-		}
-		if s.Kind == KindMemPoll {
-			switch {
-			case m.Until == nil && m.Check == nil && !has["until"] && !has["expect"]:
-				d.add(s.Pos, "mem_poll needs until: (an expression over value) or expect:")
-			case has["until"] && has["expect"]:
-				d.add(s.Pos, "give mem_poll until: or expect:, not both")
-			case m.Check != nil && len(m.Check.Values) > 1:
-				d.add(s.Pos, "mem_poll reads one value: expect one value or {mask, value}, not a list")
-			}
-		}
-	case KindCapture:
-		if len(s.Save) > 1 || len(s.Save) == 1 && s.Save[0].Group != -1 {
-			d.add(s.Pos, "save on a capture names one variable for the captured text")
-		}
-	default:
-		d.finishControl(s, has)
+	if k, ok := LookupKind(s.Kind); ok && k.finish != nil {
+		k.finish(d, s, stepKeys{pairs: ps, has: has})
 	}
 }
 
-func ctrlByte(s string) (byte, error) {
-	t := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "ctrl-"), "^")
-	if len(t) == 1 {
-		c := t[0]
-		switch {
-		case c >= 'a' && c <= 'z':
-			return c - 'a' + 1, nil
-		case c == '@':
-			return 0, nil
-		case c == '[':
-			return 0x1b, nil
-		case c == '\\':
-			return 0x1c, nil
-		case c == ']':
-			return 0x1d, nil
-		case c == '^':
-			return 0x1e, nil
-		case c == '_':
-			return 0x1f, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not a control key: expected a letter such as c (Ctrl-C) or one of @ [ \\ ] ^ _", s)
+// canExpect reports whether steps of kind k take an expect key besides
+// the key that makes them.
+func canExpect(k Kind) bool {
+	spec, ok := LookupKind(k)
+	return ok && slices.Contains(spec.Allowed, "expect")
 }
 
-func (d *decoder) expectPatterns(v *yaml.Node) []*PatternSpec {
-	return d.expectList(v, d.regex)
-}
-
-func (d *decoder) expectList(v *yaml.Node, regex bool) []*PatternSpec {
-	if v.Kind == yaml.MappingNode {
-		ps := d.pairs(v)
-		if len(ps) == 1 && ps[0].key.Value == "any" {
-			if ps[0].val.Kind != yaml.SequenceNode {
-				d.add(d.pos(ps[0].val), "any must be a list of patterns, found %s", kindName(ps[0].val))
-				return nil
-			}
-			return d.patternList(ps[0].val, "expect", regex)
-		}
-		if len(ps) == 1 && (ps[0].key.Value == "regex" || ps[0].key.Value == "text") {
-			return d.patternList(v, "expect", regex)
-		}
-		d.add(d.pos(v), "expect is a pattern, a list of alternatives, or {any: [...]}")
-		return nil
+// TalksToDevice reports whether a step, as a mapping decoded from YAML or
+// JSON, talks to a serial device (and so takes to:): send, expect, a
+// serial capture, lines, break and reset_sequence do; memory, debugger,
+// camera, exec, power, build and upload steps do not. Tools that fill in to: for steps use it.
+func TalksToDevice(m map[string]any) bool {
+	if v, ok := m["capture"]; ok && rawCameraCapture(v, m) {
+		return false
 	}
-	return d.patternList(v, "expect", regex)
-}
-
-func (d *decoder) saves(v *yaml.Node) []SaveSpec {
-	switch v.Kind {
-	case yaml.ScalarNode:
-		if v.Tag != "!!str" {
-			d.add(d.pos(v), "save must be a variable name, a list of names (one per group), or {name: group}, found %s", kindName(v))
-			return nil
-		}
-		name := v.Value
-		if !validName(name) {
-			d.add(d.pos(v), "save: %q is not a variable name", name)
-			return nil
-		}
-		return []SaveSpec{{Var: name, Group: -1, Pos: d.pos(v)}}
-	case yaml.SequenceNode:
-		var out []SaveSpec
-		for i, c := range v.Content {
-			c = resolve(c)
-			name, ok := d.str(c, "save")
-			if !ok {
-				continue
-			}
-			if !validName(name) {
-				d.add(d.pos(c), "save: %q is not a variable name", name)
-				continue
-			}
-			out = append(out, SaveSpec{Var: name, Group: i + 1, Pos: d.pos(c)})
-		}
-		return out
-	case yaml.MappingNode:
-		var out []SaveSpec
-		for _, p := range d.pairs(v) {
-			if !validName(p.key.Value) {
-				d.add(d.pos(p.key), "save: %q is not a variable name", p.key.Value)
-				continue
-			}
-			sp := SaveSpec{Var: p.key.Value, Pos: d.pos(p.key)}
-			if p.val.Kind == yaml.ScalarNode && p.val.Tag == "!!int" {
-				sp.Group, _ = d.integer(p.val, "save group", 0, 99)
-			} else if name, ok := d.str(p.val, "save group"); ok {
-				sp.GroupName = name
-			}
-			out = append(out, sp)
-		}
-		return out
-	}
-	d.add(d.pos(v), "save must be a variable name, a list of names (one per group), or {name: group}, found %s", kindName(v))
-	return nil
-}
-
-var captureKeys = []string{"duration", "idle_timeout", "initial_timeout", "until", "regex", "max_bytes", "start", "label"}
-
-func (d *decoder) capture(v *yaml.Node) *CaptureSpec {
-	c := &CaptureSpec{}
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-		d.add(d.pos(v), "camera captures (capture: true) are not supported by this build of hilrun; for a serial capture window write capture: {duration: 2s}")
-		return c
-	}
-	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		var ok bool
-		if c.Duration, ok = d.durationIn(v, "capture", timeoutRange); ok && c.Duration == 0 {
-			d.add(d.pos(v), "capture needs something that ends it: a duration above 0")
-		}
-		return c
-	}
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "capture must be a duration or a mapping such as {duration: 2s, until: \"done\"}, found %s", kindName(v))
-		return c
-	}
-	regex := false
-	var until *yaml.Node
-	for _, p := range d.pairs(v) {
-		switch p.key.Value {
-		case "duration":
-			c.Duration, _ = d.durationIn(p.val, "duration", timeoutRange)
-		case "idle_timeout":
-			c.IdleTimeout, _ = d.durationIn(p.val, "idle_timeout", timeoutRange)
-		case "initial_timeout":
-			c.InitialTimeout, _ = d.durationIn(p.val, "initial_timeout", timeoutRange)
-		case "until":
-			until = p.val
-		case "regex":
-			regex, _ = d.boolean(p.val, "regex")
-		case "max_bytes":
-			c.MaxBytes, _ = d.integer(p.val, "max_bytes", 1, 1<<30)
-		case "start":
-			c.FirstByte = d.oneOf(p.val, "start", "immediate", "first_byte") == "first_byte"
-		case "label":
-			c.Label, _ = d.text(p.val, "label")
-		default:
-			d.unknownKey(p.key, "capture", captureKeys)
-		}
-	}
-	if until != nil {
-		c.Until = d.patternList(until, "until", regex)
-	}
-	if c.Duration == 0 && c.IdleTimeout == 0 && len(c.Until) == 0 && c.MaxBytes == 0 {
-		d.add(d.pos(v), "capture needs something that ends it: duration, idle_timeout, until or max_bytes")
-	}
-	return c
-}
-
-func (d *decoder) assignments(v *yaml.Node) []*Assignment {
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "set must map variable names to values, found %s", kindName(v))
-		return nil
-	}
-	var out []*Assignment
-	for _, p := range d.pairs(v) {
-		if !validName(p.key.Value) {
-			d.add(d.pos(p.key), "set: %q is not a variable name", p.key.Value)
+	device := false
+	for key := range m {
+		k, ok := kindKeys()[key]
+		if !ok {
 			continue
 		}
-		a := &Assignment{Name: p.key.Value, Pos: d.pos(p.key)}
-		switch {
-		case p.val.Kind == yaml.MappingNode:
-			ps := d.pairs(p.val)
-			if len(ps) != 1 || ps[0].key.Value != "expr" {
-				d.add(d.pos(p.val), "set %s: a value is text, a number, a boolean or {expr: \"...\"}", a.Name)
-				continue
-			}
-			src, ok := d.text(ps[0].val, "expr")
-			if !ok {
-				continue
-			}
-			a.Expr = &Expr{Src: src, Pos: d.pos(ps[0].val)}
-		case p.val.Kind == yaml.ScalarNode && (p.val.Tag == "!!str" || p.val.Style != 0):
-			t, ok := d.template(p.val, "set "+a.Name)
-			if !ok {
-				continue
-			}
-			a.Text = t
-		default:
-			val, ok := d.scalarValue(p.val, "set "+a.Name)
-			if !ok {
-				continue
-			}
-			a.Value = val
+		// expect also belongs to steps of other kinds, which win.
+		if spec, _ := LookupKind(k); spec.On != OnDevice {
+			return false
 		}
-		out = append(out, a)
+		device = true
 	}
-	return out
-}
-
-var repeatKeys = []string{"count", "every", "for", "as"}
-
-func (d *decoder) repeat(s *Step, v *yaml.Node) {
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
-		s.Count, _ = d.integer(v, "repeat", 1, 100_000_000)
-		return
-	}
-	if v.Kind != yaml.MappingNode {
-		d.add(d.pos(v), "repeat must be a count or a mapping such as {count: 10, every: 100ms}, found %s", kindName(v))
-		return
-	}
-	for _, p := range d.pairs(v) {
-		switch p.key.Value {
-		case "count":
-			s.Count, _ = d.integer(p.val, "count", 1, 100_000_000)
-		case "every":
-			s.Every, _ = d.durationIn(p.val, "every", delayRange)
-		case "for":
-			s.For, _ = d.durationIn(p.val, "for", runRange)
-		case "as":
-			name, ok := d.str(p.val, "as")
-			if ok && !validName(name) {
-				d.add(d.pos(p.val), "as: %q is not a variable name", name)
-			} else {
-				s.As = name
-			}
-		default:
-			d.unknownKey(p.key, "repeat", repeatKeys)
-		}
-	}
-	if s.Count == 0 && s.For == 0 {
-		d.add(d.pos(v), "repeat needs a count or a for: duration")
-	}
-}
-
-// isTrueKind reports whether the step's kind key is given as `true` (the
-// seed form, address as a sibling key) rather than as the address.
-func isTrueKind(ps []pair, key string) bool {
-	for _, p := range ps {
-		if p.key.Value == key {
-			return p.val.Kind == yaml.ScalarNode && p.val.Tag == "!!bool"
-		}
-	}
-	return false
-}
-
-// canExpect reports whether steps of kind k take an expect key.
-func canExpect(k Kind) bool {
-	return k == KindSend || k == KindMemRead || k == KindMemPoll || k == KindOpenOCD || k == KindMonitor || k == KindExec
+	return device
 }

@@ -35,7 +35,7 @@ func init() {
 		},
 		title: func(s *Step) string {
 			if a, ok := s.Args.(*LogArgs); ok {
-				return a.Text.Raw
+				return clip(a.Text.Raw)
 			}
 			return "log"
 		},

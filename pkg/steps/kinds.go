@@ -55,6 +55,7 @@ func Caps() []Cap {
 	return out
 }
 
+// capNames are each capability's short name and what it allows.
 var capNames = map[Cap][2]string{
 	CapDevice:       {"device", "talk to a serial console"},
 	CapModemLines:   {"modem-lines", "drive DTR/RTS or send a break (resets many boards)"},
@@ -115,32 +116,57 @@ type KindSpec struct {
 	// less than Caps (an upload through the probe runs no host program).
 	caps func(*Step) Cap
 
-	// A kind described in a file of its own (kind_*.go) carries its
-	// decoding, checks and title here, and is added with registerKind;
-	// the loader, validate and Title read them, so such a kind touches no
-	// other file of this package.
+	// Every kind is described in a file of its own (kind_*.go), which
+	// carries its decoding, checks and title here and adds it with
+	// registerKind; the loader, validate and Title read them, so a kind
+	// touches no other file of this package.
 
 	// Example is the step in JSON, for the MCP tool's help.
 	Example string
 	// decode reads key (one of Keys or Allowed) into s; false leaves the
 	// key to the common keys (name, id, to, timeout, ...).
 	decode func(d *decoder, s *Step, key string, v *yaml.Node) bool
+	// finish is called once every key of a step is decoded: it checks
+	// what depends on several keys, and the keys the step needs.
+	finish func(d *decoder, s *Step, keys stepKeys)
 	// check is validate's look at one step: variables it reads, values
 	// it needs.
 	check func(v *validator, s *Step)
-	// title is the step's title when it has no name.
+	// title is the step's title when it has no name; a long title is the
+	// kind's to clip.
 	title func(s *Step) string
 }
 
-// registerKind adds a kind described in a file of its own, after the
-// kinds of kindTable. It is called from the kind file's init.
+// kindOrder is the order the docs present the kinds in: the capability
+// matrix, hilrun schema and the messages that list kinds follow it. A
+// kind not listed here comes after these, in the order the kind files
+// register (their names' order).
+var kindOrder = []Kind{
+	KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
+	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindMonitor,
+	KindBuild, KindUpload, KindPIOTest,
+	KindCamera, KindLines, KindBreak, KindResetSequence, KindExec, KindPower,
+}
+
+// registerKind adds a kind to kindTable, in its place in kindOrder. It is
+// called from the kind file's init.
 func registerKind(k KindSpec) {
-	for _, have := range kindTable {
+	rank := func(k Kind) int {
+		if i := slices.Index(kindOrder, k); i >= 0 {
+			return i
+		}
+		return len(kindOrder)
+	}
+	at := len(kindTable)
+	for i, have := range kindTable {
 		if have.Kind == k.Kind {
 			panic("steps: kind " + string(k.Kind) + " registered twice")
 		}
+		if at == len(kindTable) && rank(have.Kind) > rank(k.Kind) {
+			at = i
+		}
 	}
-	kindTable = append(kindTable, k)
+	kindTable = slices.Insert(kindTable, at, k)
 }
 
 // RawNeed is what a step needs of its probe beyond typed operations.
@@ -169,95 +195,9 @@ const (
 	OnProbe
 )
 
-// memCaps adds reading a file for a memory step that looks its symbol up
-// in an ELF file the step names.
-func memCaps(base Cap) func(*Step) Cap {
-	return func(s *Step) Cap {
-		if s.Mem != nil && s.Mem.ELF != "" {
-			return base | CapReadFiles
-		}
-		return base
-	}
-}
-
-// kindTable is every step kind hilrun knows, in the order the docs present
-// them.
-var kindTable = []KindSpec{
-	{Kind: KindSend, On: OnDevice, Keys: []string{"send", "send_hex", "send_ctrl"}, Caps: CapDevice, Doc: "send text or bytes to a console, optionally expect a reply",
-		Allowed: []string{"to", "expect", "regex", "save", "timeout", "read_timeout", "line_ending", "fail_on", "settle", "wait_prompt", "until_prompt"}},
-	{Kind: KindExpect, On: OnDevice, Keys: []string{"expect"}, Caps: CapDevice, Doc: "wait for a pattern on a console",
-		Allowed: []string{"to", "regex", "save", "timeout", "fail_on", "settle", "until_prompt"}},
-	{Kind: KindDelay, Keys: []string{"delay", "delay_ms"}, Doc: "wait"},
-	{Kind: KindCapture, On: OnDevice, Keys: []string{"capture"}, Caps: CapDevice, Doc: "record a console for a window",
-		Allowed: []string{"to", "save", "fail_on", "timeout", "settle"}},
-	{Kind: KindAssert, Keys: []string{"assert"}, Doc: "check an expression", Allowed: []string{"message"}},
-	{Kind: KindSet, Keys: []string{"set"}, Doc: "set variables"},
-	{Kind: KindGroup, Keys: []string{"group"}, Doc: "name a list of steps", Allowed: []string{"steps"}},
-	{Kind: KindRepeat, Keys: []string{"repeat"}, Doc: "run steps several times, or for a time", Allowed: []string{"steps"}},
-
-	{Kind: KindMemRead, On: OnProbe, Keys: []string{"mem_read"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "count", "probe", "save", "expect", "label", "timeout"}},
-	{Kind: KindMemWrite, On: OnProbe, Keys: []string{"mem_write"}, Caps: CapMemWrite | CapReadFiles, caps: memCaps(CapMemWrite), Note: "read-files only with elf:", Doc: "write target memory",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "value", "verify", "probe", "label", "timeout"}},
-	{Kind: KindMemPoll, On: OnProbe, Keys: []string{"mem_poll"}, Caps: CapMemRead | CapReadFiles, caps: memCaps(CapMemRead), Note: "read-files only with elf:", Doc: "read target memory until a condition holds",
-		Allowed: []string{"address", "symbol", "offset", "elf", "elf_path", "width", "until", "expect", "interval", "probe", "save", "label", "timeout"}},
-	{Kind: KindHalt, On: OnProbe, Keys: []string{"halt"}, Caps: CapProbeControl, Doc: "halt the target", Allowed: []string{"probe", "timeout"}},
-	{Kind: KindResume, On: OnProbe, Keys: []string{"resume"}, Caps: CapProbeControl, Doc: "resume the target", Allowed: []string{"probe", "timeout"}},
-	{Kind: KindReset, On: OnProbe, Keys: []string{"reset"}, Caps: CapProbeControl, Doc: "reset the target through its probe", Allowed: []string{"probe", "timeout"}},
-	{Kind: KindOpenOCD, On: OnProbe, Keys: []string{"openocd"}, Caps: CapDebugRaw, Doc: "a raw OpenOCD command", Raw: RawTcl,
-		Note:    "a typed command (md*, mw*, halt, resume, reset, ...) needs only what it does",
-		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
-	{Kind: KindMonitor, On: OnProbe, Keys: []string{"monitor"}, Caps: CapDebugRaw, Doc: "a raw command in the probe's own language (OpenOCD Tcl, a GDB stub's monitor)", Raw: RawAny,
-		Note:    "on OpenOCD, checked as an openocd step",
-		Allowed: []string{"probe", "expect", "regex", "save", "timeout"}},
-
-	{Kind: KindBuild, Keys: []string{"build"}, Caps: CapHostExec | CapReadFiles, Doc: "run a build tool", Allowed: []string{"timeout"}},
-	{Kind: KindUpload, Keys: []string{"upload"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice, Doc: "flash firmware: a tool, PlatformIO, or an image through the probe",
-		Note:    "an image through the probe: mem-write+read-files; device only with port:",
-		Allowed: []string{"probe", "timeout"}, caps: uploadCaps},
-	{Kind: KindPIOTest, Keys: []string{"pio_test"}, Caps: CapHostExec | CapMemWrite | CapReadFiles | CapDevice,
-		Doc: "run a PlatformIO project's unit tests on the target (pio test): each test case a result", Note: "device only with port: or test_port:",
-		Allowed: []string{"timeout"}, caps: pioTestCaps},
-
-	{Kind: KindCamera, Keys: []string{"expect_image"}, Caps: CapCamera, Doc: "take pictures (capture: true) and check them",
-		Allowed: []string{"capture", "camera", "device_index", "label", "frames", "size", "timeout"}},
-	{Kind: KindLines, On: OnDevice, Keys: []string{"lines"}, Caps: CapDevice | CapModemLines, Doc: "set DTR and RTS", Allowed: []string{"to"}},
-	{Kind: KindBreak, On: OnDevice, Keys: []string{"break"}, Caps: CapDevice | CapModemLines, Doc: "send a serial break", Allowed: []string{"to"}},
-	{Kind: KindResetSequence, On: OnDevice, Keys: []string{"reset_sequence"}, Caps: CapDevice | CapModemLines, Doc: "play a bootloader's DTR/RTS pattern", Allowed: []string{"to"}},
-	{Kind: KindExec, Keys: []string{"exec"}, Caps: CapHostExec | CapDevice, Doc: "run a host command", Note: "device only with port:",
-		Allowed: []string{"shell", "dir", "env", "timeout", "expect", "regex", "save", "exit_code", "port"}, caps: execCaps},
-	{Kind: KindPower, Keys: []string{"power"}, Caps: CapPower, Doc: "switch a board's power", Allowed: []string{"device", "timeout"}},
-}
-
-func uploadCaps(s *Step) Cap {
-	b := s.Build
-	switch {
-	case b == nil:
-		return CapHostExec | CapMemWrite | CapReadFiles | CapDevice
-	case b.Image != nil:
-		return CapMemWrite | CapReadFiles
-	}
-	c := CapHostExec | CapMemWrite | CapReadFiles
-	if b.Port != "" {
-		c |= CapDevice
-	}
-	return c
-}
-
-func pioTestCaps(s *Step) Cap {
-	c := CapHostExec | CapMemWrite | CapReadFiles
-	if b := s.Build; b == nil || b.Port != "" || b.PIO == nil || b.PIO.Test == nil || b.PIO.Test.TestPort != "" {
-		c |= CapDevice
-	}
-	return c
-}
-
-func execCaps(s *Step) Cap {
-	if s.Exec != nil && s.Exec.Port != "" {
-		return CapHostExec | CapDevice
-	}
-	return CapHostExec
-}
+// kindTable is every step kind hilrun knows, in the order of kindOrder:
+// each kind file adds its own with registerKind.
+var kindTable []KindSpec
 
 // kindKeys maps the key that makes a step what it is to its kind. capture
 // is a serial capture here; the loader tells camera captures apart. It is
@@ -273,6 +213,7 @@ var kindKeys = lazyMap(func() map[string]Kind {
 	return m
 })
 
+// commonKeys are the keys every step accepts.
 var commonKeys = []string{"name", "id"}
 
 // kindAllowed are the keys a step of each kind accepts besides name and id.

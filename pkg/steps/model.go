@@ -4,74 +4,19 @@
 package steps
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
-	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 
-// Kind names what a step does.
+// Kind names what a step does. Each kind's constant and description
+// (KindSpec) are in its kind_*.go file.
 type Kind string
-
-// Step kinds.
-const (
-	KindSend    Kind = "send"
-	KindExpect  Kind = "expect"
-	KindDelay   Kind = "delay"
-	KindCapture Kind = "capture"
-	KindAssert  Kind = "assert"
-	KindSet     Kind = "set"
-	KindGroup   Kind = "group"
-	KindRepeat  Kind = "repeat"
-
-	KindMemRead  Kind = "mem_read"
-	KindMemWrite Kind = "mem_write"
-	KindMemPoll  Kind = "mem_poll"
-	KindHalt     Kind = "halt"
-	KindResume   Kind = "resume"
-	KindReset    Kind = "reset"
-	KindOpenOCD  Kind = "openocd"
-	KindMonitor  Kind = "monitor"
-
-	KindBuild  Kind = "build"
-	KindUpload Kind = "upload"
-	// KindPIOTest runs a PlatformIO project's unit tests (pio test):
-	// build, flash, run on the target, one result per test case.
-	KindPIOTest Kind = "pio_test"
-
-	// KindCamera is a camera capture (capture: true, capture: {camera:
-	// ...}) or an image check (expect_image).
-	KindCamera        Kind = "camera"
-	KindLines         Kind = "lines"
-	KindBreak         Kind = "break"
-	KindResetSequence Kind = "reset_sequence"
-	KindExec          Kind = "exec"
-	KindPower         Kind = "power"
-)
-
-// DefaultCamera is the name of the camera a capture without a camera uses
-// in a sequence that declares none: the bench file or --sim binds it, and
-// without them it is the first camera of the host (index 0).
-const DefaultCamera = "camera"
-
-// ResetSequences are the names reset_sequence accepts. Each names a fixed
-// pattern of DTR and RTS levels that the serial adapter plays.
-var ResetSequences = []string{"esp32", "esp32_run", "arduino"}
-
-// DefaultProbe is the name of the probe a sequence without a probes
-// section uses.
-const DefaultProbe = "target"
 
 // DefaultExpectTimeout is how long an expect waits when neither the step nor
 // the sequence says.
 const DefaultExpectTimeout = 5 * time.Second
-
-// DefaultDevice is the name of the device a sequence without a devices
-// section talks to.
-const DefaultDevice = "console"
 
 // Sequence is one loaded and validated sequence file.
 type Sequence struct {
@@ -106,154 +51,6 @@ type Sequence struct {
 	Pos     Pos
 }
 
-// Probe returns the probe called name, or nil.
-func (s *Sequence) Probe(name string) *Probe {
-	for _, p := range s.Probes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// Probe is a debug probe: reached through OpenOCD (a running OpenOCD's
-// telnet address, or an OpenOCD that hilrun launches for the run), or
-// through a GDB remote stub (one running, or the GDB server of a QEMU that
-// hilrun launches for the run: Launch.QEMU). Backend says which.
-type Probe struct {
-	Name string
-	// OpenOCD is host:port of a running OpenOCD's telnet server.
-	OpenOCD string
-	Launch  *Launch
-	// GDB is host:port of a GDB remote stub (QEMU's gdbstub, pyOCD's or
-	// J-Link's GDB server), or the serial port of a probe that speaks the
-	// GDB remote protocol itself (a Black Magic Probe's /dev/ttyACM0).
-	GDB string
-	// GDBAttach is how the target behind GDB stands when hilrun attaches
-	// (GDBAttachRunning, GDBAttachHalted, GDBAttachAuto); "" means auto,
-	// and lets a binding that names no mode keep this one.
-	GDBAttach string
-	// ELF is the default file for symbol lookups on this probe.
-	ELF string
-	// Implicit is true for a probe only named by steps.
-	Implicit bool
-	Pos      Pos
-}
-
-// Probe backends: how a probe is reached (Probe.Backend). internal/engine
-// registers how each is opened.
-const (
-	BackendOpenOCD = "openocd"
-	BackendGDB     = "gdb"
-)
-
-// Backend says how p is reached: BackendOpenOCD for openocd: and launch:,
-// BackendGDB for gdb: and launch: {qemu: ...}, "" while nothing binds it.
-func (p *Probe) Backend() string {
-	switch {
-	case p.GDB != "" || p.LaunchesQEMU():
-		return BackendGDB
-	case p.OpenOCD != "" || p.Launch != nil:
-		return BackendOpenOCD
-	}
-	return ""
-}
-
-// AttachOpenOCD binds p to the running OpenOCD at addr, in place of
-// whatever bound it before.
-func (p *Probe) AttachOpenOCD(addr string) {
-	p.OpenOCD, p.Launch, p.GDB, p.GDBAttach = addr, nil, "", ""
-}
-
-// LaunchesQEMU reports whether hilrun starts a QEMU for p, whose GDB
-// server p is then attached to.
-func (p *Probe) LaunchesQEMU() bool { return p.Launch != nil && p.Launch.QEMU != nil }
-
-// AttachGDB binds p to the GDB remote stub at addr (HOST:PORT, a serial
-// port or a Unix socket), in place of whatever bound it before. The
-// attach mode is kept.
-func (p *Probe) AttachGDB(addr string) {
-	p.OpenOCD, p.Launch, p.GDB = "", nil, addr
-}
-
-// Camera returns the camera called name, or nil.
-func (s *Sequence) Camera(name string) *Camera {
-	for _, c := range s.Cameras {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// Camera is a camera looking at the board, read with ffmpeg.
-type Camera struct {
-	Name string
-	// Input is a device (/dev/video2), an index ("0") or a URL (http://,
-	// rtsp://); "" until the bench file or --sim binds it.
-	Input string
-	// Format is ffmpeg's input format (-f); "" picks the host's camera
-	// driver for devices and lets ffmpeg probe URLs.
-	Format string
-	// Size such as 640x480; "" is the camera's default.
-	Size string
-	// Args are extra ffmpeg input arguments, placed before -i.
-	Args []string
-	// Implicit is true for a camera only named by steps.
-	Implicit bool
-	Pos      Pos
-}
-
-// PowerEntry names the host commands that switch one board's power. Each
-// is an argument vector, or one string for sh -c with Shell.
-type PowerEntry struct {
-	Name  string
-	On    []string
-	Off   []string
-	Cycle []string
-	Shell bool
-	// OffTime is how long a cycle without a cycle command leaves the
-	// board off; 0 means 1s.
-	OffTime time.Duration
-	// Timeout bounds each command; 0 means 30s.
-	Timeout time.Duration
-	// Dir is where the commands run: the folder of the file that names
-	// them, so ./relay.sh beside a bench file is found.
-	Dir string
-	Pos Pos
-}
-
-// Launch says how to start the server a probe talks to: OpenOCD, or with
-// QEMU set a QEMU (and none of the OpenOCD settings).
-type Launch struct {
-	Binary        string
-	Config        []string
-	AdapterSerial string
-	Commands      []string
-	Args          []string
-	QEMU          *QEMULaunch
-}
-
-// QEMULaunch says how to start QEMU as a virtual board for a probe: the
-// probe attaches to QEMU's GDB server, and the device named Console talks
-// to the guest's first serial port. Paths are absolute once loaded
-// (relative to the file that names them).
-type QEMULaunch struct {
-	// Binary is the QEMU program; "" means qemu-system-arm.
-	Binary string
-	// Machine is QEMU's -machine, such as mps2-an385 or virt. Required.
-	Machine string
-	// Kernel (-kernel) and BIOS (-bios) are the images the machine runs;
-	// at least one is given.
-	Kernel, BIOS string
-	// Args are more arguments for QEMU, after hilrun's own.
-	Args []string
-	// Console names the device bound to the guest's first serial port;
-	// "" binds none.
-	Console string
-	Pos     Pos
-}
-
 // OnFailure says what a sequence does after a step fails.
 type OnFailure string
 
@@ -262,72 +59,6 @@ const (
 	Stop     OnFailure = "stop"
 	Continue OnFailure = "continue"
 )
-
-// Device returns the device called name, or nil.
-func (s *Sequence) Device(name string) *Device {
-	for _, d := range s.Devices {
-		if d.Name == name {
-			return d
-		}
-	}
-	return nil
-}
-
-// Device is a serial console the sequence talks to, by logical name.
-type Device struct {
-	Name string
-	// Port is the path of the serial device; empty when USB or the bench
-	// binds it.
-	Port string
-	// PortFrom says where Port or USB came from, for messages: the
-	// position of the device in its file ("seq.yaml:4:3"), "bench file
-	// hilrun.bench.yaml:3:3", "--port dut=/dev/ttyUSB0", "--sim"; "" when
-	// not known.
-	PortFrom    string
-	USB         *USBMatch
-	Baud        int
-	DataBits    int
-	Parity      string
-	StopBits    string
-	FlowControl string
-	LineEnding  string
-	DTR, RTS    *bool
-	Reconnect   bool
-	// Settle is how long a regexp match that bytes still arriving could
-	// change is held for silence on this device (see stream.WithSettle);
-	// nil means the default, stream.DefaultSettle.
-	Settle *time.Duration
-	// SyncTimeout bounds the console sync before the first send on a
-	// connection the run opened (see Prompt); 0 means the sequence's
-	// expect timeout.
-	SyncTimeout time.Duration
-	// Prompt is the device's command prompt, such as "=> " for U-Boot; nil
-	// when it has none. With a prompt, a send (not send_ctrl) waits until
-	// the device is back at its prompt after the previous command, and a
-	// send's expect ends at the next prompt: see Step.WaitPrompt and
-	// Step.UntilPrompt. A prompt counts only at the start of a line. The
-	// first send on a connection the run opened syncs first: it takes in
-	// what the device printed, and unless that ends with the prompt, sends
-	// the line ending and waits for it (SyncTimeout).
-	Prompt *PatternSpec
-	// Echo says the device echoes the text it receives, as shells do: a
-	// text send waits for the echo of its line, checks it, and its expect
-	// starts after it.
-	Echo bool
-	// Buffer is how many received bytes the device's console keeps for
-	// matching, in bytes; 0 means stream.DefaultCapacity (1 MiB). A regexp
-	// match can be at most this long.
-	Buffer int
-	// Implicit is true for a device made from a step's `to: /dev/...`.
-	Implicit bool
-	Pos      Pos
-}
-
-// USBMatch finds a serial port by USB identity. VID and PID are hex strings
-// such as "0483"; Serial is optional.
-type USBMatch struct {
-	VID, PID, Serial string
-}
 
 // Var is a variable declared under vars.
 type Var struct {
@@ -390,186 +121,6 @@ type SaveSpec struct {
 	Group     int
 	GroupName string
 	Pos       Pos
-}
-
-// MemSpec addresses target memory: by Address (a number or an expression)
-// or by Symbol (+ Offset) in an ELF file.
-type MemSpec struct {
-	hasAddr bool // an address was written, as a number or expression
-	Address *Expr
-	Addr    uint64 // when Address is nil and Symbol is ""
-	Symbol  string
-	Offset  int64
-	ELF     string
-	// Width in bits: 8, 16, 32 or 64; 0 means from the symbol's size, else
-	// 32.
-	Width int
-	// Count of values to read (mem_read); 0 means 1, or from the symbol's
-	// size.
-	Count int
-	// Values to write (mem_write); each a number or a template.
-	Values []ValueSpec
-	Verify bool
-	// Check is what a read must show (mem_read expect, mem_poll expect).
-	Check *MemCheck
-	// Until is mem_poll's condition over `value`.
-	Until    *Expr
-	Interval time.Duration
-	Label    string
-	// SaveVar names the variable a read is saved to.
-	SaveVar string
-}
-
-// ValueSpec is a number to write: fixed, or text with ${var} references
-// read as a number when the step runs.
-type ValueSpec struct {
-	Value uint64
-	Text  *Template
-	Pos   Pos
-}
-
-// MemCheck is an expected read: Values compared one to one (a single value
-// applies to every word read), each after Mask when Mask is set. A value
-// may be text with ${var}, as a mem_write's value may.
-type MemCheck struct {
-	Values []ValueSpec
-	Mask   *uint64
-}
-
-// BuildSpec is what a build or upload step runs: a command, PlatformIO,
-// or (upload only) an image written through the probe's OpenOCD session.
-type BuildSpec struct {
-	// Command is an argument vector; each element may hold ${var}. With
-	// Shell it is one string run by sh -c.
-	Command []*Template
-	Shell   bool
-	Dir     string
-	Env     map[string]*Template
-	// ELF is the image a build makes, for its sizes.
-	ELF string
-
-	PIO *PIOSpec
-
-	// Image is written through OpenOCD (upload only).
-	Image *ImageSpec
-
-	// Port names the device (or is the port path) the upload goes
-	// through; hilrun releases its console for the upload and takes it
-	// back afterwards.
-	Port string
-}
-
-// PIOSpec is a PlatformIO project and environment.
-type PIOSpec struct {
-	ProjectDir string
-	Env        string
-	Verbose    bool
-	Clean      bool
-
-	// Test holds what a pio_test step adds.
-	Test *PIOTestSpec
-}
-
-// PIOTestSpec is the test selection of a pio_test step.
-type PIOTestSpec struct {
-	// Filter and Ignore are test name patterns (pio test -f, -i).
-	Filter, Ignore []string
-	// TestPort is the port the results come from (--test-port); "" lets
-	// PlatformIO use the upload port or test_port.
-	TestPort string
-	// WithoutUploading runs the tests already on the target.
-	WithoutUploading bool
-}
-
-// ImageSpec writes an image file through a probe: with OpenOCD's program
-// command (flash), or with load_image into RAM (Method "load").
-type ImageSpec struct {
-	File   string
-	Method string // program (default) or load
-	Verify bool
-	Reset  bool
-	Offset uint64
-}
-
-// CaptureSpec is a serial capture window.
-type CaptureSpec struct {
-	Duration       time.Duration
-	IdleTimeout    time.Duration
-	InitialTimeout time.Duration
-	Until          []*PatternSpec
-	MaxBytes       int
-	FirstByte      bool
-	Label          string
-}
-
-// CameraSpec is a camera capture: Frames pictures from Camera, saved as
-// PNG files named after Label, each checked against Checks.
-type CameraSpec struct {
-	Camera string
-	Label  string
-	Frames int
-	// Size such as 640x480 overrides the camera's.
-	Size   string
-	Checks []*ImageCheck
-}
-
-// ImageCheck is an assertion over a region of a picture: its mean
-// brightness within bounds, or its mean colour near Color.
-type ImageCheck struct {
-	Region     imaging.Rect
-	Brightness []imaging.Compare
-	Color      *imaging.RGB
-	// ColorText is the colour as written.
-	ColorText string
-	// Tolerance is the largest colour Distance that passes; 0 means 0.25.
-	Tolerance float64
-	Pos       Pos
-}
-
-// LinesSpec sets a console's modem control lines; nil leaves a line as
-// it is. With Hold the lines go back to their previous levels after it.
-type LinesSpec struct {
-	DTR, RTS *bool
-	Hold     time.Duration
-}
-
-// ExecSpec is a host command run as a step.
-type ExecSpec struct {
-	// Command is an argument vector; each element may hold ${var}. With
-	// Shell it is one string run by sh -c.
-	Command []*Template
-	Shell   bool
-	Dir     string
-	Env     map[string]*Template
-	// ExitCodes are the exit statuses that pass; empty means 0 only.
-	ExitCodes []int
-	// AnyExit passes whatever the command exits with.
-	AnyExit bool
-	// Port names the device whose console hilrun releases while the
-	// command runs (a flasher or a terminal program that opens the port
-	// itself), and takes back after; the command finds the port's path
-	// in $HILRUN_PORT.
-	Port string
-}
-
-// PowerSpec is a power step: Action (on, off or cycle) on Target, a name
-// with a power entry in the sequence or the bench file.
-type PowerSpec struct {
-	Target string
-	Action string
-}
-
-// PowerActions are the actions a power step takes.
-var PowerActions = []string{"on", "off", "cycle"}
-
-// Assignment is one variable set by a set step: a value (strings are
-// templates) or an expression.
-type Assignment struct {
-	Name  string
-	Value any
-	Text  *Template
-	Expr  *Expr
-	Pos   Pos
 }
 
 // Step is one step of a sequence. Which fields are used depends on Kind.
@@ -668,107 +219,12 @@ func (s *Step) Title() string {
 		return s.Name
 	}
 	if k, ok := LookupKind(s.Kind); ok && k.title != nil {
-		return clip(k.title(s))
-	}
-	switch s.Kind {
-	case KindSend:
-		if s.Text != nil {
-			if s.Text.Raw == "" {
-				return `""`
-			}
-			return clip(s.Text.Raw)
-		}
-		return clip(stream.Quote(s.Bytes))
-	case KindExpect:
-		if len(s.Expect) > 0 {
-			return clip(s.Expect[0].String())
-		}
-	case KindDelay:
-		return s.Delay.String()
-	case KindCapture:
-		if s.Capture != nil && s.Capture.Label != "" {
-			return s.Capture.Label
-		}
-		return "capture"
-	case KindAssert:
-		if s.Assert != nil {
-			return clip(s.Assert.Src)
-		}
-	case KindSet:
-		names := ""
-		for i, a := range s.Set {
-			if i > 0 {
-				names += ", "
-			}
-			names += a.Name
-		}
-		return clip(names)
-	case KindRepeat:
-		return "repeat"
-	case KindMemRead, KindMemWrite, KindMemPoll:
-		return clip(s.Mem.describe())
-	case KindOpenOCD:
-		if s.OpenOCD != nil {
-			return clip(s.OpenOCD.Raw)
-		}
-	case KindMonitor:
-		if s.Monitor != nil {
-			return clip(s.Monitor.Raw)
-		}
-	case KindReset:
-		return "reset " + s.ResetMode
-	case KindBuild, KindUpload, KindPIOTest:
-		return s.Build.describe()
-	case KindCamera:
-		if s.Camera != nil && s.Camera.Label != "" {
-			return s.Camera.Label
-		}
-		return s.Camera.Camera
-	case KindLines:
-		return s.Lines.describe()
-	case KindBreak:
-		return s.Delay.String()
-	case KindResetSequence:
-		return s.ResetSequence
-	case KindExec:
-		if s.Exec != nil {
-			var parts []string
-			for _, t := range s.Exec.Command {
-				parts = append(parts, t.Raw)
-			}
-			return clip(strings.Join(parts, " "))
-		}
-	case KindPower:
-		if s.Power != nil {
-			return strings.TrimSpace(s.Power.Action + " " + s.Power.Target)
-		}
+		return k.title(s)
 	}
 	return string(s.Kind)
 }
 
-func (l *LinesSpec) describe() string {
-	if l == nil {
-		return "lines"
-	}
-	var parts []string
-	for _, f := range []struct {
-		name string
-		v    *bool
-	}{{"dtr", l.DTR}, {"rts", l.RTS}} {
-		if f.v != nil {
-			v := "0"
-			if *f.v {
-				v = "1"
-			}
-			parts = append(parts, f.name+"="+v)
-		}
-	}
-	if l.Hold > 0 {
-		parts = append(parts, "for "+l.Hold.String())
-	}
-	return strings.Join(parts, " ")
-}
-
+// clip shortens a title to 60 characters, with an ellipsis.
 func clip(s string) string {
 	const max = 60
 	r := []rune(s)
@@ -776,26 +232,6 @@ func clip(s string) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
-}
-
-// describe names the memory a step touches: "blink", "counter+4",
-// "0x48000014", or the address expression.
-func (m *MemSpec) describe() string {
-	if m == nil {
-		return ""
-	}
-	if m.Label != "" {
-		return m.Label
-	}
-	switch {
-	case m.Symbol != "" && m.Offset != 0:
-		return fmt.Sprintf("%s%+d", m.Symbol, m.Offset)
-	case m.Symbol != "":
-		return m.Symbol
-	case m.Address != nil:
-		return m.Address.Src
-	}
-	return fmt.Sprintf("0x%08x", m.Addr)
 }
 
 // Walk calls fn for every step of seq, finally steps included, parents
@@ -810,24 +246,4 @@ func Walk(seq *Sequence, fn func(*Step)) {
 	}
 	walk(seq.Steps)
 	walk(seq.Finally)
-}
-
-func (b *BuildSpec) describe() string {
-	switch {
-	case b == nil:
-		return ""
-	case b.PIO != nil:
-		d := "pio " + b.PIO.ProjectDir
-		if b.PIO.Env != "" {
-			d += " -e " + b.PIO.Env
-		}
-		return clip(d)
-	case b.Image != nil:
-		return clip(b.Image.Method + " " + b.Image.File)
-	}
-	var parts []string
-	for _, t := range b.Command {
-		parts = append(parts, t.Raw)
-	}
-	return clip(strings.Join(parts, " "))
 }

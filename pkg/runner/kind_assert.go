@@ -9,6 +9,10 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
+func init() { leafRunners[steps.KindAssert] = (*run).assert }
+
+// assert evaluates the step's expression: false fails the step, with its
+// message and the values of the variables the expression reads.
 func (r *run) assert(ctx context.Context, s *steps.Step, res *StepResult) error {
 	out, err := r.eval(ctx, "assert "+s.Assert.Src, s.Assert, nil)
 	values := r.describeNames(s.Assert.Names)
@@ -54,13 +58,6 @@ func (r *run) assertMessage(ctx context.Context, s *steps.Step) (string, error) 
 	return "", nil
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // describeNames shows the values of the variables an expression reads.
 func (r *run) describeNames(names []string) string {
 	var parts []string
@@ -81,32 +78,4 @@ func (r *run) describeNames(names []string) string {
 func isText(v any) bool {
 	_, ok := v.(string)
 	return ok
-}
-
-func (r *run) set(ctx context.Context, s *steps.Step, res *StepResult) error {
-	res.Saved = map[string]any{}
-	for _, a := range s.Set {
-		var v any
-		switch {
-		case a.Text != nil:
-			t, err := r.expand("set "+a.Name, a.Text)
-			if err != nil {
-				return err
-			}
-			v = t
-		case a.Expr != nil:
-			out, err := r.eval(ctx, fmt.Sprintf("set %s = %s", a.Name, a.Expr.Src), a.Expr, nil)
-			if err != nil {
-				return err
-			}
-			v = out
-		default:
-			v = a.Value
-		}
-		if err := r.setVar("set", a.Name, v); err != nil {
-			return err
-		}
-		res.Saved[a.Name] = v
-	}
-	return nil
 }

@@ -8,22 +8,13 @@ import (
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
-// This file runs the bench-control steps: camera captures and image
-// checks, modem lines, break and reset sequences, host commands and power.
-
-// Defaults for steps that give no timeout.
-const (
-	defaultCameraTimeout = 30 * time.Second
-	defaultExecTimeout   = 60 * time.Second
-	defaultPowerTimeout  = 30 * time.Second
-	// execKeep bounds the output of a host command kept in memory for
-	// expect and save; the log file has all of it.
-	execKeep = 1 << 20
-	// execReport bounds the output in the step's data (reports, MCP
-	// results, steps.ID.output): the last execReport bytes of what was
-	// kept.
-	execReport = 64 << 10
-)
+// lines, break and reset_sequence are three kinds with one runner: each
+// drives the modem control lines of the step's console.
+func init() {
+	for _, k := range []steps.Kind{steps.KindLines, steps.KindBreak, steps.KindResetSequence} {
+		leafRunners[k] = (*run).lines
+	}
+}
 
 // lineController is a console with modem control lines, such as
 // *serialx.Console on a real serial port. A console that wraps another
@@ -72,8 +63,3 @@ func (r *run) lines(ctx context.Context, s *steps.Step, res *StepResult) error {
 	res.Message = string(s.Kind) + " " + s.Title()
 	return nil
 }
-
-const execHead = 64 << 10
-
-// lineMax is the longest line lineWriter holds back waiting for its end.
-const lineMax = 4 << 10

@@ -1,0 +1,29 @@
+package steps
+
+import "gopkg.in/yaml.v3"
+
+// KindGroup names a list of steps: group: boot, steps: [...]. The
+// group's name is the step's Name; reports list its steps under it.
+const KindGroup Kind = "group"
+
+func init() {
+	registerKind(KindSpec{
+		Kind:    KindGroup,
+		Keys:    []string{"group"},
+		Doc:     "name a list of steps",
+		Allowed: []string{"steps"},
+		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
+			switch key {
+			case "group":
+				s.Name, _ = d.text(v, "group name")
+			case "steps":
+				s.Steps = d.steps(v, "steps")
+			default:
+				return false
+			}
+			return true
+		},
+		finish: (*decoder).finishSteps,
+		check:  func(v *validator, s *Step) { v.steps(s.Steps) },
+	})
+}
