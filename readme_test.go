@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
+	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -207,7 +209,7 @@ func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, stri
 		// Bench keys alone: a bench file, or the head of a sequence.
 		path := filepath.Join(dir, "hilrun.bench.yaml")
 		writeExample(t, path, b.text)
-		if _, err := steps.LoadBench(path); err != nil {
+		if _, err := steps.LoadBench(files.Anywhere(), path); err != nil {
 			loadSequence(t, b, dir, b.text+"steps: []\n", "as a bench file: "+err.Error())
 		}
 	case top["steps"] == nil:
@@ -269,7 +271,7 @@ func loadPool(t *testing.T, b readmeBlock, dir string, top map[string]any) {
 	}
 	path := filepath.Join(dir, "lab.pool.yaml")
 	writeExample(t, path, b.text)
-	if _, err := steps.LoadPool(path); err != nil {
+	if _, err := steps.LoadPool(files.Anywhere(), path); err != nil {
 		t.Errorf("%s: the pool file example does not load:\n%v", b.pos(), err)
 	}
 }
@@ -277,7 +279,7 @@ func loadPool(t *testing.T, b readmeBlock, dir string, top map[string]any) {
 func loadBench(t *testing.T, b readmeBlock, dir string) {
 	path := filepath.Join(dir, "hilrun.bench.yaml")
 	writeExample(t, path, b.text)
-	if _, err := steps.LoadBench(path); err != nil {
+	if _, err := steps.LoadBench(files.Anywhere(), path); err != nil {
 		t.Errorf("%s: the bench file example does not load:\n%v", b.pos(), err)
 	}
 }
@@ -288,7 +290,7 @@ func loadBench(t *testing.T, b readmeBlock, dir string) {
 func loadSequence(t *testing.T, b readmeBlock, dir, text, also string) {
 	path := filepath.Join(dir, "example.yaml")
 	writeExample(t, path, text)
-	if _, err := steps.Load(path, steps.LoadOptions{}); err != nil {
+	if _, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{}); err != nil {
 		if also != "" {
 			err = fmt.Errorf("%w\n(and %s)", err, also)
 		}
@@ -387,7 +389,7 @@ func loadSteps(t *testing.T, pos string, text string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "steps.json")
 	writeExample(t, path, text)
-	if _, err := steps.Load(path, steps.LoadOptions{}); err != nil {
+	if _, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{}); err != nil {
 		t.Errorf("%s: the serial_sequence steps do not load:\n%v", pos, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -539,14 +540,14 @@ func (s *schemas) validate(path string) error {
 // load reports the loader's verdict on the file at path.
 func load(path string) error {
 	if isBench(path) {
-		_, err := steps.LoadBench(path)
+		_, err := steps.LoadBench(files.Anywhere(), path)
 		return err
 	}
 	if isPool(path) {
-		_, err := steps.LoadPool(path)
+		_, err := steps.LoadPool(files.Anywhere(), path)
 		return err
 	}
-	_, err := steps.Load(path, steps.LoadOptions{})
+	_, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{})
 	return err
 }
 

@@ -51,7 +51,7 @@ func loadAll(files []string, varNames []string) ([]*steps.Sequence, error) {
 	var seqs []*steps.Sequence
 	var all steps.ErrorList
 	for _, f := range files {
-		seq, err := steps.Load(f, steps.LoadOptions{Vars: varNames})
+		seq, err := steps.Load(hostGates().Files, f, steps.LoadOptions{Vars: varNames})
 		var el steps.ErrorList
 		switch {
 		case errors.As(err, &el):
@@ -116,7 +116,7 @@ func benchFor(seq *steps.Sequence, benchPath string) (*steps.Bench, error) {
 	if benchPath == "" {
 		return nil, nil
 	}
-	b, err := steps.LoadBench(benchPath)
+	b, err := steps.LoadBench(hostGates().Files, benchPath)
 	if err != nil {
 		var el steps.ErrorList
 		if errors.As(err, &el) {

@@ -278,7 +278,7 @@ func warnUnusedVars(seqs []*steps.Sequence, vars map[string]string, warn func(st
 				break
 			}
 			others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
-			if _, err := steps.Load(seq.File, steps.LoadOptions{Vars: others}); err != nil {
+			if _, err := steps.Load(hostGates().Files, seq.File, steps.LoadOptions{Vars: others}); err != nil {
 				used = true
 				break
 			}

@@ -50,7 +50,7 @@ func declaredNames(args []string, probes bool) []string {
 		if fi, err := os.Stat(a); err != nil || fi.IsDir() || !isSequenceFile(a) {
 			continue
 		}
-		seq, err := steps.Load(a, steps.LoadOptions{})
+		seq, err := steps.Load(hostGates().Files, a, steps.LoadOptions{})
 		if err != nil {
 			continue
 		}

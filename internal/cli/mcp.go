@@ -154,7 +154,7 @@ func mcpConfig(ios *IO, opts *MCPOptions) (mcpserver.Config, error) {
 		cfg.Policy.MemWrite = append(cfg.Policy.MemWrite, mr)
 	}
 	if opts.Bench != "" {
-		b, err := steps.LoadBench(opts.Bench)
+		b, err := steps.LoadBench(hostGates().Files, opts.Bench)
 		if err != nil {
 			var el steps.ErrorList
 			if errors.As(err, &el) {

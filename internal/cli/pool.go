@@ -76,7 +76,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	if err := checkPoolFlags(opts, fl); err != nil {
 		return err
 	}
-	pool, err := steps.LoadPool(opts.Pool.File)
+	pool, err := steps.LoadPool(hostGates().Files, opts.Pool.File)
 	if err != nil {
 		var el steps.ErrorList
 		if errors.As(err, &el) {

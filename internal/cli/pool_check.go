@@ -30,7 +30,7 @@ func loadPools(files []string) (steps.ErrorList, []*steps.Pool) {
 	var errs steps.ErrorList
 	var pools []*steps.Pool
 	for _, f := range files {
-		p, err := steps.LoadPool(f)
+		p, err := steps.LoadPool(hostGates().Files, f)
 		var el steps.ErrorList
 		switch {
 		case errors.As(err, &el):
@@ -48,7 +48,7 @@ func loadPools(files []string) (steps.ErrorList, []*steps.Pool) {
 // bench of the pool file, as run --pool does; prepared.seqs are the
 // sequences as loaded.
 func preparePool(poolFile string, o prepareOptions) (*prepared, error) {
-	pool, err := steps.LoadPool(poolFile)
+	pool, err := steps.LoadPool(hostGates().Files, poolFile)
 	if err != nil {
 		var el steps.ErrorList
 		if errors.As(err, &el) {

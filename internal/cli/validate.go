@@ -80,7 +80,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	errs, pools := loadPools(poolFiles)
 	var benches []*steps.Bench
 	for _, f := range benchFiles {
-		b, err := steps.LoadBench(f)
+		b, err := steps.LoadBench(hostGates().Files, f)
 		var el steps.ErrorList
 		switch {
 		case errors.As(err, &el):
@@ -157,7 +157,7 @@ func isBenchFile(path string) bool {
 	if isBenchName(path) {
 		return true
 	}
-	data, err := steps.ReadFile(path)
+	data, err := steps.ReadFile(hostGates().Files, path)
 	if err != nil {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/pkg/gate/devices"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -26,7 +27,7 @@ func TestBenchDeviceOneConversion(t *testing.T) {
 		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := steps.LoadBench(file)
+		b, err := steps.LoadBench(files.Anywhere(), file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -51,7 +52,7 @@ func TestExecAndPowerOverMCP(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bench, err := steps.LoadBench(benchFile)
+	bench, err := steps.LoadBench(files.Anywhere(), benchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestClientCannotBringCameras(t *testing.T) {
 	if err := os.WriteFile(benchFile, []byte("cameras:\n  top: {input: /dev/video7, size: 640x480}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bench, err := steps.LoadBench(benchFile)
+	bench, err := steps.LoadBench(files.Anywhere(), benchFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -102,7 +103,7 @@ func TestBenchDevicesByName(t *testing.T) {
 	if err := os.WriteFile(path, []byte("devices:\n  dut: {port: "+e.board.SerialPath()+", line_ending: lf}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(path)
+	b, err := steps.LoadBench(files.Anywhere(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

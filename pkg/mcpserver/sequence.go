@@ -362,7 +362,7 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 		return nil, "", err
 	}
 	vars := stringVars(a.Vars)
-	seq, err := steps.Load(real, steps.LoadOptions{Vars: steps.Names(vars)})
+	seq, err := steps.Load(s.cfg.Gates.Files, real, steps.LoadOptions{Vars: steps.Names(vars)})
 	if err != nil {
 		return nil, "", err
 	}
@@ -382,7 +382,7 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 			if err != nil {
 				return nil, "", err
 			}
-			if bench, err = steps.LoadBench(rp); err != nil {
+			if bench, err = steps.LoadBench(s.cfg.Gates.Files, rp); err != nil {
 				return nil, "", err
 			}
 			// A bench file beside the sequence is a file under a root like
@@ -515,7 +515,7 @@ func (s *Server) validateSequence(ctx context.Context, req mcp.CallToolRequest, 
 		if rerr != nil {
 			return nil, "", rerr
 		}
-		seq, err = steps.Load(real, opts)
+		seq, err = steps.Load(s.cfg.Gates.Files, real, opts)
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			return nil, "", err

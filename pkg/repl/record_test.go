@@ -28,7 +28,7 @@ func TestRecordGDBAttach(t *testing.T) {
 	if err := s.record(path, false); err != nil {
 		t.Fatal(err)
 	}
-	again, err := steps.Load(path, steps.LoadOptions{})
+	again, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{})
 	if err != nil {
 		b, _ := os.ReadFile(path)
 		t.Fatalf("%v\n%s", err, b)
@@ -70,7 +70,7 @@ func TestRecordLeavesTheBenchOut(t *testing.T) {
 			if err := s.record(path, false); err != nil {
 				t.Fatal(err)
 			}
-			again, err := steps.Load(path, steps.LoadOptions{})
+			again, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{})
 			if err != nil {
 				b, _ := os.ReadFile(path)
 				t.Fatalf("%v\n%s", err, b)

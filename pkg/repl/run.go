@@ -275,7 +275,7 @@ func (s *Session) runFile(ctx context.Context, path string) {
 	for k := range s.vars {
 		names = append(names, k)
 	}
-	seq, err := steps.Load(path, steps.LoadOptions{Vars: names})
+	seq, err := steps.Load(s.opts.Files, path, steps.LoadOptions{Vars: names})
 	if err != nil {
 		s.say("%v", err)
 		s.badLine = true

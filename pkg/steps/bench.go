@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // BenchFile is the bench file's default name, looked for beside a sequence.
@@ -26,8 +28,8 @@ var benchKeys = []string{"devices", "probes", "cameras", "power", "$schema"}
 
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
-func LoadBench(path string) (*Bench, error) {
-	data, err := ReadFile(path)
+func LoadBench(fs files.Policy, path string) (*Bench, error) {
+	data, err := ReadFile(fs, path)
 	if err != nil {
 		return nil, err
 	}

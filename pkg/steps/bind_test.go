@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -22,7 +23,7 @@ func TestBindLeavesTheSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func() *steps.Sequence {
-		seq, err := steps.Load(path, steps.LoadOptions{})
+		seq, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestBindLeavesTheSequence(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := steps.LoadBench(p)
+		b, err := steps.LoadBench(files.Anywhere(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -39,7 +40,7 @@ steps:
 	if err := os.WriteFile(bench, []byte("devices:\n  dut: {port: /dev/ttyACM3, buffer: 16MiB}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

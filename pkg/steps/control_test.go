@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/imaging"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -132,7 +133,7 @@ power:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

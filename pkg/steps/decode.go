@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // LoadOptions adjusts loading.
@@ -22,8 +24,8 @@ type LoadOptions struct {
 // Load reads and validates the sequence file at path. Its errors are an
 // ErrorList with one FILE:LINE:COL entry per problem, or an *os.PathError
 // when the file cannot be read.
-func Load(path string, opts LoadOptions) (*Sequence, error) {
-	data, err := ReadFile(path)
+func Load(fs files.Policy, path string, opts LoadOptions) (*Sequence, error) {
+	data, err := ReadFile(fs, path)
 	if err != nil {
 		return nil, err
 	}

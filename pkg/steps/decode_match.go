@@ -3,8 +3,9 @@ package steps
 import (
 	"regexp"
 
-	"github.com/hilrun/hilrun/pkg/stream"
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // This file holds how steps write what they match and save: patterns

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -131,7 +132,7 @@ func FuzzLoadBench(f *testing.F) {
 		}
 		var b *steps.Bench
 		var err error
-		bounded(t, len(data), func() { b, err = steps.LoadBench(file) })
+		bounded(t, len(data), func() { b, err = steps.LoadBench(files.Anywhere(), file) })
 		if err == nil {
 			if b == nil {
 				t.Fatal("nil bench without an error")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -95,7 +96,7 @@ func TestGDBAttachBinding(t *testing.T) {
 	if err := os.WriteFile(bench, []byte("probes:\n  q: {gdb: 127.0.0.1:3}\n  r: {gdb: {address: 127.0.0.1:4, attach: halted}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,13 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // Limits on what a sequence file may ask for. Each is checked when the file
@@ -44,9 +45,10 @@ const (
 	MaxExecutions = 100_000_000
 )
 
-// ReadFile reads a sequence or bench file of at most MaxFileBytes.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// ReadFile reads a sequence or bench file of at most MaxFileBytes,
+// opened through fs.
+func ReadFile(fs files.Policy, path string) ([]byte, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -191,9 +192,9 @@ func TestFileSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, load := range map[string]func() error{
-		"Load":      func() error { _, err := steps.Load(path, steps.LoadOptions{}); return err },
+		"Load":      func() error { _, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{}); return err },
 		"Parse":     func() error { _, err := steps.Parse(path, []byte(big), steps.LoadOptions{}); return err },
-		"LoadBench": func() error { _, err := steps.LoadBench(path); return err },
+		"LoadBench": func() error { _, err := steps.LoadBench(files.Anywhere(), path); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := load()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+
 	"github.com/hilrun/hilrun/pkg/stream"
 )
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // A pool file lists the benches of one host that run sequences in
@@ -45,8 +47,8 @@ var (
 
 // LoadPool reads a pool file and the bench files it names. Problems come
 // back as an ErrorList with FILE:LINE:COL.
-func LoadPool(path string) (*Pool, error) {
-	data, err := ReadFile(path)
+func LoadPool(fs files.Policy, path string) (*Pool, error) {
+	data, err := ReadFile(fs, path)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func LoadPool(path string) (*Pool, error) {
 	default:
 		seen := map[string]Pos{}
 		for _, n := range list.Content {
-			if pb := d.poolBench(resolve(n), path, seen); pb != nil {
+			if pb := d.poolBench(fs, resolve(n), path, seen); pb != nil {
 				pool.Benches = append(pool.Benches, pb)
 			}
 		}
@@ -94,7 +96,7 @@ func LoadPool(path string) (*Pool, error) {
 
 // poolBench decodes one entry of a pool's benches; seen holds the names
 // so far.
-func (d *decoder) poolBench(n *yaml.Node, poolPath string, seen map[string]Pos) *PoolBench {
+func (d *decoder) poolBench(fs files.Policy, n *yaml.Node, poolPath string, seen map[string]Pos) *PoolBench {
 	if n.Kind != yaml.MappingNode {
 		d.add(d.pos(n), "a bench of the pool must be a mapping such as {name: left, bench: left.bench.yaml}, found %s", kindName(n))
 		return nil
@@ -148,7 +150,7 @@ func (d *decoder) poolBench(n *yaml.Node, poolPath string, seen map[string]Pos) 
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(filepath.Dir(poolPath), f)
 		}
-		b, err := LoadBench(f)
+		b, err := LoadBench(fs, f)
 		if err != nil {
 			if el, ok := err.(ErrorList); ok {
 				d.errs.list = append(d.errs.list, el...)

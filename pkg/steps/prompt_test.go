@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -59,7 +60,7 @@ func TestBenchPrompt(t *testing.T) {
 	if err := os.WriteFile(bench, []byte("devices:\n  console: {port: /dev/ttyUSB0, prompt: {regex: '=> $'}, echo: true}\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

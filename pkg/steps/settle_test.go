@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -50,7 +51,7 @@ steps:
 	if err := os.WriteFile(bench, []byte("devices:\n  dut: {port: /dev/ttyACM3, settle: 50ms}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -243,7 +244,7 @@ func TestBenchBinding(t *testing.T) {
 	if err := os.WriteFile(bench, []byte("devices:\n  dut: {port: /dev/ttyACM3, baud: 9600}\n  other: /dev/ttyS0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestBenchBinding(t *testing.T) {
 	if err := os.WriteFile(bench, []byte("devics: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := steps.LoadBench(bench); err == nil || !strings.Contains(err.Error(), `hilrun.bench.yaml:1:1: unknown key "devics" in the bench file (did you mean "devices"?)`) {
+	if _, err := steps.LoadBench(files.Anywhere(), bench); err == nil || !strings.Contains(err.Error(), `hilrun.bench.yaml:1:1: unknown key "devics" in the bench file (did you mean "devices"?)`) {
 		t.Errorf("bad bench: %v", err)
 	}
 }
@@ -307,7 +308,7 @@ func TestQEMULaunchBinding(t *testing.T) {
 	if err := os.WriteFile(bench, []byte("probes:\n  a:\n    launch:\n      qemu: {machine: virt, bios: u-boot.bin, args: [-m, 256M], console: console}\n  b: {gdb: 127.0.0.1:1234}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := steps.LoadBench(bench)
+	b, err := steps.LoadBench(files.Anywhere(), bench)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/cli"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/qemu"
 	"github.com/hilrun/hilrun/pkg/qemu/qemutest"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -75,7 +76,7 @@ func TestMemorySequenceSymbols(t *testing.T) {
 // uboot.yaml leaves waiting for U-Boot's prompt to the console's prompt:
 // not one hand-written expect of the prompt between commands.
 func TestUBootSequenceLeavesThePromptToTheDevice(t *testing.T) {
-	seq, err := steps.Load("uboot.yaml", steps.LoadOptions{})
+	seq, err := steps.Load(files.Anywhere(), "uboot.yaml", steps.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
