@@ -53,7 +53,13 @@ func (c *Console) disconnected(port serial.Port, rd *reader, err error) serial.P
 	if !c.cfg.Reconnect {
 		return nil
 	}
+	return c.reconnect(rd)
+}
 
+// reconnect tries every reconnectInterval to reopen the port of a console
+// with Reconnect, at the path Resolve finds or else Config.Path, until it
+// opens (it returns the new port) or Close or Release stops rd (nil).
+func (c *Console) reconnect(rd *reader) serial.Port {
 	tick := time.NewTicker(reconnectInterval)
 	defer tick.Stop()
 	for {
