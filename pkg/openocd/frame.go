@@ -302,119 +302,132 @@ const (
 // parseFrame decodes the frame at the start of b, which starts with STX.
 // It returns the frame and the number of bytes it took.
 func parseFrame(b []byte) (r reply, n int, status int) {
-	p := 1
-	num := func(signed bool) (v int64, ok bool, complete bool) {
-		start := p
-		if signed && p < len(b) && b[p] == '-' {
-			p++
-		}
-		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-			p++
-			if p-start > 19 {
-				return 0, false, true
-			}
-		}
-		if p == len(b) {
-			return 0, false, false
-		}
-		digits := b[start:p]
-		if len(digits) > 0 && digits[0] == '-' {
-			digits = digits[1:]
-		}
-		if len(digits) > 1 && digits[0] == '0' {
-			// _hilrun writes its numbers in canonical decimal: one with
-			// a leading zero is not a frame of ours.
+	s := frameScanner{b: b, p: 1}
+	seq, ok, complete := s.num(false)
+	if st := outcome(ok && seq > 0, complete); st != frameOK {
+		return r, 0, st
+	}
+	if st := outcome(s.sep(' ')); st != frameOK {
+		return r, 0, st
+	}
+	code, ok, complete := s.num(true)
+	if st := outcome(ok, complete); st != frameOK {
+		return r, 0, st
+	}
+	if st := outcome(s.sep(' ')); st != frameOK {
+		return r, 0, st
+	}
+	length, ok, complete := s.num(false)
+	if st := outcome(ok && length >= 0 && length <= maxFrameOutput, complete); st != frameOK {
+		return r, 0, st
+	}
+	if st := outcome(s.sep(etx)); st != frameOK {
+		return r, 0, st
+	}
+	out, st := s.output(length)
+	if st != frameOK {
+		return r, 0, st
+	}
+	if st := outcome(s.sep(eot)); st != frameOK {
+		return r, 0, st
+	}
+	tail, ok, complete := s.num(false)
+	if st := outcome(ok && tail == seq, complete); st != frameOK {
+		return r, 0, st
+	}
+	return reply{seq: uint64(seq), code: int(code), out: string(out)}, s.p, frameOK
+}
+
+// outcome is the outcome of parseFrame for a part of a frame: incomplete
+// when b ended before the part did, else invalid when the part is not what
+// a frame holds there.
+func outcome(ok, complete bool) int {
+	switch {
+	case !complete:
+		return frameIncomplete
+	case !ok:
+		return frameInvalid
+	}
+	return frameOK
+}
+
+// frameScanner reads the parts of a frame from b; p is the next byte.
+type frameScanner struct {
+	b []byte
+	p int
+}
+
+// num reads a decimal number, with a '-' first when signed. complete is
+// false when b ends before the number does; ok is false when it is not a
+// number _hilrun writes.
+func (s *frameScanner) num(signed bool) (v int64, ok bool, complete bool) {
+	b := s.b
+	start := s.p
+	if signed && s.p < len(b) && b[s.p] == '-' {
+		s.p++
+	}
+	for s.p < len(b) && b[s.p] >= '0' && b[s.p] <= '9' {
+		s.p++
+		if s.p-start > 19 {
 			return 0, false, true
 		}
-		v, err := strconv.ParseInt(string(b[start:p]), 10, 64)
-		return v, err == nil, true
 	}
-	sep := func(c byte) (ok, complete bool) {
-		if p == len(b) {
-			return false, false
-		}
-		if b[p] != c {
-			return false, true
-		}
-		p++
-		return true, true
+	if s.p == len(b) {
+		return 0, false, false
 	}
+	digits := b[start:s.p]
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		// _hilrun writes its numbers in canonical decimal: one with
+		// a leading zero is not a frame of ours.
+		return 0, false, true
+	}
+	v, err := strconv.ParseInt(string(b[start:s.p]), 10, 64)
+	return v, err == nil, true
+}
 
-	seq, ok, complete := num(false)
-	if !complete {
-		return r, 0, frameIncomplete
+// sep takes the separator c.
+func (s *frameScanner) sep(c byte) (ok, complete bool) {
+	if s.p == len(s.b) {
+		return false, false
 	}
-	if !ok || seq <= 0 {
-		return r, 0, frameInvalid
+	if s.b[s.p] != c {
+		return false, true
 	}
-	if ok, complete = sep(' '); !complete {
-		return r, 0, frameIncomplete
-	} else if !ok {
-		return r, 0, frameInvalid
-	}
-	code, ok, complete := num(true)
-	if !complete {
-		return r, 0, frameIncomplete
-	}
-	if !ok {
-		return r, 0, frameInvalid
-	}
-	if ok, complete = sep(' '); !complete {
-		return r, 0, frameIncomplete
-	} else if !ok {
-		return r, 0, frameInvalid
-	}
-	length, ok, complete := num(false)
-	if !complete {
-		return r, 0, frameIncomplete
-	}
-	if !ok || length < 0 || length > maxFrameOutput {
-		return r, 0, frameInvalid
-	}
-	if ok, complete = sep(etx); !complete {
-		return r, 0, frameIncomplete
-	} else if !ok {
-		return r, 0, frameInvalid
-	}
+	s.p++
+	return true, true
+}
 
-	// The output: length bytes as Tcl had them, each "\n" sent as "\r\n".
+// output reads the output: length bytes as Tcl had them, each "\n" sent as
+// "\r\n".
+func (s *frameScanner) output(length int64) ([]byte, int) {
+	b := s.b
 	// Until at least that many bytes and the trailer's two have arrived,
 	// there is no need to look.
-	if int64(len(b)-p) < length+2 {
-		return r, 0, frameIncomplete
+	if int64(len(b)-s.p) < length+2 {
+		return nil, frameIncomplete
 	}
 	out := make([]byte, 0, length)
 	for int64(len(out)) < length {
-		if p == len(b) {
-			return r, 0, frameIncomplete
+		if s.p == len(b) {
+			return nil, frameIncomplete
 		}
-		c := b[p]
+		c := b[s.p]
 		if c == '\r' {
-			if p+1 == len(b) {
-				return r, 0, frameIncomplete
+			if s.p+1 == len(b) {
+				return nil, frameIncomplete
 			}
-			if b[p+1] == '\n' {
+			if b[s.p+1] == '\n' {
 				c = '\n'
-				p++
+				s.p++
 			}
 		}
 		out = append(out, c)
-		p++
+		s.p++
 	}
-
-	if ok, complete = sep(eot); !complete {
-		return r, 0, frameIncomplete
-	} else if !ok {
-		return r, 0, frameInvalid
-	}
-	tail, ok, complete := num(false)
-	if !complete {
-		return r, 0, frameIncomplete
-	}
-	if !ok || tail != seq {
-		return r, 0, frameInvalid
-	}
-	return reply{seq: uint64(seq), code: int(code), out: string(out)}, p, frameOK
+	return out, frameOK
 }
 
 // termLine is one line of a terminal: it applies carriage returns and

@@ -73,131 +73,190 @@ func ParseTyped(cmd string) (Typed, error) {
 		}
 	}
 	t := Typed{Name: f[0]}
-	args := f[1:]
-	num := func(i int, what string) (uint64, error) {
-		v, err := strconv.ParseUint(args[i], 0, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s %q is not a number", what, args[i])
-		}
-		return v, nil
+	parse, ok := typedCommands[t.Name]
+	if !ok {
+		return t, fmt.Errorf("%s is not one of the commands hilrun runs without raw Tcl (halt, resume, reset, wait_halt, md*, mw*, read_memory, reg, targets, version, poll)", t.Name)
 	}
-	nargs := func(min, max int) error {
-		if len(args) < min || len(args) > max {
-			if min == max {
-				return fmt.Errorf("%s takes %d arguments, found %d", t.Name, min, len(args))
-			}
-			return fmt.Errorf("%s takes %d to %d arguments, found %d", t.Name, min, max, len(args))
+	err := parse(&t, typedArgs{name: t.Name, args: f[1:]})
+	return t, err
+}
+
+// typedCommands reads the arguments of each typed command into t, by the
+// command's name.
+var typedCommands = map[string]func(t *Typed, a typedArgs) error{
+	"targets":     parseNoArgs,
+	"version":     parseNoArgs,
+	"poll":        parseNoArgs,
+	"halt":        parseHalt,
+	"wait_halt":   parseHalt,
+	"resume":      parseResume,
+	"reset":       parseReset,
+	"reg":         parseReg,
+	"read_memory": parseReadMemory,
+	"mdb":         parseMemory,
+	"mdh":         parseMemory,
+	"mdw":         parseMemory,
+	"mdd":         parseMemory,
+	"mwb":         parseMemory,
+	"mwh":         parseMemory,
+	"mww":         parseMemory,
+	"mwd":         parseMemory,
+}
+
+// typedArgs are the words after a typed command's name.
+type typedArgs struct {
+	name string
+	args []string
+}
+
+// num reads argument i, what it is naming it in the error.
+func (a typedArgs) num(i int, what string) (uint64, error) {
+	v, err := strconv.ParseUint(a.args[i], 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a number", what, a.args[i])
+	}
+	return v, nil
+}
+
+// nargs says why the command's arguments are not min to max of them, or
+// returns nil.
+func (a typedArgs) nargs(min, max int) error {
+	if len(a.args) < min || len(a.args) > max {
+		if min == max {
+			return fmt.Errorf("%s takes %d arguments, found %d", a.name, min, len(a.args))
 		}
-		return nil
+		return fmt.Errorf("%s takes %d to %d arguments, found %d", a.name, min, max, len(a.args))
+	}
+	return nil
+}
+
+// parseNoArgs reads targets, version and poll.
+func parseNoArgs(t *Typed, a typedArgs) error { return a.nargs(0, 0) }
+
+// parseHalt reads halt and wait_halt: [MS].
+func parseHalt(t *Typed, a typedArgs) error {
+	if err := a.nargs(0, 1); err != nil {
+		return err
 	}
 	var err error
-	switch name := t.Name; {
-	case name == "targets" || name == "version" || name == "poll":
-		return t, nargs(0, 0)
-	case name == "halt" || name == "wait_halt":
-		if err := nargs(0, 1); err != nil {
-			return t, err
+	if len(a.args) == 1 {
+		t.hasMs = true
+		t.Ms, err = a.num(0, "time")
+	}
+	return err
+}
+
+// parseResume reads resume: [ADDRESS].
+func parseResume(t *Typed, a typedArgs) error {
+	if err := a.nargs(0, 1); err != nil {
+		return err
+	}
+	var err error
+	if len(a.args) == 1 {
+		t.hasAddr = true
+		t.Addr, err = a.num(0, "address")
+	}
+	return err
+}
+
+// parseReset reads reset: [run|halt|init], run by default.
+func parseReset(t *Typed, a typedArgs) error {
+	if err := a.nargs(0, 1); err != nil {
+		return err
+	}
+	t.Mode = "run"
+	if len(a.args) == 1 {
+		t.Mode = a.args[0]
+	}
+	if t.Mode != "run" && t.Mode != "halt" && t.Mode != "init" {
+		return fmt.Errorf("reset mode %q: want run, halt or init", t.Mode)
+	}
+	return nil
+}
+
+// parseReg reads reg: [NAME [VALUE]].
+func parseReg(t *Typed, a typedArgs) error {
+	if err := a.nargs(0, 2); err != nil {
+		return err
+	}
+	var err error
+	if len(a.args) >= 1 {
+		t.Reg = a.args[0]
+	}
+	if len(a.args) == 2 {
+		t.hasValue = true
+		t.Value, err = a.num(1, "value")
+	}
+	return err
+}
+
+// parseReadMemory reads read_memory: ADDRESS WIDTH COUNT [phys].
+func parseReadMemory(t *Typed, a typedArgs) error {
+	if len(a.args) == 4 && a.args[3] == "phys" {
+		t.Phys = true
+		a.args = a.args[:3]
+	}
+	if err := a.nargs(3, 3); err != nil {
+		return err
+	}
+	var err error
+	if t.Addr, err = a.num(0, "address"); err != nil {
+		return err
+	}
+	w, err := a.num(1, "width")
+	if err != nil {
+		return err
+	}
+	if w != 8 && w != 16 && w != 32 && w != 64 {
+		return fmt.Errorf("width %d: want 8, 16, 32 or 64", w)
+	}
+	t.Width = int(w)
+	c, err := a.num(2, "count")
+	if err != nil {
+		return err
+	}
+	t.Count, t.hasCount = int(min(c, maxTypedCount+1)), true
+	return t.checkRange()
+}
+
+// parseMemory reads md* ([phys] ADDRESS [COUNT]) and mw* ([phys] ADDRESS
+// VALUE [COUNT]), the width from the name's last letter.
+func parseMemory(t *Typed, a typedArgs) error {
+	t.Width = mdWidths[t.Name[2]]
+	if len(a.args) > 0 && a.args[0] == "phys" {
+		t.Phys = true
+		a.args = a.args[1:]
+	}
+	write := t.Name[:2] == "mw"
+	need := 1
+	if write {
+		need = 2
+	}
+	if err := a.nargs(need, need+1); err != nil {
+		return err
+	}
+	var err error
+	if t.Addr, err = a.num(0, "address"); err != nil {
+		return err
+	}
+	if write {
+		if t.Value, err = a.num(1, "value"); err != nil {
+			return err
 		}
-		if len(args) == 1 {
-			t.hasMs = true
-			t.Ms, err = num(0, "time")
+		t.hasValue = true
+		if t.Width < 64 && t.Value>>t.Width != 0 {
+			return fmt.Errorf("value 0x%x does not fit in %d bits", t.Value, t.Width)
 		}
-		return t, err
-	case name == "resume":
-		if err := nargs(0, 1); err != nil {
-			return t, err
-		}
-		if len(args) == 1 {
-			t.hasAddr = true
-			t.Addr, err = num(0, "address")
-		}
-		return t, err
-	case name == "reset":
-		if err := nargs(0, 1); err != nil {
-			return t, err
-		}
-		t.Mode = "run"
-		if len(args) == 1 {
-			t.Mode = args[0]
-		}
-		if t.Mode != "run" && t.Mode != "halt" && t.Mode != "init" {
-			return t, fmt.Errorf("reset mode %q: want run, halt or init", t.Mode)
-		}
-		return t, nil
-	case name == "reg":
-		if err := nargs(0, 2); err != nil {
-			return t, err
-		}
-		if len(args) >= 1 {
-			t.Reg = args[0]
-		}
-		if len(args) == 2 {
-			t.hasValue = true
-			t.Value, err = num(1, "value")
-		}
-		return t, err
-	case name == "read_memory":
-		if len(args) == 4 && args[3] == "phys" {
-			t.Phys = true
-			args = args[:3]
-		}
-		if err := nargs(3, 3); err != nil {
-			return t, err
-		}
-		if t.Addr, err = num(0, "address"); err != nil {
-			return t, err
-		}
-		w, err := num(1, "width")
+	}
+	t.Count = 1
+	if len(a.args) == need+1 {
+		c, err := a.num(need, "count")
 		if err != nil {
-			return t, err
-		}
-		if w != 8 && w != 16 && w != 32 && w != 64 {
-			return t, fmt.Errorf("width %d: want 8, 16, 32 or 64", w)
-		}
-		t.Width = int(w)
-		c, err := num(2, "count")
-		if err != nil {
-			return t, err
+			return err
 		}
 		t.Count, t.hasCount = int(min(c, maxTypedCount+1)), true
-		return t, t.checkRange()
-	case len(name) == 3 && (name[:2] == "md" || name[:2] == "mw") && mdWidths[name[2]] != 0:
-		t.Width = mdWidths[name[2]]
-		if len(args) > 0 && args[0] == "phys" {
-			t.Phys = true
-			args = args[1:]
-		}
-		write := name[:2] == "mw"
-		need := 1
-		if write {
-			need = 2
-		}
-		if err := nargs(need, need+1); err != nil {
-			return t, err
-		}
-		if t.Addr, err = num(0, "address"); err != nil {
-			return t, err
-		}
-		if write {
-			if t.Value, err = num(1, "value"); err != nil {
-				return t, err
-			}
-			t.hasValue = true
-			if t.Width < 64 && t.Value>>t.Width != 0 {
-				return t, fmt.Errorf("value 0x%x does not fit in %d bits", t.Value, t.Width)
-			}
-		}
-		t.Count = 1
-		if len(args) == need+1 {
-			c, err := num(need, "count")
-			if err != nil {
-				return t, err
-			}
-			t.Count, t.hasCount = int(min(c, maxTypedCount+1)), true
-		}
-		return t, t.checkRange()
 	}
-	return t, fmt.Errorf("%s is not one of the commands hilrun runs without raw Tcl (halt, resume, reset, wait_halt, md*, mw*, read_memory, reg, targets, version, poll)", t.Name)
+	return t.checkRange()
 }
 
 func (t Typed) checkRange() error {
