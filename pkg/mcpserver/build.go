@@ -360,11 +360,8 @@ func (s *Server) toolSequence(kind steps.Kind, a *buildArgs) (*steps.Sequence, e
 
 // stepSequence is the one-step sequence of step, a mapping of kind.
 func stepSequence(kind steps.Kind, step map[string]any) (*steps.Sequence, error) {
-	data, err := json.Marshal(map[string]any{"name": string(kind), "steps": []any{step}})
-	if err != nil {
-		return nil, err
-	}
-	seq, err := steps.Parse(inlineFile, data, steps.LoadOptions{})
+	top := steps.Object{{Key: "name", Value: string(kind)}, {Key: "steps", Value: []any{step}}}
+	seq, err := steps.ParseValue(string(kind), top, steps.LoadOptions{})
 	if err != nil {
 		var el steps.ErrorList
 		if errors.As(err, &el) {
@@ -376,7 +373,6 @@ func stepSequence(kind steps.Kind, step map[string]any) (*steps.Sequence, error)
 		}
 		return nil, err
 	}
-	seq.File = string(kind)
 	return seq, nil
 }
 
