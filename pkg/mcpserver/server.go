@@ -6,8 +6,9 @@
 // (build, upload, task_status).
 //
 // The server denies by default: every step kind and tool says what it can
-// do (steps.Kinds and toolTable), and Policy.Allow says which of those
-// capabilities the server's flags open. Host programs (exec, build and
+// do (steps.Kinds, and each tool of toolGroups beside its spec and
+// handler), and Policy.Allow says which of those capabilities the server's
+// flags open. Host programs (exec, build and
 // upload commands) need AllowExec and a root, raw OpenOCD Tcl needs
 // AllowDebugTcl, and ReadOnly refuses everything that changes the target
 // or the host.
@@ -289,6 +290,8 @@ func New(cfg Config) (*Server, error) {
 	s.nextID = lastID(filepath.Join(s.logDir, "connections"), "c", "")
 	s.runs.next = lastID(filepath.Join(s.logDir, "runs"), "r", "")
 	s.tasks.next = lastID(filepath.Join(s.logDir, "tasks"), "t", ".log")
+	s.leases = serialx.NewLeases()
+	s.locks.check = s.leaseBusy
 	s.addTools()
 	s.addResourceTemplates()
 	return s, nil
