@@ -182,3 +182,10 @@ func libraryTool(name, title, what string, verb pio.LibraryVerb) tool {
 		},
 	}
 }
+
+// pioCaps is what a verb that runs pio needs: running a host program.
+const pioCaps = steps.CapHostExec
+
+// pioProjectCaps is what a verb on a project needs: a program in a folder
+// under a root.
+const pioProjectCaps = steps.CapHostExec | steps.CapReadFiles
