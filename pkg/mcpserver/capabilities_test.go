@@ -10,19 +10,29 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 var update = flag.Bool("update", false, "rewrite the capability matrix in docs/security.md")
 
-// Every tool the server serves is in the capability table, and every tool
-// of the table is served.
+// Every tool the server serves comes from a tool group, with its
+// capability described, and every tool of the groups is served.
 func TestToolsAreInTheCapabilityTable(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
 	res, err := e.c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	grouped := map[string]tool{}
+	for _, g := range toolGroups {
+		for _, tl := range g {
+			if _, dup := grouped[tl.spec.Name]; dup {
+				t.Errorf("tool %s is in two groups", tl.spec.Name)
+			}
+			grouped[tl.spec.Name] = tl
+		}
 	}
 	served := map[string]bool{}
 	for _, tool := range res.Tools {
@@ -30,29 +40,35 @@ func TestToolsAreInTheCapabilityTable(t *testing.T) {
 		if a := tool.Annotations; a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint) {
 			t.Errorf("tool %s is read-only but advertises destructiveHint true (or leaves it to default true)", tool.Name)
 		}
-		if _, ok := lookupTool(tool.Name); !ok {
-			t.Errorf("tool %s is served but not in the capability table", tool.Name)
+		if _, ok := grouped[tool.Name]; !ok {
+			t.Errorf("tool %s is served but in no tool group", tool.Name)
 		}
 	}
-	for _, spec := range toolTable {
-		if !served[spec.Name] {
-			t.Errorf("tool %s is in the capability table but not served", spec.Name)
+	for name, tl := range grouped {
+		if !served[name] {
+			t.Errorf("tool %s is in a tool group but not served", name)
 		}
-		if spec.Always&^spec.Caps != 0 {
-			t.Errorf("tool %s: Always %s is more than Caps %s", spec.Name, spec.Always, spec.Caps)
+		if !tl.can.described {
+			t.Errorf("tool %s does not describe what it can do", name)
+		}
+		if tl.can.every&^tl.can.caps != 0 {
+			t.Errorf("tool %s: every call needs %s, more than all it can do, %s", name, tl.can.every, tl.can.caps)
 		}
 	}
 }
 
-// A tool the table does not describe is refused, whatever the policy.
+// A tool that does not describe what it can do is refused, whatever the
+// policy.
 func TestUndescribedToolIsRefused(t *testing.T) {
 	e := newEnv(t, envOptions{sim: true})
 	ran := false
-	e.srv.addTool(mcp.NewTool("not_in_the_table"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ran = true
-		return mcp.NewToolResultText("ran"), nil
-	})
-	if msg := e.callErr("not_in_the_table", nil); !strings.Contains(msg, "not described") || ran {
+	e.srv.addTool(tool{spec: mcp.NewTool("not_described"), handler: func(*Server) server.ToolHandlerFunc {
+		return func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran = true
+			return mcp.NewToolResultText("ran"), nil
+		}
+	}})
+	if msg := e.callErr("not_described", nil); !strings.Contains(msg, "not described") || ran {
 		t.Errorf("got %q (ran %v), want a refusal", msg, ran)
 	}
 }

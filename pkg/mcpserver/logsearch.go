@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
 )
 
 // Bounds of log_search: a search reads the whole log, line by line, and
@@ -90,7 +91,7 @@ func (s *Server) logSearch(ctx context.Context, req mcp.CallToolRequest, a *logS
 	if raw == "" {
 		return nil, "", fmt.Errorf("connection %s keeps no log", c.id)
 	}
-	ms, truncated, err := searchLog(ctx, raw, match, max, a.Context)
+	ms, truncated, err := searchLog(ctx, s.own, raw, match, max, a.Context)
 	if err != nil {
 		return nil, "", err
 	}
@@ -109,8 +110,8 @@ func (s *Server) logSearch(ctx context.Context, req mcp.CallToolRequest, a *logS
 // searchLog reads the log file path, as long as it is now, line by line
 // and returns the last max lines match accepts, newest first, with context
 // lines around each; truncated says older matches were left out.
-func searchLog(ctx context.Context, path string, match func([]byte) bool, max, context int) (ms []logMatch, truncated bool, err error) {
-	f, err := os.Open(path)
+func searchLog(ctx context.Context, fs files.Policy, path string, match func([]byte) bool, max, context int) (ms []logMatch, truncated bool, err error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("search the log: %w", err)
 	}

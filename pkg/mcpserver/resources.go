@@ -244,7 +244,7 @@ func (s *Server) addResourceTemplates() {
 		mcp.WithTemplateDescription("the exact bytes a console sent during a run; name is NAME.log"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runBuildTemplate, "run build log",
-		mcp.WithTemplateDescription("the whole output of a build or upload step during a run; name is KIND-lineN.log"),
+		mcp.WithTemplateDescription("the whole output of a build or upload step during a run; name is KIND-steps-N.log (the step's JSON pointer), or KIND-lineN.log for a sequence file"),
 		mcp.WithTemplateMIMEType("text/plain")), s.readResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(runFileTemplate, "run file",
 		mcp.WithTemplateDescription("a picture (NAME.png, image/png) a camera step took, or the output of a host command (NAME.log, text/plain), during a run")), s.readResource)
@@ -361,7 +361,7 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(p)
+	data, err := s.own.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("resource %s is gone", uri)
 	}
@@ -387,7 +387,7 @@ func writeHTMLReport(path, events, version string) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := fs.Create(tmp)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/sim"
 )
@@ -263,7 +264,7 @@ func TestSearchLogBounds(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ms, truncated, err := searchLog(context.Background(), path, func(b []byte) bool { return strings.Contains(string(b), "needle") }, maxSearchResults, 0)
+	ms, truncated, err := searchLog(context.Background(), files.Anywhere(), path, func(b []byte) bool { return strings.Contains(string(b), "needle") }, maxSearchResults, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestSearchLogBounds(t *testing.T) {
 	if ms[1].Offset != int64(len(long))+int64(maxSearchResults+4)*7 {
 		t.Errorf("offset of the last full line = %d", ms[1].Offset)
 	}
-	ms, _, _ = searchLog(context.Background(), path, func(b []byte) bool { return strings.Contains(string(b), "after-the-cut") }, 10, 0)
+	ms, _, _ = searchLog(context.Background(), files.Anywhere(), path, func(b []byte) bool { return strings.Contains(string(b), "after-the-cut") }, 10, 0)
 	if len(ms) != 0 {
 		t.Errorf("matched past the cut of a long line: %d", len(ms))
 	}

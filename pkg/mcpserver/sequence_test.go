@@ -114,7 +114,7 @@ func TestSerialSequenceTargets(t *testing.T) {
 			map[string]any{"send": "version"},
 			map[string]any{"send": "x", "expct": "y"},
 		}})
-		if !strings.Contains(msg, `steps[1]: unknown key "expct"`) || !strings.Contains(msg, "expect") {
+		if !strings.Contains(msg, `serial_sequence: /steps/1/expct: unknown key "expct"`) || !strings.Contains(msg, "expect") {
 			t.Errorf("error: %s", msg)
 		}
 		msg = e.callErr("serial_sequence", map[string]any{"steps": "[{"})

@@ -6,8 +6,9 @@
 // (build, upload, task_status).
 //
 // The server denies by default: every step kind and tool says what it can
-// do (steps.Kinds and toolTable), and Policy.Allow says which of those
-// capabilities the server's flags open. Host programs (exec, build and
+// do (steps.Kinds, and each tool of toolGroups beside its spec and
+// handler), and Policy.Allow says which of those capabilities the server's
+// flags open. Host programs (exec, build and
 // upload commands) need AllowExec and a root, raw OpenOCD Tcl needs
 // AllowDebugTcl, and ReadOnly refuses everything that changes the target
 // or the host.
@@ -19,9 +20,8 @@
 package mcpserver
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,18 +33,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hilrun/hilrun/pkg/elfsym"
-	"github.com/hilrun/hilrun/pkg/gate"
-
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hilrun/hilrun/pkg/elfsym"
+	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
-	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // Console is a serial console as the server uses it. *serialx.Console
@@ -163,6 +162,9 @@ type Server struct {
 	leases *serialx.Leases // which session holds or released a port across calls
 	logger *log.Logger
 	logDir string
+	// own opens the server's own files (run folders, logs, reports,
+	// pictures): only under logDir, whatever a run's events name.
+	own files.Policy
 	// ownDir is the temporary log folder the server made, or nil.
 	ownDir *tmpdir.Dir
 
@@ -206,38 +208,10 @@ const DefaultMaxSteps = 1_000_000
 // closeWait bounds how long Close waits for cancelled calls to finish.
 const closeWait = 30 * time.Second
 
-// requestIDKey is where the tools/call hook leaves the JSON-RPC request id
-// for the handler, in the request's _meta.
-const requestIDKey = "dev.hilrun/request_id"
-
 // New builds a server from cfg: it validates the policy and prepares the
 // log folder.
 func New(cfg Config) (*Server, error) {
-	if cfg.Name == "" {
-		cfg.Name = "hilrun"
-	}
-	if cfg.Version == "" {
-		cfg.Version = "dev"
-	}
-	if cfg.MaxRuns <= 0 {
-		cfg.MaxRuns = DefaultMaxRuns
-	}
-	if cfg.MaxSteps == 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.MaxRunAge <= 0 {
-		cfg.MaxRunAge = DefaultMaxRunAge
-	}
-	if cfg.Log == nil {
-		cfg.Log = os.Stderr
-	}
-
-	if cfg.Engine.Symbols == nil {
-		cfg.Engine.Symbols = elfsym.Lookup(cfg.Gates.Files)
-	}
-	if cfg.ListPorts == nil {
-		cfg.ListPorts = serialx.ListPorts
-	}
+	cfg = cfg.withDefaults()
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -245,16 +219,21 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:    cfg,
 		locks:  newLocker(),
+		leases: serialx.NewLeases(),
 		logger: log.New(cfg.Log, "hilrun mcp: ", log.LstdFlags),
 		conns:  map[string]*connection{},
 		probes: map[string]*pooledProbe{},
 		calls:  map[string]*inflightCall{},
 	}
+	s.locks.check = s.leaseBusy
 	if s.cfg.Gates.Procs.Allow == nil {
 		s.cfg.Gates = s.cfg.ServerGates()
 	}
 	if s.cfg.Wire != nil {
 		s.cfg.Engine, s.cfg.DialProbe, s.cfg.SerialConfig = s.cfg.Wire(s.cfg.Gates)
+	}
+	if s.cfg.Engine.Symbols == nil {
+		s.cfg.Engine.Symbols = elfsym.Lookup(s.cfg.Gates.Files)
 	}
 	if s.cfg.OpenProbe == nil {
 		s.cfg.OpenProbe = s.dialProbe
@@ -262,34 +241,14 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.OpenConsole == nil {
 		s.cfg.OpenConsole = s.openSerial
 	}
-	if cfg.LogDir == "" {
-		dir, err := tmpdir.New("mcp")
-		if err != nil {
-			return nil, fmt.Errorf("create the log folder: %w", err)
-		}
-		s.logDir, s.ownDir = dir.Path, dir
-	} else {
-		if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
-			return nil, fmt.Errorf("create the log folder: %w", err)
-		}
-		s.logDir = cfg.LogDir
+	if err := s.openLogDir(); err != nil {
+		return nil, err
 	}
-	hooks := &server.Hooks{}
-	hooks.AddOnUnregisterSession(s.unregistered)
-	hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
-		// Handlers do not see the request id; pass it in a copy of _meta
-		// so "busy: held by" can name the call.
-		m := &mcp.Meta{AdditionalFields: map[string]any{}}
-		if req.Params.Meta != nil {
-			m.ProgressToken = req.Params.Meta.ProgressToken
-			for k, v := range req.Params.Meta.AdditionalFields {
-				m.AdditionalFields[k] = v
-			}
-		}
-		m.AdditionalFields[requestIDKey] = id
-		req.Params.Meta = m
-	})
-	hooks.AddBeforeReadResource(s.markMissingResource)
+	own, err := files.Under(s.logDir)
+	if err != nil {
+		return nil, fmt.Errorf("the log folder: %w", err)
+	}
+	s.own = own
 	s.life, s.stop = context.WithCancel(context.Background())
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version,
 		server.WithToolHandlerMiddleware(s.track),
@@ -297,7 +256,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithResourceCapabilities(false, true),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
-		server.WithHooks(hooks),
+		server.WithHooks(s.hooks()),
 		server.WithInstructions(instructions),
 	)
 	s.runs = newRunStore(s)
@@ -315,6 +274,69 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// withDefaults is c with what it leaves out filled in.
+func (c Config) withDefaults() Config {
+	c.Name = cmp.Or(c.Name, "hilrun")
+	c.Version = cmp.Or(c.Version, "dev")
+	if c.MaxRuns <= 0 {
+		c.MaxRuns = DefaultMaxRuns
+	}
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxRunAge <= 0 {
+		c.MaxRunAge = DefaultMaxRunAge
+	}
+	if c.Log == nil {
+		c.Log = os.Stderr
+	}
+	if c.ListPorts == nil {
+		c.ListPorts = serialx.ListPorts
+	}
+	return c
+}
+
+// openLogDir makes the log folder: Config.LogDir, or a private temporary
+// folder that Close removes.
+func (s *Server) openLogDir() error {
+	if s.cfg.LogDir == "" {
+		dir, err := tmpdir.New("mcp")
+		if err != nil {
+			return fmt.Errorf("create the log folder: %w", err)
+		}
+		s.logDir, s.ownDir = dir.Path, dir
+		return nil
+	}
+	if err := os.MkdirAll(s.cfg.LogDir, 0o755); err != nil {
+		return fmt.Errorf("create the log folder: %w", err)
+	}
+	s.logDir = s.cfg.LogDir
+	return nil
+}
+
+// hooks are what the server hears from mcp-go: sessions that end, each
+// tools/call before its handler (to pass the request id on), and resources
+// read that may be gone.
+func (s *Server) hooks() *server.Hooks {
+	hooks := &server.Hooks{}
+	hooks.AddOnUnregisterSession(s.unregistered)
+	hooks.AddBeforeCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest) {
+		// Handlers do not see the request id; pass it in a copy of _meta
+		// so "busy: held by" can name the call.
+		m := &mcp.Meta{AdditionalFields: map[string]any{}}
+		if req.Params.Meta != nil {
+			m.ProgressToken = req.Params.Meta.ProgressToken
+			for k, v := range req.Params.Meta.AdditionalFields {
+				m.AdditionalFields[k] = v
+			}
+		}
+		m.AdditionalFields[requestIDKey] = id
+		req.Params.Meta = m
+	})
+	hooks.AddBeforeReadResource(s.markMissingResource)
+	return hooks
+}
+
 const instructions = `hilrun drives serial consoles and target memory for hardware-in-the-loop tests.
 Prefer serial_sequence: it runs a whole list of steps (send/expect, delays, captures, memory reads and writes) inside hilrun with real timing between steps and returns one report.
 Use serial_open/serial_write/serial_read/serial_expect for interactive work; every read returns a cursor, an absolute byte offset into what the device sent.
@@ -328,69 +350,6 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // LogDir is the folder holding console logs and run reports.
 func (s *Server) LogDir() string { return s.logDir }
-
-// track runs a tool call under the server's life and counts it in flight,
-// so Close can cancel it and wait for it, and the client's
-// notifications/cancelled can end it (cancelArrived), even one that came
-// before the call started.
-func (s *Server) track(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return mcp.NewToolResultError("the server is shutting down"), nil
-		}
-		s.inflight.Add(1)
-		s.mu.Unlock()
-		defer s.inflight.Done()
-		cctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		call := s.calling(ctx, req, cancel)
-		defer s.called(call)
-		stop := context.AfterFunc(s.life, cancel)
-		defer stop()
-		var res *mcp.CallToolResult
-		var err error
-		if s.cancelledByClient(call) {
-			res = mcp.NewToolResultError("cancelled by the client before it started")
-		} else {
-			beat := s.startBeat(cctx, req)
-			res, err = next(withBeat(cctx, beat), req)
-			// No heartbeat after the result.
-			beat.stop()
-		}
-		if ctx.Err() != nil || s.cancelledByClient(call) {
-			// The client cancelled the call (notifications/cancelled, or
-			// it went away): it gets no response, as the specification
-			// says. A call the server's shutdown ended still does.
-			if o := outboxOf(ctx); o != nil && req.Params.Meta != nil {
-				if id, ok := req.Params.Meta.AdditionalFields[requestIDKey]; ok && id != nil {
-					o.drop(id)
-				}
-			}
-		}
-		return res, err
-	}
-}
-
-// callKey names a call by its session and JSON-RPC id; "" when it has no
-// id.
-func callKey(ctx context.Context, req mcp.CallToolRequest) string {
-	if req.Params.Meta == nil {
-		return ""
-	}
-	id, ok := req.Params.Meta.AdditionalFields[requestIDKey]
-	if !ok || id == nil {
-		return ""
-	}
-	session := sessionOf(ctx)
-	if session == "" {
-		if sess := server.ClientSessionFromContext(ctx); sess != nil {
-			session = sess.SessionID()
-		}
-	}
-	return cancelKey(session, id)
-}
 
 // Close cancels the calls in flight and waits for them (up to closeWait),
 // then closes every connection and probe session and, when the server made
@@ -444,167 +403,6 @@ func (s *Server) openSerial(ctx context.Context, name string, cfg serialx.Config
 	}
 	return c, nil
 }
-
-// who names the call behind ctx and req for "busy: held by ...": the tool,
-// the JSON-RPC request id, and the client's name and session when known.
-func who(ctx context.Context, req mcp.CallToolRequest) string {
-	var parts []string
-	if req.Params.Meta != nil {
-		if id, ok := req.Params.Meta.AdditionalFields[requestIDKey]; ok && id != nil {
-			parts = append(parts, fmt.Sprintf("request %v", id))
-		}
-	}
-	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		if ci, ok := sess.(server.SessionWithClientInfo); ok {
-			if info := ci.GetClientInfo(); info.Name != "" {
-				parts = append(parts, "client "+info.Name)
-			}
-		}
-		if id := sess.SessionID(); id != "" {
-			if len(id) > 12 {
-				id = id[:12]
-			}
-			parts = append(parts, "session "+id)
-		}
-	}
-	if len(parts) == 0 {
-		return req.Params.Name
-	}
-	return req.Params.Name + " (" + strings.Join(parts, ", ") + ")"
-}
-
-// bind decodes the call's arguments into v, refusing unknown ones so a
-// misspelt argument is reported rather than ignored.
-func bind(req mcp.CallToolRequest, v any) error {
-	data := []byte(req.Params.RawArguments)
-	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
-		var err error
-		if req.Params.Arguments == nil {
-			data = []byte("{}")
-		} else if data, err = json.Marshal(req.Params.Arguments); err != nil {
-			return fmt.Errorf("arguments: %w", err)
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("arguments of %s: %s", req.Params.Name, strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
-}
-
-// toolHandler turns a function returning a structured value and a text
-// summary into an mcp-go handler; an error becomes an isError result whose
-// text is the error.
-func toolHandler[A any](s *Server, fn func(ctx context.Context, req mcp.CallToolRequest, args *A) (any, string, error)) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := new(A)
-		if err := bind(req, args); err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
-		out, text, err := fn(ctx, req, args)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
-		// Clients check structured content against the output schemas; a
-		// mismatch is a bug of ours, better reported by us (see nullField).
-		if p := nullField(out); p != "" {
-			s.logf("%s: the result holds null at %s, which its output schema does not allow", req.Params.Name, p)
-			return mcp.NewToolResultError(fmt.Sprintf("internal error: the result of %s holds null at %s, which its output schema does not allow (a bug of hilrun: please report it)", req.Params.Name, p)), nil
-		}
-		if text == "" {
-			b, _ := json.Marshal(out)
-			text = string(b)
-		}
-		res := mcp.NewToolResultStructured(out, text)
-		if p, ok := out.(interface{ pictures() (paths, uris []string) }); ok {
-			res.Content = append(res.Content, imageContents(p.pictures())...)
-		}
-		return res, nil
-	}
-}
-
-// Bounds on the pictures one tool result carries, so that a capture of
-// many frames does not flood the client's context.
-const (
-	maxPictures     = 8
-	maxPictureBytes = 8 << 20
-)
-
-// imageContents reads pictures (files, with their resource URIs) as MCP
-// image content, the last maxPictures of them within maxPictureBytes in
-// all; a text item names the resources of those left out.
-func imageContents(paths, uris []string) []mcp.Content {
-	var out []mcp.Content
-	var left []string
-	total := 0
-	start := max(len(paths)-maxPictures, 0)
-	left = append(left, uris[:start]...)
-	for i, p := range paths[start:] {
-		data, err := os.ReadFile(p)
-		if err != nil || total+len(data) > maxPictureBytes {
-			left = append(left, uris[start+i])
-			continue
-		}
-		total += len(data)
-		out = append(out, mcp.NewImageContent(base64Std(data), "image/png"))
-	}
-	if len(left) > 0 {
-		out = append(out, mcp.NewTextContent(fmt.Sprintf("%d more picture(s) are not shown here; read them as resources: %s", len(left), strings.Join(left, ", "))))
-	}
-	return out
-}
-
-// maxLockWait bounds lock_timeout_ms: a wait for a port or probe that
-// another call holds.
-const maxLockWait = time.Hour
-
-// lockWait is the lock_timeout_ms argument as a duration, at most
-// maxLockWait (a longer wait is only a longer "up to").
-func lockWait(ms *int64) time.Duration {
-	if ms == nil || *ms <= 0 {
-		return 0
-	}
-	if *ms >= int64(maxLockWait/time.Millisecond) {
-		return maxLockWait
-	}
-	return time.Duration(*ms) * time.Millisecond
-}
-
-// msArg is a client's millisecond argument name as a duration: from 0 to
-// max, else an error naming it, so that no value wraps around into another
-// (18446744073710 ms is not half a millisecond).
-func msArg(name string, ms int64, max time.Duration) (time.Duration, error) {
-	if ms < 0 || ms > int64(max/time.Millisecond) {
-		return 0, fmt.Errorf("%s must be from 0 to %d (%v), found %d", name, int64(max/time.Millisecond), max, ms)
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
-// encodeBytes renders data for a client: utf8 (invalid bytes become
-// U+FFFD), hex (space-separated pairs) or base64.
-func encodeBytes(data []byte, encoding string) (string, error) {
-	switch strings.ToLower(encoding) {
-	case "", "utf8", "utf-8", "text":
-		return strings.ToValidUTF8(string(data), "\uFFFD"), nil
-	case "hex":
-		var sb strings.Builder
-		for i, c := range data {
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			fmt.Fprintf(&sb, "%02x", c)
-		}
-		return sb.String(), nil
-	case "base64":
-		return base64Std(data), nil
-	}
-	return "", fmt.Errorf("encoding %q: want utf8, hex or base64", encoding)
-}
-
-// printable is data as one line for text summaries.
-func printable(data []byte) string { return stream.Printable(data) }
 
 // lastID returns the highest N of the entries of dir named prefix+N+suffix
 // (N a decimal number), 0 when there is none.

@@ -256,3 +256,37 @@ func (s *Server) taskStatus(ctx context.Context, req mcp.CallToolRequest, a *tas
 
 // durationMS turns milliseconds back into a duration.
 func durationMS(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+type cancelResult struct {
+	TaskID string `json:"task_id"`
+	// State is the task's state after the call: cancelled, or how it had
+	// ended already.
+	State string `json:"state"`
+}
+
+func (s *Server) taskCancel(ctx context.Context, _ mcp.CallToolRequest, a *taskArgs) (any, string, error) {
+	t := s.tasks.find(a.TaskID)
+	if t == nil {
+		return nil, "", fmt.Errorf("no task %q: only the last %d tasks are kept", a.TaskID, maxTasks)
+	}
+	stopped, err := t.stop(sessionOwner(ctx))
+	if err != nil {
+		return nil, "", err
+	}
+	if !stopped {
+		t.mu.Lock()
+		st := t.state
+		t.mu.Unlock()
+		return cancelResult{TaskID: t.id, State: st}, fmt.Sprintf("task %s is not running in the background (%s)", t.id, st), nil
+	}
+	// The task ends once its tool and what it started are gone.
+	select {
+	case <-t.over:
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	t.mu.Lock()
+	st := t.state
+	t.mu.Unlock()
+	return cancelResult{TaskID: t.id, State: st}, fmt.Sprintf("task %s %s", t.id, st), nil
+}

@@ -316,7 +316,7 @@ func TestMemoryPolicy(t *testing.T) {
 			map[string]any{"send": "version"},
 			map[string]any{"group": "g", "steps": []any{map[string]any{"mem_write": true, "address": "0x20000000", "value": 1}}},
 		}})
-		if !strings.Contains(msg, "steps[1]: mem_write") || !strings.Contains(msg, "read-only") {
+		if !strings.Contains(msg, "serial_sequence: /steps/1/steps/0: mem_write") || !strings.Contains(msg, "read-only") {
 			t.Errorf("sequence: %s", msg)
 		}
 		if msg := e.callErr("serial_sequence", map[string]any{"steps": []any{map[string]any{"openocd": "mww 0x20000000 1"}}}); !strings.Contains(msg, "read-only") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -33,10 +34,18 @@ type BuildRequest struct {
 }
 
 // BuildLogName is the name of the log file of a build or upload step's
-// tool, KIND-lineN.log, in whatever folder keeps a run's logs.
+// tool, in whatever folder keeps a run's logs: KIND-lineN.log for a step
+// of a file, KIND-steps-N.log (its JSON pointer) for one of a sequence
+// given as a value, such as the MCP server's.
 func BuildLogName(s *steps.Step) string {
+	if p := s.Pos.Pointer; p != "" {
+		return string(s.Kind) + logNameRE.ReplaceAllString(p, "-") + ".log"
+	}
 	return fmt.Sprintf("%s-line%d.log", s.Kind, s.Pos.Line)
 }
+
+// logNameRE is what a JSON pointer holds that a file name should not.
+var logNameRE = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
 // Builder runs build and upload tools (commands, PlatformIO). An error
 // means the tool could not be run at all: the bench is at fault.

@@ -6,18 +6,25 @@ import (
 )
 
 // Pos is a position in a sequence file. Line and Col count from 1; zero means
-// unknown.
+// unknown. Pointer, in a sequence given as a value (ParseValue), is the
+// JSON pointer (RFC 6901) of the place instead, like /steps/3/expect; ""
+// there is the whole value.
 type Pos struct {
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
-	Col  int    `json:"column,omitempty"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Col     int    `json:"column,omitempty"`
+	Pointer string `json:"pointer,omitempty"`
 }
 
-// String formats p as FILE:LINE:COL, leaving out what is unknown.
+// String formats p as FILE:LINE:COL, leaving out what is unknown, or as
+// FILE: POINTER when p has a pointer.
 func (p Pos) String() string {
 	s := p.File
 	if s == "" {
 		s = "<input>"
+	}
+	if p.Pointer != "" {
+		return s + ": " + p.Pointer
 	}
 	if p.Line > 0 {
 		s += fmt.Sprintf(":%d", p.Line)

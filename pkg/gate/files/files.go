@@ -64,8 +64,8 @@ func (p Policy) Roots() []string { return append([]string(nil), p.roots...) }
 // Anywhere says whether the policy opens any file.
 func (p Policy) Anywhere() bool { return p.anywhere }
 
-// Contains says whether name (absolute, or relative to the first root)
-// lies under one of the roots, as written or through the links it leads
+// Contains says whether name (absolute, or relative to the working
+// folder, as for os.Open) lies under one of the roots, as written or through the links it leads
 // through; always true for Anywhere. It opens nothing; Open and the rest
 // check again as they open.
 func (p Policy) Contains(name string) bool {
@@ -84,11 +84,10 @@ func (p Policy) place(name string) (root, rel string, err error) {
 	if name == "" {
 		return "", "", errors.New("empty file name")
 	}
-	abs := name
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(p.roots[0], abs)
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", name, err)
 	}
-	abs = filepath.Clean(abs)
 	if r, rel, ok := p.under(abs); ok {
 		return r, rel, nil
 	}
@@ -227,7 +226,11 @@ func (p Policy) Real(name string) (string, error) {
 	if _, err := p.Stat(name); err != nil {
 		return "", err
 	}
-	real, err := filepath.EvalSymlinks(p.abs(name))
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", err
 	}
@@ -235,11 +238,4 @@ func (p Policy) Real(name string) (string, error) {
 		return "", fmt.Errorf("%s: %w: it leads to %s, outside %s", name, ErrRefused, real, strings.Join(p.roots, ", "))
 	}
 	return real, nil
-}
-
-func (p Policy) abs(name string) string {
-	if !filepath.IsAbs(name) && len(p.roots) > 0 {
-		return filepath.Join(p.roots[0], name)
-	}
-	return name
 }

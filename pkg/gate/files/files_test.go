@@ -39,6 +39,8 @@ func TestUnderRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Relative names are taken from the working folder, as os.Open does.
+	t.Chdir(root)
 	for _, name := range []string{filepath.Join(root, "in.txt"), "in.txt", filepath.Join(root, "inner"), "sub/../in.txt"} {
 		if b, err := p.ReadFile(name); err != nil || string(b) != "in" {
 			t.Errorf("read %s = %q, %v; want in", name, b, err)
