@@ -57,16 +57,17 @@ func NewBench(c BenchConfig) runner.Bench {
 		consoleLogs = c.ConsoleLogDir
 	}
 	b := runner.Bench{
-		Open:      OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g}),
-		OpenProbe: OpenProbe(ProbeOptions{LogDir: c.LogDir, Gates: g}),
-		Symbols:   elfsym.Lookup(g.Files),
-		Build:     Builder(BuildLogs(c.LogDir), nil, g.Procs),
-		Camera:    Camera(g.Procs),
-		Host:      process.Runner{Policy: g.Procs},
-		OpenLog:   openLog,
-		LogPaths:  LogPath,
-		Check:     Check,
-		Environ:   g.Env.List(),
+		Open:         OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g}),
+		OpenProbe:    OpenProbe(ProbeOptions{LogDir: c.LogDir, Gates: g}),
+		Symbols:      elfsym.Lookup(g.Files),
+		Build:        Builder(BuildLogs(c.LogDir), nil, g.Procs),
+		Camera:       Camera(g.Procs),
+		Host:         process.Runner{Policy: g.Procs},
+		OpenLog:      openLog,
+		LogPaths:     LogPath,
+		Check:        Check,
+		ParseCommand: ParseCommand,
+		Environ:      g.Env.List(),
 	}
 	if c.HideLogs {
 		b.LogPaths = nil

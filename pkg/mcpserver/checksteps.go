@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -42,7 +41,7 @@ func (s *Server) checkStep(seq *steps.Sequence, st *steps.Step) error {
 		return err
 	}
 	if tcl != nil && tcl.IsStatic() {
-		if _, err := p.CheckCommand(tcl.Raw); err != nil {
+		if _, err := p.CheckCommand(s.cfg.Engine.ParseCommand, tcl.Raw); err != nil {
 			return err
 		}
 	}
@@ -69,8 +68,10 @@ func (s *Server) commandCaps(cmd *steps.Template) steps.Cap {
 		return steps.CapDebugRaw
 	}
 	if cmd.IsStatic() {
-		if t, err := openocd.ParseTyped(cmd.Raw); err == nil {
-			return commandCaps(t)
+		if parse := s.cfg.Engine.ParseCommand; parse != nil {
+			if t, err := parse(cmd.Raw); err == nil {
+				return commandCaps(t)
+			}
 		}
 	}
 	return steps.CapMemRead

@@ -222,6 +222,6 @@ func (s *Server) openProbe(broke func()) runner.ProbeOpener {
 		if err != nil {
 			return nil, err
 		}
-		return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, broke: broke}, nil
+		return &guarded{d: d, policy: &s.cfg.Policy, tcl: p.Backend() == steps.BackendOpenOCD, parse: s.cfg.Engine.ParseCommand, broke: broke}, nil
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -19,7 +18,7 @@ import (
 // backend: its errors say BenchFault), so the next user opens a new one.
 func benchFault(err error) bool {
 	var bf interface{ BenchFault() bool }
-	return errors.Is(err, openocd.ErrUnavailable) || errors.As(err, &bf) && bf.BenchFault()
+	return errors.As(err, &bf) && bf.BenchFault()
 }
 
 type guarded struct {
@@ -31,6 +30,9 @@ type guarded struct {
 	// the policy parses; any other backend's raw commands need
 	// --allow-debug-tcl.
 	tcl bool
+	// parse reads the session's Tcl commands as typed ones (the bench's
+	// ParseCommand).
+	parse runner.CommandParser
 }
 
 // seen passes err on, telling broke when it says the session broke.
@@ -79,7 +81,7 @@ func (g *guarded) Command(ctx context.Context, cmd string) (string, error) {
 	send := cmd
 	if g.tcl {
 		var err error
-		if send, err = g.policy.CheckCommand(cmd); err != nil {
+		if send, err = g.policy.CheckCommand(g.parse, cmd); err != nil {
 			return "", err
 		}
 	} else if err := g.policy.Allow(fmt.Sprintf("debugger command %q", cmd), steps.CapDebugRaw); err != nil {

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/gate/environ"
+	"github.com/hilrun/hilrun/pkg/runner"
 
-	"github.com/hilrun/hilrun/pkg/openocd"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -299,14 +299,17 @@ func (p *Policy) CheckMemWrite(addr, n uint64) error {
 // CheckCommand returns the debugger command to send for cmd, or an error
 // wrapping ErrRefused. A server that allows raw Tcl (and is not read-only)
 // sends cmd as it is. Any other sends only typed commands: cmd must parse
-// as one (openocd.ParseTyped), and what is sent is written again from the
-// numbers parsed, so nothing of cmd reaches Tcl as text. Memory writes are
-// checked like mem_write's.
-func (p *Policy) CheckCommand(cmd string) (string, error) {
+// as one (parse, the bench's runner.Bench.ParseCommand; nil parses none),
+// and what is sent is written again from the numbers parsed, so nothing of
+// cmd reaches Tcl as text. Memory writes are checked like mem_write's.
+func (p *Policy) CheckCommand(parse runner.CommandParser, cmd string) (string, error) {
 	if p.AllowDebugTcl && !p.ReadOnly {
 		return cmd, nil
 	}
-	t, err := openocd.ParseTyped(cmd)
+	if parse == nil {
+		return "", refused("debugger command %q: this bench reads no typed debugger commands; %s", cmd, p.refusal(steps.CapDebugRaw))
+	}
+	t, err := parse(cmd)
 	if err != nil {
 		return "", refused("debugger command %q: %v; %s", cmd, err, p.refusal(steps.CapDebugRaw))
 	}
@@ -317,18 +320,18 @@ func (p *Policy) CheckCommand(cmd string) (string, error) {
 		if err := p.CheckMemWrite(addr, n); err != nil {
 			return "", err
 		}
-	} else if t.Effect() == openocd.EffectWrite && len(p.MemWrite) > 0 {
+	} else if t.Effect() == runner.CommandWrite && len(p.MemWrite) > 0 {
 		return "", refused("debugger command %q: memory writes are limited by --allow-mem-write, and register writes are outside every range", cmd)
 	}
 	return t.String(), nil
 }
 
 // commandCaps is what a typed debugger command can do.
-func commandCaps(t openocd.Typed) steps.Cap {
+func commandCaps(t runner.TypedCommand) steps.Cap {
 	switch t.Effect() {
-	case openocd.EffectWrite:
+	case runner.CommandWrite:
 		return steps.CapMemWrite
-	case openocd.EffectControl:
+	case runner.CommandControl:
 		return steps.CapProbeControl
 	}
 	return steps.CapMemRead

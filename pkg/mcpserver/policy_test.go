@@ -77,7 +77,7 @@ func TestCheckCommand(t *testing.T) {
 		{name: "empty", cmd: "  "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			send, err := tc.policy.CheckCommand(tc.cmd)
+			send, err := tc.policy.CheckCommand(engine.ParseCommand, tc.cmd)
 			if tc.send != "" {
 				if err != nil || send != tc.send {
 					t.Errorf("CheckCommand(%q) = %q, %v; want %q", tc.cmd, send, err, tc.send)

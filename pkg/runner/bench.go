@@ -44,6 +44,10 @@ type Bench struct {
 	// a step its probe's backend does not take, a symbol or image that is
 	// not there. nil checks nothing.
 	Check func(seq *steps.Sequence) error
+	// ParseCommand reads the raw commands of the bench's Tcl debuggers
+	// (OpenOCD) as typed ones, for a policy that sends only those (the MCP
+	// server's); nil reads none.
+	ParseCommand CommandParser
 	// Environ is the environment ${env.NAME} and env in expressions see,
 	// as KEY=value lines; nil is an empty one (what MCP clients get, so a
 	// sequence cannot read the server's secrets).
