@@ -92,19 +92,12 @@ func (s *Server) stepSpec(kind steps.Kind, a *buildArgs) (map[string]any, error)
 		spec["openocd"] = m
 	}
 	if a.Port != "" {
-		// A connection's port is released for the upload; the run finds
-		// the connection by its path.
-		s.mu.Lock()
-		c := s.findConnLocked(a.Port)
-		s.mu.Unlock()
-		switch {
-		case c != nil:
-			spec["port"] = c.port
-		case steps.IsPortPath(a.Port):
-			spec["port"] = a.Port
-		default:
-			return nil, fmt.Errorf("port %q: no open connection has this id or label, and it is not a port path", a.Port)
+		// A connection's port is released for the upload.
+		port, err := s.lentPort(a.Port)
+		if err != nil {
+			return nil, err
 		}
+		spec["port"] = port
 	}
 	step := map[string]any{string(kind): spec}
 	if a.Probe != "" {
@@ -258,4 +251,21 @@ func (s *Server) runTask(ctx context.Context, req mcp.CallToolRequest, t *task, 
 	}
 	t.finish(taskFailed, r, st.Message)
 	return nil, fmt.Errorf("%s could not run: %s", t.kind, first(st.Message, res.Error))
+}
+
+// lentPort is the port a tool's port argument names, for a step that
+// borrows it (an upload, PlatformIO's tests): an open connection's port,
+// found by its id, label or path (the run finds the connection by that
+// path and lends it), or a port path.
+func (s *Server) lentPort(arg string) (string, error) {
+	s.mu.Lock()
+	c := s.findConnLocked(arg)
+	s.mu.Unlock()
+	switch {
+	case c != nil:
+		return c.port, nil
+	case steps.IsPortPath(arg):
+		return arg, nil
+	}
+	return "", fmt.Errorf("port %q: no open connection has this id or label, and it is not a port path", arg)
 }

@@ -241,17 +241,11 @@ func (s *Server) pioRunTests(ctx context.Context, req mcp.CallToolRequest, a *ru
 	}
 	if a.Port != "" {
 		// A connection's port is lent for the tests, as for an upload.
-		s.mu.Lock()
-		c := s.findConnLocked(a.Port)
-		s.mu.Unlock()
-		switch {
-		case c != nil:
-			spec["port"] = c.port
-		case steps.IsPortPath(a.Port):
-			spec["port"] = a.Port
-		default:
-			return nil, "", fmt.Errorf("port %q: no open connection has this id or label, and it is not a port path", a.Port)
+		port, err := s.lentPort(a.Port)
+		if err != nil {
+			return nil, "", err
 		}
+		spec["port"] = port
 	}
 	if a.TestPort != "" {
 		if !steps.IsPortPath(a.TestPort) {
