@@ -108,6 +108,7 @@ with measured timing: send, expect, delay, capture, assert. It serves CI
 		newReplCmd(ios),
 		newVersionCmd(ios),
 		newReportCmd(ios),
+		newBenchCmd(ios),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
