@@ -1,8 +1,11 @@
 package serialx
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/hilrun/hilrun/pkg/usbsys/usbsystest"
 )
 
 func TestFindUSB(t *testing.T) {
@@ -70,5 +73,24 @@ func TestListPorts(t *testing.T) {
 		if i > 0 && strings.Compare(ports[i-1].Path, p.Path) > 0 {
 			t.Errorf("ports not sorted: %s before %s", ports[i-1].Path, p.Path)
 		}
+	}
+}
+
+// FindUSBIn matches the ports of a recorded sysfs tree: two identical
+// boards are told apart by serial number, and without one both match.
+func TestFindUSBIn(t *testing.T) {
+	dir, err := usbsystest.BuildFile(t.TempDir(), "../usbsys/testdata/two-nucleos-hub.sysfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := os.DirFS(dir)
+	got, err := FindUSBIn(fsys, "0483", "374B", "0670ff504955857567183619")
+	if err != nil || got != "/dev/ttyACM1" {
+		t.Errorf("FindUSBIn by serial = %q, %v; want /dev/ttyACM1", got, err)
+	}
+	_, err = FindUSBIn(fsys, "0483", "374b", "")
+	want := `find serial port USB 0483:374b: 2 match (matching: /dev/ttyACM0 0483:374b serial "066DFF485671664867084531" "STM32 STLink", /dev/ttyACM1 0483:374b serial "0670FF504955857567183619" "STM32 STLink"); give a serial number to choose`
+	if err == nil || err.Error() != want {
+		t.Errorf("FindUSBIn without serial = %v\nwant %s", err, want)
 	}
 }
