@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,11 @@ type Options struct {
 	// interrupt would stamp it, and not when a busy machine got round to
 	// the board. For benchmarks; without the privilege it reads as usual.
 	RealtimeRx bool
+	// Consoles is how many consoles the board has, each a shell on a pty
+	// of its own over the one memory map; 0 means 1. A `tx TEXT` on one
+	// console arrives on every other as `rx TEXT` (see radio.go). Link
+	// follows the first console only.
+	Consoles int
 }
 
 // DefaultPrompt and DefaultVersion are used when Options leaves them empty.
@@ -61,10 +67,11 @@ const BannerTitle = "hilrun virtual board"
 
 // RxLine is one line the board received. At is time.Now() when the read
 // holding its line end returned, monotonic reading included. Line excludes
-// the line end.
+// the line end. Console is the console it arrived on, from 0.
 type RxLine struct {
-	At   time.Time
-	Line string
+	At      time.Time
+	Line    string
+	Console int
 }
 
 // Board is a virtual board: a firmware-like shell on a pty, over a Memory.
@@ -75,13 +82,19 @@ type Board struct {
 
 	// life serialises Start, Unplug, Replug and Close, which wait for the
 	// session's goroutines while holding it.
-	life     sync.Mutex
-	started  bool
-	closed   bool
-	sess     *session
-	lastPath string
+	life      sync.Mutex
+	started   bool
+	closed    bool
+	sess      []*session
+	lastPaths []string
 
-	ptyPath atomic.Pointer[string]
+	// live and ptyPaths are the sessions and pty slaves of the consoles
+	// while plugged in (nil otherwise), for readers that do not hold life.
+	live     atomic.Pointer[[]*session]
+	ptyPaths atomic.Pointer[[]string]
+	// hung is set by the hang command and cleared by a reset or a power
+	// cycle (see hang.go).
+	hung atomic.Bool
 
 	rxMu    sync.Mutex
 	rx      ring[RxLine]
@@ -102,14 +115,19 @@ func New(opts Options) *Board {
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
 	}
-	return &Board{
+	if opts.Consoles < 1 {
+		opts.Consoles = 1
+	}
+	b := &Board{
 		opts: opts,
 		mem:  NewMemory(),
 		rx:   ring[RxLine]{max: logLimit},
 	}
+	b.mem.OnReset(b.rebootIfHung)
+	return b
 }
 
-// Start powers the board on: it opens a pty, puts the memory map in its
+// Start powers the board on: it opens a pty for each console, puts the memory map in its
 // power-on state, starts the shell and prints the boot banner followed by
 // the prompt. Output written before a client opens the pty waits in the
 // kernel's buffer. Start fails if the board was started or closed before.
@@ -141,11 +159,30 @@ func (b *Board) SerialPath() string {
 	return b.PtyPath()
 }
 
-// PtyPath returns the current pty slave, such as /dev/pts/3, or "" while the
-// board is not started, unplugged or closed.
+// PtyPath returns the current pty slave of the first console, such as
+// /dev/pts/3, or "" while the board is not started, unplugged or closed.
 func (b *Board) PtyPath() string {
-	if p := b.ptyPath.Load(); p != nil {
-		return *p
+	return b.ConsolePtyPath(0)
+}
+
+// Consoles is how many consoles the board has (Options.Consoles).
+func (b *Board) Consoles() int { return b.opts.Consoles }
+
+// ConsolePath returns the path a client opens for console i (from 0):
+// SerialPath for the first, the current pty slave for the others; "" for
+// a console the board does not have, or while it is not plugged in.
+func (b *Board) ConsolePath(i int) string {
+	if i == 0 {
+		return b.SerialPath()
+	}
+	return b.ConsolePtyPath(i)
+}
+
+// ConsolePtyPath returns the current pty slave of console i (from 0), or
+// "" as ConsolePath.
+func (b *Board) ConsolePtyPath(i int) string {
+	if p := b.ptyPaths.Load(); p != nil && i >= 0 && i < len(*p) {
+		return (*p)[i]
 	}
 	return ""
 }
@@ -194,9 +231,10 @@ func (b *Board) Unplug() error {
 	return nil
 }
 
-// Replug makes the device appear again: a new pty with a path different
-// from the previous one, Options.Link pointed at it, the memory map back to
-// its power-on state and the boot banner printed again. Replugging a board
+// Replug makes the device appear again, as a power cycle does: a new pty
+// for each console with a path different from the previous ones,
+// Options.Link pointed at the first, the memory map back to its power-on
+// state, a hang over and the boot banner printed again. Replugging a board
 // that is plugged in unplugs it first.
 func (b *Board) Replug() error {
 	b.life.Lock()
@@ -233,50 +271,88 @@ func (b *Board) Close() error {
 	return nil
 }
 
-// plug opens a new pty and starts a session on it. b.life must be held.
+// plug opens a new pty for each console and starts a session on it: the
+// board powers on, hang forgotten. b.life must be held.
 func (b *Board) plug() error {
-	master, slave, path, err := b.openFreshPTY()
+	ptys, err := b.openFreshPTYs(b.opts.Consoles)
 	if err != nil {
 		return err
 	}
 	if b.opts.Link != "" {
-		if err := pointLink(b.opts.Link, path); err != nil {
-			master.Close()
-			slave.Close()
+		if err := pointLink(b.opts.Link, ptys[0].path); err != nil {
+			for _, p := range ptys {
+				p.close()
+			}
 			return err
 		}
 	}
+	b.hung.Store(false)
 	b.mem.Reset()
-	b.sess = startSession(b, master, slave)
-	b.lastPath = path
-	b.ptyPath.Store(&path)
+	sess := make([]*session, len(ptys))
+	paths := make([]string, len(ptys))
+	for i, p := range ptys {
+		sess[i] = startSession(b, i, p.master, p.slave)
+		paths[i] = p.path
+	}
+	b.sess, b.lastPaths = sess, paths
+	b.live.Store(&sess)
+	b.ptyPaths.Store(&paths)
 	return nil
 }
 
-// openFreshPTY opens a pty whose path differs from the previous one, as a
-// re-enumerated device would; the kernel otherwise hands out the lowest free
-// number again. Holding the first pty open while opening a second forces a
-// new number.
-func (b *Board) openFreshPTY() (master, slave *os.File, path string, err error) {
-	master, slave, path, err = openPTY()
-	if err != nil || b.lastPath == "" || path != b.lastPath {
-		return master, slave, path, err
-	}
-	m2, s2, p2, err := openPTY()
-	master.Close()
-	slave.Close()
-	return m2, s2, p2, err
+// ptyPair is an open pty: master, slave and the slave's path.
+type ptyPair struct {
+	master, slave *os.File
+	path          string
 }
 
-// unplug ends the current session, if any. b.life must be held.
+func (p ptyPair) close() {
+	p.master.Close()
+	p.slave.Close()
+}
+
+// openFreshPTYs opens n ptys whose paths differ from the previous ones, as
+// a re-enumerated device's would; the kernel otherwise hands out the lowest
+// free numbers again. Holding a refused pty open while opening the next
+// forces a new number.
+func (b *Board) openFreshPTYs(n int) ([]ptyPair, error) {
+	var got, refused []ptyPair
+	defer func() {
+		for _, p := range refused {
+			p.close()
+		}
+	}()
+	for len(got) < n {
+		m, s, path, err := openPTY()
+		if err != nil {
+			for _, p := range got {
+				p.close()
+			}
+			return nil, err
+		}
+		p := ptyPair{master: m, slave: s, path: path}
+		if slices.Contains(b.lastPaths, path) {
+			refused = append(refused, p)
+			continue
+		}
+		got = append(got, p)
+	}
+	return got, nil
+}
+
+// unplug ends the current sessions, if any. b.life must be held.
 func (b *Board) unplug() error {
-	s := b.sess
-	if s == nil {
+	sess := b.sess
+	if sess == nil {
 		return nil
 	}
 	b.sess = nil
-	b.ptyPath.Store(nil)
-	err := s.stop()
+	b.live.Store(nil)
+	b.ptyPaths.Store(nil)
+	var err error
+	for _, s := range sess {
+		err = errors.Join(err, s.stop())
+	}
 	if b.opts.Link != "" {
 		if rerr := os.Remove(b.opts.Link); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = errors.Join(err, fmt.Errorf("remove link: %w", rerr))

@@ -34,7 +34,7 @@ var commandHelp = []string{
 // that.
 func (s *session) run(ctx context.Context, line string, out *bytes.Buffer) {
 	for cmd := range strings.SplitSeq(line, ";") {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.b.hung.Load() {
 			return
 		}
 		s.runOne(ctx, cmd, out)
@@ -54,6 +54,9 @@ func (s *session) runOne(ctx context.Context, line string, out *bytes.Buffer) {
 		name, rest = line[:i], strings.TrimLeft(line[i:], " \t")
 	}
 	args := strings.Fields(rest)
+	if s.runLink(name, rest, out) {
+		return
+	}
 	mem := s.b.mem
 	switch name {
 	case "help":

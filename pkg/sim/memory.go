@@ -115,6 +115,7 @@ type Memory struct {
 
 	writes ring[WriteEvent]
 	hooks  hooks[WriteEvent]
+	resets hooks[struct{}]
 }
 
 // NewMemory returns a memory map in its power-on state.
@@ -143,8 +144,21 @@ func newMemoryClock(now func() time.Time) *Memory {
 // Reset puts RAM and the GPIO port back to their power-on state: RAM cleared,
 // the counter restarting from 0, blink off, the LED pin an output driven low.
 // Flash is non-volatile and keeps its contents, as on a real board. The write
-// log is a measurement, not board state, and is kept.
+// log is a measurement, not board state, and is kept. The OnReset hooks
+// run after it.
 func (m *Memory) Reset() {
+	m.reset()
+	m.resets.call(struct{}{})
+}
+
+// OnReset registers fn to be called after each Reset, whichever path
+// reset the board (a reboot, a debugger's reset, a power cycle). fn must
+// not call Reset. The returned function unregisters fn.
+func (m *Memory) OnReset(fn func()) (remove func()) {
+	return m.resets.add(func(struct{}) { fn() })
+}
+
+func (m *Memory) reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()

@@ -26,6 +26,7 @@ const (
 // input from the master and the goroutine running the shell.
 type session struct {
 	b      *Board
+	idx    int // the console, from 0
 	le     []byte
 	master *os.File
 	slave  *os.File // held open so the master never sees a hang-up
@@ -48,14 +49,20 @@ type session struct {
 	interrupt   bool               // a Ctrl-C arrived while the shell was idle
 	cancelCmd   context.CancelFunc // cancels the running command, if any
 	interrupted bool               // the running command was cancelled by Ctrl-C
+	notes       []note             // unsolicited output: a reboot, a radio message
 	wake        chan struct{}
 }
 
-func startSession(b *Board, master, slave *os.File) *session {
+// note is output the shell prints unasked, between commands, followed by
+// the prompt: it writes its lines to out.
+type note func(s *session, out *bytes.Buffer)
+
+func startSession(b *Board, idx int, master, slave *os.File) *session {
 	le, _ := lineEndingBytes(b.opts.LineEnding) // checked by Start
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{
 		b:      b,
+		idx:    idx,
 		le:     le,
 		master: master,
 		slave:  slave,
@@ -127,9 +134,15 @@ func (s *session) readLoop() {
 // input handles bytes that arrived at time at: it edits the line, echoes,
 // and hands complete lines and Ctrl-C to the shell.
 func (s *session) input(at time.Time, p []byte) {
-	echo := s.b.opts.Echo
+	// A hung firmware neither echoes nor acts on input (see hang.go); the
+	// lines still arrive and are logged.
+	hung := s.b.hung.Load()
+	echo := s.b.opts.Echo && !hung
 	for _, c := range p {
 		switch {
+		case c == ctrlC && hung:
+			s.line = s.line[:0]
+			s.lastCR = false
 		case c == ctrlC:
 			s.line = s.line[:0]
 			s.lastCR = false
@@ -140,14 +153,16 @@ func (s *session) input(at time.Time, p []byte) {
 			s.lastCR = false
 		case c == '\r' || c == '\n':
 			s.lastCR = c == '\r'
-			l := RxLine{At: at, Line: string(s.line)}
+			l := RxLine{At: at, Line: string(s.line), Console: s.idx}
 			s.line = s.line[:0]
 			if echo {
 				s.echo = append(s.echo, s.le...)
 			}
 			s.flushEcho()
 			s.b.received(l)
-			s.enqueue(l.Line)
+			if !hung {
+				s.enqueue(l.Line)
+			}
 		case c == '\b' || c == 0x7f:
 			s.lastCR = false
 			if len(s.line) > 0 {
@@ -210,19 +225,35 @@ func (s *session) signal() {
 	}
 }
 
-// next waits for the shell's next job: a Ctrl-C to acknowledge (intr) or a
-// line to run under ctx, which Ctrl-C cancels. ok is false once the session
-// ends.
-func (s *session) next() (line string, ctx context.Context, intr, ok bool) {
+// notify queues output for the shell to print between commands; beyond
+// maxQueued waiting it is dropped, like lines typed ahead.
+func (s *session) notify(n note) {
+	s.qmu.Lock()
+	if len(s.notes) < maxQueued {
+		s.notes = append(s.notes, n)
+	}
+	s.qmu.Unlock()
+	s.signal()
+}
+
+// next waits for the shell's next job: a Ctrl-C to acknowledge (intr),
+// notes to print, or a line to run under ctx, which Ctrl-C cancels. ok is
+// false once the session ends.
+func (s *session) next() (line string, ctx context.Context, notes []note, intr, ok bool) {
 	for {
 		if s.ctx.Err() != nil {
-			return "", nil, false, false
+			return "", nil, nil, false, false
 		}
 		s.qmu.Lock()
 		if s.interrupt {
 			s.interrupt = false
 			s.qmu.Unlock()
-			return "", nil, true, true
+			return "", nil, nil, true, true
+		}
+		if len(s.notes) > 0 {
+			notes, s.notes = s.notes, nil
+			s.qmu.Unlock()
+			return "", nil, notes, false, true
 		}
 		if len(s.queue) > 0 {
 			line = s.queue[0]
@@ -232,7 +263,7 @@ func (s *session) next() (line string, ctx context.Context, intr, ok bool) {
 			ctx, s.cancelCmd = context.WithCancel(s.ctx)
 			s.interrupted = false
 			s.qmu.Unlock()
-			return line, ctx, false, true
+			return line, ctx, nil, false, true
 		}
 		s.qmu.Unlock()
 		select {
@@ -265,14 +296,19 @@ func (s *session) shellLoop() {
 		return
 	}
 	for {
-		line, ctx, intr, ok := s.next()
+		line, ctx, notes, intr, ok := s.next()
 		if !ok {
 			return
 		}
 		out.Reset()
-		if intr {
+		switch {
+		case intr:
 			s.println(&out, "^C")
-		} else {
+		case notes != nil:
+			for _, n := range notes {
+				n(s, &out)
+			}
+		default:
 			s.run(ctx, line, &out)
 			if s.finish() {
 				s.println(&out, "^C")
@@ -280,6 +316,13 @@ func (s *session) shellLoop() {
 		}
 		if s.ctx.Err() != nil {
 			return
+		}
+		if s.b.hung.Load() {
+			// What came before the hang leaves; no prompt follows.
+			if out.Len() > 0 && s.write(s.ctx, out.Bytes()) != nil && s.ctx.Err() != nil {
+				return
+			}
+			continue
 		}
 		out.WriteString(s.b.opts.Prompt)
 		// Writes fail for good only once the session ends; otherwise keep
