@@ -81,6 +81,9 @@ type SimOptions struct {
 	LineEnding string
 	Echo       bool
 	Link       string
+	// Consoles is how many consoles the board has, each on a pty of its
+	// own.
+	Consoles int
 }
 
 func newSimCmd(ios *IO) *cobra.Command {
@@ -93,7 +96,12 @@ commands help, version, echo, led, status, reboot, panic, stream, peek, poke,
 sleep) over a memory map, and a JTAG port (OpenOCD's remote_bitbang protocol)
 to that memory, driven by an OpenOCD that hilrun launches when it is
 installed. Point hilrun, a terminal program, telnet or any test at the
-printed addresses. Runs until SIGINT or SIGTERM.`,
+printed addresses. Runs until SIGINT or SIGTERM.
+
+--consoles N gives the board N consoles, each a shell on a pty of its own
+over the one memory map; tx TEXT on one prints rx TEXT on the others, a
+radio link between boards. hang stops the board answering until it is
+reset (a probe's reset) or power-cycled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return Sim(cmd, ios, opts)
@@ -105,6 +113,7 @@ printed addresses. Runs until SIGINT or SIGTERM.`,
 	f.StringVar(&opts.LineEnding, "line-ending", "crlf", "line ending of the board's output: crlf, lf or cr")
 	f.BoolVar(&opts.Echo, "echo", false, "echo received characters, as a shell with echo on")
 	f.StringVar(&opts.Link, "link", "", "keep a symlink at `PATH` pointing at the board's pty")
+	f.IntVar(&opts.Consoles, "consoles", 1, "give the board `N` consoles, each on a pty of its own (1 to 8)")
 	return cmd
 }
 
@@ -116,11 +125,14 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 	default:
 		return invalid(fmt.Errorf("--line-ending must be crlf, lf or cr, not %q", opts.LineEnding))
 	}
+	if opts.Consoles < 1 || opts.Consoles > maxSimConsoles {
+		return invalid(fmt.Errorf("--consoles %d: want 1 to %d", opts.Consoles, maxSimConsoles))
+	}
 	// From before the board starts: a signal while OpenOCD starts must
 	// still remove what was started.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := startSimBench(ctx, sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link}, true, hostGates())
+	b, err := startSimBench(ctx, sim.Options{Latency: opts.Latency, LineEnding: opts.LineEnding, Echo: opts.Echo, Link: opts.Link, Consoles: opts.Consoles}, true, hostGates())
 	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
@@ -140,11 +152,16 @@ func Sim(cmd *cobra.Command, ios *IO, opts *SimOptions) error {
 			"openocd_telnet": b.telnet,
 			"openocd":        b.ocd != nil,
 			"camera":         b.camera,
+			"consoles":       b.consolePaths(),
 		}
 		line, _ := json.Marshal(info)
 		fmt.Fprintln(ios.Out, string(line))
 	} else {
-		fmt.Fprintf(ios.Out, "virtual board\n  serial console:        %s\n  JTAG (remote_bitbang): %s\n  OpenOCD telnet:        %s\n  camera (MJPEG):        %s\n(press Ctrl-C to stop)\n", b.board.SerialPath(), b.jtag.Addr(), b.telnet, b.camera)
+		fmt.Fprintf(ios.Out, "virtual board\n  serial console:        %s\n", b.board.SerialPath())
+		for i, p := range b.consolePaths()[1:] {
+			fmt.Fprintf(ios.Out, "  serial console %d:      %s\n", i+2, p)
+		}
+		fmt.Fprintf(ios.Out, "  JTAG (remote_bitbang): %s\n  OpenOCD telnet:        %s\n  camera (MJPEG):        %s\n(press Ctrl-C to stop)\n", b.jtag.Addr(), b.telnet, b.camera)
 	}
 	if f, ok := ios.Out.(interface{ Sync() error }); ok {
 		f.Sync()

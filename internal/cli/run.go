@@ -269,7 +269,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		}
 	}
 	if opts.Sim {
-		bench, err := startSimBench(in.Run, sim.Options{}, prep.simProbes, hostGates())
+		bench, err := startSimBench(in.Run, sim.Options{Consoles: simConsoles(plans)}, prep.simProbes, hostGates())
 		if err != nil {
 			if in.Run.Err() != nil {
 				return nil, stop, interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilrun/hilrun"
 	"github.com/hilrun/hilrun/pkg/openocd"
+	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/sim/jtag"
@@ -137,9 +138,11 @@ func (b *simBench) startProbe(ctx context.Context, gates gate.Policy) error {
 // stays bound; seq is not changed.
 func (b *simBench) bind(seq *steps.Sequence) *steps.Sequence {
 	seq = steps.CloneBindings(seq)
+	k := 0
 	for _, d := range seq.Devices {
 		if d.Port == "" && d.USB == nil {
-			d.Port, d.PortFrom = b.board.SerialPath(), "--sim"
+			d.Port, d.PortFrom = b.consolePath(k), "--sim"
+			k++
 		}
 	}
 	for _, p := range seq.Probes {
@@ -148,6 +151,46 @@ func (b *simBench) bind(seq *steps.Sequence) *steps.Sequence {
 		}
 	}
 	return steps.BindCameras(seq, b.camera, cameraFormat)
+}
+
+// consolePath is the port of the k-th device --sim binds: a console of its
+// own while the board has one, else the first console, which the devices
+// past the board's consoles share.
+func (b *simBench) consolePath(k int) string {
+	if k < b.board.Consoles() {
+		return b.board.ConsolePath(k)
+	}
+	return b.board.SerialPath()
+}
+
+// maxSimConsoles bounds hilrun sim --consoles.
+const maxSimConsoles = 8
+
+// consolePaths are the paths of the board's consoles, the first one's
+// SerialPath.
+func (b *simBench) consolePaths() []string {
+	paths := make([]string, b.board.Consoles())
+	for i := range paths {
+		paths[i] = b.board.ConsolePath(i)
+	}
+	return paths
+}
+
+// simConsoles is how many consoles a virtual board needs so that --sim
+// gives every device it binds in plans a console of its own: the most
+// devices without a port or a usb: match in one sequence, at least 1.
+func simConsoles(plans []*plan.Plan) int {
+	n := 1
+	for _, pl := range plans {
+		k := 0
+		for _, d := range pl.Sequence().Devices {
+			if d.Port == "" && d.USB == nil {
+				k++
+			}
+		}
+		n = max(n, k)
+	}
+	return n
 }
 
 // Close stops everything; it is idempotent.

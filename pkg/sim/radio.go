@@ -14,7 +14,7 @@ import (
 // linkHelp lists the commands of this file and hang.go for `help`.
 var linkHelp = []string{
 	"tx TEXT                  send TEXT over the radio: the other consoles print rx TEXT",
-	"hang                     stop answering until a reset or a power cycle",
+	"hang                     print hung, then stop answering until a reset or a power cycle",
 }
 
 func init() {
@@ -30,7 +30,10 @@ func (s *session) runLink(name, rest string, out *bytes.Buffer) bool {
 	case "tx":
 		s.tx(rest, out)
 	case "hang":
+		// The line says the board has stopped, so that a test knows when
+		// to reset it; nothing follows it.
 		s.b.hung.Store(true)
+		s.println(out, "hung")
 	default:
 		return false
 	}
