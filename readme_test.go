@@ -134,7 +134,8 @@ var readmeUnchecked = map[string]string{
 	"hilrun run --sim --shard 2/3 --durations last.json --junit shard-2.xml --json shard-2.json sequences/sim": "needs the durations report and the shards of earlier runs; internal/cli's TestShardsMergeToSingleRun runs these commands on the virtual board and compares the merge with one run",
 	"hilrun validate --pool lab.pool.yaml sequences/     # every sequence against every bench":                 "needs a lab's pool file and its boards; internal/cli's pool tests run --pool on eight virtual boards",
 	"$ hilrun pio check-project -d fw -e uno":                                                                  "needs PlatformIO, which is not installable here; pkg/pio and internal/cli's pio tests run these verbs on recorded PlatformIO output",
-	"connection: &dut": "ser2net's own configuration (ser2net.yaml) on a lab host, not hilrun's; internal/ser2net's tests start the real ser2net with files of this form",
+	"# quarantine.yaml": "a quarantine list, not a sequence: the --list command below it reads it from testdata/readme, and internal/cli's TestMatrixAndQuarantineReachEveryReport runs one into every report",
+	"connection: &dut":  "ser2net's own configuration (ser2net.yaml) on a lab host, not hilrun's; internal/ser2net's tests start the real ser2net with files of this form",
 }
 
 type readmeBlock struct {
