@@ -32,6 +32,8 @@ type prepareOptions struct {
 	Warn func(string)
 	// Filter is the -k expression; "" selects every sequence.
 	Filter string
+	// Select is -m and --quarantine.
+	Select SelectOptions
 	// Shard keeps one share of the selected sequences (--shard I/N),
 	// balanced by Durations when given.
 	Shard     shardSpec
@@ -78,10 +80,11 @@ func prepare(o prepareOptions) (*prepared, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	match, err := parseFilter(o.Filter)
+	sel, err := newSelection(o.Filter, o.Select)
 	if err != nil {
-		return nil, invalid(err)
+		return nil, err
 	}
+	match := sel.filter
 	seqs, err := loadAll(o.Files, steps.Names(o.Flags.vars))
 	if err != nil {
 		return nil, err
@@ -92,6 +95,9 @@ func prepare(o prepareOptions) (*prepared, error) {
 		if seqs = selectSequences(seqs, match); len(seqs) == 0 {
 			return nil, invalid(fmt.Errorf("-k %q selects none of the %d sequences", o.Filter, all))
 		}
+	}
+	if seqs, err = sel.markAll(seqs, benchName(o)); err != nil {
+		return nil, err
 	}
 	p := &prepared{}
 	if o.Shard.on() {
@@ -125,6 +131,16 @@ func prepare(o prepareOptions) (*prepared, error) {
 	// The checks need no console or probe: a bench that opens nothing.
 	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
 	for i, loaded := range seqs {
+		if loaded.Skip != "" {
+			// Not run: nothing of it is opened, so nothing needs binding.
+			p.plans[i], err = plan.Bind(loaded, plan.Sources{Vars: o.Flags.vars, Limits: o.Limits})
+			if err != nil {
+				add(err)
+				continue
+			}
+			p.seqs[i] = p.plans[i].Sequence()
+			continue
+		}
 		pl, _, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
 		if err != nil {
 			add(err)

@@ -278,12 +278,15 @@ func listSequences(w io.Writer, seqs []*steps.Sequence) error {
 				groups = append(groups, st.Name)
 			}
 		})
-		line := fmt.Sprintf("%s: %s (%s)", s.File, s.Name, steps.CountedPlan(s))
+		tags, marks := listMarks(s)
+		line := fmt.Sprintf("%s: %s (%s)%s", s.File, s.Name, steps.CountedPlan(s), tags)
 		if len(groups) > 0 {
 			line += " groups: " + strings.Join(groups, ", ")
 		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return infra(err)
+		for _, m := range append([]string{line}, marks...) {
+			if _, err := fmt.Fprintln(w, m); err != nil {
+				return infra(err)
+			}
 		}
 	}
 	if len(seqs) == 1 {

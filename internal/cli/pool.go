@@ -84,7 +84,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		}
 		return invalid(fmt.Errorf("read the pool file: %w", err))
 	}
-	prep, err := prepare(prepareOptions{Files: files, Flags: fl, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: true})
+	prep, err := prepare(prepareOptions{Files: files, Flags: fl, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, Select: opts.Select, List: true})
 	if err != nil {
 		return err
 	}
@@ -118,6 +118,11 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	started := time.Now()
 	p, cleanup, err := newPoolRun(in, ios, opts, fl, benches, seqs, lockDir)
 	defer cleanup()
+	if err == nil {
+		// Checked by prepare: a quarantine entry for some benches applies
+		// once a sequence has its bench.
+		p.sel, err = newSelection(opts.Filter, opts.Select)
+	}
 	if err != nil {
 		return err
 	}

@@ -148,6 +148,9 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 	}
 	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
 	for _, seq := range seqs {
+		if seq.Skip != "" {
+			continue // not run, on any bench
+		}
 		for _, b := range benches {
 			pl, err := bindToBench(seq, b, plan.Sources{})
 			if err != nil {

@@ -69,6 +69,9 @@ type poolRun struct {
 	tmp         string
 	leases      *serialx.Leases
 	logNames    []string
+	// sel marks what the quarantine list names for the bench a sequence
+	// gets.
+	sel *selection
 
 	events   *results.Stream
 	appendMu sync.Mutex // one sequence's records at a time
@@ -158,6 +161,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	defer prefix.Flush()
 	defer errPrefix.Flush()
 	opts := p.opts
+	seq = p.sel.mark(seq, b.Name)
 	pl, err := bindToBench(seq, b, plan.Sources{Vars: p.vars, Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}})
 	if err != nil {
 		return err // checkPool bound it already: not expected

@@ -40,6 +40,8 @@ type RunOptions struct {
 	Filter string
 	// List prints the sequences that would run, and runs none.
 	List bool
+	// Select is -m and --quarantine.
+	Select SelectOptions
 	// Shard is --shard I/N: run the I-th of N balanced shares of the
 	// selected sequence files.
 	Shard string
@@ -92,6 +94,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
   hilrun run --port console=/dev/ttyACM0 --junit out.xml seq.yaml
   hilrun run --json - --var fw=1.2.3 seq.yaml
   hilrun run --sim -k 'smoke or memory' sequences/sim
+  hilrun run --sim -m 'smoke and not slow' --quarantine quarantine.yaml sequences/sim
   hilrun run --list sequences/
   hilrun run --sim --shard 2/4 --durations last.json --json shard-2.json sequences/sim
 
@@ -115,6 +118,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	opts.QEMU.register(f)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "also print what the consoles print")
 	addSelectFlags(f, &opts.Filter, &opts.List)
+	opts.Select.register(f)
 	f.StringVar(&opts.Shard, "shard", "", "run only the `I/N` share of the selected sequence files (counted from 1, a file never split, after -k): the same on every machine, balanced by --durations or else by count")
 	f.StringVar(&opts.Durations, "durations", "", "balance --shard by the sequence times in `REPORT`, a JSON report of a previous run (hilrun run --json); files it lacks weigh its mean")
 	f.BoolVar(&opts.Realtime, "realtime", false, "run delays and repeat every: waits as SCHED_FIFO and lock hilrun's memory, when the system allows it (CAP_SYS_NICE, CAP_IPC_LOCK or root); says so when it does not")
@@ -141,7 +145,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
-	files, err = skipBenchFiles(ios, files)
+	files, err = skipBenchFiles(ios, dropQuarantine(files, opts.Select.Quarantine))
 	if err != nil {
 		return err
 	}
@@ -206,7 +210,7 @@ func prepareRun(ios *IO, opts *RunOptions, fl bindFlags, files []string, qemuSpe
 			return nil, invalid(err)
 		}
 	}
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, Select: opts.Select, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
 		Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel

@@ -25,6 +25,8 @@ type ValidateOptions struct {
 	// Pool checks the sequences against every bench of a pool file, as
 	// run --pool does.
 	Pool string
+	// Select is -m and --quarantine, checked as run will get them.
+	Select SelectOptions
 }
 
 func newValidateCmd(ios *IO) *cobra.Command {
@@ -47,7 +49,8 @@ Each problem is printed as FILE:LINE:COL: message. A device or probe that
 nothing binds yet, and a --var no sequence uses, are warnings. Exit code 2
 when any file is invalid.`,
 		Example: `  hilrun validate sequences/boards/*.yaml
-  hilrun validate --sim sequences/sim`,
+  hilrun validate --sim sequences/sim
+  hilrun validate --quarantine quarantine.yaml -m 'smoke and not slow' sequences/sim`,
 		Args: needFiles("validate"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -60,6 +63,7 @@ when any file is invalid.`,
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` run will get with --bench (default: "+steps.BenchFile+" beside the sequence)")
 	f.BoolVar(&opts.Sim, "sim", false, "check as run --sim would: the virtual board binds what is still unbound")
 	f.StringVar(&opts.Pool, "pool", "", "check the sequences against every bench of the pool `FILE`, as run --pool does")
+	opts.Select.register(f)
 	completeSequences(cmd)
 	return cmd
 }
@@ -75,7 +79,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	if err != nil {
 		return invalid(err)
 	}
-	seqFiles, benchFiles := splitBenchFiles(files)
+	seqFiles, benchFiles := splitBenchFiles(dropQuarantine(files, opts.Select.Quarantine))
 	seqFiles, poolFiles := splitPoolFiles(seqFiles)
 	errs, pools := loadPools(poolFiles)
 	var benches []*steps.Bench
@@ -95,7 +99,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	if len(seqFiles) > 0 {
 		simELF := &simImage{}
 		defer simELF.remove()
-		po := prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut), SimELF: simELF.path}
+		po := prepareOptions{Files: seqFiles, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Unbound: true, Warn: warnTo(ios.ErrOut), SimELF: simELF.path, Select: opts.Select}
 		var prep *prepared
 		if opts.Pool != "" {
 			prep, err = preparePool(opts.Pool, po)

@@ -98,6 +98,7 @@ const stepsHelp = `The steps to run, in order, as a JSON array of step objects (
   {"capture": {"duration": "2s", "until": "idle", "label": "log"}, "save": "log_text"}
   {"assert": "num(major) >= 1", "message": "firmware too old"}    {"set": {"n": {"expr": "n + 1"}}}
   {"group": "boot", "steps": [...]}    {"repeat": {"count": 10, "every": "100ms", "as": "i"}, "steps": [...]}
+  {"group": "echo", "matrix": {"baud": [9600, 115200], "fw": ["2.4.1", "2.5.0"], "exclude": [{"baud": 9600, "fw": "2.5.0"}]}, "steps": [{"send": "echo ${baud} ${fw}", "expect": "${fw}"}]}    (one group per case, named echo[baud=9600,fw=2.4.1], its values as variables; a failing case does not stop the next; a whole sequence mapping may have a matrix too; tags are accepted and kept, as in files, and select nothing here)
   {"mem_write": true, "address": "0x48000418", "value": "0x40", "probe": "target", "width": 32, "verify": true}
   {"mem_read": true, "address": "0x48000400", "count": 2, "probe": "target", "label": "gpio", "expect": {"mask": "0x20", "value": "0x20"}}
   {"mem_read": true, "symbol": "blink", "elf_path": "/path/to.elf"}    {"mem_poll": true, "symbol": "init_done", "until": "value == 1", "timeout": "2s"}

@@ -201,6 +201,9 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	r.start = time.Now()
 	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed, StepsWritten: steps.Written(r.seq)}
 	r.emit(Event{Type: SequenceStarted})
+	if r.seq.Skip != "" {
+		return r.skipped()
+	}
 	defer func() {
 		for _, f := range r.release {
 			f()
@@ -271,6 +274,18 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	r.closeConsoles()
 	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
+	r.emit(Event{Type: SequenceFinished, Result: r.res})
+	return r.res
+}
+
+// skipped reports a sequence that does not run (Sequence.Skip): every
+// step skipped with the reason, and nothing opened.
+func (r *run) skipped() *SequenceResult {
+	r.skipAs(r.seq.Steps, 0, "", "", r.seq.Skip)
+	r.skipAs(r.seq.Finally, 0, "finally.", "", r.seq.Skip)
+	r.res.Status = Skipped
+	r.res.Error = ""
+	r.res.Duration = time.Since(r.start)
 	r.emit(Event{Type: SequenceFinished, Result: r.res})
 	return r.res
 }

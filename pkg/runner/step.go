@@ -27,7 +27,7 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 		path := prefix + strconv.Itoa(i)
 		res := r.step(ctx, s, path, group)
 		if res.Status == Errored || res.Status == Interrupted ||
-			(res.Status == Failed && r.seq.OnFailure == steps.Stop) || ctx.Err() != nil {
+			(res.Status == Failed && r.seq.OnFailure == steps.Stop && s.Case == nil) || ctx.Err() != nil {
 			r.skip(ss, i+1, prefix, group)
 			return false
 		}
@@ -40,22 +40,35 @@ func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string)
 // as one that runs does, so the reports list the same steps however far a
 // run got.
 func (r *run) skip(ss []*steps.Step, from int, prefix, group string) {
+	r.skipAs(ss, from, prefix, group, "not run")
+}
+
+// skipAs is skip with the reason why: a step that says why it is skipped
+// (Step.Skip) is reported with its own.
+func (r *run) skipAs(ss []*steps.Step, from int, prefix, group, why string) {
 	for i := from; i < len(ss); i++ {
-		s := ss[i]
-		path := prefix + strconv.Itoa(i)
-		g := group
-		if s.Kind == steps.KindGroup {
-			g = joinGroup(group, s.Name)
-			r.skip(s.Steps, 0, path+".", g)
-		}
-		res := r.newResult(s, path, g)
-		// A step that did not run has no values: its name stays as
-		// written.
-		res.Name = writtenTitle(s)
-		res.Status = Skipped
-		res.Message = "not run"
-		r.finish(res)
+		r.skipStep(ss[i], prefix+strconv.Itoa(i), group, why)
 	}
+}
+
+// skipStep reports s, at path in group, as skipped for why.
+func (r *run) skipStep(s *steps.Step, path, group, why string) *StepResult {
+	if s.Skip != "" {
+		why = s.Skip
+	}
+	g := group
+	if s.Kind == steps.KindGroup {
+		g = joinGroup(group, s.Name)
+		r.skipAs(s.Steps, 0, path+".", g, why)
+	}
+	res := r.newResult(s, path, g)
+	// A step that did not run has no values: its name stays as
+	// written.
+	res.Name = writtenTitle(s)
+	res.Status = Skipped
+	res.Message = why
+	r.finish(res)
+	return res
 }
 
 func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
@@ -91,6 +104,10 @@ func (r *run) finish(res *StepResult) {
 
 // step runs one step and records its result.
 func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *StepResult {
+	if s.Skip != "" {
+		// Deselected or quarantined: reported, never run.
+		return r.skipStep(s, path, group, s.Skip)
+	}
 	if s.Kind == steps.KindGroup {
 		group = joinGroup(group, s.Name)
 	}
@@ -120,6 +137,9 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	switch s.Kind {
 	case steps.KindGroup:
 		r.open = append(r.open, Passed)
+		for _, v := range s.Case {
+			r.vars[v.Key] = v.Value
+		}
 		r.steps(ctx, s.Steps, path+".", group)
 		res.Status = r.closeContainer()
 	case steps.KindRepeat:

@@ -202,7 +202,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 }
 
 // topKeys are the keys of a sequence file's top level.
-var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "$schema"}
+var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "tags", "matrix", "$schema"}
 
 // sequence reads a whole sequence file: a mapping with steps, or a bare
 // list of steps.
@@ -253,6 +253,10 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 			seq.Steps = d.steps(p.val, "steps")
 		case "finally":
 			seq.Finally = d.steps(p.val, "finally")
+		case "tags":
+			seq.Tags = d.tags(p.val)
+		case "matrix":
+			seq.Matrix = d.matrix(p.val)
 		case "$schema":
 		default:
 			d.unknownKey(p.key, "the sequence", topKeys)

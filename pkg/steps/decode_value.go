@@ -61,7 +61,9 @@ func ParseValue(file string, v any, opts LoadOptions) (*Sequence, error) {
 	if err := e.err(); err != nil {
 		return nil, t.errors(err)
 	}
+	made := seq.Name
 	t.locate(seq, named(root))
+	renameCases(seq, made)
 	return seq, nil
 }
 

@@ -1,6 +1,10 @@
 package steps
 
-import "gopkg.in/yaml.v3"
+import (
+	"slices"
+
+	"gopkg.in/yaml.v3"
+)
 
 // KindGroup names a list of steps: group: boot, steps: [...]. The
 // group's name is the step's Name; reports list its steps under it.
@@ -11,19 +15,31 @@ func init() {
 		Kind:    KindGroup,
 		Keys:    []string{"group"},
 		Doc:     "name a list of steps",
-		Allowed: []string{"steps"},
+		Allowed: []string{"steps", "tags", "matrix"},
 		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
 			switch key {
 			case "group":
 				s.Name, _ = d.text(v, "group name")
 			case "steps":
 				s.Steps = d.steps(v, "steps")
+			case "tags":
+				s.Tags = d.tags(v)
+			case "matrix":
+				s.Matrix = d.matrix(v)
 			default:
 				return false
 			}
 			return true
 		},
 		finish: (*decoder).finishSteps,
-		check:  func(v *validator, s *Step) { v.steps(s.Steps) },
+		check: func(v *validator, s *Step) {
+			v.matrix(s.Matrix, v.matrixKeys)
+			if s.Matrix != nil {
+				outer := v.matrixKeys
+				v.matrixKeys = append(slices.Clip(outer), s.Matrix.Names()...)
+				defer func() { v.matrixKeys = outer }()
+			}
+			v.steps(s.Steps)
+		},
 	})
 }

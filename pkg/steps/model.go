@@ -50,6 +50,17 @@ type Sequence struct {
 	Steps   []*Step
 	Finally []*Step
 	Pos     Pos
+	// Tags are the sequence's tags: -m selects by them, and its groups
+	// have them too.
+	Tags []string
+	// Matrix is the sequence's matrix as written; the loader expands it
+	// into one group per case (Step.Case) and leaves it nil.
+	Matrix *Matrix
+	// Skip, when not "", says why the sequence does not run (deselected
+	// by -m, quarantined): its steps are reported skipped with it, and no
+	// console or probe opens. Loading leaves it ""; steps.Deselect sets
+	// it on a copy.
+	Skip string
 }
 
 // OnFailure says what a sequence does after a step fails.
@@ -212,6 +223,19 @@ type Step struct {
 	Every time.Duration
 	For   time.Duration
 	As    string
+
+	// Tags are a group's own tags (see Sequence.Tags).
+	Tags []string
+	// Matrix is a group's matrix as written, which the loader expands
+	// into its cases and leaves nil.
+	Matrix *Matrix
+	// Case, on a group that is a matrix case, are the values the case
+	// sets as variables when it starts, in key order. A case that fails
+	// does not stop the cases after it; an error or an interrupt does.
+	Case []MatrixValue
+	// Skip, when not "", says why the group does not run (see
+	// Sequence.Skip): it and its steps are reported skipped with it.
+	Skip string
 }
 
 // Title is the step's name, or a short description of what it does.

@@ -9,9 +9,10 @@ import (
 // validate resolves device references and checks that every variable and
 // expression is defined and compiles, in step order.
 func validate(seq *Sequence, opts LoadOptions, e *errs) {
-	v := &validator{seq: seq, errs: e, defined: map[string]bool{}}
+	v := &validator{seq: seq, errs: e, defined: map[string]bool{}, outside: map[string]bool{}}
 	for _, name := range opts.Vars {
 		v.defined[name] = true
+		v.outside[name] = true
 	}
 	for _, vr := range seq.Vars {
 		v.defined[vr.Name] = true
@@ -23,10 +24,17 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	v.resolveProbes()
 	v.qemuConsoles()
 	v.resolveCameras()
+	v.matrix(seq.Matrix, nil)
+	if seq.Matrix != nil {
+		v.matrixKeys = seq.Matrix.Names()
+	}
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
 	v.steps(seq.Finally)
+	// Once checked, each matrix becomes its cases, which the execution
+	// limit counts.
+	expandMatrices(seq)
 	before := len(e.list)
 	checkExecutions(seq.Steps, e)
 	checkExecutions(seq.Finally, e)
@@ -41,6 +49,10 @@ type validator struct {
 	seq     *Sequence
 	errs    *errs
 	defined map[string]bool
+	// outside are the variables given from outside the file (--var);
+	// matrixKeys the keys of the matrices around the step checked.
+	outside    map[string]bool
+	matrixKeys []string
 }
 
 // add records a problem at p.
