@@ -11,7 +11,7 @@ func init() {
 		Kind:    KindGroup,
 		Keys:    []string{"group"},
 		Doc:     "name a list of steps",
-		Allowed: []string{"steps"},
+		Allowed: []string{"steps", "retries", "before_retry"},
 		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
 			switch key {
 			case "group":
@@ -19,11 +19,17 @@ func init() {
 			case "steps":
 				s.Steps = d.steps(v, "steps")
 			default:
-				return false
+				return d.retryKey(&s.Retry, key, v)
 			}
 			return true
 		},
-		finish: (*decoder).finishSteps,
-		check:  func(v *validator, s *Step) { v.steps(s.Steps) },
+		finish: func(d *decoder, s *Step, keys stepKeys) {
+			d.finishSteps(s, keys)
+			d.finishGroupRetry(s, keys)
+		},
+		check: func(v *validator, s *Step) {
+			v.checkRetry(s.Retry, v.repeats > 0)
+			v.steps(s.Steps)
+		},
 	})
 }

@@ -49,7 +49,10 @@ type Sequence struct {
 	Power   map[string]*PowerEntry
 	Steps   []*Step
 	Finally []*Step
-	Pos     Pos
+	// Retry is the sequence's retries: and before_retry:, nil when it
+	// says neither.
+	Retry *Retry
+	Pos   Pos
 }
 
 // OnFailure says what a sequence does after a step fails.
@@ -206,8 +209,10 @@ type Step struct {
 	// power.
 	Power *PowerSpec
 
-	// group and repeat.
+	// group and repeat; a group's Retry is its retries: and
+	// before_retry:, nil when it says neither.
 	Steps []*Step
+	Retry *Retry
 	Count int
 	Every time.Duration
 	For   time.Duration
@@ -235,16 +240,17 @@ func clip(s string) string {
 	return s
 }
 
-// Walk calls fn for every step of seq, finally steps included, parents
-// before their children.
+// Walk calls fn for every step of seq, finally and before_retry steps
+// included, parents before their children.
 func Walk(seq *Sequence, fn func(*Step)) {
 	var walk func([]*Step)
 	walk = func(ss []*Step) {
 		for _, s := range ss {
 			fn(s)
-			walk(s.Steps)
+			walk(Children(s))
 		}
 	}
 	walk(seq.Steps)
+	walk(seq.Retry.Before())
 	walk(seq.Finally)
 }

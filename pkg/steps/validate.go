@@ -23,6 +23,7 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	v.resolveProbes()
 	v.qemuConsoles()
 	v.resolveCameras()
+	v.checkRetry(seq.Retry, false)
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
@@ -41,6 +42,8 @@ type validator struct {
 	seq     *Sequence
 	errs    *errs
 	defined map[string]bool
+	// repeats counts the repeats around the step being checked.
+	repeats int
 }
 
 // add records a problem at p.
