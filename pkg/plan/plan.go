@@ -81,6 +81,15 @@ func (p *Plan) Vars() map[string]string { return maps.Clone(p.vars) }
 // Limits are the plan's limits.
 func (p *Plan) Limits() Limits { return p.limits }
 
+// WithRetries returns a plan like p whose sequence, unless its file says
+// retries:, runs again up to n times after an attempt that did not pass
+// (hilrun run --retries); p stays as it was.
+func (p *Plan) WithRetries(n int) *Plan {
+	np := *p
+	np.retries = n
+	return &np
+}
+
 // Retries is how many times the sequence runs again after an attempt
 // that did not pass: its own retries:, else the plan's.
 func (p *Plan) Retries() int {

@@ -103,8 +103,9 @@ type SequenceResult struct {
 	Transcripts []Transcript `json:"-"`
 	// Logs lists the raw console log files written for this run, by console.
 	Logs map[string]string `json:"logs,omitempty"`
-	// Attempts are the sequence's attempts, when it has retries; Flaky
-	// says an attempt did not pass and the last did.
+	// Attempts are the sequence's attempts, when it has retries. Flaky
+	// says the sequence passed, but only after a retry of it or of a
+	// group inside it.
 	Attempts []AttemptResult `json:"attempts,omitempty"`
 	Flaky    bool            `json:"flaky,omitempty"`
 }

@@ -237,7 +237,7 @@ func (r *run) runSequenceSteps(ctx context.Context) {
 	}
 	st, list := r.runAttempts(ctx, retryScope{name: r.seq.Name, retries: n, before: r.seq.Retry.Before(), body: r.seq.Steps})
 	r.res.Attempts = list
-	r.res.Flaky = st == Passed && len(list) > 1
+	r.flaky = r.flaky || (st == Passed && len(list) > 1)
 }
 
 // runGroup runs a group's steps, with its retries when it has them.
@@ -252,4 +252,5 @@ func (r *run) runGroup(ctx context.Context, s *steps.Step, res *StepResult, path
 		prefix: path + ".", group: group, body: s.Steps})
 	res.Status, res.Attempts = st, list
 	res.Flaky = st == Passed && len(list) > 1
+	r.flaky = r.flaky || res.Flaky
 }

@@ -67,7 +67,7 @@ func TestRetries(t *testing.T) {
       - send: flaky adc 1
         expect: OK adc
 `,
-			want: runner.Passed, groupAttempt: "1/3:failed 2/3:passed",
+			want: runner.Passed, flaky: true, groupAttempt: "1/3:failed 2/3:passed",
 			paths: "0:passed 1.0:failed@1 1.before_retry.0:passed@2 1.0:passed@2 1:passed",
 		},
 		{

@@ -165,6 +165,9 @@ type run struct {
 	// attempts are the attempts of sequences and groups with retries
 	// being run, outermost first.
 	attempts []*attempt
+	// flaky says a sequence or group passed after an attempt that did
+	// not.
+	flaky bool
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
@@ -275,6 +278,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		r.res.Error += "; after the interrupt, " + r.finallyErr
 	}
 	r.res.Duration = time.Since(r.start)
+	r.res.Flaky = r.flaky && r.res.Status == Passed
 	r.closeConsoles()
 	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
