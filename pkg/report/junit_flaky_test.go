@@ -172,6 +172,17 @@ func TestJUnitRetries(t *testing.T) {
 	if got := rerunSummary(broken.Cases[0].Reruns); got != want {
 		t.Errorf("failing case elements:\n got %s\nwant %s", got, want)
 	}
+
+	out = junitOf(t, retriedEventFile(t, flakySeqRun()))
+	doc = retriedSuitesXML{}
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	again := doc.Suites[0].Cases[0]
+	want = "flakyFailure/failed/attempt 1 of 2: no LED on"
+	if got := rerunSummary(again.Reruns); again.Failure != nil || got != want {
+		t.Errorf("a sequence that passed on its retry: failure %v, elements %s; want a pass with %s", again.Failure != nil, got, want)
+	}
 }
 
 // TestJUnitRetriesSchema checks the reports of runs with retries against
