@@ -158,7 +158,8 @@ steps:
 	}
 	junit = readFile(t, out("never.xml"))
 	checkJUnitSchema(t, out("never.xml"))
-	if strings.Count(junit, "<rerunFailure ") != 1 || strings.Count(junit, "<failure ") != 1 || strings.Contains(junit, "flaky") {
+	if strings.Count(junit, "<rerunFailure ") != 1 || strings.Count(junit, "<failure ") != 1 || strings.Contains(junit, "<flaky") ||
+		!strings.Contains(junit, `<testcase name="before_retry.0 send echo again"`) {
 		t.Errorf("JUnit of a case that never passed:\n%s", junit)
 	}
 	if !strings.Contains(stdout, "↻ never: attempt 1 of 2 failed") {

@@ -419,15 +419,21 @@ func Worst(a, b runner.Status) runner.Status {
 }
 
 // TopKey is the top-level entry a step belongs to: the first part of its
-// path ("3" for "3.1#2.0"), or "finally.N" for a finally step.
+// path ("3" for "3.1#2.0"), or "finally.N" for a finally step and
+// "before_retry.N" for a sequence's before_retry step.
 func TopKey(path string) string {
-	rest, fin := strings.CutPrefix(path, "finally.")
+	for _, prefix := range []string{"finally.", "before_retry."} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok {
+			return prefix + rest[:topEnd(rest)]
+		}
+	}
+	return path[:topEnd(path)]
+}
+
+func topEnd(rest string) int {
 	end := strings.IndexAny(rest, ".#")
 	if end < 0 {
 		end = len(rest)
 	}
-	if fin {
-		return "finally." + rest[:end]
-	}
-	return rest[:end]
+	return end
 }
