@@ -270,7 +270,7 @@ func addSelectFlags(f *pflag.FlagSet, filter *string, list *bool) {
 
 // listSequences prints, for --list, each sequence that would run: its
 // file, its name, how many steps it has and its groups.
-func listSequences(w io.Writer, seqs []*steps.Sequence) error {
+func listSequences(w io.Writer, seqs []*steps.Sequence, retries int) error {
 	for _, s := range seqs {
 		var groups []string
 		steps.Walk(s, func(st *steps.Step) {
@@ -283,6 +283,7 @@ func listSequences(w io.Writer, seqs []*steps.Sequence) error {
 		if len(groups) > 0 {
 			line += " groups: " + strings.Join(groups, ", ")
 		}
+		line += retryNote(s, retries)
 		for _, m := range append([]string{line}, marks...) {
 			if _, err := fmt.Fprintln(w, m); err != nil {
 				return infra(err)

@@ -89,7 +89,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 		return err
 	}
 	if opts.List {
-		return listSequences(ios.Out, prep.loaded)
+		return listSequences(ios.Out, prep.loaded, opts.Retry.Retries)
 	}
 	seqs := prep.loaded
 	benches := make([]*poolBench, len(pool.Benches))
@@ -323,7 +323,7 @@ func (p *poolRun) finish(ios *IO, seqs []*steps.Sequence, started time.Time, inf
 	if err != nil {
 		return infra(err)
 	}
-	if code := resultCode(seqResults); code != ExitPassed {
+	if code := opts.Retry.runCode(ios, seqResults); code != ExitPassed {
 		return silent(code)
 	}
 	if len(notRun) > 0 {

@@ -166,6 +166,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	if err != nil {
 		return err // checkPool bound it already: not expected
 	}
+	pl = pl.WithRetries(opts.Retry.Retries)
 	bound := pl.Sequence()
 	logDir := ""
 	if opts.LogDir != "" {

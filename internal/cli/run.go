@@ -71,6 +71,8 @@ type RunOptions struct {
 	shard *report.Shard
 	// Pool runs the sequences in parallel on the benches of a pool file.
 	Pool PoolOptions
+	// Retry is --retries and --fail-on-flaky.
+	Retry RetryFlags
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
@@ -127,6 +129,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.IntVar(&opts.MaxFailures, "max-failures", results.DefaultMaxFailures, "list at most `N` failing iterations per repeat in the reports; the rest are counted")
 	f.BoolVarP(&opts.ExitFirst, "exitfirst", "x", false, "stop at the first sequence that does not pass: start no more (with --pool, those running finish)")
 	opts.Pool.register(f)
+	opts.Retry.register(f)
 	completeSequences(cmd)
 	return cmd
 }
@@ -139,6 +142,9 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	defer in.stop()
 	fl, err := parseFlags(opts.Vars, &opts.BindFlags)
 	if err != nil {
+		return err
+	}
+	if err := opts.Retry.check(); err != nil {
 		return err
 	}
 	files, err := expandFiles(opts.Files)
@@ -165,6 +171,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil || prep == nil {
 		return err // prep is nil after --list
 	}
+	opts.Retry.apply(prep.plans)
 	if err := checkRunOptions(ios, opts); err != nil {
 		return err
 	}
@@ -220,7 +227,7 @@ func prepareRun(ios *IO, opts *RunOptions, fl bindFlags, files []string, qemuSpe
 		return nil, err
 	}
 	if opts.List {
-		if err := listSequences(ios.Out, prep.seqs); err != nil {
+		if err := listSequences(ios.Out, prep.seqs, opts.Retry.Retries); err != nil {
 			return nil, err
 		}
 		if prep.shardNote != "" {

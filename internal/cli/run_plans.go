@@ -163,7 +163,7 @@ func finishRun(in *interrupts, ios *IO, opts *RunOptions, s *runStream, seqResul
 	if err != nil {
 		return infra(err)
 	}
-	if code := resultCode(seqResults); code != ExitPassed {
+	if code := opts.Retry.runCode(ios, seqResults); code != ExitPassed {
 		return silent(code)
 	}
 	return nil

@@ -29,6 +29,9 @@ type sequenceArgs struct {
 	TimeoutMS       int64           `json:"timeout_ms"`
 	Name            string          `json:"name"`
 	LockTimeoutMS   *int64          `json:"lock_timeout_ms"`
+	// Retries is the sequence's retries:, unless steps holds a whole
+	// sequence that says it.
+	Retries *int `json:"retries"`
 }
 
 func (s *Server) serialSequence(ctx context.Context, req mcp.CallToolRequest, a *sequenceArgs) (any, string, error) {
@@ -204,6 +207,9 @@ func (s *Server) topLevel(a *sequenceArgs, p *inlineParts) (steps.Object, error)
 	}
 	if a.TimeoutMS > 0 {
 		rest["timeout"] = fmt.Sprintf("%dms", a.TimeoutMS)
+	}
+	if _, ok := rest["retries"]; !ok && a.Retries != nil {
+		rest["retries"] = *a.Retries
 	}
 	if len(a.Vars) > 0 {
 		rest["vars"] = a.Vars

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/report"
+	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -122,6 +123,10 @@ func (rs *runStore) finish(r *runRecord, res *runner.SequenceResult, events stri
 		RunID: r.id, Name: res.Name, Passed: res.Status == runner.Passed, Status: string(res.Status),
 		DurationMS: ms(res.Duration), Error: res.Error,
 		LogResources: []string{}, ReportResource: runReportURI(r.id),
+		Flaky: res.Flaky,
+	}
+	for i := range res.Attempts {
+		out.Attempts = append(out.Attempts, results.AttemptFrom(&res.Attempts[i]))
 	}
 	steps.fill(out)
 	srv := rs.s.mcp

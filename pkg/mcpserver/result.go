@@ -52,7 +52,11 @@ type sequenceResult struct {
 	// 1.234s", or "FAILED: 11/12 passed, 1 failed in 1.234s"), made from
 	// the fields above. The STM32 debug server's serial_sequence returns
 	// such a report as result; agents written for it read it there.
-	Result       string `json:"result"`
+	Result string `json:"result"`
+	// Flaky says the sequence passed only after a retry of it or of a
+	// group in it; Attempts are its own attempts, with retries.
+	Flaky        bool              `json:"flaky,omitempty"`
+	Attempts     []results.Attempt `json:"attempts,omitempty"`
 	picturePaths []string
 }
 
@@ -238,9 +242,15 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 	c := out.Counts
 	total := fmtDur(res.Duration)
 	if out.Passed {
-		fmt.Fprintf(&b, "passed %d/%d in %s", c.Passed, c.Total, total)
+		fmt.Fprintf(&b, "passed %d/%d in %s", c.Passed, c.Total-c.Retried, total)
+		if out.Flaky {
+			fmt.Fprintf(&b, " (flaky: passed after a retry; %d executions retried)", c.Retried)
+		}
 	} else {
-		fmt.Fprintf(&b, "%s: %d/%d passed", strings.ToUpper(out.Status), c.Passed, c.Total)
+		fmt.Fprintf(&b, "%s: %d/%d passed", strings.ToUpper(out.Status), c.Passed, c.Total-c.Retried)
+		if c.Retried > 0 {
+			fmt.Fprintf(&b, ", %d retried", c.Retried)
+		}
 		for _, x := range []struct {
 			n    int
 			what string

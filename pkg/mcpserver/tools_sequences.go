@@ -28,6 +28,7 @@ Returns one line per step (index, status, kind, name, duration, message) and a s
 			mcp.WithObject("devices", mcp.Description("Devices as in a sequence file's devices section: name -> port path or {port, baud, line_ending, data_bits, parity, stop_bits, usb: {vid, pid, serial}, prompt, echo}; steps then say to: NAME. With a prompt (\"=> \", or {\"regex\": ...}) each send waits until the device is back at its prompt and each expect ends at the next prompt; with echo: true a send checks its echo and its expect starts after it.")),
 			mcp.WithInteger("timeout_ms", mcp.Min(0), mcp.Description("Bounds the whole sequence (finally steps excepted), in milliseconds; 0 means no bound.")),
 			mcp.WithString("name", mcp.Description("A name for the run, shown in the report.")),
+			mcp.WithInteger("retries", mcp.Min(0), mcp.Max(float64(steps.MaxRetries)), mcp.Description("Run the whole sequence again, up to this many times, after an attempt that did not pass (the steps' before_retry: in a whole sequence given in steps runs first); every attempt is in the result's attempts, and one that passed after failing is flaky. A group step takes retries and before_retry too.")),
 			lockTimeout(),
 			outputSchema[sequenceResult](),
 			mcp.WithReadOnlyHintAnnotation(false),

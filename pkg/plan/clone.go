@@ -9,6 +9,11 @@ import "github.com/hilrun/hilrun/pkg/steps"
 func cloneSteps(seq *steps.Sequence) {
 	seq.Steps = cloneList(seq.Steps)
 	seq.Finally = cloneList(seq.Finally)
+	if seq.Retry != nil {
+		r := *seq.Retry
+		r.BeforeRetry = cloneList(seq.Retry.BeforeRetry)
+		seq.Retry = &r
+	}
 }
 
 func cloneList(list []*steps.Step) []*steps.Step {
@@ -39,6 +44,11 @@ func cloneList(list []*steps.Step) []*steps.Step {
 			c.Build = &b
 		}
 		c.Steps = cloneList(s.Steps)
+		if s.Retry != nil {
+			r := *s.Retry
+			r.BeforeRetry = cloneList(s.Retry.BeforeRetry)
+			c.Retry = &r
+		}
 		out[i] = &c
 	}
 	return out

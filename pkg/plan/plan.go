@@ -40,14 +40,19 @@ type Sources struct {
 	// Vars are values given for the run (--var); they override the file's.
 	Vars   map[string]string
 	Limits Limits
+	// Retries are the retries of a sequence whose file does not say
+	// retries: (hilrun run --retries, the serial_sequence tool's
+	// retries).
+	Retries int
 }
 
 // Plan is a sequence bound to a bench, with its variables and limits. It
 // is made by Bind and never changed: its methods return copies.
 type Plan struct {
-	seq    *steps.Sequence
-	vars   map[string]string
-	limits Limits
+	seq     *steps.Sequence
+	vars    map[string]string
+	limits  Limits
+	retries int
 }
 
 // Bind binds seq to src and returns the plan. seq itself is never
@@ -61,7 +66,7 @@ func Bind(seq *steps.Sequence, src Sources) (*Plan, error) {
 	if src.Camera != "" {
 		bound = steps.BindCameras(bound, src.Camera, src.CameraFormat)
 	}
-	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits}, nil
+	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits, retries: src.Retries}, nil
 }
 
 // Sequence is the bound sequence. It is the plan's own: a caller that
@@ -75,6 +80,24 @@ func (p *Plan) Vars() map[string]string { return maps.Clone(p.vars) }
 
 // Limits are the plan's limits.
 func (p *Plan) Limits() Limits { return p.limits }
+
+// WithRetries returns a plan like p whose sequence, unless its file says
+// retries:, runs again up to n times after an attempt that did not pass
+// (hilrun run --retries); p stays as it was.
+func (p *Plan) WithRetries(n int) *Plan {
+	np := *p
+	np.retries = n
+	return &np
+}
+
+// Retries is how many times the sequence runs again after an attempt
+// that did not pass: its own retries:, else the plan's.
+func (p *Plan) Retries() int {
+	if r := p.seq.Retry; r != nil && r.Set {
+		return r.Count
+	}
+	return p.retries
+}
 
 // Rebind returns a new plan whose sequence is f applied to a copy of this
 // plan's sequence: its bindings (steps.CloneBindings) and its step tree,
@@ -132,5 +155,6 @@ func (p *Plan) Run(ctx context.Context, bench runner.Bench, out Output) *runner.
 		MaxExprMemory:   p.limits.MaxExprMemory,
 		MaxSteps:        p.limits.MaxSteps,
 		KeepSteps:       out.KeepSteps,
+		Retries:         p.retries,
 	})
 }

@@ -196,6 +196,7 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 	if st.Message != "" && n.StatusDetails == nil {
 		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
 	}
+	a.allureAttempts(n, st)
 	for _, p := range st.Attachments {
 		if at, ok := a.attachFile(p); ok {
 			n.Attachments = append(n.Attachments, at)

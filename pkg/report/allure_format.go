@@ -24,6 +24,8 @@ type allureResult struct {
 type allureDetails struct {
 	Message string `json:"message,omitempty"`
 	Trace   string `json:"trace,omitempty"`
+	// Flaky is Allure's mark of a test that passed after failing.
+	Flaky bool `json:"flaky,omitempty"`
 }
 
 type allureLabel struct {

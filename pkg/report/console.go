@@ -168,6 +168,11 @@ func (c *Console) Event(e runner.Event) {
 			c.step(e.Step)
 			c.tally(e.Step)
 		}
+	case runner.AttemptFinished:
+		c.stopWaiting()
+		c.flushPartial()
+		c.clearRunning()
+		c.attempt(e.Attempt)
 	case runner.SequenceFinished:
 		c.stopWaiting()
 		c.flushPartial()
@@ -299,7 +304,8 @@ func (c *Console) sequenceFinished(e runner.Event) {
 	if skipped > 0 {
 		counts += fmt.Sprintf(", %d skipped", skipped)
 	}
-	counts += " in " + seconds(r.Duration) + "s"
+	pre, post := retryCounts(r, n.Retried)
+	counts = pre + counts + post + " in " + seconds(r.Duration) + "s"
 
 	var word, colour string
 	switch r.Status {

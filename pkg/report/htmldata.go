@@ -323,6 +323,10 @@ func (d *htmlData) endSequence(seq *results.Sequence, c results.Counts) {
 	d.value(seq.DurationMS)
 	d.printf(`,"error":`)
 	d.value(seq.Error)
+	if seq.Flaky || len(seq.Attempts) > 0 {
+		d.printf(`,"flaky":%t,"attempts":`, seq.Flaky)
+		d.value(reportAttempts(seq.Attempts))
+	}
 	d.printf(`,"counts":`)
 	d.value(c)
 	d.printf(`,"counted":`)

@@ -27,6 +27,10 @@ type jsonSequence struct {
 	Error       string            `json:"error,omitempty"`
 	Logs        map[string]string `json:"logs,omitempty"`
 	Counts      results.Counts    `json:"counts"`
+	// Flaky says the sequence passed only after a retry; Attempts are
+	// its own attempts, when it has retries.
+	Flaky    bool              `json:"flaky,omitempty"`
+	Attempts []results.Attempt `json:"attempts,omitempty"`
 }
 
 // seqSummary is what a first pass over the event file learns of a sequence.
@@ -76,7 +80,8 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
 //	  "group"?, "id"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
-//	  "line"?, "column"?, "repeat"?}]}]}
+//	  "line"?, "column"?, "repeat"?, "attempt"?, "attempts"?, "flaky"?}],
+//	  "flaky"?, "attempts"?}], "flaky"?}
 //
 // The steps are those outside repeat iterations, in the order they
 // finished; a repeat step carries "repeat", the summary of its iterations
@@ -84,6 +89,15 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // opts.MaxFailures, the first and last iterations). Every step, iterations
 // included, stays in the event file. "counts" counts the steps that are not
 // groups or repeats, iterations included.
+//
+// A sequence or group with retries carries "attempts", one entry per
+// attempt ({"scope", "name", "attempt", "of", "status", "started_ms",
+// "duration_ms", "message"?, "output"?, "retried"?, "executions"}), and its
+// steps "attempt", the attempt they ran in: every attempt's steps are
+// listed. "flaky": true marks a sequence that passed only after a retry
+// (of it, or of a group in it, which has "flaky" too), and the document
+// when any sequence is flaky. The executions of an attempt that was
+// retried are counted under "counts"' "retried", not by their status.
 //
 // A send step's data holds "sent", the text it sent with its line ending
 // (a step's name shows the values it used, see runner.StepResult.Name).
@@ -117,12 +131,16 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
-	passed, interrupted := len(seqs) > 0, false
+	passed, interrupted, flaky := len(seqs) > 0, false, false
 	for _, s := range seqs {
 		passed = passed && s.seq.Status == runner.Passed
 		interrupted = interrupted || s.seq.Status == runner.Interrupted
+		flaky = flaky || s.seq.Flaky
 	}
 	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if flaky {
+		jw.printf("  \"flaky\": true,\n")
+	}
 	if interrupted {
 		jw.printf("  \"interrupted\": true,\n")
 	}
@@ -145,6 +163,7 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Status: reportStatus(s.seq.Status),
 				Interrupted: s.seq.Status == runner.Interrupted,
 				DurationMS:  s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
+				Flaky: s.seq.Flaky, Attempts: reportAttempts(s.seq.Attempts),
 			}
 			b := jw.marshal(head, "    ")
 			// Open the object again to append its steps.
@@ -222,6 +241,7 @@ func (w *bytesBuffer) Write(p []byte) (int, error) {
 // reportStep is st with the statuses the reports show.
 func reportStep(st results.Step) results.Step {
 	st.Status = runner.Status(reportStatus(st.Status))
+	st.Attempts = reportAttempts(st.Attempts)
 	if st.Repeat != nil {
 		r := *st.Repeat
 		r.Failures = append([]results.Iteration(nil), r.Failures...)
@@ -248,4 +268,17 @@ func reportIteration(it results.Iteration) results.Iteration {
 		it.Detail[i].Status = runner.Status(reportStatus(it.Detail[i].Status))
 	}
 	return it
+}
+
+// reportAttempts is list with the statuses the reports show.
+func reportAttempts(list []results.Attempt) []results.Attempt {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]results.Attempt, len(list))
+	for i, a := range list {
+		a.Status = runner.Status(reportStatus(a.Status))
+		out[i] = a
+	}
+	return out
 }

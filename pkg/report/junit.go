@@ -99,6 +99,11 @@ type junitWriter struct {
 	stops  []interruption
 	// cb gathers the testcases of the sequence being read.
 	cb *caseBuilder
+	// attempts are each sequence's attempts, 0 without retries; retries
+	// diverts the steps of the attempts of the sequence being read that
+	// were retried.
+	attempts []int
+	retries  *seqRetries
 
 	enc    *xml.Encoder
 	encErr error // the first error encoding the document
@@ -106,6 +111,9 @@ type junitWriter struct {
 
 func writeJUnit(w io.Writer, events string, opts JUnitOptions) error {
 	jw := &junitWriter{events: events, opts: opts}
+	if err := jw.finals(); err != nil {
+		return err
+	}
 	if err := jw.count(); err != nil {
 		return err
 	}
@@ -118,8 +126,13 @@ func (jw *junitWriter) count() error {
 	z := &results.Summarizer{
 		Options: jw.opts.Summary,
 		OnStart: func(int, *results.Sequence) { jw.countStart() },
-		OnStep:  func(_ int, st *results.Step) { jw.countStep(st) },
-		OnEnd:   func(_ int, seq *results.Sequence, c results.Counts) { jw.countEnd(seq, c) },
+		OnStep: func(_ int, st *results.Step) {
+			if !jw.retries.diverted(st) {
+				jw.countStep(st)
+			}
+		},
+		OnEnd:     func(_ int, seq *results.Sequence, c results.Counts) { jw.countEnd(seq, c) },
+		OnAttempt: func(_ int, a *results.Attempt) { jw.onAttempt(a) },
 	}
 	return results.Summarize(jw.events, z)
 }
@@ -130,6 +143,7 @@ func (jw *junitWriter) countStart() {
 	jw.stops = append(jw.stops, interruption{})
 	n := len(jw.seqs) - 1
 	jw.cb = newCaseBuilder(&jw.seqs[n], jw.opts.Summary, func(tc *junit.Testcase) { jw.counts[n].add(tc) })
+	jw.retries = newSeqRetries(&jw.seqs[n], jw.attempts[n], jw.opts.Summary)
 }
 
 func (jw *junitWriter) countStep(st *results.Step) {

@@ -46,6 +46,9 @@ type caseBuilder struct {
 	pioCases  []*junit.Testcase
 	moreCases int
 	pioOnly   bool
+	// earlier are the entry's problems in attempts of a group in it
+	// that were retried.
+	earlier []attemptProblem
 }
 
 func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Testcase)) *caseBuilder {
@@ -277,17 +280,7 @@ func (cb *caseBuilder) finish(top *results.Step) {
 	}
 	switch {
 	case cb.errored || cb.failed:
-		body := cb.body.String()
-		if cb.more > 0 {
-			body += fmt.Sprintf("\n… and %d more steps that did not pass: the event stream lists every one\n", cb.more)
-		}
-		res := &junit.Result{Message: problemMessage(cb.first), Type: typeFailed, Data: body}
-		switch {
-		case cb.first.Status == runner.Interrupted:
-			res.Type = typeInterrupted
-		case cb.errored:
-			res.Type = typeError
-		}
+		res, _ := cb.problemResult()
 		if cb.errored {
 			tc.Error = res
 		} else {

@@ -43,8 +43,13 @@ func (jw *junitWriter) write(w io.Writer) error {
 	z := &results.Summarizer{
 		Options: jw.opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) { jw.startSuite(i) },
-		OnStep:  func(_ int, st *results.Step) { jw.cb.add(st) },
-		OnEnd:   func(i int, _ *results.Sequence, _ results.Counts) { jw.endSuite(i) },
+		OnStep: func(_ int, st *results.Step) {
+			if !jw.retries.diverted(st) {
+				jw.cb.add(st)
+			}
+		},
+		OnEnd:     func(i int, _ *results.Sequence, _ results.Counts) { jw.endSuite(i) },
+		OnAttempt: func(_ int, a *results.Attempt) { jw.onAttempt(a) },
 	}
 	if err := results.Summarize(jw.events, z); err != nil {
 		return err
@@ -116,7 +121,8 @@ func (jw *junitWriter) startSuite(i int) {
 	if tc := jw.stops[i].testcase(s); tc != nil {
 		jw.encode(tc, "testcase")
 	}
-	jw.cb = newCaseBuilder(s, jw.opts.Summary, func(tc *junit.Testcase) { jw.encode(tc, "testcase") })
+	jw.cb = newCaseBuilder(s, jw.opts.Summary, func(tc *junit.Testcase) { jw.encodeCase(tc, jw.cb.earlier) })
+	jw.retries = newSeqRetries(s, jw.attempts[i], jw.opts.Summary)
 	if s.carry {
 		jw.cb.carry = sequenceCase(s, false)
 	}

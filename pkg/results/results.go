@@ -75,6 +75,13 @@ type StepBase struct {
 	File        string   `json:"file,omitempty"`
 	Line        int      `json:"line,omitempty"`
 	Column      int      `json:"column,omitempty"`
+	// Attempt is the attempt of the innermost sequence or group with
+	// retries the step ran in, from 1; 0 outside any.
+	Attempt int `json:"attempt,omitempty"`
+	// Attempts are a group's attempts, when it has retries; Flaky says
+	// one did not pass and the last did.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	Flaky    bool      `json:"flaky,omitempty"`
 }
 
 // IsContainer reports whether s is a group or a repeat, which finishes after
@@ -89,6 +96,7 @@ func StepFrom(r *runner.StepResult) Step {
 		Message: r.Message, Expected: r.Expected, Received: r.Received,
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,
 		File: r.File, Line: r.Line, Column: r.Column,
+		Attempt: r.Attempt, Attempts: attemptsFrom(r.Attempts), Flaky: r.Flaky,
 	}}
 }
 
@@ -117,6 +125,10 @@ type Sequence struct {
 	Logs         map[string]string `json:"logs,omitempty"`
 	// Transcripts are the consoles' transcripts, for JUnit's system-out.
 	Transcripts []Transcript `json:"transcripts,omitempty"`
+	// Attempts are the sequence's attempts, when it has retries; Flaky
+	// says one did not pass and the last did.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	Flaky    bool      `json:"flaky,omitempty"`
 }
 
 // SequenceFrom converts a runner result; its Steps are left out.
@@ -124,6 +136,7 @@ func SequenceFrom(r *runner.SequenceResult) Sequence {
 	s := Sequence{
 		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StepsWritten: r.StepsWritten, StartedAt: r.StartedAt,
 		DurationMS: MS(r.Duration), Error: r.Error, Logs: r.Logs,
+		Attempts: attemptsFrom(r.Attempts), Flaky: r.Flaky,
 	}
 	for _, t := range r.Transcripts {
 		s.Transcripts = append(s.Transcripts, Transcript{Console: t.Console, Data: t.Data, Truncated: t.Truncated})
@@ -148,6 +161,7 @@ type Record struct {
 	Seq      int       `json:"seq"`
 	Step     *Step     `json:"step,omitempty"`
 	Sequence *Sequence `json:"sequence,omitempty"`
+	Attempt  *Attempt  `json:"attempt,omitempty"`
 }
 
 // JSONMap returns m with its values made fit for JSON by JSONValue; nil

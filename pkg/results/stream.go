@@ -179,6 +179,11 @@ func recordOf(e runner.Event) (Record, bool) {
 			st := StepFrom(e.Step)
 			return Record{Type: RecordStep, Step: &st}, true
 		}
+	case runner.AttemptFinished:
+		if e.Attempt != nil {
+			a := AttemptFrom(e.Attempt)
+			return Record{Type: RecordAttempt, Attempt: &a}, true
+		}
 	case runner.SequenceFinished:
 		if e.Result != nil {
 			seq := SequenceFrom(e.Result)

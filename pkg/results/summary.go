@@ -56,6 +56,9 @@ type Counts struct {
 	Errored     int `json:"error"`
 	Skipped     int `json:"skipped"`
 	Interrupted int `json:"interrupted"`
+	// Retried counts the executions of attempts that another attempt
+	// followed (retries:), whatever their status.
+	Retried int `json:"retried,omitempty"`
 }
 
 // Text is Counts in the words of every report: "18 steps, 42
@@ -132,6 +135,9 @@ type Summarizer struct {
 	OnStart func(seq int, s *Sequence)
 	OnStep  func(seq int, st *Step)
 	OnEnd   func(seq int, s *Sequence, c Counts)
+	// OnAttempt is called when an attempt of a sequence or group with
+	// retries ends, after its steps.
+	OnAttempt func(seq int, a *Attempt)
 
 	seq    int
 	events int       // the sequences Event has started
@@ -159,6 +165,10 @@ func (z *Summarizer) Add(r *Record) {
 	case RecordStep:
 		if r.Step != nil {
 			z.step(r.Step)
+		}
+	case RecordAttempt:
+		if r.Attempt != nil && z.open != nil {
+			z.attempt(r.Attempt)
 		}
 	case RecordEnd:
 		if z.open == nil {
@@ -409,15 +419,21 @@ func Worst(a, b runner.Status) runner.Status {
 }
 
 // TopKey is the top-level entry a step belongs to: the first part of its
-// path ("3" for "3.1#2.0"), or "finally.N" for a finally step.
+// path ("3" for "3.1#2.0"), or "finally.N" for a finally step and
+// "before_retry.N" for a sequence's before_retry step.
 func TopKey(path string) string {
-	rest, fin := strings.CutPrefix(path, "finally.")
+	for _, prefix := range []string{"finally.", "before_retry."} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok {
+			return prefix + rest[:topEnd(rest)]
+		}
+	}
+	return path[:topEnd(path)]
+}
+
+func topEnd(rest string) int {
 	end := strings.IndexAny(rest, ".#")
 	if end < 0 {
 		end = len(rest)
 	}
-	if fin {
-		return "finally." + rest[:end]
-	}
-	return rest[:end]
+	return end
 }

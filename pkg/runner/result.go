@@ -65,6 +65,13 @@ type StepResult struct {
 	// Attachments are files the step made for people to look at: the
 	// pictures of a camera capture.
 	Attachments []string `json:"attachments,omitempty"`
+	// Attempt is the attempt of the innermost sequence or group with
+	// retries that the step ran in, from 1; 0 outside any.
+	Attempt int `json:"attempt,omitempty"`
+	// Attempts are a group's attempts, when it has retries; Flaky says
+	// an attempt did not pass and the last did.
+	Attempts []AttemptResult `json:"attempts,omitempty"`
+	Flaky    bool            `json:"flaky,omitempty"`
 }
 
 // Transcript is everything one console printed during a sequence, up to a
@@ -96,6 +103,11 @@ type SequenceResult struct {
 	Transcripts []Transcript `json:"-"`
 	// Logs lists the raw console log files written for this run, by console.
 	Logs map[string]string `json:"logs,omitempty"`
+	// Attempts are the sequence's attempts, when it has retries. Flaky
+	// says the sequence passed, but only after a retry of it or of a
+	// group inside it.
+	Attempts []AttemptResult `json:"attempts,omitempty"`
+	Flaky    bool            `json:"flaky,omitempty"`
 }
 
 // EventType names what an Event reports.
@@ -103,11 +115,14 @@ type EventType string
 
 // Event types, in the order a run emits them.
 const (
-	SequenceStarted  EventType = "sequence_started"
-	StepStarted      EventType = "step_started"
-	ConsoleOutput    EventType = "console_output"
-	ConsoleInput     EventType = "console_input"
-	StepFinished     EventType = "step_finished"
+	SequenceStarted EventType = "sequence_started"
+	StepStarted     EventType = "step_started"
+	ConsoleOutput   EventType = "console_output"
+	ConsoleInput    EventType = "console_input"
+	StepFinished    EventType = "step_finished"
+	// AttemptFinished ends an attempt of a sequence or group with
+	// retries, after its steps: Attempt says how it went.
+	AttemptFinished  EventType = "attempt_finished"
 	SequenceFinished EventType = "sequence_finished"
 )
 
@@ -127,6 +142,7 @@ type Event struct {
 	Console  string
 	Data     []byte
 	Result   *SequenceResult
+	Attempt  *AttemptResult
 }
 
 // Sink receives events. Sinks are called from the runner's goroutines, one

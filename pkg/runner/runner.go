@@ -95,6 +95,10 @@ type Options struct {
 	// reach reports only through the Sink (see package results). It suits
 	// short runs that read the results directly, such as the REPL's.
 	KeepSteps bool
+	// Retries is how many times a sequence whose file does not say
+	// retries: runs again after an attempt that did not pass (hilrun run
+	// --retries); 0 means never.
+	Retries int
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -158,6 +162,12 @@ type run struct {
 	// it was the last step run: a delay right after it counts from there,
 	// as the device sees it (see delay).
 	wrote time.Time
+	// attempts are the attempts of sequences and groups with retries
+	// being run, outermost first.
+	attempts []*attempt
+	// flaky says a sequence or group passed after an attempt that did
+	// not.
+	flaky bool
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
@@ -233,7 +243,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		r.setupFailed(openErr)
 		r.skip(r.seq.Steps, 0, "", "")
 	} else {
-		r.steps(runCtx, r.seq.Steps, "", "")
+		r.runSequenceSteps(runCtx)
 		// A fail_on match or the sequence's timeout that came between
 		// steps, or while a step that went on to pass ran: the run did
 		// not pass.
@@ -271,6 +281,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		r.res.Error += "; after the interrupt, " + r.finallyErr
 	}
 	r.res.Duration = time.Since(r.start)
+	r.res.Flaky = r.flaky && r.res.Status == Passed
 	r.closeConsoles()
 	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()

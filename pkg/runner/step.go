@@ -89,6 +89,7 @@ func (r *run) finish(res *StepResult) {
 	res.Index = r.index
 	r.index++
 	r.mu.Unlock()
+	r.noteAttempt(res)
 	if r.opts.KeepSteps {
 		r.res.Steps = append(r.res.Steps, *res)
 	}
@@ -136,12 +137,10 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	var err error
 	switch s.Kind {
 	case steps.KindGroup:
-		r.open = append(r.open, Passed)
 		for _, v := range s.Case {
 			r.vars[v.Key] = v.Value
 		}
-		r.steps(ctx, s.Steps, path+".", group)
-		res.Status = r.closeContainer()
+		r.runGroup(ctx, s, res, path, group)
 	case steps.KindRepeat:
 		r.open = append(r.open, Passed)
 		err = r.repeat(ctx, s, res, group)

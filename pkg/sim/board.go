@@ -102,6 +102,8 @@ type Board struct {
 
 	camMu sync.Mutex
 	cams  map[*Camera]struct{} // started and not yet closed
+
+	flaky flakyCalls
 }
 
 // New returns a board configured by opts. It opens nothing until Start.

@@ -120,7 +120,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			listed[f[0]] = true
 		}
 	}
-	for _, cmd := range []string{"help", "version", "echo", "led", "status", "reboot", "panic", "stream", "peek", "poke", "sleep"} {
+	for _, cmd := range []string{"help", "version", "echo", "led", "status", "reboot", "panic", "stream", "peek", "poke", "sleep", "flaky"} {
 		if !listed[cmd] {
 			t.Errorf("help does not list %q; help was %q", cmd, reply)
 		}

@@ -1,5 +1,5 @@
 // The shell's commands: help, version, echo, led, status, reboot, panic,
-// stream, peek, poke and sleep, and the replies they print.
+// stream, peek, poke, sleep and flaky, and the replies they print.
 
 package sim
 
@@ -25,6 +25,7 @@ var commandHelp = []string{
 	"peek ADDR [WIDTH]        read memory (WIDTH 8, 16 or 32 bits, default 32)",
 	"poke ADDR VALUE [WIDTH]  write memory",
 	"sleep MS                 wait MS milliseconds, after sending what came before",
+	"flaky NAME FAILS|reset   print FAIL NAME for the first FAILS calls, then OK NAME; reset forgets",
 	"CMD; CMD                 run commands in turn",
 }
 
@@ -90,6 +91,8 @@ func (s *session) runOne(ctx context.Context, line string, out *bytes.Buffer) {
 		s.poke(args, out)
 	case "sleep":
 		s.sleepCmd(ctx, args, out)
+	case "flaky":
+		s.flaky(args, out)
 	default:
 		s.println(out, "unknown command: "+name+" (try help)")
 	}

@@ -202,7 +202,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 }
 
 // topKeys are the keys of a sequence file's top level.
-var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "tags", "matrix", "$schema"}
+var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "tags", "matrix", "retries", "before_retry", "$schema"}
 
 // sequence reads a whole sequence file: a mapping with steps, or a bare
 // list of steps.
@@ -258,6 +258,8 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 		case "matrix":
 			seq.Matrix = d.matrix(p.val)
 		case "$schema":
+		case "retries", "before_retry":
+			d.retryKey(&seq.Retry, p.key.Value, p.val)
 		default:
 			d.unknownKey(p.key, "the sequence", topKeys)
 		}

@@ -306,10 +306,11 @@ func (v *validator) resolveDevices() {
 					v.add(s.Pos, "to: unknown device %q; devices are %s%s", s.To, listOrNone(names), suggest(s.To, names))
 				}
 			}
-			walk(s.Steps)
+			walk(Children(s))
 		}
 	}
 	walk(v.seq.Steps)
+	walk(v.seq.Retry.Before())
 	walk(v.seq.Finally)
 	if len(needDefault) == 0 {
 		return

@@ -15,7 +15,7 @@ func init() {
 		Kind:    KindGroup,
 		Keys:    []string{"group"},
 		Doc:     "name a list of steps",
-		Allowed: []string{"steps", "tags", "matrix"},
+		Allowed: []string{"steps", "tags", "matrix", "retries", "before_retry"},
 		decode: func(d *decoder, s *Step, key string, v *yaml.Node) bool {
 			switch key {
 			case "group":
@@ -27,12 +27,16 @@ func init() {
 			case "matrix":
 				s.Matrix = d.matrix(v)
 			default:
-				return false
+				return d.retryKey(&s.Retry, key, v)
 			}
 			return true
 		},
-		finish: (*decoder).finishSteps,
+		finish: func(d *decoder, s *Step, keys stepKeys) {
+			d.finishSteps(s, keys)
+			d.finishGroupRetry(s, keys)
+		},
 		check: func(v *validator, s *Step) {
+			v.checkRetry(s.Retry, v.repeats > 0)
 			v.matrix(s.Matrix, v.matrixKeys)
 			if s.Matrix != nil {
 				outer := v.matrixKeys

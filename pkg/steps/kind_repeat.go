@@ -29,7 +29,9 @@ func init() {
 			if s.As != "" {
 				v.defined[s.As] = true
 			}
+			v.repeats++
 			v.steps(s.Steps)
+			v.repeats--
 		},
 		title: func(*Step) string { return "repeat" },
 	})

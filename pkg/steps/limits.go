@@ -336,7 +336,7 @@ func listOf(n *yaml.Node) []*yaml.Node {
 // without every:, whose iterations only time bounds; such a repeat counts
 // one iteration in the total.
 func Executions(seq *Sequence) (n uint64, bounded bool) {
-	n1, b1 := executions(seq.Steps)
+	n1, b1 := retried(seq.Retry, seq.Steps)
 	n2, b2 := executions(seq.Finally)
 	return satAdd(n1, n2), b1 && b2
 }
@@ -347,7 +347,7 @@ func executions(ss []*Step) (uint64, bool) {
 	for _, s := range ss {
 		switch s.Kind {
 		case KindGroup:
-			n, b := executions(s.Steps)
+			n, b := retried(s.Retry, s.Steps)
 			total, bounded = satAdd(total, n), bounded && b
 		case KindRepeat:
 			body, b := executions(s.Steps)

@@ -49,7 +49,6 @@ type Sequence struct {
 	Power   map[string]*PowerEntry
 	Steps   []*Step
 	Finally []*Step
-	Pos     Pos
 	// Tags are the sequence's tags: -m selects by them, and its groups
 	// have them too.
 	Tags []string
@@ -61,6 +60,10 @@ type Sequence struct {
 	// console or probe opens. Loading leaves it ""; steps.Deselect sets
 	// it on a copy.
 	Skip string
+	// Retry is the sequence's retries: and before_retry:, nil when it
+	// says neither.
+	Retry *Retry
+	Pos   Pos
 }
 
 // OnFailure says what a sequence does after a step fails.
@@ -217,8 +220,10 @@ type Step struct {
 	// power.
 	Power *PowerSpec
 
-	// group and repeat.
+	// group and repeat; a group's Retry is its retries: and
+	// before_retry:, nil when it says neither.
 	Steps []*Step
+	Retry *Retry
 	Count int
 	Every time.Duration
 	For   time.Duration
@@ -259,16 +264,17 @@ func clip(s string) string {
 	return s
 }
 
-// Walk calls fn for every step of seq, finally steps included, parents
-// before their children.
+// Walk calls fn for every step of seq, finally and before_retry steps
+// included, parents before their children.
 func Walk(seq *Sequence, fn func(*Step)) {
 	var walk func([]*Step)
 	walk = func(ss []*Step) {
 		for _, s := range ss {
 			fn(s)
-			walk(s.Steps)
+			walk(Children(s))
 		}
 	}
 	walk(seq.Steps)
+	walk(seq.Retry.Before())
 	walk(seq.Finally)
 }

@@ -306,9 +306,10 @@ func (v *validator) resolveProbes() {
 					v.seq.Probes = append(v.seq.Probes, &Probe{Name: s.To, Implicit: true, Pos: s.Pos})
 				}
 			}
-			walk(s.Steps)
+			walk(Children(s))
 		}
 	}
 	walk(v.seq.Steps)
+	walk(v.seq.Retry.Before())
 	walk(v.seq.Finally)
 }

@@ -28,6 +28,7 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	if seq.Matrix != nil {
 		v.matrixKeys = seq.Matrix.Names()
 	}
+	v.checkRetry(seq.Retry, false)
 	v.steps(seq.Steps)
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
@@ -53,6 +54,8 @@ type validator struct {
 	// matrixKeys the keys of the matrices around the step checked.
 	outside    map[string]bool
 	matrixKeys []string
+	// repeats counts the repeats around the step being checked.
+	repeats int
 }
 
 // add records a problem at p.

@@ -142,6 +142,7 @@
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
+    if (st.attempts) body.append(attemptsBody(st.attempts));
     for (const a of st.attachments || []) {
       const p = picture(Number(a.slice(1)));
       if (p) body.append(pictureFigure(p, Number(a.slice(1)), (st.data && st.data.checks) || []));
@@ -151,6 +152,15 @@
     if (st.saved) extra.saved = st.saved;
     if (Object.keys(extra).length) body.append(h("details", null, h("summary", null, "data"), h("pre", null, JSON.stringify(extra, null, 2))));
     return body;
+  }
+
+  // attemptsBody lists the attempts of a sequence or group with retries:
+  // each one's status, timing, message and console output.
+  function attemptsBody(list) {
+    return h("div", { class: "attempts" }, h("b", null, "attempts"), list.map((a) =>
+      h("details", { class: "attempt " + a.status, open: a.status !== "passed" || undefined },
+        h("summary", null, `${ICON[a.status] || "·"} attempt ${a.attempt} of ${a.of}: ${a.status}, +${fmtMS(a.started_ms)} · ${fmtMS(a.duration_ms)}` + (a.message ? " — " + a.message : "")),
+        a.output ? h("pre", { class: "received" }, a.output) : null)));
   }
 
   // contextPre shows the console bytes around a step, scrolled to where the
@@ -199,6 +209,8 @@
       h("span", { class: "path mono" }, st.path),
       h("span", { class: "kind" }, st.kind),
       h("span", { class: "name" }, st.name || ""),
+      st.flaky ? h("span", { class: "badge flaky" }, "FLAKY") : null,
+      st.attempt ? h("span", { class: "muted" }, "attempt " + st.attempt) : null,
       h("span", { class: "msg mono" }, (() => { const t = sentDuring(seq, st); return (t ? "→ " + t + " " : "") + (st.message || ""); })()),
       h("span", { class: "dur" }, "+" + fmtMS(st.started_ms) + " · " + fmtMS(st.duration_ms))));
     let filled = false;
@@ -632,7 +644,9 @@
       h("h2", null, h("span", { class: "badge " + (seq.interrupted ? "interrupted" : seq.status) }, seq.interrupted ? "INTERRUPTED" : seq.status.toUpperCase()), " ", seq.name),
       h("div", { class: "muted mono" }, seq.file),
       h("div", null, `${seq.counted || seq.counts.total + " steps"}: ${seq.counts.passed} passed, ${seq.counts.failed} failed, ${seq.counts.error + seq.counts.interrupted} error, ${seq.counts.skipped} skipped in ${fmtMS(seq.duration_ms)}; started ${seq.started_at}`),
-      seq.error ? h("pre", { class: "warn" }, seq.error) : null);
+      seq.error ? h("pre", { class: "warn" }, seq.error) : null,
+      seq.flaky ? h("div", null, h("span", { class: "badge flaky", id: "flaky" }, "FLAKY"), " passed only after a retry") : null,
+      seq.attempts ? attemptsBody(seq.attempts) : null);
     return [head,
       h("section", { class: "panel" }, h("h2", null, "Steps"), stepTree(seq)),
       h("section", { class: "panel" }, h("h2", null, "Consoles"), waterfall(seq)),
