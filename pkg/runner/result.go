@@ -65,6 +65,9 @@ type StepResult struct {
 	// Attachments are files the step made for people to look at: the
 	// pictures of a camera capture.
 	Attachments []string `json:"attachments,omitempty"`
+	// Measurement is what a measure step measured; nil for other steps
+	// and for a measure whose value could not be had.
+	Measurement *Measurement `json:"measurement,omitempty"`
 }
 
 // Transcript is everything one console printed during a sequence, up to a
