@@ -75,6 +75,8 @@ type StepBase struct {
 	File        string   `json:"file,omitempty"`
 	Line        int      `json:"line,omitempty"`
 	Column      int      `json:"column,omitempty"`
+	// Measurement is what a measure step measured.
+	Measurement *runner.Measurement `json:"measurement,omitempty"`
 }
 
 // IsContainer reports whether s is a group or a repeat, which finishes after
@@ -88,7 +90,7 @@ func StepFrom(r *runner.StepResult) Step {
 		Status: r.Status, StartedMS: MS(r.Started), DurationMS: MS(r.Duration),
 		Message: r.Message, Expected: r.Expected, Received: r.Received,
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,
-		File: r.File, Line: r.Line, Column: r.Column,
+		File: r.File, Line: r.Line, Column: r.Column, Measurement: r.Measurement,
 	}}
 }
 

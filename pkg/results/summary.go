@@ -99,6 +99,11 @@ type Repeat struct {
 	// MoreFailures counts the failing iterations left out.
 	Failures     []Iteration `json:"failures,omitempty"`
 	MoreFailures int         `json:"more_failures,omitempty"`
+	// Measurements summarise the measure steps of every iteration, one
+	// entry per measurement name in the order first measured, up to
+	// MaxMeasureNames; MoreMeasurements counts the names left out.
+	Measurements     []MeasureStats `json:"measurements,omitempty"`
+	MoreMeasurements int            `json:"more_measurements,omitempty"`
 	First        *Iteration  `json:"first,omitempty"`
 	Last         *Iteration  `json:"last,omitempty"`
 }
@@ -284,6 +289,7 @@ type repeatAgg struct {
 	opts Options
 	rep  Repeat
 	durs durations
+	meas measureAgg
 	cur  *iterAgg
 }
 
@@ -309,6 +315,9 @@ func (a *repeatAgg) add(st *Step, iteration int, direct bool) {
 		it.end = end
 	}
 	it.started = true
+	if st.Measurement != nil {
+		a.meas.add(st.Measurement)
+	}
 	if st.Status != runner.Skipped {
 		if it.it.Status == runner.Skipped {
 			it.it.Status = runner.Passed
@@ -378,6 +387,7 @@ func (a *repeatAgg) finish() *Repeat {
 		r.MedianMS, r.P99MS = MS(a.durs.quantile(0.5)), MS(a.durs.quantile(0.99))
 		r.QuantilesExact = !a.durs.spilled
 	}
+	r.Measurements, r.MoreMeasurements = a.meas.finish()
 	if r.Last != nil && r.First != nil && r.Last.Index == r.First.Index && r.Iterations == 1 {
 		r.Last = nil
 	}

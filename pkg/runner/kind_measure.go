@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -238,4 +239,45 @@ func clipValue(v any) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+// UnmarshalJSON reads a Measurement as MarshalJSON wrote it, with its
+// numbers as float64 whatever the decoder's settings (an event file is
+// read with UseNumber), so that a value read back has the type it had.
+func (m *Measurement) UnmarshalJSON(b []byte) error {
+	type plain Measurement
+	var raw struct {
+		plain
+		Value  json.RawMessage `json:"value"`
+		Equals json.RawMessage `json:"equals"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Measurement(raw.plain)
+	var err error
+	if m.Value, err = scalarJSON(raw.Value); err != nil {
+		return fmt.Errorf("measurement %s: value: %w", m.Name, err)
+	}
+	if m.Equals, err = scalarJSON(raw.Equals); err != nil {
+		return fmt.Errorf("measurement %s: equals: %w", m.Name, err)
+	}
+	return nil
+}
+
+// scalarJSON decodes a number as a float64, text or a boolean; nil for
+// nothing.
+func scalarJSON(b json.RawMessage) (any, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case float64, string, bool:
+		return v, nil
+	}
+	return nil, fmt.Errorf("want a number, text or a boolean, found %s", b)
 }
