@@ -104,8 +104,8 @@ type Repeat struct {
 	// MaxMeasureNames; MoreMeasurements counts the names left out.
 	Measurements     []MeasureStats `json:"measurements,omitempty"`
 	MoreMeasurements int            `json:"more_measurements,omitempty"`
-	First        *Iteration  `json:"first,omitempty"`
-	Last         *Iteration  `json:"last,omitempty"`
+	First            *Iteration     `json:"first,omitempty"`
+	Last             *Iteration     `json:"last,omitempty"`
 }
 
 // Iteration is one iteration of a repeat.
