@@ -99,13 +99,13 @@ type Repeat struct {
 	// MoreFailures counts the failing iterations left out.
 	Failures     []Iteration `json:"failures,omitempty"`
 	MoreFailures int         `json:"more_failures,omitempty"`
+	First        *Iteration  `json:"first,omitempty"`
+	Last         *Iteration  `json:"last,omitempty"`
 	// Measurements summarise the measure steps of every iteration, one
 	// entry per measurement name in the order first measured, up to
 	// MaxMeasureNames; MoreMeasurements counts the names left out.
 	Measurements     []MeasureStats `json:"measurements,omitempty"`
 	MoreMeasurements int            `json:"more_measurements,omitempty"`
-	First            *Iteration     `json:"first,omitempty"`
-	Last             *Iteration     `json:"last,omitempty"`
 }
 
 // Iteration is one iteration of a repeat.
