@@ -46,14 +46,19 @@ type MeasureStats struct {
 func (m *MeasureStats) Text() string {
 	var b strings.Builder
 	b.WriteString(m.Name + ": " + plural(m.Count, "value"))
+	limits, isRange := m.LimitsText(), m.LimitMin != nil && m.LimitMax != nil
 	switch {
+	case m.Failed > 0 && isRange:
+		b.WriteString(", " + strconv.Itoa(m.Failed) + " outside " + limits)
 	case m.Failed > 0:
-		b.WriteString(", " + strconv.Itoa(m.Failed) + " outside " + m.LimitsText())
-	case m.LimitsText() != "":
-		b.WriteString(", all within " + m.LimitsText())
+		b.WriteString(", " + strconv.Itoa(m.Failed) + " failed " + limits)
+	case isRange:
+		b.WriteString(", all within " + limits)
+	case limits != "":
+		b.WriteString(", all " + limits)
 	}
 	if m.Numbers > 0 {
-		u := func(f *float64) string { return withUnit(strconv.FormatFloat(*f, 'g', -1, 64), m.Unit) }
+		u := func(f *float64) string { return withUnit(runner.FormatNumber(*f), m.Unit) }
 		b.WriteString("; min " + u(m.Min) + ", median " + u(m.Median) + ", p99 " + u(m.P99) + ", max " + u(m.Max))
 		if !m.QuantilesExact {
 			b.WriteString(" (median and p99 within 1%)")
@@ -65,7 +70,7 @@ func (m *MeasureStats) Text() string {
 // LimitsText writes the limits as the steps' messages do: "[3.0, 3.6]
 // V", "≥ 3 V", "= 7", "~ ^v"; "" for none.
 func (m *MeasureStats) LimitsText() string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f := runner.FormatNumber
 	switch {
 	case m.LimitMin != nil && m.LimitMax != nil:
 		return withUnit("["+f(*m.LimitMin)+", "+f(*m.LimitMax)+"]", m.Unit)

@@ -55,7 +55,7 @@ func TestRepeatMeasurements(t *testing.T) {
 	if fw.Name != "fw" || fw.Count != 5 || fw.Numbers != 0 || fw.Min != nil || fw.Last != "1.2" {
 		t.Errorf("fw %+v", fw)
 	}
-	if want := `fw: 5 values, all within = "1.2"`; fw.Text() != want {
+	if want := `fw: 5 values, all = "1.2"`; fw.Text() != want {
 		t.Errorf("text %q, want %q", fw.Text(), want)
 	}
 }

@@ -169,19 +169,20 @@ func limitsText(a *steps.MeasureArgs) string {
 }
 
 // FormatMeasured writes a measured value as the reports show it: a
-// number in its shortest form (3.71, 3300), text quoted.
+// number to 12 significant digits (3.71, 3300, 0.3 for 0.1 + 0.2; the
+// JSON report and the CSV hold every digit), text quoted.
 func FormatMeasured(v any) string {
-	switch x := v.(type) {
-	case string:
-		return strconv.Quote(x)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
 	}
 	if f, ok := asFloat(v); ok {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return FormatNumber(f)
 	}
 	return fmt.Sprint(v)
 }
+
+// FormatNumber writes a number as FormatMeasured does.
+func FormatNumber(f float64) string { return strconv.FormatFloat(f, 'g', 12, 64) }
 
 // withUnit is text followed by its unit, if any: "3.71 V".
 func withUnit(text, unit string) string {
