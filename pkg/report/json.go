@@ -76,7 +76,8 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
 //	  "group"?, "id"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
-//	  "line"?, "column"?, "repeat"?}]}]}
+//	  "line"?, "column"?, "measurement"?, "repeat"?}], "measurements"?,
+//	  "measurements_left_out"?}]}
 //
 // The steps are those outside repeat iterations, in the order they
 // finished; a repeat step carries "repeat", the summary of its iterations
@@ -84,6 +85,14 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // opts.MaxFailures, the first and last iterations). Every step, iterations
 // included, stays in the event file. "counts" counts the steps that are not
 // groups or repeats, iterations included.
+//
+// A measure step carries "measurement" (name, value, unit, min, max,
+// equals, regex, outcome), a repeat's summary the statistics of each
+// measurement inside it ("measurements"), and a sequence lists every
+// measurement it made, iterations included, under "measurements" (with
+// "step", its path, and "iteration", that of the innermost repeat), up
+// to results.MaxListedMeasurements, counting the rest in
+// "measurements_left_out".
 //
 // A send step's data holds "sent", the text it sent with its line ending
 // (a step's name shows the values it used, see runner.StepResult.Name).
@@ -131,8 +140,10 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	}
 	jw.printf("  \"sequences\": [")
 	nsteps := 0
+	var meas measureList
 	z := &results.Summarizer{
 		Options: opts,
+		OnEvery: func(_ int, st *results.Step) { meas.add(st) },
 		OnStart: func(i int, _ *results.Sequence) {
 			if i >= len(seqs) {
 				return
@@ -163,7 +174,9 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			if nsteps > 0 {
 				jw.printf("\n      ")
 			}
-			jw.printf("]\n    }")
+			jw.printf("]")
+			meas.write(jw)
+			jw.printf("\n    }")
 		},
 	}
 	if err := results.Summarize(events, z); err != nil {

@@ -280,3 +280,47 @@ func (v *values) quantile(q float64) float64 {
 	}
 	return v.max
 }
+
+// MaxListedMeasurements bounds the measurements a report lists one by
+// one per sequence (the JSON report's measurements); past it they are
+// counted, and the --measurements CSV and the event file still hold
+// every one.
+const MaxListedMeasurements = 10_000
+
+// MeasureRecord is one measurement where it was made: an entry of the
+// JSON report's measurements and a row of the --measurements CSV.
+type MeasureRecord struct {
+	Name  string `json:"name"`
+	Value any    `json:"value"`
+	Unit  string `json:"unit,omitempty"`
+	// Min, Max, Equals and Regex are the limits, as in
+	// runner.Measurement.
+	Min     *float64      `json:"min,omitempty"`
+	Max     *float64      `json:"max,omitempty"`
+	Equals  any           `json:"equals,omitempty"`
+	Regex   string        `json:"regex,omitempty"`
+	Outcome runner.Status `json:"outcome"`
+	// Step is the path of the step that measured ("2", "3#41.0"), and
+	// StepName its name.
+	Step     string `json:"step"`
+	StepName string `json:"step_name,omitempty"`
+	// Iteration is the iteration of the innermost repeat the step is
+	// in; nil outside repeats.
+	Iteration *int   `json:"iteration,omitempty"`
+	StartedMS Millis `json:"started_ms"`
+}
+
+// MeasureRecordOf is the measurement of step st, false when it has none.
+func MeasureRecordOf(st *Step) (MeasureRecord, bool) {
+	m := st.Measurement
+	if m == nil {
+		return MeasureRecord{}, false
+	}
+	r := MeasureRecord{Name: m.Name, Value: m.Value, Unit: m.Unit, Min: m.Min, Max: m.Max, Equals: m.Equals, Regex: m.Regex,
+		Outcome: m.Outcome, Step: st.Path, StepName: st.Name, StartedMS: st.StartedMS}
+	if chain := repeatChain(st.Path); len(chain) > 0 {
+		it := chain[len(chain)-1].iteration
+		r.Iteration = &it
+	}
+	return r, true
+}

@@ -137,6 +137,10 @@ type Summarizer struct {
 	OnStart func(seq int, s *Sequence)
 	OnStep  func(seq int, st *Step)
 	OnEnd   func(seq int, s *Sequence, c Counts)
+	// OnEvery, when set, is called for every step record, iterations
+	// included, before the summary rule takes it: for what a report
+	// lists of every step in bounded memory, such as measurements.
+	OnEvery func(seq int, st *Step)
 
 	seq    int
 	events int       // the sequences Event has started
@@ -162,6 +166,9 @@ func (z *Summarizer) Add(r *Record) {
 			z.OnStart(r.Seq, r.Sequence)
 		}
 	case RecordStep:
+		if r.Step != nil && z.OnEvery != nil && z.open != nil {
+			z.OnEvery(z.seq, r.Step)
+		}
 		if r.Step != nil {
 			z.step(r.Step)
 		}
