@@ -117,6 +117,7 @@ func (jw *junitWriter) startSuite(i int) {
 		jw.encode(tc, "testcase")
 	}
 	jw.cb = newCaseBuilder(s, jw.opts.Summary, func(tc *junit.Testcase) { jw.encode(tc, "testcase") })
+	jw.cb.emitMeasured = func(tc *measuredCase) { jw.encode(tc, "testcase") }
 	if s.carry {
 		jw.cb.carry = sequenceCase(s, false)
 	}
