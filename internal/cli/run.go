@@ -28,8 +28,10 @@ type RunOptions struct {
 	JSON   string
 	HTML   string
 	Allure string
-	LogDir string
-	Vars   []string
+	// Measurements is --measurements: a CSV of every measurement.
+	Measurements string
+	LogDir       string
+	Vars         []string
 	// BindFlags are --port and --probe (--openocd, --gdb).
 	BindFlags
 	Bench   string
@@ -112,6 +114,7 @@ what was lost) over 1 a step failed over 0 all passed.`,
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report to `FILE`")
 	f.StringVar(&opts.Allure, "allure", "", "write Allure result files into `DIR`")
+	f.StringVar(&opts.Measurements, "measurements", "", "write every measurement (measure steps) to `FILE` as CSV")
 	f.StringVar(&opts.LogDir, "log-dir", "", "write raw, timestamped console logs under `DIR`")
 	f.StringArrayVar(&opts.Vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
 	opts.BindFlags.register(f, false)
@@ -350,7 +353,7 @@ func safeName(s string) string {
 // creating and removing a file beside it, so that a bad path is found before
 // the run rather than after it.
 func checkReportPaths(opts *RunOptions) error {
-	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}, {"--html", opts.HTML}} {
+	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}, {"--html", opts.HTML}, {"--measurements", opts.Measurements}} {
 		if r.path == "" || r.path == "-" {
 			continue
 		}
@@ -399,6 +402,11 @@ func writeReports(ctx context.Context, ios *IO, opts *RunOptions, events string,
 	default:
 		if err := writeFile(ctx, opts.JSON, func(w io.Writer) error { return report.WriteShardJSON(w, events, sum, opts.shard) }); err != nil {
 			lost = append(lost, fmt.Sprintf("JSON report %s not written: %v", opts.JSON, err))
+		}
+	}
+	if opts.Measurements != "" {
+		if err := writeFile(ctx, opts.Measurements, func(w io.Writer) error { return report.WriteMeasurementsCSV(w, events) }); err != nil {
+			lost = append(lost, fmt.Sprintf("measurements %s not written: %v", opts.Measurements, err))
 		}
 	}
 	lost = append(lost, writeVisualReports(ctx, opts, events, sum)...)

@@ -46,6 +46,11 @@ type sequenceResult struct {
 	// Pictures are the resources of the pictures camera steps took; the
 	// tool result also carries them as image content.
 	Pictures []string `json:"pictures,omitempty"`
+	// Measurements are what the measure steps measured, iterations
+	// included, up to maxResultSteps; MeasurementsLeftOut counts the
+	// rest, which the report resource lists.
+	Measurements        []results.MeasureRecord `json:"measurements,omitempty"`
+	MeasurementsLeftOut int                     `json:"measurements_left_out,omitempty"`
 	// Result is the text report, also the tool result's text: a line per
 	// listed step (index, status, kind, name, duration, message), the
 	// count of steps left out, and a summary line ("passed 12/12 in
@@ -79,12 +84,14 @@ type resultSteps struct {
 	next   int
 	total  int
 	counts results.Counts
+	meas   resultMeasures
 }
 
 func newResultSteps() *resultSteps {
 	r := &resultSteps{}
 	half := maxResultSteps / 2
 	r.Summarizer = &results.Summarizer{
+		OnEvery: func(_ int, st *results.Step) { r.meas.add(st) },
 		OnStep: func(_ int, st *results.Step) {
 			r.total++
 			if len(r.head) < half {
@@ -117,6 +124,7 @@ func (r *resultSteps) fill(out *sequenceResult) {
 	out.Steps = withinBytes(listed, maxResultBytes)
 	out.StepLimit, out.StepBytesLimit = maxResultSteps, maxResultBytes
 	out.StepsLeftOut = r.total - len(out.Steps)
+	out.Measurements, out.MeasurementsLeftOut = r.meas.list, r.meas.leftOut
 }
 
 // withinBytes keeps of list what fits in limit bytes of JSON: the steps
@@ -217,6 +225,9 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 		if r := st.Repeat; r != nil && r.Iterations > 0 {
 			fmt.Fprintf(&b, "     %d iterations: %d passed, %d failed, %d errors; min %s, median %s, p99 %s, max %s\n",
 				r.Iterations, r.Passed, r.Failed, r.Errored, fmtDur(r.MinMS.D()), fmtDur(r.MedianMS.D()), fmtDur(r.P99MS.D()), fmtDur(r.MaxMS.D()))
+			for i := range r.Measurements {
+				fmt.Fprintf(&b, "     %s\n", r.Measurements[i].Text())
+			}
 			for _, it := range r.Failures {
 				if len(it.Detail) > 0 {
 					d := it.Detail[0]

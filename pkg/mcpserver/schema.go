@@ -32,8 +32,12 @@ func outputSchema[T any]() mcp.ToolOption {
 	gen := mcp.WithOutputSchema[T]()
 	return func(t *mcp.Tool) {
 		gen(t)
-		for _, p := range t.OutputSchema.Properties {
+		for name, p := range t.OutputSchema.Properties {
 			dropNull(p)
+			typeScalars(p)
+			if p == true {
+				t.OutputSchema.Properties[name] = measuredScalar()
+			}
 		}
 	}
 }

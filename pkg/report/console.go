@@ -237,7 +237,7 @@ func (c *Console) step(s *runner.StepResult) {
 		switch {
 		case isProblem(s.Status):
 			line.WriteString("  " + c.paint(colour, cleanLine(s.Message)))
-		case s.Status == runner.Skipped || c.opts.Verbose:
+		case s.Status == runner.Skipped || c.opts.Verbose || s.Measurement != nil:
 			line.WriteString("  " + c.paint(ansiDim, cleanLine(s.Message)))
 		}
 	}

@@ -134,7 +134,7 @@ func (c *Console) tally(s *runner.StepResult) {
 	// The summarizer needs only paths, statuses and times: leave out the
 	// values, which it would copy.
 	st := results.Step{StepBase: results.StepBase{Path: s.Path, Kind: s.Kind, Name: s.Name, Status: s.Status,
-		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration)}}
+		StartedMS: results.MS(s.Started), DurationMS: results.MS(s.Duration), Measurement: s.Measurement}}
 	c.repeat = nil
 	c.repeats.Add(&results.Record{Type: results.RecordStep, Step: &st})
 	if c.repeat == nil || c.repeat.Repeat == nil || (s.Status == runner.Skipped && c.repeat.Repeat.Iterations == 0) {
@@ -154,6 +154,7 @@ func (c *Console) tally(s *runner.StepResult) {
 		line += fmt.Sprintf("; min %s, median %s, p99 %s, max %s", fmtMS(r.MinMS), fmtMS(r.MedianMS), fmtMS(r.P99MS), fmtMS(r.MaxMS))
 	}
 	fmt.Fprintf(&c.buf, "%s%s\n", detail, c.paint(ansiDim, line))
+	c.measureLines(detail, r)
 	if len(r.Failures) > 0 {
 		idx := make([]string, len(r.Failures))
 		for i, it := range r.Failures {

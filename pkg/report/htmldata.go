@@ -90,6 +90,7 @@ type seqData struct {
 	series    map[string]*seriesAgg
 	seriesOrd []string
 	expects   []expectMark
+	measures  measureSeries
 }
 
 // stepWindow is a step whose console bytes the page shows.
@@ -283,6 +284,7 @@ func (d *htmlData) observe(st *results.Step) {
 			j.step(st)
 		}
 	}
+	s.measures.add(st)
 	switch st.Kind {
 	case "mem_read", "mem_poll":
 		d.memPoint(st)
@@ -358,7 +360,12 @@ func (d *htmlData) endSequence(seq *results.Sequence, c results.Counts) {
 		a.Stride = a.stride
 		d.value(a)
 	}
-	d.printf(`],"consoles":[`)
+	d.printf(`]`)
+	if rows := s.measures.rows(); len(rows) > 0 {
+		d.printf(`,"measurements":`)
+		d.value(rows)
+	}
+	d.printf(`,"consoles":[`)
 	names := make([]string, 0, len(seq.Logs))
 	for name := range seq.Logs {
 		names = append(names, name)

@@ -80,8 +80,8 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
 //	  "group"?, "id"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
-//	  "line"?, "column"?, "repeat"?, "attempt"?, "attempts"?, "flaky"?}],
-//	  "flaky"?, "attempts"?}], "flaky"?}
+//	  "line"?, "column"?, "measurement"?, "repeat"?, "attempt"?, "attempts"?, "flaky"?}],
+//	  "flaky"?, "attempts"?, "measurements"?, "measurements_left_out"?}], "flaky"?}
 //
 // The steps are those outside repeat iterations, in the order they
 // finished; a repeat step carries "repeat", the summary of its iterations
@@ -98,6 +98,14 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // (of it, or of a group in it, which has "flaky" too), and the document
 // when any sequence is flaky. The executions of an attempt that was
 // retried are counted under "counts"' "retried", not by their status.
+//
+// A measure step carries "measurement" (name, value, unit, min, max,
+// equals, regex, outcome), a repeat's summary the statistics of each
+// measurement inside it ("measurements"), and a sequence lists every
+// measurement it made, iterations included, under "measurements" (with
+// "step", its path, and "iteration", that of the innermost repeat), up
+// to results.MaxListedMeasurements, counting the rest in
+// "measurements_left_out".
 //
 // A send step's data holds "sent", the text it sent with its line ending
 // (a step's name shows the values it used, see runner.StepResult.Name).
@@ -149,8 +157,10 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	}
 	jw.printf("  \"sequences\": [")
 	nsteps := 0
+	var meas measureList
 	z := &results.Summarizer{
 		Options: opts,
+		OnEvery: func(_ int, st *results.Step) { meas.add(st) },
 		OnStart: func(i int, _ *results.Sequence) {
 			if i >= len(seqs) {
 				return
@@ -182,7 +192,9 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			if nsteps > 0 {
 				jw.printf("\n      ")
 			}
-			jw.printf("]\n    }")
+			jw.printf("]")
+			meas.write(jw)
+			jw.printf("\n    }")
 		},
 	}
 	if err := results.Summarize(events, z); err != nil {

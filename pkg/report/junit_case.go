@@ -49,6 +49,10 @@ type caseBuilder struct {
 	// earlier are the entry's problems in attempts of a group in it
 	// that were retried.
 	earlier []attemptProblem
+	// props are the properties of the entry's measurements;
+	// emitMeasured emits a testcase that has some.
+	props        []junit.Property
+	emitMeasured func(*measuredCase)
 }
 
 func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Testcase)) *caseBuilder {
@@ -69,6 +73,7 @@ func (cb *caseBuilder) add(st *results.Step) {
 	}
 	cb.start, cb.end = min(cb.start, start), max(cb.end, end)
 	top := st.Path == key
+	cb.measureProps(st)
 	switch {
 	case st.Kind == "repeat":
 		cb.addRepeat(st)
@@ -303,7 +308,7 @@ func (cb *caseBuilder) finish(top *results.Step) {
 	// An entry that is one pio_test step that ran its tests is its test
 	// cases; else they follow the entry's testcase.
 	if !(cb.pioOnly && cb.leaves == 1 && len(cb.pioCases) > 0 && top.Kind == pioTestKind) {
-		cb.emit(&tc)
+		cb.emitCase(&tc)
 	}
 	for _, c := range cb.pioCases {
 		cb.emit(c)
@@ -313,7 +318,7 @@ func (cb *caseBuilder) finish(top *results.Step) {
 		cb.emit(&junit.Testcase{Name: name, Classname: cleanLine(cb.seq.seq.Name), Time: seconds(0),
 			SystemOut: &junit.Output{Data: "the event stream lists every test case\n"}})
 	}
-	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, problem: cb.problem,
+	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, emitMeasured: cb.emitMeasured, problem: cb.problem,
 		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry}
 }
 

@@ -123,6 +123,7 @@ func (jw *junitWriter) startSuite(i int) {
 	}
 	jw.cb = newCaseBuilder(s, jw.opts.Summary, func(tc *junit.Testcase) { jw.encodeCase(tc, jw.cb.earlier) })
 	jw.retries = newSeqRetries(s, jw.attempts[i], jw.opts.Summary)
+	jw.cb.emitMeasured = func(tc *measuredCase) { jw.encodeMeasured(tc, jw.cb.earlier) }
 	if s.carry {
 		jw.cb.carry = sequenceCase(s, false)
 	}

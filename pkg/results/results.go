@@ -82,6 +82,8 @@ type StepBase struct {
 	// one did not pass and the last did.
 	Attempts []Attempt `json:"attempts,omitempty"`
 	Flaky    bool      `json:"flaky,omitempty"`
+	// Measurement is what a measure step measured.
+	Measurement *runner.Measurement `json:"measurement,omitempty"`
 }
 
 // IsContainer reports whether s is a group or a repeat, which finishes after
@@ -97,6 +99,7 @@ func StepFrom(r *runner.StepResult) Step {
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,
 		File: r.File, Line: r.Line, Column: r.Column,
 		Attempt: r.Attempt, Attempts: attemptsFrom(r.Attempts), Flaky: r.Flaky,
+		Measurement: r.Measurement,
 	}}
 }
 

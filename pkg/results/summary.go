@@ -104,6 +104,11 @@ type Repeat struct {
 	MoreFailures int         `json:"more_failures,omitempty"`
 	First        *Iteration  `json:"first,omitempty"`
 	Last         *Iteration  `json:"last,omitempty"`
+	// Measurements summarise the measure steps of every iteration, one
+	// entry per measurement name in the order first measured, up to
+	// MaxMeasureNames; MoreMeasurements counts the names left out.
+	Measurements     []MeasureStats `json:"measurements,omitempty"`
+	MoreMeasurements int            `json:"more_measurements,omitempty"`
 }
 
 // Iteration is one iteration of a repeat.
@@ -138,6 +143,10 @@ type Summarizer struct {
 	// OnAttempt is called when an attempt of a sequence or group with
 	// retries ends, after its steps.
 	OnAttempt func(seq int, a *Attempt)
+	// OnEvery, when set, is called for every step record, iterations
+	// included, before the summary rule takes it: for what a report
+	// lists of every step in bounded memory, such as measurements.
+	OnEvery func(seq int, st *Step)
 
 	seq    int
 	events int       // the sequences Event has started
@@ -163,6 +172,9 @@ func (z *Summarizer) Add(r *Record) {
 			z.OnStart(r.Seq, r.Sequence)
 		}
 	case RecordStep:
+		if r.Step != nil && z.OnEvery != nil && z.open != nil {
+			z.OnEvery(z.seq, r.Step)
+		}
 		if r.Step != nil {
 			z.step(r.Step)
 		}
@@ -294,6 +306,7 @@ type repeatAgg struct {
 	opts Options
 	rep  Repeat
 	durs durations
+	meas measureAgg
 	cur  *iterAgg
 }
 
@@ -319,6 +332,9 @@ func (a *repeatAgg) add(st *Step, iteration int, direct bool) {
 		it.end = end
 	}
 	it.started = true
+	if st.Measurement != nil {
+		a.meas.add(st.Measurement)
+	}
 	if st.Status != runner.Skipped {
 		if it.it.Status == runner.Skipped {
 			it.it.Status = runner.Passed
@@ -388,6 +404,7 @@ func (a *repeatAgg) finish() *Repeat {
 		r.MedianMS, r.P99MS = MS(a.durs.quantile(0.5)), MS(a.durs.quantile(0.99))
 		r.QuantilesExact = !a.durs.spilled
 	}
+	r.Measurements, r.MoreMeasurements = a.meas.finish()
 	if r.Last != nil && r.First != nil && r.Last.Index == r.First.Index && r.Iterations == 1 {
 		r.Last = nil
 	}

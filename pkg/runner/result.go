@@ -72,6 +72,9 @@ type StepResult struct {
 	// an attempt did not pass and the last did.
 	Attempts []AttemptResult `json:"attempts,omitempty"`
 	Flaky    bool            `json:"flaky,omitempty"`
+	// Measurement is what a measure step measured; nil for other steps
+	// and for a measure whose value could not be had.
+	Measurement *Measurement `json:"measurement,omitempty"`
 }
 
 // Transcript is everything one console printed during a sequence, up to a

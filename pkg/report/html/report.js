@@ -563,6 +563,52 @@
     return c;
   }
 
+  function measurePlot(m, width) {
+    const H = 170;
+    const [c, g] = canvas(width, H);
+    const pts = m.points || [];
+    let lo = m.min, hi = m.max;
+    if (m.limit_min !== undefined) lo = Math.min(lo, m.limit_min);
+    if (m.limit_max !== undefined) hi = Math.max(hi, m.limit_max);
+    if (hi === lo) hi = lo + 1;
+    const n = Math.max(m.n - 1, 1);
+    const x = (i) => 80 + (i / n) * (width - 90);
+    const y = (v) => H - 20 - ((v - lo) / (hi - lo)) * (H - 40);
+    g.fillStyle = "#fff"; g.fillRect(0, 0, width, H);
+    g.fillStyle = "#667085";
+    g.fillText(String(+hi.toPrecision(6)), 4, y(hi) + 4); g.fillText(String(+lo.toPrecision(6)), 4, y(lo));
+    g.fillText("1", x(0), H - 4); g.fillText(String(m.n), x(n) - 30, H - 4);
+    g.strokeStyle = "#c01b1b"; g.setLineDash([4, 3]);
+    for (const l of [m.limit_min, m.limit_max]) {
+      if (l === undefined) continue;
+      g.beginPath(); g.moveTo(80, y(l)); g.lineTo(width - 10, y(l)); g.stroke();
+    }
+    g.setLineDash([]);
+    g.strokeStyle = "#0b63c5"; g.lineWidth = 1.5; g.beginPath();
+    pts.forEach(([i, v], k) => { if (k === 0) g.moveTo(x(i), y(v)); else g.lineTo(x(i), y(v)); });
+    g.stroke();
+    g.fillStyle = "#0b63c5";
+    if (pts.length <= 200) pts.forEach(([i, v]) => g.fillRect(x(i) - 2, y(v) - 2, 4, 4));
+    return c;
+  }
+
+  function measurements(seq, width) {
+    const ms = seq.measurements || [];
+    if (!ms.length) return null;
+    const num = (v) => String(+v.toPrecision(12));
+    const unit = (m, v) => v === undefined ? "" : num(v) + (m.unit ? " " + m.unit : "");
+    return h("section", { class: "panel", id: "measurements" }, h("h2", null, "Measurements"),
+      h("table", { class: "measurements" },
+        h("tr", null, ["measurement", "limits", "values", "passed", "failed", "min", "max", "last"].map((t) => h("th", null, t))),
+        ms.map((m) => h("tr", { "data-measurement": m.name, class: m.failed ? "bad" : "" },
+          h("td", null, m.name), h("td", { class: "mono" }, m.limits || ""), h("td", null, m.count), h("td", null, m.passed), h("td", null, m.failed),
+          h("td", { class: "mono" }, m.n ? unit(m, m.min) : ""), h("td", { class: "mono" }, m.n ? unit(m, m.max) : ""),
+          h("td", { class: "mono" }, m.last + (m.unit && m.n ? " " + m.unit : ""))))),
+      h("div", { class: "grid2" }, ms.filter((m) => m.n >= 2).map((m) => h("div", { class: "series", "data-measurement": m.name, "data-n": m.n },
+        h("h3", null, `${m.name}${m.unit ? " (" + m.unit + ")" : ""}: ${m.n} values in the order measured` + (m.stride > 1 ? `, every ${m.stride}th shown` : "")),
+        measurePlot(m, Math.min(620, width))))));
+  }
+
   function memory(seq, width) {
     if (!(seq.series || []).length) return null;
     return h("section", { class: "panel", id: "memory" }, h("h2", null, "Memory values over time"),
@@ -651,7 +697,7 @@
       h("section", { class: "panel" }, h("h2", null, "Steps"), stepTree(seq)),
       h("section", { class: "panel" }, h("h2", null, "Consoles"), waterfall(seq)),
       h("section", { class: "panel" }, h("h2", null, "Timeline"), gantt(seq, width - 34)),
-      jitters(seq, width), memory(seq, width), pictures(seq), builds(seq)];
+      jitters(seq, width), measurements(seq, width), memory(seq, width), pictures(seq), builds(seq)];
   }
 
   function render(D) {
