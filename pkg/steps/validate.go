@@ -10,6 +10,7 @@ import (
 // expression is defined and compiles, in step order.
 func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	v := &validator{seq: seq, errs: e, defined: map[string]bool{}}
+	v.declareSecrets()
 	for _, name := range opts.Vars {
 		v.defined[name] = true
 	}
@@ -41,6 +42,10 @@ type validator struct {
 	seq     *Sequence
 	errs    *errs
 	defined map[string]bool
+	// secrets are the names under secrets:; sendable is set while the
+	// templates that may hold them (a send's text, a command) are checked.
+	secrets  map[string]bool
+	sendable bool
 }
 
 // add records a problem at p.
@@ -60,7 +65,7 @@ func (v *validator) definedNames() []string {
 // ref checks that the variable name is defined here; env.NAME always
 // is.
 func (v *validator) ref(p Pos, name string) {
-	if strings.HasPrefix(name, "env.") {
+	if strings.HasPrefix(name, "env.") || v.secretRef(p, name) {
 		return
 	}
 	if !v.defined[name] {
@@ -103,12 +108,14 @@ func (v *validator) step(s *Step) {
 // command checks the templates of a command and its environment, and the
 // device whose port it uses.
 func (v *validator) command(p Pos, argv []*Template, env map[string]*Template, port string) {
+	v.sendable = true
 	for _, t := range argv {
 		v.template(p, t)
 	}
 	for _, t := range env {
 		v.template(p, t)
 	}
+	v.sendable = false
 	if port != "" && v.seq.Device(port) == nil && !IsPortPath(port) {
 		v.add(p, "port: unknown device %q%s", port, suggest(port, deviceNames(v.seq)))
 	}
