@@ -11,6 +11,7 @@ import (
 	"context"
 	"maps"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -40,14 +41,18 @@ type Sources struct {
 	// Vars are values given for the run (--var); they override the file's.
 	Vars   map[string]string
 	Limits Limits
+	// Secrets give the values of the sequence's secrets: (read from the
+	// environment or files by the command); each must be there.
+	Secrets *redact.Set
 }
 
 // Plan is a sequence bound to a bench, with its variables and limits. It
 // is made by Bind and never changed: its methods return copies.
 type Plan struct {
-	seq    *steps.Sequence
-	vars   map[string]string
-	limits Limits
+	seq     *steps.Sequence
+	vars    map[string]string
+	limits  Limits
+	secrets *redact.Set
 }
 
 // Bind binds seq to src and returns the plan. seq itself is never
@@ -61,8 +66,14 @@ func Bind(seq *steps.Sequence, src Sources) (*Plan, error) {
 	if src.Camera != "" {
 		bound = steps.BindCameras(bound, src.Camera, src.CameraFormat)
 	}
-	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits}, nil
+	if err := checkSecrets(seq, src); err != nil {
+		return nil, err
+	}
+	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits, secrets: src.Secrets}, nil
 }
+
+// Secrets are the plan's secrets, for the bench its consoles open on.
+func (p *Plan) Secrets() *redact.Set { return p.secrets }
 
 // Sequence is the bound sequence. It is the plan's own: a caller that
 // needs it changed (a QEMU reserved, the virtual board's addresses filled
@@ -132,5 +143,6 @@ func (p *Plan) Run(ctx context.Context, bench runner.Bench, out Output) *runner.
 		MaxExprMemory:   p.limits.MaxExprMemory,
 		MaxSteps:        p.limits.MaxSteps,
 		KeepSteps:       out.KeepSteps,
+		Secrets:         p.secrets,
 	})
 }

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"io"
+)
 
 // Stream masks a byte stream that arrives in chunks, such as a console's
 // output: each secret's bytes become '*', even when the secret is split
@@ -118,4 +121,38 @@ func (st *Stream) Flush() []byte {
 	st.keep(data)
 	st.held, st.heldMask = st.held[:0], st.heldMask[:0]
 	return out
+}
+
+// Writer is an io.Writer that masks what passes through it (a Stream) on
+// its way to W; Flush lets out what it holds back. A nil Set makes a
+// Writer that passes everything at once.
+type Writer struct {
+	W  io.Writer
+	st *Stream
+}
+
+// NewWriter masks s's secrets on the way to w.
+func (s *Set) NewWriter(w io.Writer) *Writer { return &Writer{W: w, st: s.NewStream()} }
+
+// Write writes what may be let out of p; it reports len(p) unless W
+// fails.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.st == nil {
+		return w.W.Write(p)
+	}
+	if out := w.st.Write(p); len(out) > 0 {
+		if _, err := w.W.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush writes what is held back.
+func (w *Writer) Flush() error {
+	if out := w.st.Flush(); len(out) > 0 {
+		_, err := w.W.Write(out)
+		return err
+	}
+	return nil
 }

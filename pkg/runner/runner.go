@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
@@ -95,6 +96,10 @@ type Options struct {
 	// reach reports only through the Sink (see package results). It suits
 	// short runs that read the results directly, such as the REPL's.
 	KeepSteps bool
+	// Secrets are the values ${name} gives sends and commands for the
+	// sequence's secrets; every event and the result pass through them,
+	// so no report holds a value (see secrets.go). nil has none.
+	Secrets *redact.Set
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -194,7 +199,7 @@ func (r *run) emit(e Event) {
 	e.Offset = time.Since(r.start)
 	e.Sequence = r.seq.Name
 	e.File = r.seq.File
-	r.sink.Event(e)
+	r.sink.Event(r.redactEvent(e))
 }
 
 func (r *run) run(ctx context.Context) *SequenceResult {
@@ -271,6 +276,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	r.closeConsoles()
 	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
+	r.redactResult(r.res)
 	r.emit(Event{Type: SequenceFinished, Result: r.res})
 	return r.res
 }

@@ -67,3 +67,10 @@ func TestParseSecretSource(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsNotInBuilds(t *testing.T) {
+	_, err := Parse("t.yaml", []byte("secrets: [wifi_psk]\nsteps:\n  - build: {command: [make, 'PSK=${wifi_psk}']}\n"), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "secret wifi_psk can only be sent") {
+		t.Fatalf("Parse: %v", err)
+	}
+}

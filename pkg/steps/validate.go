@@ -108,14 +108,12 @@ func (v *validator) step(s *Step) {
 // command checks the templates of a command and its environment, and the
 // device whose port it uses.
 func (v *validator) command(p Pos, argv []*Template, env map[string]*Template, port string) {
-	v.sendable = true
 	for _, t := range argv {
 		v.template(p, t)
 	}
 	for _, t := range env {
 		v.template(p, t)
 	}
-	v.sendable = false
 	if port != "" && v.seq.Device(port) == nil && !IsPortPath(port) {
 		v.add(p, "port: unknown device %q%s", port, suggest(port, deviceNames(v.seq)))
 	}
