@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/mcpserver"
 	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -104,4 +105,22 @@ func sourceNames(m map[string]*steps.SecretSource) map[string]string {
 		out[k] = v.String()
 	}
 	return out
+}
+
+// mcpSecrets reads the server's secrets into cfg: every --secret, and
+// every secret its --bench names; a client's files never give one.
+func mcpSecrets(cfg *mcpserver.Config, flags []string) error {
+	srcs, err := parseSecretFlags(flags)
+	if err != nil {
+		return err
+	}
+	var names []string
+	if cfg.Bench != nil {
+		for name := range cfg.Bench.Secrets {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+	}
+	cfg.Secrets, err = readSecrets(hostGates(), srcs, cfg.Bench, names)
+	return err
 }

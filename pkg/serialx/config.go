@@ -75,7 +75,7 @@ type Config struct {
 	Secrets *redact.Set
 	// SecretFlush is how long the console holds back the end of what it
 	// received while that end could be the start of a secret, once the
-	// device is quiet; 0 means 100 ms.
+	// device is quiet; 0 means stream.DefaultSettle (1 s).
 	SecretFlush time.Duration
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/redact"
+	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // masker holds the console's redact.Stream and the timer that lets out
@@ -33,7 +34,7 @@ func newMasker(cfg Config) *masker {
 	}
 	after := cfg.SecretFlush
 	if after <= 0 {
-		after = 100 * time.Millisecond
+		after = stream.DefaultSettle
 	}
 	return &masker{st: st, after: after}
 }
