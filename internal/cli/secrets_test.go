@@ -32,6 +32,8 @@ steps:
     expect: {regex: 'psk=(\S+)\r\n'}
     save: got
   - log: "saved ${got}"
+  - log: "env [${env.HILRUN_TEST_PSK}]"
+  - assert: 'env.HILRUN_TEST_PSK == nil'
   - send: echo ${wifi_psk} again
     expect: nope
     timeout: 1s
@@ -96,7 +98,8 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if !strings.Contains(consoleLog, "psk=************\r\n") {
 		t.Errorf("the console log does not mask the split secret:\n%s", consoleLog)
 	}
-	for _, want := range []string{"***wifi_psk***", "***api_token***"} {
+	// ${env.NAME} and env in expressions do not see a secret's variable.
+	for _, want := range []string{"***wifi_psk***", "***api_token***", "env []", "env.HILRUN_TEST_PSK == nil"} {
 		if !strings.Contains(jsonReport, want) {
 			t.Errorf("the JSON report never says %s:\n%s", want, jsonReport)
 		}
