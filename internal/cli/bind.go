@@ -13,6 +13,7 @@ import (
 // bindFlags are the NAME=VALUE flags of run and repl, by name.
 type bindFlags struct {
 	vars, ports, openocds, gdbs map[string]string
+	secrets                     map[string]*steps.SecretSource
 	// port is a bare --port PATH: the port of a sequence's only device.
 	port string
 }
@@ -40,6 +41,9 @@ func parseFlags(varFlags []string, b *BindFlags) (bindFlags, error) {
 		return f, invalid(err)
 	}
 	if f.gdbs, err = steps.ParseAssignments("gdb", gdbFlags); err != nil {
+		return f, invalid(err)
+	}
+	if f.secrets, err = parseSecretFlags(b.Secrets); err != nil {
 		return f, invalid(err)
 	}
 	return f, nil
@@ -81,7 +85,11 @@ func bindSequence(seq *steps.Sequence, benchPath string, f bindFlags, limits pla
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, err := bindPlan(seq, plan.Sources{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs, Vars: f.vars, Limits: limits})
+	secrets, err := readSecrets(hostGates(), f.secrets, bench, steps.SecretNames(seq))
+	if err != nil {
+		return nil, nil, invalid(err)
+	}
+	pl, err := bindPlan(seq, plan.Sources{Bench: bench, Ports: ports, OpenOCDs: f.openocds, GDBs: f.gdbs, Vars: f.vars, Limits: limits, Secrets: secrets})
 	return pl, bench, err
 }
 

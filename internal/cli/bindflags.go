@@ -20,6 +20,8 @@ type BindFlags struct {
 	// Probes are --probe NAME=URL values: openocd://HOST:PORT or
 	// gdb://ADDRESS[?attach=MODE].
 	Probes []string
+	// Secrets are --secret NAME=env:VAR or NAME=file:PATH values.
+	Secrets []string
 }
 
 // register adds the flags to f. checkOnly words them for validate, which
@@ -33,6 +35,7 @@ func (b *BindFlags) register(f *pflag.FlagSet, checkOnly bool) {
 	}
 	f.StringArrayVar(&b.Ports, "port", nil, say("bind a device to a serial port, `NAME=PATH` (repeatable), or PATH for a sequence's only device"))
 	b.registerProbes(f, checkOnly)
+	registerSecrets(f, &b.Secrets)
 }
 
 // registerProbes adds --probe, --openocd and --gdb to f.

@@ -30,6 +30,7 @@ type MCPOptions struct {
 	MinBodyRate   int
 	AllowPorts    []string
 	AllowProbes   []string
+	Secrets       []string
 	DenyPorts     []string
 	ReadOnly      bool
 	AllowExec     bool
@@ -164,6 +165,9 @@ func mcpConfig(ios *IO, opts *MCPOptions) (mcpserver.Config, error) {
 		}
 		cfg.Bench = b
 	}
+	if err := mcpSecrets(&cfg, opts.Secrets); err != nil {
+		return cfg, invalid(err)
+	}
 	if err := bindProbes(&cfg, &opts.Probes); err != nil {
 		return cfg, invalid(err)
 	}
@@ -220,6 +224,7 @@ func (opts *MCPOptions) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&opts.AllowPorts, "allow-port", nil, "only allow ports matching this path.Match `GLOB` (repeatable)")
 	f.StringArrayVar(&opts.DenyPorts, "deny-port", nil, "refuse ports matching this path.Match `GLOB` (repeatable; wins over --allow-port)")
 	f.StringArrayVar(&opts.AllowProbes, "allow-probe", nil, "let run_sequence's probes argument attach to debuggers at addresses matching this path.Match `GLOB`, like '127.0.0.1:4444' (repeatable; without it, only the server's own --bench, --sim and --qemu debuggers)")
+	registerSecrets(f, &opts.Secrets)
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse memory writes, uploads, debugger commands that could write, modem lines, power and exec; serial writes stay allowed")
 	f.BoolVar(&opts.AllowExec, "allow-exec", false, "let exec steps and build and upload commands run host programs (with --root, inside it, without a shell, with a minimal environment)")
 	f.BoolVar(&opts.AllowDebugTcl, "allow-debug-tcl", false, "let openocd: and monitor: steps send raw debugger commands (OpenOCD Tcl, GDB monitor), and probe launch configs name files under --root (Tcl can run host programs)")

@@ -123,7 +123,7 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, plans []*plan.Plan, s *
 		}
 		// Consoles log into consoleDir; without --log-dir that is a
 		// private folder gone at exit, which no report names.
-		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut)})
+		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut), Secrets: pl.Secrets()})
 		res := pl.Run(in.Run, bench, plan.Output{Sink: runner.Tee(s.events, s.console), ArtifactDir: artifacts, FinallyContext: in.Fin})
 		// The transcripts are in the event stream; the summary needs none.
 		res.Transcripts = nil

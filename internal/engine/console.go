@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hilrun/hilrun/pkg/gate"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -39,6 +40,8 @@ type ConsoleOptions struct {
 	Warn func(msg string)
 	// Gates are the policies consoles open through (Devices, Dial).
 	Gates gate.Policy
+	// Secrets are masked in everything the consoles receive and log.
+	Secrets *redact.Set
 }
 
 // OpenConsole opens devices as serial consoles. A device given by USB
@@ -48,6 +51,7 @@ func OpenConsole(o ConsoleOptions) runner.Opener {
 	return func(ctx context.Context, dev *steps.Device) (runner.Console, error) {
 		cfg := SerialConfig(dev, o.Gates)
 		cfg.LogDir, cfg.Warn = o.LogDir, o.Warn
+		cfg.Secrets, cfg.SecretFlush = o.Secrets, SecretFlush(dev)
 		if cfg.Path == "" && cfg.Resolve != nil {
 			p, err := cfg.Resolve(ctx)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/gate"
 	"github.com/hilrun/hilrun/pkg/gate/process"
 	"github.com/hilrun/hilrun/pkg/logfile"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -41,6 +42,10 @@ type BenchConfig struct {
 	// (the server's policy resolves those first): it refuses only steps a
 	// probe's backend cannot run.
 	ForClients bool
+	// Secrets are the run's secrets: the consoles mask them in what they
+	// receive and log, and ${env.NAME} and env in expressions do not see
+	// a variable that holds one. nil has none.
+	Secrets *redact.Set
 	// Launched says the QEMUs that probes launch are started already (a
 	// REPL session starts them once): the bench starts none of its own.
 	Launched bool
@@ -57,7 +62,7 @@ func NewBench(c BenchConfig) runner.Bench {
 		consoleLogs = c.ConsoleLogDir
 	}
 	b := runner.Bench{
-		Open:         OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g}),
+		Open:         OpenConsole(ConsoleOptions{LogDir: consoleLogs, Warn: c.Warn, Gates: g, Secrets: c.Secrets}),
 		OpenProbe:    OpenProbe(ProbeOptions{LogDir: c.LogDir, Gates: g}),
 		Symbols:      elfsym.Lookup(g.Files),
 		Build:        Builder(BuildLogs(c.LogDir), nil, g.Procs),
@@ -67,7 +72,7 @@ func NewBench(c BenchConfig) runner.Bench {
 		LogPaths:     LogPath,
 		Check:        Check,
 		ParseCommand: ParseCommand,
-		Environ:      g.Env.List(),
+		Environ:      withoutSecrets(g.Env.List(), c.Secrets),
 	}
 	if c.HideLogs {
 		b.LogPaths = nil

@@ -26,6 +26,9 @@ func (s *Server) bindPlan(seq *steps.Sequence, o execOptions) (*plan.Plan, []str
 	}
 	src.Camera, src.CameraFormat = s.cfg.Camera, s.cfg.CameraFormat
 	src.Vars = o.vars
+	// Secrets are the server's own (its --secret flags and --bench), never
+	// what a client's files say.
+	src.Secrets = s.cfg.Secrets
 	src.Limits = plan.Limits{MaxValueBytes: s.cfg.MaxValueBytes, MaxExprWork: s.cfg.MaxExprWork, MaxExprMemory: s.cfg.MaxExprMemory, MaxSteps: s.cfg.MaxSteps}
 	pl, err := plan.Bind(seq, src)
 	if err != nil {

@@ -205,7 +205,7 @@ func (s *Server) openDevice(dir string, plans map[string]devicePlan) runner.Open
 			return nil, errors.New("this server opens no devices of sequences (it was started without their serial settings)")
 		}
 		cfg := s.cfg.SerialConfig(dev)
-		cfg.Path, cfg.LogDir = plan.port, dir
+		cfg.Path, cfg.LogDir, cfg.Secrets = plan.port, dir, s.cfg.Secrets
 		c, err := s.cfg.OpenConsole(ctx, dev.Name, cfg)
 		if err != nil {
 			return nil, err

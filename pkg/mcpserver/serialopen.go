@@ -188,6 +188,7 @@ func (s *Server) serialOpen(ctx context.Context, req mcp.CallToolRequest, a *ope
 	id := "c" + strconv.Itoa(s.nextID)
 	s.mu.Unlock()
 	cfg := s.openConfig(a, o, id, bench)
+	cfg.Secrets = s.cfg.Secrets
 	name := a.Label
 	if name == "" {
 		name = id

@@ -41,6 +41,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/pio"
 	"github.com/hilrun/hilrun/pkg/proc/tmpdir"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -79,6 +80,11 @@ type Config struct {
 	// Bench binds device and probe names (from --bench) to this bench's
 	// ports and OpenOCDs; nil binds nothing.
 	Bench *steps.Bench
+	// Secrets are the server's secrets (hilrun mcp's --secret and its
+	// --bench): sequences send them as ${name}; every console the server
+	// opens masks them, and every result redacts them. A client never
+	// gives one. nil has none.
+	Secrets *redact.Set
 	// DefaultPort is the serial port of devices nothing else binds, and of
 	// steps without to: when no connection is open: the virtual board's
 	// console under --sim. It is exempt from the port globs.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"maps"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -44,6 +45,9 @@ type Sources struct {
 	// retries: (hilrun run --retries, the serial_sequence tool's
 	// retries).
 	Retries int
+	// Secrets give the values of the sequence's secrets: (read from the
+	// environment or files by the command); each must be there.
+	Secrets *redact.Set
 }
 
 // Plan is a sequence bound to a bench, with its variables and limits. It
@@ -53,6 +57,7 @@ type Plan struct {
 	vars    map[string]string
 	limits  Limits
 	retries int
+	secrets *redact.Set
 }
 
 // Bind binds seq to src and returns the plan. seq itself is never
@@ -66,8 +71,14 @@ func Bind(seq *steps.Sequence, src Sources) (*Plan, error) {
 	if src.Camera != "" {
 		bound = steps.BindCameras(bound, src.Camera, src.CameraFormat)
 	}
-	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits, retries: src.Retries}, nil
+	if err := checkSecrets(seq, src); err != nil {
+		return nil, err
+	}
+	return &Plan{seq: bound, vars: maps.Clone(src.Vars), limits: src.Limits, retries: src.Retries, secrets: src.Secrets}, nil
 }
+
+// Secrets are the plan's secrets, for the bench its consoles open on.
+func (p *Plan) Secrets() *redact.Set { return p.secrets }
 
 // Sequence is the bound sequence. It is the plan's own: a caller that
 // needs it changed (a QEMU reserved, the virtual board's addresses filled
@@ -156,5 +167,6 @@ func (p *Plan) Run(ctx context.Context, bench runner.Bench, out Output) *runner.
 		MaxSteps:        p.limits.MaxSteps,
 		KeepSteps:       out.KeepSteps,
 		Retries:         p.retries,
+		Secrets:         p.secrets,
 	})
 }

@@ -154,12 +154,16 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 			r.logLoss = append(r.logLoss, e)
 		}
 	}()
-	fmt.Fprintf(f, "$ %s\n", shellLine(argv))
+	fmt.Fprintf(f, "$ %s\n", r.opts.Secrets.Mask([]byte(shellLine(argv))))
 	out = &keepWriter{}
 	lw := &lineWriter{fn: func(l string) {
 		r.emit(Event{Type: ConsoleOutput, Console: console, Data: []byte(l + "\n")})
 	}}
-	code, err = r.bench.Host.Run(ctx, argv, dir, env, io.MultiWriter(f, out, lw))
+	// The program's output reaches nothing with a secret in it: not the
+	// log, not the step's expect, not the event stream.
+	mw := r.opts.Secrets.NewWriter(io.MultiWriter(f, out, lw))
+	code, err = r.bench.Host.Run(ctx, argv, dir, env, mw)
+	mw.Flush()
 	lw.flush()
 	if err == nil {
 		fmt.Fprintf(f, "[exit %d]\n", code)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/steps"
 	"github.com/hilrun/hilrun/pkg/stream"
 )
@@ -99,6 +100,10 @@ type Options struct {
 	// retries: runs again after an attempt that did not pass (hilrun run
 	// --retries); 0 means never.
 	Retries int
+	// Secrets are the values ${name} gives sends and commands for the
+	// sequence's secrets; every event and the result pass through them,
+	// so no report holds a value (see secrets.go). nil has none.
+	Secrets *redact.Set
 }
 
 // Error kinds a step can end with; the runner classifies every failure as
@@ -204,7 +209,7 @@ func (r *run) emit(e Event) {
 	e.Offset = time.Since(r.start)
 	e.Sequence = r.seq.Name
 	e.File = r.seq.File
-	r.sink.Event(e)
+	r.sink.Event(r.redactEvent(e))
 }
 
 func (r *run) run(ctx context.Context) *SequenceResult {
@@ -285,6 +290,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 	r.closeConsoles()
 	r.reportLogLoss()
 	r.res.Transcripts = r.transcripts()
+	r.redactResult(r.res)
 	r.emit(Event{Type: SequenceFinished, Result: r.res})
 	return r.res
 }

@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.bug.st/serial"
 
 	"github.com/hilrun/hilrun/pkg/gate/devices"
 	"github.com/hilrun/hilrun/pkg/gate/dial"
+	"github.com/hilrun/hilrun/pkg/redact"
 )
 
 // Config describes a serial console.
@@ -67,6 +69,14 @@ type Config struct {
 	// disk) does not stop the console: Warn is told at once, and LogErr
 	// says what was lost.
 	LogDir string
+	// Secrets are values the console never lets out: every byte of each
+	// becomes '*' in its buffer, logs and receivers, split across chunks
+	// or not (see secrets.go). nil hides nothing.
+	Secrets *redact.Set
+	// SecretFlush is how long the console holds back the end of what it
+	// received while that end could be the start of a secret, once the
+	// device is quiet; 0 means stream.DefaultSettle (1 s).
+	SecretFlush time.Duration
 	// BufferSize is how many received bytes stay available for matching,
 	// in bytes; 0 means 1 MiB.
 	BufferSize int

@@ -94,6 +94,9 @@ type Console struct {
 	// good: its time and error; nil while connected.
 	away atomic.Pointer[awayFrom]
 
+	// mask hides the secrets in what arrives; nil when there are none.
+	mask *masker
+
 	rmu       sync.Mutex
 	receivers atomic.Pointer[[]*receiver]
 
@@ -137,6 +140,7 @@ func Open(ctx context.Context, name string, cfg Config) (*Console, error) {
 		listPorts: ListPorts,
 		wsem:      make(chan struct{}, 1),
 		hsem:      make(chan struct{}, 1),
+		mask:      newMasker(cfg),
 	}
 	c.receivers.Store(&[]*receiver{})
 	c.lockDir = c.findLockDir()
@@ -319,6 +323,7 @@ func (c *Console) Close() error {
 		if rd != nil {
 			<-rd.done
 		}
+		c.flushHeld(true)
 		lock.release()
 		c.log.close()
 		c.closeErr = errors.Join(errs...)

@@ -113,6 +113,7 @@ func (c *Console) Release(ctx context.Context) error {
 	if rd != nil {
 		<-rd.done
 	}
+	c.flushHeld(false)
 	lock.release()
 	at := time.Now()
 	c.startGap(at, path)

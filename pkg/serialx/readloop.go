@@ -42,7 +42,7 @@ func (c *Console) startReaderLocked(port serial.Port) {
 func (c *Console) readLoop(port serial.Port, rd *reader) {
 	defer close(rd.done)
 	buf := make([]byte, maxRead)
-	each := func(p []byte) { c.deliver(time.Now(), p) }
+	each := func(p []byte) { c.receive(time.Now(), p) }
 	for {
 		err := readChunks(port, buf, each)
 		if c.closing.Load() || rd.stopped() {

@@ -37,7 +37,7 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 	if ctx.Err() != nil {
 		return cursor, fmt.Errorf("write to %s: %w", c.Path(), ctxErr(ctx))
 	}
-	c.log.tx(time.Now(), cursor, p)
+	c.log.tx(time.Now(), cursor, c.cfg.Secrets.Mask(p))
 	written := 0
 	for written < len(p) {
 		if ctx.Err() != nil {

@@ -22,9 +22,11 @@ type Bench struct {
 	Cameras map[string]*Camera
 	// Power says how to switch each board of the bench off and on.
 	Power map[string]*PowerEntry
+	// Secrets say where each secret's value comes from (see secrets.go).
+	Secrets map[string]*SecretSource
 }
 
-var benchKeys = []string{"devices", "probes", "cameras", "power", "$schema"}
+var benchKeys = []string{"devices", "probes", "cameras", "power", "secrets", "$schema"}
 
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
@@ -66,6 +68,12 @@ func (d *decoder) bench(pairs []pair, where string, keys []string) *Bench {
 			d.cameras(p.val)
 		case "power":
 			d.power(p.val)
+		case "secrets":
+			if slices.Contains(keys, "secrets") {
+				b.Secrets = d.secretSources(p.val)
+				break
+			}
+			d.unknownKey(p.key, where, keys)
 		default:
 			if !slices.Contains(keys, p.key.Value) {
 				d.unknownKey(p.key, where, keys)

@@ -202,7 +202,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, allowed []string) {
 }
 
 // topKeys are the keys of a sequence file's top level.
-var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "tags", "matrix", "retries", "before_retry", "$schema"}
+var topKeys = []string{"name", "description", "devices", "probes", "cameras", "power", "vars", "secrets", "on_failure", "timeout", "expect_timeout", "fail_on", "steps", "finally", "tags", "matrix", "retries", "before_retry", "$schema"}
 
 // sequence reads a whole sequence file: a mapping with steps, or a bare
 // list of steps.
@@ -238,6 +238,8 @@ func (d *decoder) sequence(root *yaml.Node) *Sequence {
 			d.power(p.val)
 		case "vars":
 			d.vars(p.val)
+		case "secrets":
+			d.secretNames(p.val)
 		case "on_failure":
 			seq.OnFailure = d.onFailure(p.val)
 		case "timeout":

@@ -43,7 +43,9 @@ func init() {
 		},
 		check: func(v *validator, s *Step) {
 			if x := s.Exec; x != nil {
+				v.sendable = true
 				v.command(s.Pos, x.Command, x.Env, x.Port)
+				v.sendable = false
 			}
 			v.expect(s)
 		},

@@ -33,7 +33,9 @@ func init() {
 		},
 		finish: finishSend,
 		check: func(v *validator, s *Step) {
+			v.sendable = true
 			v.template(s.Pos, s.Text)
+			v.sendable = false
 			v.expect(s)
 		},
 		title: func(s *Step) string {

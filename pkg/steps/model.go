@@ -26,8 +26,11 @@ type Sequence struct {
 	Description string
 	// Devices in the order declared. A sequence without a devices section
 	// has one, DefaultDevice, with no port: the bench, --port or --sim bind it.
-	Devices   []*Device
-	Vars      []*Var
+	Devices []*Device
+	Vars    []*Var
+	// Secrets are the names under secrets:, whose values the bench file or
+	// --secret give; only sends and commands may use them (see secrets.go).
+	Secrets   []*SecretName
 	OnFailure OnFailure
 	// Timeout bounds the whole sequence, finally steps excepted; 0 = none.
 	Timeout time.Duration

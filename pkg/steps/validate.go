@@ -10,6 +10,7 @@ import (
 // expression is defined and compiles, in step order.
 func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	v := &validator{seq: seq, errs: e, defined: map[string]bool{}, outside: map[string]bool{}}
+	v.declareSecrets()
 	for _, name := range opts.Vars {
 		v.defined[name] = true
 		v.outside[name] = true
@@ -56,6 +57,10 @@ type validator struct {
 	matrixKeys []string
 	// repeats counts the repeats around the step being checked.
 	repeats int
+	// secrets are the names under secrets:; sendable is set while the
+	// templates that may hold them (a send's text, a command) are checked.
+	secrets  map[string]bool
+	sendable bool
 }
 
 // add records a problem at p.
@@ -75,7 +80,7 @@ func (v *validator) definedNames() []string {
 // ref checks that the variable name is defined here; env.NAME always
 // is.
 func (v *validator) ref(p Pos, name string) {
-	if strings.HasPrefix(name, "env.") {
+	if strings.HasPrefix(name, "env.") || v.secretRef(p, name) {
 		return
 	}
 	if !v.defined[name] {
