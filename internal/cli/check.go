@@ -80,23 +80,8 @@ func prepare(o prepareOptions) (*prepared, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	sel, err := newSelection(o.Filter, o.Select)
+	seqs, err := loadSelected(o, warn)
 	if err != nil {
-		return nil, err
-	}
-	match := sel.filter
-	seqs, err := loadAll(o.Files, steps.Names(o.Flags.vars))
-	if err != nil {
-		return nil, err
-	}
-	warnUnusedVars(seqs, o.Flags.vars, warn)
-	if o.Filter != "" {
-		all := len(seqs)
-		if seqs = selectSequences(seqs, match); len(seqs) == 0 {
-			return nil, invalid(fmt.Errorf("-k %q selects none of the %d sequences", o.Filter, all))
-		}
-	}
-	if seqs, err = sel.markAll(seqs, benchName(o)); err != nil {
 		return nil, err
 	}
 	p := &prepared{}
@@ -133,12 +118,11 @@ func prepare(o prepareOptions) (*prepared, error) {
 	for i, loaded := range seqs {
 		if loaded.Skip != "" {
 			// Not run: nothing of it is opened, so nothing needs binding.
-			p.plans[i], err = plan.Bind(loaded, plan.Sources{Vars: o.Flags.vars, Limits: o.Limits})
-			if err != nil {
+			if pl, err := plan.Bind(loaded, plan.Sources{Vars: o.Flags.vars, Limits: o.Limits}); err == nil {
+				p.plans[i], p.seqs[i] = pl, pl.Sequence()
+			} else {
 				add(err)
-				continue
 			}
-			p.seqs[i] = p.plans[i].Sequence()
 			continue
 		}
 		pl, _, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
@@ -180,6 +164,28 @@ func prepare(o prepareOptions) (*prepared, error) {
 		return nil, invalid(dedupe(all))
 	}
 	return p, nil
+}
+
+// loadSelected loads the files of o and keeps the sequences -k selects,
+// with what -m, -k among matrix cases and the quarantine list skip
+// marked (selection.mark).
+func loadSelected(o prepareOptions, warn func(string)) ([]*steps.Sequence, error) {
+	sel, err := newSelection(o.Filter, o.Select)
+	if err != nil {
+		return nil, err
+	}
+	seqs, err := loadAll(o.Files, steps.Names(o.Flags.vars))
+	if err != nil {
+		return nil, err
+	}
+	warnUnusedVars(seqs, o.Flags.vars, warn)
+	if o.Filter != "" {
+		all := len(seqs)
+		if seqs = selectSequences(seqs, sel.filter); len(seqs) == 0 {
+			return nil, invalid(fmt.Errorf("-k %q selects none of the %d sequences", o.Filter, all))
+		}
+	}
+	return sel.markAll(seqs, benchName(o))
 }
 
 // unboundAsSim returns pl with what nothing binds made ready for --sim

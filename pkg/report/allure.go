@@ -202,6 +202,7 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 			n.Attachments = append(n.Attachments, at)
 		}
 	}
+	n.Parameters = append(n.Parameters, allureMeasureParams(st)...)
 	if r := st.Repeat; r != nil {
 		n.Parameters = append(n.Parameters,
 			allureParameter{Name: "iterations", Value: fmt.Sprintf("%d (%d passed, %d failed, %d error)", r.Iterations, r.Passed, r.Failed, r.Errored)},
