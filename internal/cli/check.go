@@ -118,7 +118,7 @@ func prepare(o prepareOptions) (*prepared, error) {
 	for i, loaded := range seqs {
 		if loaded.Skip != "" {
 			// Not run: nothing of it is opened, so nothing needs binding.
-			if pl, err := plan.Bind(loaded, plan.Sources{Vars: o.Flags.vars, Limits: o.Limits}); err == nil {
+			if pl, err := bindPlan(loaded, plan.Sources{Vars: o.Flags.vars, Limits: o.Limits}); err == nil {
 				p.plans[i], p.seqs[i] = pl, pl.Sequence()
 			} else {
 				add(err)
