@@ -1,14 +1,9 @@
 package cli_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -67,18 +62,7 @@ func TestStepCountsAgree(t *testing.T) {
 // htmlCounted is what the HTML report's data says of its sequence's steps.
 func htmlCounted(t *testing.T, page []byte) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)id="hilrun-data" data-encoding="gzip\+base64">(.*?)</script>`).FindSubmatch(page)
-	if m == nil {
-		t.Fatal("the page has no data block")
-	}
-	gz, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(m[1])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := []byte(htmlData(t, page))
 	var doc struct {
 		Sequences []struct{ Counted string }
 	}

@@ -1,14 +1,9 @@
 package cli_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -71,7 +66,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 		written[path] = string(b)
 		if strings.HasSuffix(path, ".html") {
-			written[path+" (data)"] = secretHTMLData(t, b)
+			written[path+" (data)"] = htmlData(t, b)
 		}
 		return nil
 	})
@@ -104,24 +99,6 @@ func TestSecretsNeverWritten(t *testing.T) {
 			t.Errorf("the JSON report never says %s:\n%s", want, jsonReport)
 		}
 	}
-}
-
-// htmlData is the decoded data block of an HTML report.
-func secretHTMLData(t *testing.T, page []byte) string {
-	t.Helper()
-	m := regexp.MustCompile(`(?s)id="hilrun-data" data-encoding="gzip\+base64">(.*?)</script>`).FindSubmatch(page)
-	if m == nil {
-		t.Fatal("the page has no data block")
-	}
-	gz, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(m[1])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // TestSecretMissing: a secret no source gives, or too short, exits 2

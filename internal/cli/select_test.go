@@ -1,15 +1,10 @@
 package cli_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -212,18 +207,7 @@ func htmlGroups(t *testing.T, path string) map[string]caseOutcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?s)id="hilrun-data" data-encoding="gzip\+base64">(.*?)</script>`).FindSubmatch(page)
-	if m == nil {
-		t.Fatal("the page has no data block")
-	}
-	gz, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(m[1])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := []byte(htmlData(t, page))
 	tmp := filepath.Join(t.TempDir(), "data.json")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		t.Fatal(err)
