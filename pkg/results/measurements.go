@@ -1,8 +1,6 @@
 package results
 
 import (
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -175,110 +173,6 @@ func MeasuredNumber(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-// values estimates quantiles of numbers of any sign in bounded memory, as
-// durations does for times: the first exactLimit values as they are,
-// then a histogram of logarithmic buckets of each sign (and one for 0
-// and values under 1e-12): about 116 per decade of magnitude, so a few
-// thousand at most whatever the count. Min and max are
-// exact; a quantile is the nearest-rank value, exact up to exactLimit
-// values and within 1% relative error beyond.
-type values struct {
-	n        int
-	min, max float64
-	exact    []float64
-	buckets  map[int]int
-	spilled  bool
-}
-
-func (v *values) add(x float64) {
-	if v.n == 0 || x < v.min {
-		v.min = x
-	}
-	if v.n == 0 || x > v.max {
-		v.max = x
-	}
-	v.n++
-	if !v.spilled {
-		v.exact = append(v.exact, x)
-		if len(v.exact) <= exactLimit {
-			return
-		}
-		v.spilled = true
-		v.buckets = map[int]int{}
-		for _, e := range v.exact {
-			v.buckets[valueBucket(e)]++
-		}
-		v.exact = nil
-		return
-	}
-	v.buckets[valueBucket(x)]++
-}
-
-// valueBucket orders values: negative buckets below 0 (the bucket of 0
-// and of values under 1e-12), positive above; bucket k > 0 holds values
-// of about gamma^(k-bucketZero).
-func valueBucket(x float64) int {
-	a := math.Abs(x)
-	if a < 1e-12 {
-		return 0
-	}
-	k := int(math.Floor(math.Log(a)/logGamma)) + bucketZero
-	k = max(k, 1)
-	if x < 0 {
-		return -k
-	}
-	return k
-}
-
-// bucketZero shifts bucket indices so that values from 1e-12 up get an
-// index above 0.
-var bucketZero = int(math.Ceil(-math.Log(1e-12)/logGamma)) + 1
-
-// bucketValue is the representative of bucket k: its geometric middle.
-func bucketValue(k int) float64 {
-	if k == 0 {
-		return 0
-	}
-	a := math.Exp((float64(abs(k)-bucketZero) + 0.5) * logGamma)
-	if k < 0 {
-		return -a
-	}
-	return a
-}
-
-func abs(k int) int {
-	if k < 0 {
-		return -k
-	}
-	return k
-}
-
-// quantile is the nearest-rank q-quantile.
-func (v *values) quantile(q float64) float64 {
-	if v.n == 0 {
-		return 0
-	}
-	rank := max(int(math.Ceil(q*float64(v.n))), 1)
-	if !v.spilled {
-		s := slices.Clone(v.exact)
-		slices.Sort(s)
-		return s[rank-1]
-	}
-	keys := make([]int, 0, len(v.buckets))
-	for k := range v.buckets {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	seen := 0
-	for _, k := range keys {
-		seen += v.buckets[k]
-		if seen >= rank {
-			return min(max(bucketValue(k), v.min), v.max)
-		}
-	}
-	return v.max
 }
 
 // MaxListedMeasurements bounds the measurements a report lists one by
