@@ -287,6 +287,18 @@ var badFiles = map[string]string{
 	"power-step-to.yaml":             `unknown key "to" in a power step`,
 	"read-timeout-too-long.yaml":     "read_timeout (seconds) of 1e300 is too long: the longest is 24h",
 	"delay-ms-too-long.yaml":         "delay_ms of 1e20 is too long: the longest is 24h",
+	// Retries, measurements, tags, matrices and secrets.
+	"retries-too-many.yaml":        "2:10: retries must be a whole number from 0 to 20, found 21",
+	"before-retry-not-list.yaml":   "5:19: before_retry must be a list of steps, found a mapping",
+	"measure-no-name.yaml":         "3:14: measure needs a name:",
+	"measure-min-text.yaml":        `3:44: measure min must be a number, found the text "low"`,
+	"tag-name.yaml":                `2:8: tag "a b" must be letters, digits, _, - and .`,
+	"matrix-empty-values.yaml":     "4:20: matrix key baud must have a list of one or more values, like [9600, 115200], found an empty list",
+	"matrix-exclude-not-list.yaml": "6:16: matrix exclude must be a list of mappings",
+	"secrets-mapping.yaml":         "2:10: secrets must be a list of names, such as [wifi_psk, api_token], found a mapping",
+	"secret-name.yaml":             `2:11: secret name "wifi-psk" must be letters, digits and underscores`,
+	"secret-source.bench.yaml":     `3:13: secret wifi_psk: a secret's source must be env:VARIABLE or file:PATH, found "vault:lab/wifi"`,
+	"sim-and-secrets.pool.yaml":    "3:5: bench a: give one of bench: FILE, an inline bench (devices:, probes:, cameras:, power:, secrets:) or sim: true",
 }
 
 // loaderOnly lists the files the schema accepts and the loader rejects: what
@@ -447,6 +459,22 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 	"undefined-variable-in-exec.yaml": {
 		"an exec argument's ${name} must name a variable defined earlier",
 		`variable "hub_port" is not defined here`,
+	},
+	"secret-in-expression.yaml": {
+		"a secret can only be sent; the schema cannot tell an expression's names",
+		"4:13: secret wifi_psk can only be sent",
+	},
+	"secret-named-variable.yaml": {
+		"a variable may not have a secret's name; the schema does not relate vars: and secrets:",
+		"3:8: variable wifi_psk has the name of a secret",
+	},
+	"matrix-key-is-variable.yaml": {
+		"a matrix key may not also be a variable under vars:; the schema does not relate the two",
+		"5:14: matrix key baud is also a variable under vars: (line 2)",
+	},
+	"retries-in-repeat.yaml": {
+		"retries: is refused inside a repeat; the schema does not know where a group is nested",
+		"11:22: retries: is refused inside a repeat",
 	},
 }
 
