@@ -19,6 +19,12 @@ var BenchSchema []byte
 //go:embed schemas/pool.schema.json
 var PoolSchema []byte
 
+// QuarantineSchema is the JSON Schema (2020-12) of hilrun quarantine
+// lists (hilrun run --quarantine FILE).
+//
+//go:embed schemas/quarantine.schema.json
+var QuarantineSchema []byte
+
 // SimELF is the virtual board's firmware image (firmware/sim/sim.elf): the
 // symbols of hilrun repl --sim resolve in it.
 //

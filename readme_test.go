@@ -60,8 +60,11 @@ import (
 // a file a page shows in a yaml block that begins with "# NAME.yaml" and
 // then uses (my-board.yaml) is there too, and must equal the block.
 //
-// Commands run in the repository's root, as the pages say.
+// Commands run in the repository's root, as the pages say, with WIFI_PSK
+// in the environment, as the pages' secrets examples take it from a
+// pipeline's.
 func TestReadmeExamples(t *testing.T) {
+	t.Setenv("WIFI_PSK", "hunter22-psk")
 	used := map[string]bool{}
 	unchecked := func(t *testing.T, key string) bool {
 		if _, ok := readmeUnchecked[key]; ok {

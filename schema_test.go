@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hilrun/hilrun/pkg/gate/files"
+	"github.com/hilrun/hilrun/pkg/selectx"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -34,14 +35,18 @@ import (
 //     (schemaOnly says why, per file).
 //
 // A file named hilrun.bench.yaml or *.bench.yaml is a bench file: it is
-// checked against bench.schema.json and loaded with steps.LoadBench.
+// checked against bench.schema.json and loaded with steps.LoadBench; one
+// named *.pool.yaml is a pool file (pool.schema.json, steps.LoadPool), and
+// quarantine.yaml or *.quarantine.yaml a quarantine list
+// (quarantine.schema.json, selectx.LoadQuarantine).
 
 const draft2020 = "https://json-schema.org/draft/2020-12/schema"
 
 const (
-	sequenceSchemaFile = "schemas/sequence.schema.json"
-	benchSchemaFile    = "schemas/bench.schema.json"
-	poolSchemaFile     = "schemas/pool.schema.json"
+	sequenceSchemaFile   = "schemas/sequence.schema.json"
+	benchSchemaFile      = "schemas/bench.schema.json"
+	poolSchemaFile       = "schemas/pool.schema.json"
+	quarantineSchemaFile = "schemas/quarantine.schema.json"
 )
 
 // badFiles maps each file in testdata/schema/bad to text the loader's error
@@ -287,6 +292,23 @@ var badFiles = map[string]string{
 	"power-step-to.yaml":             `unknown key "to" in a power step`,
 	"read-timeout-too-long.yaml":     "read_timeout (seconds) of 1e300 is too long: the longest is 24h",
 	"delay-ms-too-long.yaml":         "delay_ms of 1e20 is too long: the longest is 24h",
+	// Retries, measurements, tags, matrices and secrets.
+	"retries-too-many.yaml":        "2:10: retries must be a whole number from 0 to 20, found 21",
+	"before-retry-not-list.yaml":   "5:19: before_retry must be a list of steps, found a mapping",
+	"measure-no-name.yaml":         "3:14: measure needs a name:",
+	"measure-min-text.yaml":        `3:44: measure min must be a number, found the text "low"`,
+	"tag-name.yaml":                `2:8: tag "a b" must be letters, digits, _, - and .`,
+	"matrix-empty-values.yaml":     "4:20: matrix key baud must have a list of one or more values, like [9600, 115200], found an empty list",
+	"matrix-exclude-not-list.yaml": "6:16: matrix exclude must be a list of mappings",
+	"secrets-mapping.yaml":         "2:10: secrets must be a list of names, such as [wifi_psk, api_token], found a mapping",
+	"secret-name.yaml":             `2:11: secret name "wifi-psk" must be letters, digits and underscores`,
+	"secret-source.bench.yaml":     `3:13: secret wifi_psk: a secret's source must be env:VARIABLE or file:PATH, found "vault:lab/wifi"`,
+	"sim-and-secrets.pool.yaml":    "3:5: bench a: give one of bench: FILE, an inline bench (devices:, probes:, cameras:, power:, secrets:) or sim: true",
+	// Quarantine lists.
+	"no-reason.quarantine.yaml":    "2:3: the entry for flaky has no reason",
+	"unknown-key.quarantine.yaml":  `4:3: unknown key "bench" in a quarantine entry: want name, reason and benches`,
+	"benches-text.quarantine.yaml": "4:12: benches must be a list of bench names",
+	"mapping.quarantine.yaml":      "2:1: a quarantine list must be a list of entries",
 }
 
 // loaderOnly lists the files the schema accepts and the loader rejects: what
@@ -448,6 +470,26 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 		"an exec argument's ${name} must name a variable defined earlier",
 		`variable "hub_port" is not defined here`,
 	},
+	"secret-in-expression.yaml": {
+		"a secret can only be sent; the schema cannot tell an expression's names",
+		"4:13: secret wifi_psk can only be sent",
+	},
+	"secret-named-variable.yaml": {
+		"a variable may not have a secret's name; the schema does not relate vars: and secrets:",
+		"3:8: variable wifi_psk has the name of a secret",
+	},
+	"matrix-key-is-variable.yaml": {
+		"a matrix key may not also be a variable under vars:; the schema does not relate the two",
+		"5:14: matrix key baud is also a variable under vars: (line 2)",
+	},
+	"bad-glob.quarantine.yaml": {
+		"a quarantine entry's name must be a valid glob; the schema only knows it is text",
+		`2:9: name "[" is not a valid glob`,
+	},
+	"retries-in-repeat.yaml": {
+		"retries: is refused inside a repeat; the schema does not know where a group is nested",
+		"11:22: retries: is refused inside a repeat",
+	},
 }
 
 // schemaOnly lists the files the loader accepts and the schema rejects: the
@@ -462,9 +504,10 @@ var schemaOnly = map[string]string{
 	"colour-name-capitalised.yaml":         "the loader reads colour names in any case (Green); the schema lists them in lower case, as editors offer them",
 }
 
-// schemas holds the compiled sequence, bench and pool schemas.
+// schemas holds the compiled sequence, bench, pool and quarantine
+// schemas.
 type schemas struct {
-	sequence, bench, pool *jsonschema.Schema
+	sequence, bench, pool, quarantine *jsonschema.Schema
 }
 
 func compileSchemas(t *testing.T) *schemas {
@@ -479,6 +522,7 @@ func compileSchemas(t *testing.T) *schemas {
 		{sequenceSchemaFile, SequenceSchema},
 		{benchSchemaFile, readFile(t, benchSchemaFile)},
 		{poolSchemaFile, readFile(t, poolSchemaFile)},
+		{quarantineSchemaFile, readFile(t, quarantineSchemaFile)},
 	} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src.data))
 		if err != nil {
@@ -493,7 +537,7 @@ func compileSchemas(t *testing.T) *schemas {
 		}
 		ids = append(ids, id)
 	}
-	var out [3]*jsonschema.Schema
+	var out [4]*jsonschema.Schema
 	for i, id := range ids {
 		s, err := c.Compile(id)
 		if err != nil {
@@ -501,7 +545,7 @@ func compileSchemas(t *testing.T) *schemas {
 		}
 		out[i] = s
 	}
-	return &schemas{sequence: out[0], bench: out[1], pool: out[2]}
+	return &schemas{sequence: out[0], bench: out[1], pool: out[2], quarantine: out[3]}
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -516,6 +560,14 @@ func readFile(t *testing.T, path string) []byte {
 // isPool: a file named *.pool.yaml is a pool file, checked against
 // pool.schema.json and loaded with steps.LoadPool.
 func isPool(path string) bool { return strings.HasSuffix(filepath.Base(path), ".pool.yaml") }
+
+// isQuarantine: quarantine.yaml or *.quarantine.yaml is a quarantine
+// list, checked against quarantine.schema.json and loaded with
+// selectx.LoadQuarantine.
+func isQuarantine(path string) bool {
+	base := filepath.Base(path)
+	return base == "quarantine.yaml" || strings.HasSuffix(base, ".quarantine.yaml")
+}
 
 func isBench(path string) bool {
 	base := filepath.Base(path)
@@ -534,6 +586,9 @@ func (s *schemas) validate(path string) error {
 	if isPool(path) {
 		return s.pool.Validate(v)
 	}
+	if isQuarantine(path) {
+		return s.quarantine.Validate(v)
+	}
 	return s.sequence.Validate(v)
 }
 
@@ -545,6 +600,10 @@ func load(path string) error {
 	}
 	if isPool(path) {
 		_, err := steps.LoadPool(files.Anywhere(), path)
+		return err
+	}
+	if isQuarantine(path) {
+		_, err := selectx.LoadQuarantine(files.Anywhere(), path)
 		return err
 	}
 	_, err := steps.Load(files.Anywhere(), path, steps.LoadOptions{})
@@ -619,6 +678,7 @@ func TestSchemaFilesAreDraft2020(t *testing.T) {
 		{sequenceSchemaFile, SequenceSchema},
 		{benchSchemaFile, readFile(t, benchSchemaFile)},
 		{poolSchemaFile, readFile(t, poolSchemaFile)},
+		{quarantineSchemaFile, QuarantineSchema},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var doc map[string]any
@@ -648,7 +708,7 @@ func TestSchemaFilesAreDraft2020(t *testing.T) {
 // TestSchemaDescriptions checks that every property has a description, for
 // editors to show, either its own or that of the definition it refers to.
 func TestSchemaDescriptions(t *testing.T) {
-	for _, file := range []string{sequenceSchemaFile, benchSchemaFile, poolSchemaFile} {
+	for _, file := range []string{sequenceSchemaFile, benchSchemaFile, poolSchemaFile, quarantineSchemaFile} {
 		t.Run(file, func(t *testing.T) {
 			var doc map[string]any
 			if err := json.Unmarshal(readFile(t, file), &doc); err != nil {
@@ -777,6 +837,9 @@ func TestSchemaExamples(t *testing.T) {
 			}
 			if isPool(path) {
 				want = poolSchemaFile
+			}
+			if isQuarantine(path) {
+				want = quarantineSchemaFile
 			}
 			checkModeline(t, path, want)
 		})

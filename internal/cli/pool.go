@@ -96,7 +96,7 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	for i, pb := range pool.Benches {
 		benches[i] = &poolBench{PoolBench: pb, keys: benchKeys(pb)}
 	}
-	if err := checkPool(seqs, benches); err != nil {
+	if err := checkPool(seqs, benches, fl.secrets); err != nil {
 		return err
 	}
 	if err := checkReportPaths(opts); err != nil {
@@ -234,7 +234,7 @@ func newPoolRun(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, benches
 	}
 	return &poolRun{
 		logNames: logNames,
-		in:       in, opts: opts, vars: fl.vars, benches: benches, lockDir: lockDir,
+		in:       in, opts: opts, vars: fl.vars, secrets: fl.secrets, benches: benches, lockDir: lockDir,
 		out: &lockedWriter{w: progress}, errOut: &lockedWriter{w: ios.ErrOut}, stamp: stamp, events: events, tmp: runTmp.Path,
 		leases: serialx.NewLeases(), changed: make(chan struct{}),
 		results:  make([]*runner.SequenceResult, len(seqs)),

@@ -65,7 +65,7 @@ func preparePool(poolFile string, o prepareOptions) (*prepared, error) {
 	for i, pb := range pool.Benches {
 		benches[i] = &poolBench{PoolBench: pb}
 	}
-	if err := checkPool(prep.loaded, benches); err != nil {
+	if err := checkPool(prep.loaded, benches, o.Flags.secrets); err != nil {
 		return nil, err
 	}
 	prep.seqs = prep.loaded
@@ -124,9 +124,10 @@ func bindToBench(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Pla
 }
 
 // checkPool checks every sequence bound to every bench, as prepare does
-// for one bench, before anything opens; a problem that several benches
-// share is said once, naming them.
-func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
+// for one bench, before anything opens, with its secrets from the flags
+// and the bench; a problem that several benches share is said once,
+// naming them.
+func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]*steps.SecretSource) error {
 	type key struct {
 		pos steps.Pos
 		msg string
@@ -143,7 +144,9 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 			if _, ok := where[k]; !ok {
 				order = append(order, k)
 			}
-			where[k] = append(where[k], bench)
+			if !slices.Contains(where[k], bench) {
+				where[k] = append(where[k], bench)
+			}
 		}
 	}
 	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
@@ -152,7 +155,12 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 			continue // not run, on any bench
 		}
 		for _, b := range benches {
-			pl, err := bindToBench(seq, b, plan.Sources{})
+			set, err := poolSecrets(secrets, b, seq)
+			if err != nil {
+				add(b.Name, err)
+				continue
+			}
+			pl, err := bindToBench(seq, b, plan.Sources{Secrets: set})
 			if err != nil {
 				add(b.Name, err)
 				continue
@@ -177,13 +185,26 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench) error {
 		return nil
 	}
 	var list steps.ErrorList
+	var lines []string
+	plain := false
 	for _, k := range order {
 		on := where[k]
 		msg := k.msg + " (on bench " + on[0] + ")"
 		if len(on) > 1 {
 			msg = k.msg + " (on benches " + strings.Join(on, ", ") + ")"
 		}
-		list = append(list, &steps.Error{Pos: k.pos, Msg: msg})
+		e := &steps.Error{Pos: k.pos, Msg: msg}
+		list = append(list, e)
+		if k.pos == (steps.Pos{}) {
+			// A problem of no file's line (a flag's, or one that names
+			// its file itself) is said as it is.
+			lines, plain = append(lines, msg), true
+			continue
+		}
+		lines = append(lines, e.Error())
+	}
+	if plain {
+		return invalid(errors.New(strings.Join(lines, "\n")))
 	}
 	return invalid(list)
 }

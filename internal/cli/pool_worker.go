@@ -61,6 +61,7 @@ type poolRun struct {
 	in          *interrupts
 	opts        *RunOptions
 	vars        map[string]string
+	secrets     map[string]*steps.SecretSource // --secret, by name
 	benches     []*poolBench
 	takes       int // benches taken so far; see acquire
 	lockDir     string
@@ -162,7 +163,11 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	defer errPrefix.Flush()
 	opts := p.opts
 	seq = p.sel.mark(seq, b.Name)
-	pl, err := bindToBench(seq, b, plan.Sources{Vars: p.vars, Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}})
+	secrets, err := poolSecrets(p.secrets, b, seq)
+	if err != nil {
+		return fmt.Errorf("bench %s: %w", b.Name, err) // checkPool read them: a file gone since
+	}
+	pl, err := bindToBench(seq, b, plan.Sources{Vars: p.vars, Secrets: secrets, Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}})
 	if err != nil {
 		return err // checkPool bound it already: not expected
 	}
@@ -185,7 +190,7 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		return err
 	}
 	console := report.NewConsole(prefix, report.ConsoleOptions{Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}})
-	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: warnTo(errPrefix)})
+	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: warnTo(errPrefix), Secrets: pl.Secrets()})
 	res := pl.Run(ctx, bench, plan.Output{Sink: runner.Tee(ev, console), ArtifactDir: artifacts, FinallyContext: p.in.Fin})
 	res.Transcripts = nil
 	res.Bench = b.Name

@@ -17,6 +17,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/gate/environ"
 	"github.com/hilrun/hilrun/pkg/plan"
 	"github.com/hilrun/hilrun/pkg/qemu"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/repl"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -54,7 +55,10 @@ Ctrl-C cancels the running step; Ctrl-D or :quit exits. :raw passes keys
 straight to the device until Ctrl-] (as in telnet). :record FILE writes the
 steps run so far as a sequence file. History is kept in ~/.hilrun_history,
 or $HILRUN_HISTORY. Steps are numbered through the session, as :steps lists
-them. --log-dir keeps each console's raw and timeline logs.
+them. --log-dir keeps each console's raw and timeline logs. A line sends
+a secret as ${NAME} (--secret NAME=env:VARIABLE, or the bench file's
+secrets:); what the session prints, logs, keeps in its history and records
+shows ***NAME*** or '*' instead of the value.
 
 When standard input is not a terminal, it is a script: each line is run in
 turn and echoed after "hilrun> ", the output has no escape codes, and the
@@ -100,6 +104,7 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 		return err
 	}
 	defer rs.stop()
+	rs.addBenchSecrets(ios.ErrOut)
 	if err := rs.startBoards(ctx, ios, opts, qemuSpec); err != nil {
 		return err
 	}
@@ -127,10 +132,11 @@ func Repl(ctx context.Context, ios *IO, opts *ReplOptions) error {
 	// above, once.
 	err = repl.Run(ctx, repl.Options{
 		Seq: rs.seq, Loaded: opts.File != "", Files: hostGates().Files,
-		Bench: engine.NewBench(engine.BenchConfig{Gates: hostGates(), Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true}),
+		Bench: engine.NewBench(engine.BenchConfig{Gates: hostGates(), Warn: warnTo(ios.ErrOut), LogDir: logDir, Launched: true, Secrets: rs.secrets}),
 		Plan: func(line *steps.Sequence, vars map[string]string) (*plan.Plan, error) {
-			return bindPlan(line, plan.Sources{Vars: vars, Limits: rs.limits})
+			return bindPlan(line, plan.Sources{Vars: vars, Limits: rs.limits, Secrets: rs.secrets})
 		},
+		Secrets:     rs.secrets,
 		ArtifactDir: artifacts,
 		Check:       engine.CheckRaw,
 		BindLine:    rs.bindLine,
@@ -166,7 +172,9 @@ type replSession struct {
 	seq, given *steps.Sequence
 	bench      *steps.Bench
 	limits     plan.Limits
-	simProbes  bool
+	// secrets are the session's: see addBenchSecrets.
+	secrets   *redact.Set
+	simProbes bool
 	// bindLine binds a typed line's sequence: the bench file names its
 	// cameras and power commands, --sim points its cameras at the board's.
 	bindLine   func(*steps.Sequence) *steps.Sequence
@@ -213,7 +221,7 @@ func bindSession(opts *ReplOptions, fl bindFlags, qemuSpec *qemu.Spec) (*replSes
 	if err != nil {
 		return nil, invalid(err)
 	}
-	rs.bench = bench
+	rs.bench, rs.secrets = bench, session.Secrets()
 	rs.bindLine = rs.bindBench
 	seq = steps.CloneBindings(session.Sequence())
 	// --sim binds only what is still unbound, as in run and mcp.

@@ -65,7 +65,7 @@ func readSecrets(g gate.Policy, flags map[string]*steps.SecretSource, bench *ste
 		}
 		v, err := readSecret(g, src, filepath.Dir(bench.File))
 		if err != nil {
-			return nil, fmt.Errorf("%s: secret %s: %w", src.Pos, name, err)
+			return nil, steps.ErrorList{{Pos: src.Pos, Msg: fmt.Sprintf("secret %s: %v", name, err)}}
 		}
 		list = append(list, redact.Secret{Name: name, Value: v})
 	}

@@ -187,24 +187,29 @@ func isBenchFile(path string) bool {
 }
 
 func newSchemaCmd(ios *IO) *cobra.Command {
-	var bench, pool bool
+	var bench, pool, quarantine bool
 	cmd := &cobra.Command{
-		Use:   "schema [--bench]",
-		Short: "Print the JSON Schema of sequence files (or, with --bench, bench files)",
+		Use:   "schema [--bench|--pool|--quarantine]",
+		Short: "Print the JSON Schema of sequence files (or of bench files, pool files or quarantine lists)",
 		Long: `Print the JSON Schema (2020-12) of sequence files, or with --bench of bench
-files. Editors that speak the YAML language server complete and check files
-that begin with
+files, --pool of pool files, --quarantine of quarantine lists. Editors that
+speak the YAML language server complete and check files that begin with
 # yaml-language-server: $schema=PATH-OR-URL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if pool {
+			switch {
+			case pool:
 				return writeSchemaBytes(ios.Out, hilrun.PoolSchema)
+			case quarantine:
+				return writeSchemaBytes(ios.Out, hilrun.QuarantineSchema)
 			}
 			return writeSchema(ios.Out, bench)
 		},
 	}
 	cmd.Flags().BoolVar(&bench, "bench", false, "print the schema of bench files")
 	cmd.Flags().BoolVar(&pool, "pool", false, "print the schema of pool files (its benches refer to bench.schema.json beside it)")
+	cmd.Flags().BoolVar(&quarantine, "quarantine", false, "print the schema of quarantine lists (--quarantine FILE)")
+	cmd.MarkFlagsMutuallyExclusive("bench", "pool", "quarantine")
 	return cmd
 }
 

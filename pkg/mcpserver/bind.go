@@ -32,7 +32,7 @@ func (s *Server) bindPlan(seq *steps.Sequence, o execOptions) (*plan.Plan, []str
 	src.Limits = plan.Limits{MaxValueBytes: s.cfg.MaxValueBytes, MaxExprWork: s.cfg.MaxExprWork, MaxExprMemory: s.cfg.MaxExprMemory, MaxSteps: s.cfg.MaxSteps}
 	pl, err := plan.Bind(seq, src)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, secretError(err)
 	}
 	var keys []string
 	pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {

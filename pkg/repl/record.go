@@ -85,6 +85,7 @@ func (s *Session) record(path string, expects bool) error {
 		doc.Content = append(doc.Content, scalar("probes"), probes)
 	}
 	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	used := map[string]bool{}
 	for i, e := range s.history {
 		if e.status != runner.Passed {
 			continue
@@ -97,10 +98,13 @@ func (s *Session) record(path string, expects bool) error {
 				n = &c
 			}
 		}
-		list.Content = append(list.Content, n)
+		list.Content = append(list.Content, s.recordNode(n, used))
 	}
 	if len(list.Content) == 0 {
 		return fmt.Errorf("no step has passed yet")
+	}
+	if secrets := usedSecrets(used); secrets != nil {
+		doc.Content = append(doc.Content, scalar("secrets"), secrets)
 	}
 	doc.Content = append(doc.Content, scalar("steps"), list)
 	var b bytes.Buffer
@@ -133,7 +137,7 @@ func (s *Session) reply(i int) *yaml.Node {
 	sent := ""
 	for j := 0; j+1 < len(e.node.Content); j += 2 {
 		if e.node.Content[j].Value == "send" {
-			sent = e.node.Content[j+1].Value
+			sent = s.echoed(e.node.Content[j+1].Value)
 		}
 	}
 	data := o.since(e.cursor)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
@@ -83,6 +84,11 @@ type Options struct {
 	// before each line is read. nil, or ok false, keeps the editor's
 	// 80x24.
 	TermSize func() (width, height int, ok bool)
+	// Secrets are the session's secrets: a typed line sends ${name} of
+	// one, and neither what the session prints nor its history nor a
+	// :record file holds a value (Bench's consoles mask the device's
+	// output with them too).
+	Secrets *redact.Set
 }
 
 // Errors of a script session (Options.Script): what went wrong in its
@@ -193,14 +199,14 @@ func Run(ctx context.Context, opts Options) error {
 		s.vars[k] = v
 	}
 	if opts.Script {
-		s.t = &scriptScreen{in: bufio.NewReader(&chanReader{c: s.input}), out: opts.Out}
+		s.t = &scriptScreen{in: bufio.NewReader(&chanReader{c: s.input}), out: opts.Out, secrets: opts.Secrets}
 	} else {
 		t := term.NewTerminal(struct {
 			io.Reader
 			io.Writer
 		}{&chanReader{c: s.input}, opts.Out}, "hilrun> ")
 		if opts.History != nil {
-			t.History = opts.History
+			t.History = secretHistory{History: opts.History, s: s}
 		}
 		t.AutoCompleteCallback = s.complete
 		s.t = t
@@ -256,6 +262,9 @@ type scriptScreen struct {
 	in  *bufio.Reader
 	mu  sync.Mutex
 	out io.Writer
+	// secrets are shown as ***name*** in the echo of a line that holds
+	// a value.
+	secrets *redact.Set
 }
 
 func (s *scriptScreen) Write(p []byte) (int, error) {
@@ -272,6 +281,6 @@ func (s *scriptScreen) ReadLine() (string, error) {
 		return "", err
 	}
 	line = strings.TrimRight(line, "\r\n")
-	fmt.Fprintf(s, "hilrun> %s\n", line)
+	fmt.Fprintf(s, "hilrun> %s\n", s.secrets.String(line))
 	return line, nil
 }

@@ -114,6 +114,9 @@ func (s *Session) parse(nodes []*yaml.Node) (*steps.Sequence, error) {
 			doc.Content = append(doc.Content, scalar("cameras"), cams)
 		}
 	}
+	if secrets := s.secretsNode(); secrets != nil {
+		doc.Content = append(doc.Content, scalar("secrets"), secrets)
+	}
 	doc.Content = append(doc.Content, scalar("steps"), &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: nodes})
 	data, err := yaml.Marshal(doc)
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *Session) watchConnections(ctx context.Context) {
 
 // say prints one of hilrun's own messages above the prompt.
 func (s *Session) say(format string, args ...any) {
-	fmt.Fprintf(s.t, "hilrun: "+format+"\n", args...)
+	fmt.Fprint(s.t, s.opts.Secrets.String(fmt.Sprintf("hilrun: "+format+"\n", args...)))
 }
 
 func (s *Session) open(ctx context.Context) error {

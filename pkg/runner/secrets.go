@@ -4,6 +4,21 @@ import (
 	"github.com/hilrun/hilrun/pkg/redact"
 )
 
+// secret is the value ${name} gives when name is one of the sequence's
+// secrets: (which the loader lets only sends and commands use). A name
+// the sequence does not declare is no secret to it, whatever the run's
+// secrets hold: else a variable of that name, copied by a set: or an
+// expect and compared in an assert, would read the value, and the pass or
+// fail of a step would tell it.
+func (r *run) secret(name string) (string, bool) {
+	for _, s := range r.seq.Secrets {
+		if s.Name == name {
+			return r.opts.Secrets.Lookup(name)
+		}
+	}
+	return "", false
+}
+
 // redactEvent is e with every secret's value replaced by ***name***: its
 // step result (a copy), its console data and its sequence result. The
 // consoles mask their output before the runner sees it; this catches what

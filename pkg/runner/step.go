@@ -17,7 +17,7 @@ func (r *run) lookup(name string) (any, bool) {
 	if env, ok := strings.CutPrefix(name, "env."); ok {
 		return r.getenv(env), true
 	}
-	if v, ok := r.opts.Secrets.Lookup(name); ok {
+	if v, ok := r.secret(name); ok {
 		return v, true
 	}
 	v, ok := r.vars[name]

@@ -61,7 +61,11 @@ func (d *decoder) matrix(n *yaml.Node) *Matrix {
 			}
 			key := MatrixKey{Name: k, Pos: d.pos(p.key)}
 			if p.val.Kind != yaml.SequenceNode || len(p.val.Content) == 0 {
-				d.add(d.pos(p.val), "matrix key %s must have a list of one or more values, like [9600, 115200], found %s", k, kindName(p.val))
+				found := kindName(p.val)
+				if p.val.Kind == yaml.SequenceNode {
+					found = "an empty list"
+				}
+				d.add(d.pos(p.val), "matrix key %s must have a list of one or more values, like [9600, 115200], found %s", k, found)
 				continue
 			}
 			for _, c := range p.val.Content {

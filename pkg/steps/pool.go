@@ -41,7 +41,7 @@ const MaxPoolBenches = 256
 
 var (
 	poolKeys      = []string{"benches", "$schema"}
-	poolBenchKeys = []string{"name", "bench", "sim", "devices", "probes", "cameras", "power"}
+	poolBenchKeys = []string{"name", "bench", "sim", "devices", "probes", "cameras", "power", "secrets"}
 	poolNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
@@ -120,7 +120,7 @@ func (d *decoder) poolBench(fs files.Policy, n *yaml.Node, poolPath string, seen
 			file = p.val
 		case "sim":
 			pb.Sim, _ = d.boolean(p.val, "sim")
-		case "devices", "probes", "cameras", "power":
+		case "devices", "probes", "cameras", "power", "secrets":
 			inline = true
 		}
 	}
@@ -135,7 +135,7 @@ func (d *decoder) poolBench(fs files.Policy, n *yaml.Node, poolPath string, seen
 	}
 	switch {
 	case kinds > 1:
-		d.add(pb.Pos, "bench %s: give one of bench: FILE, an inline bench (devices:, probes:, cameras:, power:) or sim: true", pb.Name)
+		d.add(pb.Pos, "bench %s: give one of bench: FILE, an inline bench (devices:, probes:, cameras:, power:, secrets:) or sim: true", pb.Name)
 		return nil
 	case file != nil:
 		for _, p := range pairs {
