@@ -39,13 +39,16 @@ type Recovery struct {
 	Sequence   string    `json:"sequence,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS Millis    `json:"duration_ms"`
-	// Check is the health check that failed before the climb (trigger
-	// health); nil after a bench error, which needs no check to climb.
+	// Check is the health check that ran first: after a bench error the
+	// rungs run only when it fails too.
 	Check *Check `json:"check,omitempty"`
 	// Rungs are the rungs that ran, in order, up to the one after which
 	// the health check passed.
 	Rungs     []RungResult `json:"rungs,omitempty"`
 	Recovered bool         `json:"recovered"`
+	// Interrupted says the run was interrupted during the climb: the
+	// bench is not marked bad for it.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Check is one run of a health check, or of a rung: how it ended and what
@@ -95,16 +98,24 @@ func (r *Recovery) Outcome() string {
 			last := r.Rungs[n-1]
 			return fmt.Sprintf("recovered by rung %d (%s)", last.Index, last.Label)
 		}
-		return "recovered"
+		return "healthy: the health check passed, no rung needed"
 	}
-	switch n := len(r.Rungs); n {
-	case 0:
+	n := len(r.Rungs)
+	switch {
+	case r.Interrupted:
+		return fmt.Sprintf("interrupted after %s", countRungs(n))
+	case n == 0:
 		return "not recovered: the bench has no rungs to try"
-	case 1:
-		return "not recovered: 1 rung tried"
-	default:
-		return fmt.Sprintf("not recovered: %d rungs tried", n)
 	}
+	return "not recovered: " + countRungs(n) + " tried"
+}
+
+// countRungs is "1 rung", "3 rungs".
+func countRungs(n int) string {
+	if n == 1 {
+		return "1 rung"
+	}
+	return fmt.Sprintf("%d rungs", n)
 }
 
 // Why says what started the climb: "the health check failed before
@@ -134,7 +145,10 @@ func (r *Recovery) BadReason() string {
 			msg += ": " + last.Health.Message
 		}
 		parts = append(parts, msg)
-	} else if r.Trigger == TriggerError {
+	} else {
+		if r.Trigger == TriggerError && r.Check != nil && r.Check.Message != "" {
+			parts = append(parts, "the health check failed: "+r.Check.Message)
+		}
 		parts = append(parts, "the bench has no rungs to try")
 	}
 	return strings.Join(parts, "; ")
