@@ -118,7 +118,7 @@ func TestLadderClimbs(t *testing.T) {
 		if r.Recovered || r.Interrupted || len(r.Rungs) != 3 {
 			t.Fatalf("climb = %+v, want 3 rungs and not recovered", r)
 		}
-		if !strings.HasPrefix(r.BadReason(), "hang.yaml ended in a bench error; the health check still failed after rung 3 (reset run): timed out") {
+		if !strings.HasPrefix(r.BadReason(), "hang.yaml ended in a bench error, and the health check failed after it and after each of 3 rungs (send reboot, power cycle, reset run): timed out") {
 			t.Errorf("reason %q", r.BadReason())
 		}
 	})

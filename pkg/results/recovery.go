@@ -134,24 +134,43 @@ func (r *Recovery) Why() string {
 	return why
 }
 
-// BadReason is why a bench whose climb failed is bad: what started the
-// climb and what the last health check said.
+// BadReason is why a bench whose climb failed is bad, in one line: what
+// started the climb, the rungs tried and what the last health check said.
 func (r *Recovery) BadReason() string {
-	parts := []string{r.Why()}
-	if n := len(r.Rungs); n > 0 {
-		last := r.Rungs[n-1]
-		msg := fmt.Sprintf("the health check still failed after rung %d (%s)", last.Index, last.Label)
-		if last.Health.Message != "" {
-			msg += ": " + last.Health.Message
-		}
-		parts = append(parts, msg)
+	var b strings.Builder
+	if r.Trigger == TriggerError {
+		b.WriteString(r.Sequence + " ended in a bench error, and the health check failed after it")
 	} else {
-		if r.Trigger == TriggerError && r.Check != nil && r.Check.Message != "" {
-			parts = append(parts, "the health check failed: "+r.Check.Message)
+		b.WriteString("the health check failed")
+		if r.Sequence != "" {
+			b.WriteString(" before " + r.Sequence)
 		}
-		parts = append(parts, "the bench has no rungs to try")
 	}
-	return strings.Join(parts, "; ")
+	msg := ""
+	if r.Check != nil {
+		msg = r.Check.Message
+	}
+	switch n := len(r.Rungs); n {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, " and after rung 1 (%s)", r.Rungs[0].Label)
+	default:
+		labels := make([]string, n)
+		for i, g := range r.Rungs {
+			labels[i] = g.Label
+		}
+		fmt.Fprintf(&b, " and after each of %d rungs (%s)", n, strings.Join(labels, ", "))
+	}
+	if n := len(r.Rungs); n > 0 {
+		msg = r.Rungs[n-1].Health.Message
+	}
+	if msg != "" {
+		b.WriteString(": " + msg)
+	}
+	if len(r.Rungs) == 0 {
+		b.WriteString("; the bench has no rungs to try")
+	}
+	return b.String()
 }
 
 // BadBench is a bench marked bad for the rest of a run: it takes no more

@@ -53,7 +53,7 @@ func TestRecoveryRecords(t *testing.T) {
 	if r.Recovered || len(r.Rungs) != 2 || r.Rungs[1].Health.Message != "timed out again" {
 		t.Errorf("recovery read back as %+v", r)
 	}
-	const reason = `the health check failed before second.yaml: timed out after 2s waiting for "sim> "; the health check still failed after rung 2 (power cycle): timed out again`
+	const reason = `the health check failed before second.yaml and after each of 2 rungs (send reboot, power cycle): timed out again`
 	if got.Bad[0].Reason != reason {
 		t.Errorf("reason = %q\nwant     %q", got.Bad[0].Reason, reason)
 	}
@@ -80,7 +80,7 @@ func TestRecoveryWords(t *testing.T) {
 			"not recovered: the bench has no rungs to try", "the health check failed before boot.yaml: timed out", "the health check failed before boot.yaml: timed out; the bench has no rungs to try"},
 		{"an error and no rungs",
 			Recovery{Trigger: TriggerError, Sequence: "boot.yaml", Check: &Check{Status: runner.Failed, Message: "no prompt"}},
-			"not recovered: the bench has no rungs to try", "boot.yaml ended in a bench error", "boot.yaml ended in a bench error; the health check failed: no prompt; the bench has no rungs to try"},
+			"not recovered: the bench has no rungs to try", "boot.yaml ended in a bench error", "boot.yaml ended in a bench error, and the health check failed after it: no prompt; the bench has no rungs to try"},
 		{"healthy after an error",
 			Recovery{Trigger: TriggerError, Sequence: "boot.yaml", Check: &Check{Status: runner.Passed}, Recovered: true},
 			"healthy: the health check passed, no rung needed", "boot.yaml ended in a bench error", ""},
@@ -89,7 +89,7 @@ func TestRecoveryWords(t *testing.T) {
 			"interrupted after 1 rung", "boot.yaml ended in a bench error", ""},
 		{"one rung",
 			Recovery{Trigger: TriggerError, Sequence: "boot.yaml", Rungs: []RungResult{{Index: 1, Label: "reset run", Health: Check{Message: "no prompt"}}}},
-			"not recovered: 1 rung tried", "boot.yaml ended in a bench error", "boot.yaml ended in a bench error; the health check still failed after rung 1 (reset run): no prompt"},
+			"not recovered: 1 rung tried", "boot.yaml ended in a bench error", "boot.yaml ended in a bench error, and the health check failed after it and after rung 1 (reset run): no prompt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.r.Outcome(); got != tc.outcome {
