@@ -26,6 +26,8 @@ type suiteSpan struct {
 	file                  string
 	start                 int64
 	shard                 *Shard
+	// bench says the suite is a bench's recoveries, no sequence's.
+	bench bool
 }
 
 func (s suiteSpan) key() string { return sequenceKey(s.seqFile, s.name) }
@@ -114,10 +116,13 @@ func countSuite(s *junit.Testsuite) (suiteSpan, error) {
 		return span, err
 	}
 	span.seqFile = s.File
-	if span.seqFile == "" && s.Properties != nil {
+	if s.Properties != nil {
 		for _, p := range *s.Properties {
-			if p.Name == "file" {
+			switch {
+			case p.Name == "file" && span.seqFile == "":
 				span.seqFile = p.Value
+			case p.Name == recoveryProperty:
+				span.bench = true
 			}
 		}
 	}
@@ -162,6 +167,10 @@ func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 		}
 		shards = append(shards, in)
 	}
+	// The benches' recoveries follow the sequences, each shard's as it
+	// was: two shards may have had benches of one name.
+	benches := slices.DeleteFunc(slices.Clone(spans), func(s suiteSpan) bool { return !s.bench })
+	spans = slices.DeleteFunc(spans, func(s suiteSpan) bool { return s.bench })
 	incomplete, err := checkShards(shards, len(spans))
 	if err != nil {
 		return fmt.Errorf("merge junit reports: %w", err)
@@ -174,6 +183,7 @@ func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 	slices.SortStableFunc(spans, func(a, b suiteSpan) int {
 		return strings.Compare(a.key()+"\x00"+a.name, b.key()+"\x00"+b.name)
 	})
+	spans = append(spans, benches...)
 	var tests, failures, errs int
 	var millis int64
 	for _, s := range spans {
