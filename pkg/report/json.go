@@ -166,9 +166,8 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	var meas measureList
 	var benches results.Benches
 	z := &results.Summarizer{
-		Options:    opts,
-		BenchHooks: benches.Hooks(),
-		OnEvery:    func(_ int, st *results.Step) { meas.add(st) },
+		Options: opts,
+		OnEvery: func(_ int, st *results.Step) { meas.add(st) },
 		OnStart: func(i int, _ *results.Sequence) {
 			if i >= len(seqs) {
 				return
@@ -205,6 +204,7 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			jw.printf("\n    }")
 		},
 	}
+	z.BenchHooks = benches.Hooks()
 	if err := results.Summarize(events, z); err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}

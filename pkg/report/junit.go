@@ -139,10 +139,10 @@ func (jw *junitWriter) count() error {
 				jw.countStep(st)
 			}
 		},
-		OnEnd:      func(_ int, seq *results.Sequence, c results.Counts) { jw.countEnd(seq, c) },
-		OnAttempt:  func(_ int, a *results.Attempt) { jw.onAttempt(a) },
-		BenchHooks: jw.benches.Hooks(),
+		OnEnd:     func(_ int, seq *results.Sequence, c results.Counts) { jw.countEnd(seq, c) },
+		OnAttempt: func(_ int, a *results.Attempt) { jw.onAttempt(a) },
 	}
+	z.BenchHooks = jw.benches.Hooks()
 	if err := results.Summarize(jw.events, z); err != nil {
 		return err
 	}
