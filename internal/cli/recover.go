@@ -231,3 +231,12 @@ func ladderPlans(ls []*runLadder) []*plan.Plan {
 	}
 	return out
 }
+
+// ladderNote says, for validate, what a bench's ladder holds: ", a
+// health check and 2 rungs", or "" for none.
+func ladderNote(l *steps.Ladder) string {
+	if l == nil || l.Health == nil {
+		return ""
+	}
+	return ", a health check and " + count(len(l.Rungs), "rung")
+}

@@ -71,7 +71,11 @@ func (c *Console) BadBenches(bad []results.BadBench) {
 	if c.wrote {
 		c.buf.WriteByte('\n')
 	}
-	fmt.Fprintf(&c.buf, "%s %s\n", c.paint(ansiBold+ansiRed, "BAD BENCHES"), plural(len(bad), "bench"))
+	n := "1 bench"
+	if len(bad) > 1 {
+		n = fmt.Sprintf("%d benches", len(bad))
+	}
+	fmt.Fprintf(&c.buf, "%s %s\n", c.paint(ansiBold+ansiRed, "BAD BENCHES"), n)
 	for _, b := range bad {
 		fmt.Fprintf(&c.buf, "  %s %s  %s\n", c.paint(ansiRed, "✗"), cleanLine(b.Bench), c.paint(ansiRed, cleanLine(b.Reason)))
 	}
