@@ -9,6 +9,7 @@ import (
 
 	"github.com/hilrun/hilrun/internal/engine"
 	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -110,6 +111,9 @@ type ladderRun struct {
 	warn func(string)
 	// record takes a climb: to the event stream and the console.
 	record func(*results.Recovery, *results.BadBench)
+	// secrets are those of the sequence the ladder runs before or after:
+	// its consoles mask them, as that sequence's do.
+	secrets *redact.Set
 }
 
 // runFunc runs the ladder's plans, each on a bench of its own, its logs
@@ -128,7 +132,7 @@ func (l *runLadder) runFunc(r ladderRun, folder string) plan.RunFunc {
 		if err != nil {
 			r.warn(fmt.Sprintf("bench %s: %v", l.Bench(), err))
 		}
-		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: r.warn, Secrets: pl.Secrets()})
+		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: r.warn, Secrets: r.secrets})
 		res := pl.Run(ctx, bench, plan.Output{ArtifactDir: artifacts, FinallyContext: r.in.Fin, KeepSteps: true})
 		if artifacts != "" && logDir == "" {
 			os.Remove(artifacts)

@@ -131,6 +131,7 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, list runList, s *runStr
 	plans := list.plans
 	for i, pl := range plans {
 		seq := pl.Sequence()
+		lr.secrets = pl.Secrets()
 		if l := list.ladder(i); l != nil && !l.before(lr, seq.File) {
 			if in.Run.Err() != nil {
 				break
