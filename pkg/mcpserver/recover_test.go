@@ -57,7 +57,7 @@ func TestBenchLadder(t *testing.T) {
 	if rec == nil || !rec.Recovered || len(rec.Rungs) != 2 || rec.Rungs[0].Worked() || !rec.Rungs[1].Worked() {
 		t.Fatalf("recovery %+v, want rung 2 to bring the board back", rec)
 	}
-	if !strings.HasPrefix(text(res), "bench "+bench.File+": the health check failed before") || !strings.Contains(text(res), "recovered by rung 2 (reset run)") {
+	if !strings.HasPrefix(text(res), "bench "+bench.File+": the health check failed before serial_sequence: timed out after 2s waiting for \"hilrun-sim\"") || !strings.Contains(text(res), "recovered by rung 2 (reset run)\n  rung 1 send reboot: passed; health check failed: ") {
 		t.Errorf("the result's text does not say so:\n%s", text(res))
 	}
 	if r := e.sequence(version); r.Recovery != nil {
