@@ -55,81 +55,82 @@ func recoveryFixture(t *testing.T, dir string) string {
 	return s.Path()
 }
 
-func TestRecoveryReports(t *testing.T) {
+func TestRecoveryJSON(t *testing.T) {
+	events := recoveryFixture(t, t.TempDir())
+	var out bytes.Buffer
+	if err := WriteJSON(&out, events, results.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Passed     bool               `json:"passed"`
+		Sequences  []json.RawMessage  `json:"sequences"`
+		Recoveries []results.Recovery `json:"recoveries"`
+		Bad        []results.BadBench `json:"bad_benches"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out.Bytes())
+	}
+	if !doc.Passed || len(doc.Sequences) != 2 || len(doc.Recoveries) != 2 || len(doc.Bad) != 1 {
+		t.Fatalf("passed %t, %d sequences, %d recoveries, %d bad benches; want true, 2, 2, 1", doc.Passed, len(doc.Sequences), len(doc.Recoveries), len(doc.Bad))
+	}
+	if r := doc.Recoveries[0]; !r.Recovered || len(r.Rungs) != 2 || !r.Rungs[1].Worked() || r.Rungs[1].Line != 10 {
+		t.Errorf("first recovery %+v", r)
+	}
+	if doc.Bad[0].Bench != "stuck" || !strings.Contains(doc.Bad[0].Reason, "hang.yaml ended in a bench error") {
+		t.Errorf("bad bench %+v", doc.Bad[0])
+	}
+	if bytes.Contains(out.Bytes(), []byte("\x1b")) {
+		t.Error("the report holds a raw escape byte")
+	}
+}
+
+func TestRecoveryJUnit(t *testing.T) {
+	events := recoveryFixture(t, t.TempDir())
+	var out bytes.Buffer
+	if err := WriteJUnit(&out, events, JUnitOptions{Hostname: "bench-1", Now: func() time.Time { return base }}); err != nil {
+		t.Fatal(err)
+	}
+	suites := parseJUnit(t, out.Bytes())
+	if len(suites.Suites) != 4 {
+		t.Fatalf("%d testsuites, want 2 sequences and 2 benches:\n%s", len(suites.Suites), out.Bytes())
+	}
+	good, stuck := suites.Suites[2], suites.Suites[3]
+	if good.Name != "bench good: recovery" || good.Tests != 1 || good.Skipped != 0 || good.Testcases[0].Skipped != nil {
+		t.Errorf("bench good's suite: %+v", good)
+	}
+	if !strings.Contains(good.Testcases[0].SystemOut.Data, "rung 2 (reset run) at lab.pool.yaml:10:9: passed; health check: passed") {
+		t.Errorf("bench good's climb says %q", good.Testcases[0].SystemOut.Data)
+	}
+	if stuck.Skipped != 1 || stuck.Errors != 0 || stuck.Failures != 0 || stuck.Testcases[0].Skipped == nil ||
+		!strings.Contains(stuck.Testcases[0].Skipped.Message, "bench stuck is bad: it took no more work") {
+		t.Errorf("bench stuck's suite: %+v", stuck)
+	}
+	props := map[string]string{}
+	for _, p := range *stuck.Properties {
+		props[p.Name] = p.Value
+	}
+	if props["bench"] != "stuck" || !strings.Contains(props["bad"], "hang.yaml ended in a bench error") {
+		t.Errorf("bench stuck's properties %v", props)
+	}
+	if suites.Tests != 4 || suites.Errors != 0 || suites.Failures != 0 {
+		t.Errorf("the report counts %d tests, %d errors, %d failures; want 4, 0, 0", suites.Tests, suites.Errors, suites.Failures)
+	}
+	if bytes.Contains(out.Bytes(), []byte("[[ATTACHMENT|")) {
+		t.Error("a board's text made an attachment line")
+	}
+	xmllint := testenv.NeedTool(t, "xmllint", "apt-get install libxml2-utils")
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(xmllint, "--noout", "--schema", junitSchema, path).CombinedOutput(); err != nil {
+		t.Errorf("xmllint refuses the report: %v\n%s", err, msg)
+	}
+}
+
+func TestRecoveryHTMLAndAllure(t *testing.T) {
 	dir := t.TempDir()
 	events := recoveryFixture(t, dir)
-
-	t.Run("json", func(t *testing.T) {
-		var out bytes.Buffer
-		if err := WriteJSON(&out, events, results.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Passed     bool               `json:"passed"`
-			Sequences  []json.RawMessage  `json:"sequences"`
-			Recoveries []results.Recovery `json:"recoveries"`
-			Bad        []results.BadBench `json:"bad_benches"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, out.Bytes())
-		}
-		if !doc.Passed || len(doc.Sequences) != 2 || len(doc.Recoveries) != 2 || len(doc.Bad) != 1 {
-			t.Fatalf("passed %t, %d sequences, %d recoveries, %d bad benches; want true, 2, 2, 1", doc.Passed, len(doc.Sequences), len(doc.Recoveries), len(doc.Bad))
-		}
-		if r := doc.Recoveries[0]; !r.Recovered || len(r.Rungs) != 2 || !r.Rungs[1].Worked() || r.Rungs[1].Line != 10 {
-			t.Errorf("first recovery %+v", r)
-		}
-		if doc.Bad[0].Bench != "stuck" || !strings.Contains(doc.Bad[0].Reason, "hang.yaml ended in a bench error") {
-			t.Errorf("bad bench %+v", doc.Bad[0])
-		}
-		if bytes.Contains(out.Bytes(), []byte("\x1b")) {
-			t.Error("the report holds a raw escape byte")
-		}
-	})
-
-	t.Run("junit", func(t *testing.T) {
-		var out bytes.Buffer
-		if err := WriteJUnit(&out, events, JUnitOptions{Hostname: "bench-1", Now: func() time.Time { return base }}); err != nil {
-			t.Fatal(err)
-		}
-		suites := parseJUnit(t, out.Bytes())
-		if len(suites.Suites) != 4 {
-			t.Fatalf("%d testsuites, want 2 sequences and 2 benches:\n%s", len(suites.Suites), out.Bytes())
-		}
-		good, stuck := suites.Suites[2], suites.Suites[3]
-		if good.Name != "bench good: recovery" || good.Tests != 1 || good.Skipped != 0 || good.Testcases[0].Skipped != nil {
-			t.Errorf("bench good's suite: %+v", good)
-		}
-		if !strings.Contains(good.Testcases[0].SystemOut.Data, "rung 2 (reset run) at lab.pool.yaml:10:9: passed; health check: passed") {
-			t.Errorf("bench good's climb says %q", good.Testcases[0].SystemOut.Data)
-		}
-		if stuck.Skipped != 1 || stuck.Errors != 0 || stuck.Failures != 0 || stuck.Testcases[0].Skipped == nil ||
-			!strings.Contains(stuck.Testcases[0].Skipped.Message, "bench stuck is bad: it took no more work") {
-			t.Errorf("bench stuck's suite: %+v", stuck)
-		}
-		props := map[string]string{}
-		for _, p := range *stuck.Properties {
-			props[p.Name] = p.Value
-		}
-		if props["bench"] != "stuck" || !strings.Contains(props["bad"], "hang.yaml ended in a bench error") {
-			t.Errorf("bench stuck's properties %v", props)
-		}
-		if suites.Tests != 4 || suites.Errors != 0 || suites.Failures != 0 {
-			t.Errorf("the report counts %d tests, %d errors, %d failures; want 4, 0, 0", suites.Tests, suites.Errors, suites.Failures)
-		}
-		if bytes.Contains(out.Bytes(), []byte("[[ATTACHMENT|")) {
-			t.Error("a board's text made an attachment line")
-		}
-		xmllint := testenv.NeedTool(t, "xmllint", "apt-get install libxml2-utils")
-		path := filepath.Join(t.TempDir(), "junit.xml")
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if msg, err := exec.Command(xmllint, "--noout", "--schema", junitSchema, path).CombinedOutput(); err != nil {
-			t.Errorf("xmllint refuses the report: %v\n%s", err, msg)
-		}
-	})
-
 	t.Run("html", func(t *testing.T) {
 		var out bytes.Buffer
 		if err := WriteHTML(&out, events, HTMLOptions{Files: files.Anywhere(), Now: htmlNow}); err != nil {
@@ -178,40 +179,42 @@ func TestRecoveryReports(t *testing.T) {
 			t.Errorf("bench stuck's climb: %+v", stuck)
 		}
 	})
+}
 
-	t.Run("merged", func(t *testing.T) {
-		var js, ju bytes.Buffer
-		if err := WriteJSON(&js, events, results.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteJUnit(&ju, events, JUnitOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		jp, xp := filepath.Join(dir, "a.json"), filepath.Join(dir, "a.xml")
-		if err := os.WriteFile(jp, js.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(xp, ju.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var mj, mx bytes.Buffer
-		if err := MergeJSON(&mj, files.Anywhere(), []string{jp}); err != nil {
-			t.Fatal(err)
-		}
-		if err := MergeJUnit(&mx, files.Anywhere(), []string{xp}); err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Recoveries []results.Recovery `json:"recoveries"`
-			Bad        []results.BadBench `json:"bad_benches"`
-		}
-		if err := json.Unmarshal(mj.Bytes(), &doc); err != nil || len(doc.Recoveries) != 2 || len(doc.Bad) != 1 {
-			t.Errorf("the merged JSON report has %d recoveries and %d bad benches (%v)", len(doc.Recoveries), len(doc.Bad), err)
-		}
-		if s := parseJUnit(t, mx.Bytes()); len(s.Suites) != 4 || s.Suites[3].Name != "bench stuck: recovery" {
-			t.Errorf("the merged JUnit report:\n%s", mx.Bytes())
-		}
-	})
+func TestRecoveryMerged(t *testing.T) {
+	dir := t.TempDir()
+	events := recoveryFixture(t, dir)
+	var js, ju bytes.Buffer
+	if err := WriteJSON(&js, events, results.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&ju, events, JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	jp, xp := filepath.Join(dir, "a.json"), filepath.Join(dir, "a.xml")
+	if err := os.WriteFile(jp, js.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(xp, ju.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mj, mx bytes.Buffer
+	if err := MergeJSON(&mj, files.Anywhere(), []string{jp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := MergeJUnit(&mx, files.Anywhere(), []string{xp}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Recoveries []results.Recovery `json:"recoveries"`
+		Bad        []results.BadBench `json:"bad_benches"`
+	}
+	if err := json.Unmarshal(mj.Bytes(), &doc); err != nil || len(doc.Recoveries) != 2 || len(doc.Bad) != 1 {
+		t.Errorf("the merged JSON report has %d recoveries and %d bad benches (%v)", len(doc.Recoveries), len(doc.Bad), err)
+	}
+	if s := parseJUnit(t, mx.Bytes()); len(s.Suites) != 4 || s.Suites[3].Name != "bench stuck: recovery" {
+		t.Errorf("the merged JUnit report:\n%s", mx.Bytes())
+	}
 }
 
 // TestConsoleRecovery: a climb prints why it ran, each rung with the
