@@ -22,6 +22,8 @@ import (
 //	    devices: {console: /dev/ttyACM1}
 //	  - name: sim1
 //	    sim: true                       # a virtual board, started by hilrun
+//	    health: [{send: version, expect: hilrun-sim}]
+//	    recover: [{reset: run}]         # its ladder (recover.go)
 type Pool struct {
 	File    string
 	Benches []*PoolBench
