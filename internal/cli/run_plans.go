@@ -132,7 +132,9 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, list runList, s *runStr
 	for i, pl := range plans {
 		seq := pl.Sequence()
 		lr.secrets = pl.Secrets()
-		if l := list.ladder(i); l != nil && !l.before(lr, seq.File) {
+		// A sequence that does not run (deselected, quarantined) opens
+		// nothing, and needs no check.
+		if l := list.ladder(i); l != nil && seq.Skip == "" && !l.before(lr, seq.File) {
 			if in.Run.Err() != nil {
 				break
 			}
@@ -147,15 +149,15 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, list runList, s *runStr
 			return seqResults, err
 		}
 		seqResults = append(seqResults, *res)
-		if l := list.ladder(i); l != nil && laterOn(list.ladders, i, l) {
-			l.after(lr, seq.File, res)
-		}
 		if in.Run.Err() != nil {
 			break
 		}
 		if opts.ExitFirst && res.Status != runner.Passed && i+1 < len(plans) {
 			fmt.Fprintf(ios.ErrOut, "hilrun: -x: %s did not pass, so the %s after it did not run\n", seq.Name, count(len(plans)-i-1, "sequence"))
 			break
+		}
+		if l := list.ladder(i); l != nil && laterOn(list.ladders, i, l) {
+			l.after(lr, seq.File, res)
 		}
 	}
 	return seqResults, nil
