@@ -138,6 +138,7 @@ var readmeUnchecked = map[string]string{
 	"hilrun validate --pool lab.pool.yaml sequences/     # every sequence against every bench":                 "needs a lab's pool file and its boards; internal/cli's pool tests run --pool on eight virtual boards",
 	"$ hilrun pio check-project -d fw -e uno":                                                                  "needs PlatformIO, which is not installable here; pkg/pio and internal/cli's pio tests run these verbs on recorded PlatformIO output",
 	"$ hilrun bench discover --write hilrun.bench.yaml":                                                        "needs boards on USB; internal/cli's TestBenchDiscover runs bench discover on recorded sysfs trees and compares its output and bench file with golden files",
+	"bench /home/me/bench/hilrun.bench.yaml: the health check failed before serial_sequence: timed out after 2s waiting for \"hilrun-sim\"; nothing received: recovered by rung 2 (reset run)": "the text of an MCP tool result; pkg/mcpserver's TestBenchLadder makes the climb on the virtual board and checks the result's text",
 	"connection: &dut":  "ser2net's own configuration (ser2net.yaml) on a lab host, not hilrun's; internal/ser2net's tests start the real ser2net with files of this form",
 	"# quarantine.yaml": "a quarantine list, not a sequence: the --list command below it reads it from testdata/readme, and internal/cli's TestMatrixAndQuarantineReachEveryReport runs one into every report",
 }
@@ -190,7 +191,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-var benchTopKeys = []string{"devices", "probes", "cameras", "power"}
+var benchTopKeys = []string{"devices", "probes", "cameras", "power", "health", "recover"}
 
 func checkYAMLBlock(t *testing.T, b readmeBlock, unchecked func(*testing.T, string) bool) {
 	var doc any

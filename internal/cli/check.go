@@ -50,6 +50,9 @@ type prepareOptions struct {
 	SimELF func() (string, error)
 	// Limits go into every plan.
 	Limits plan.Limits
+	// NoLadder leaves the benches' health checks and recovery ladders
+	// out (--recover=false).
+	NoLadder bool
 }
 
 // prepared is what prepare found: the bound sequences, and whether --sim
@@ -60,7 +63,11 @@ type prepared struct {
 	seqs, loaded []*steps.Sequence
 	// plans are the bound plans of seqs, in the same order (nil with
 	// List); seqs[i] is plans[i].Sequence().
-	plans     []*plan.Plan
+	plans []*plan.Plan
+	// ladders are the recovery ladders of the plans' benches, in the
+	// same order (nil for a bench without one, or all nil); plans with
+	// one bench file share its ladder.
+	ladders   []*runLadder
 	simProbes bool
 	// shardNote says what share --shard took, "" without --shard.
 	shardNote string
@@ -125,11 +132,12 @@ func prepare(o prepareOptions) (*prepared, error) {
 			}
 			continue
 		}
-		pl, _, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
+		pl, bench, err := bindSequence(loaded, o.Bench, o.Flags, o.Limits)
 		if err != nil {
 			add(err)
 			continue
 		}
+		p.bindLadder(i, bench, o, add)
 		if o.QEMU {
 			if pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
 				return engine.ReserveQEMU(seq, o.QEMUKernel)

@@ -65,6 +65,10 @@ type poolBench struct {
 
 	held    bool // by a worker of this run
 	skipped bool // another process held it and --pool-busy skip
+	// ladder is the bench's health check and recovery ladder, nil for
+	// none; bad says its climb failed, and the bench takes no more work.
+	ladder  *runLadder
+	bad     bool
 	waiting bool // "busy: waiting" was said
 	taken   int  // when a worker last took it (p.takes), 0 for never
 }
@@ -118,6 +122,9 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	started := time.Now()
 	p, cleanup, err := newPoolRun(in, ios, opts, fl, benches, seqs, lockDir)
 	defer cleanup()
+	if err == nil {
+		err = p.bindLadders()
+	}
 	if err == nil {
 		// Checked by prepare: a quarantine entry for some benches applies
 		// once a sequence has its bench.
@@ -256,6 +263,7 @@ func (p *poolRun) work(seqs []*steps.Sequence) error {
 		queue <- i
 	}
 	close(queue)
+	p.queue = queue
 	var infraErr error
 	var infraOnce sync.Once
 	var wg sync.WaitGroup
@@ -299,6 +307,7 @@ func (p *poolRun) finish(ios *IO, seqs []*steps.Sequence, started time.Time, inf
 		console := report.NewConsole(p.out, report.ConsoleOptions{Summary: results.Options{MaxFailures: opts.MaxFailures}})
 		console.SummaryOf(seqResults, problems, started)
 	}
+	p.badSummary()
 	if len(notRun) > 0 {
 		why := "a sequence did not pass and --pool-fail-fast is set"
 		switch {

@@ -102,10 +102,19 @@ func benchKeys(pb *steps.PoolBench) []string {
 // what nothing else binds (before the board starts, probes are attached to
 // simAddr).
 func bindToBench(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Plan, error) {
+	pl, err := bindPoolPlan(seq, b, src)
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: %w", b.Name, err)
+	}
+	return pl, nil
+}
+
+// bindPoolPlan is bindToBench without the bench's name on its errors.
+func bindPoolPlan(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Plan, error) {
 	src.Bench = b.Bench
 	pl, err := bindPlan(seq, src)
 	if err != nil {
-		return nil, fmt.Errorf("bench %s: %w", b.Name, err)
+		return nil, err
 	}
 	if !b.Sim {
 		return pl, nil
@@ -180,6 +189,9 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]
 				add(b.Name, err)
 			}
 		}
+	}
+	for _, b := range benches {
+		checkPoolLadder(b, checks, add)
 	}
 	if len(order) == 0 {
 		return nil

@@ -84,6 +84,10 @@ type poolRun struct {
 	results    []*runner.SequenceResult
 	problems   []string // each sequence's first problem, for the summary
 	stop       atomic.Bool
+	// queue holds the sequences no worker has taken yet; bad are the
+	// benches marked bad, in order (appendMu).
+	queue chan int
+	bad   []results.BadBench
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a bench is let go
@@ -119,17 +123,39 @@ func (p *poolRun) appendReadyLocked(all bool) {
 // errNoBench means every bench of the pool was skipped as busy.
 var errNoBench = errors.New("every bench of the pool is held by another process (--pool-busy skip)")
 
-// runOne runs sequence i on a free bench (see acquire). An error means no
-// bench could be had; the sequence's own failures are in its result.
+// runOne runs sequence i on a free bench (see acquire) whose health check
+// passes; a bench whose ladder does not bring it back is bad, and the
+// sequence goes to another. An error means no bench could be had; the
+// sequence's own failures are in its result.
 func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	ctx := p.in.Run
-	b, lock, err := p.acquire(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
+	for {
+		b, lock, err := p.acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-		return err
+		drop := p.hold(ctx, b, seq)
+		prefix := &prefixWriter{w: p.out, prefix: "[" + b.Name + "] "}
+		errPrefix := &prefixWriter{w: p.errOut, prefix: "[" + b.Name + "] "}
+		healthy := p.healthy(b, seq, prefix, errPrefix)
+		if healthy {
+			err = p.runOn(i, seq, b, prefix, errPrefix)
+		}
+		prefix.Flush()
+		errPrefix.Flush()
+		drop()
+		p.release(b, lock)
+		if healthy || ctx.Err() != nil {
+			return err
+		}
 	}
+}
+
+// hold takes the leases of b's keys for seq, renewed until drop.
+func (p *poolRun) hold(ctx context.Context, b *poolBench, seq *steps.Sequence) (drop func()) {
 	owner := fmt.Sprintf("pool %d bench %s", os.Getpid(), b.Name)
 	renew, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
 	for _, k := range b.keys {
@@ -149,18 +175,18 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 			}
 		}
 	}()
-	defer func() {
+	return func() {
 		stopRenew()
 		for _, k := range b.keys {
 			p.leases.Drop(k, owner)
 		}
-		p.release(b, lock)
-	}()
+	}
+}
 
-	prefix := &prefixWriter{w: p.out, prefix: "[" + b.Name + "] "}
-	errPrefix := &prefixWriter{w: p.errOut, prefix: "[" + b.Name + "] "}
-	defer prefix.Flush()
-	defer errPrefix.Flush()
+// runOn runs sequence i on bench b, which this worker holds, and climbs
+// b's ladder after a bench error while sequences wait.
+func (p *poolRun) runOn(i int, seq *steps.Sequence, b *poolBench, prefix, errPrefix io.Writer) error {
+	ctx := p.in.Run
 	opts := p.opts
 	seq = p.sel.mark(seq, b.Name)
 	secrets, err := poolSecrets(p.secrets, b, seq)
@@ -214,6 +240,9 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 	if res.Status != runner.Passed && opts.Pool.FailFast {
 		p.stop.Store(true)
 	}
+	if b.ladder != nil && len(p.queue) > 0 && !p.stop.Load() {
+		b.ladder.after(p.ladderRun(b, console, errPrefix), seq.File, res)
+	}
 	return nil
 }
 
@@ -231,7 +260,7 @@ func (p *poolRun) acquire(ctx context.Context) (*poolBench, *benchLock, error) {
 		order := slices.Clone(p.benches)
 		slices.SortStableFunc(order, func(a, b *poolBench) int { return cmp.Compare(a.taken, b.taken) })
 		for _, b := range order {
-			if b.held || b.skipped {
+			if b.held || b.skipped || b.bad {
 				continue
 			}
 			free++
@@ -258,14 +287,22 @@ func (p *poolRun) acquire(ctx context.Context) (*poolBench, *benchLock, error) {
 				fmt.Fprintf(p.errOut, "hilrun: bench %s is busy, waiting: %s\n", b.Name, busyWhy(err))
 			}
 		}
-		usable := 0
+		usable, bad, skipped := 0, 0, 0
 		for _, b := range p.benches {
-			if !b.skipped {
+			switch {
+			case b.bad:
+				bad++
+			case b.skipped:
+				skipped++
+			default:
 				usable++
 			}
 		}
 		p.mu.Unlock()
 		if usable == 0 {
+			if bad > 0 {
+				return nil, nil, p.allBad(skipped)
+			}
 			return nil, nil, errNoBench
 		}
 		// Another process lets go unannounced: look again now and then.
@@ -290,11 +327,12 @@ func busyWhy(err error) string {
 }
 
 // release lets a bench go, to this run's other workers and to other
-// processes.
+// processes; a bench whose ladder failed is bad from now on.
 func (p *poolRun) release(b *poolBench, lock *benchLock) {
 	lock.unlock()
 	p.mu.Lock()
 	b.held = false
+	b.bad = b.ladder != nil && b.ladder.bad != ""
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()

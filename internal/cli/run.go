@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,10 +76,14 @@ type RunOptions struct {
 	Pool PoolOptions
 	// Retry is --retries and --fail-on-flaky.
 	Retry RetryFlags
+	// NoRecover leaves out the benches' health checks and recovery
+	// ladders (--recover=false).
+	NoRecover bool
 }
 
 func newRunCmd(ios *IO) *cobra.Command {
 	opts := &RunOptions{}
+	recoverOn := true
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE|DIR...",
 		Short: "Run sequence files against the bench and report the results",
@@ -106,10 +111,12 @@ what was lost) over 1 a step failed over 0 all passed.`,
 		Args: needFiles("run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
+			opts.NoRecover = !recoverOn
 			return Run(cmd.Context(), ios, opts)
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&recoverOn, "recover", true, "run the benches' health checks before each sequence and climb their recovery ladders (health:, recover:) when a check fails or a sequence ends in a bench error; a bench that does not recover takes no more work")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report to `FILE`")
@@ -197,7 +204,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	seqResults, err := runPlans(in, ios, opts, plans, stream)
+	seqResults, err := runPlans(in, ios, opts, runList{plans, prep.ladders}, stream)
 	if err != nil {
 		return err
 	}
@@ -220,7 +227,7 @@ func prepareRun(ios *IO, opts *RunOptions, fl bindFlags, files []string, qemuSpe
 			return nil, invalid(err)
 		}
 	}
-	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, Select: opts.Select, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times,
+	po := prepareOptions{Files: files, Bench: opts.Bench, Flags: fl, Sim: opts.Sim, Warn: warnTo(ios.ErrOut), Filter: opts.Filter, Select: opts.Select, List: opts.List, SimELF: simELF.path, Shard: shard, Durations: times, NoLadder: opts.NoRecover,
 		Limits: plan.Limits{MaxValueBytes: opts.MaxValue, MaxExprWork: opts.Expr.Work, MaxExprMemory: opts.Expr.Memory}}
 	if qemuSpec != nil {
 		po.QEMU, po.QEMUKernel = true, qemuSpec.Kernel
@@ -283,7 +290,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		}
 	}
 	if opts.Sim {
-		bench, err := startSimBench(in.Run, sim.Options{Consoles: simConsoles(plans)}, prep.simProbes, hostGates())
+		bench, err := startSimBench(in.Run, sim.Options{Consoles: simConsoles(append(slices.Clone(plans), ladderPlans(prep.ladders)...))}, prep.simProbes, hostGates())
 		if err != nil {
 			if in.Run.Err() != nil {
 				return nil, stop, interrupted(fmt.Errorf("interrupted while starting the virtual board: %w", err))
@@ -297,6 +304,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		for i, pl := range plans {
 			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return bench.bind(seq), nil })
 		}
+		rebindLadders(prep.ladders, func(seq *steps.Sequence) (*steps.Sequence, error) { return bench.bind(seq), nil })
 	}
 	if qemuSpec != nil {
 		board, err := startQEMUBoard(in.Run, ios.ErrOut, *qemuSpec, opts.LogDir, hostGates())
@@ -307,6 +315,7 @@ func startBoards(in *interrupts, ios *IO, opts *RunOptions, prep *prepared, qemu
 		for i, pl := range plans {
 			plans[i], _ = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return board.Bind(seq), nil })
 		}
+		rebindLadders(prep.ladders, func(seq *steps.Sequence) (*steps.Sequence, error) { return board.Bind(seq), nil })
 	}
 	return plans, stop, nil
 }

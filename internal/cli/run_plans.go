@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hilrun/hilrun/internal/engine"
@@ -27,6 +28,10 @@ type runStream struct {
 	stamp       string
 	consoleRoot string
 	cleanup     []func()
+	// bad are the benches marked bad, notRun the sequences they did not
+	// run.
+	bad    []results.BadBench
+	notRun []string
 }
 
 func (s *runStream) close() {
@@ -98,40 +103,52 @@ func openStream(ios *IO, opts *RunOptions) (*runStream, error) {
 	return s, nil
 }
 
+// runList is what a run without --pool runs: the plans, and the
+// recovery ladder of each plan's bench (nil entries, or nil, for none).
+type runList struct {
+	plans   []*plan.Plan
+	ladders []*runLadder
+}
+
+// ladder is the ladder of plan i's bench, or nil.
+func (l runList) ladder(i int) *runLadder {
+	if i < len(l.ladders) {
+		return l.ladders[i]
+	}
+	return nil
+}
+
 // runPlans runs the plans one after the other, each on a bench of its own
 // with its logs in a folder of its own, until the last, an interrupt, or
-// with -x the first that does not pass. An error is the bench's: a log
-// folder that could not be made.
-func runPlans(in *interrupts, ios *IO, opts *RunOptions, plans []*plan.Plan, s *runStream) ([]runner.SequenceResult, error) {
+// with -x the first that does not pass. A plan whose bench has a ladder
+// runs after its health check passes (or a climb of the ladder makes it
+// pass); one whose bench went bad does not run. An error is the bench's:
+// a log folder that could not be made.
+func runPlans(in *interrupts, ios *IO, opts *RunOptions, list runList, s *runStream) ([]runner.SequenceResult, error) {
 	var seqResults []runner.SequenceResult
+	lr := ladderRun{in: in, warn: warnTo(ios.ErrOut), record: s.record}
+	s.ladderLogs(opts, list.ladders)
+	plans := list.plans
 	for i, pl := range plans {
 		seq := pl.Sequence()
-		logDir := ""
-		if opts.LogDir != "" {
-			logDir = filepath.Join(opts.LogDir, s.stamp+"-"+safeName(seq.Name))
-			if err := os.MkdirAll(logDir, 0o777); err != nil {
-				return seqResults, infra(fmt.Errorf("create the log folder: %w", err))
+		lr.secrets = pl.Secrets()
+		// A sequence that does not run (deselected, quarantined) opens
+		// nothing, and needs no check.
+		if l := list.ladder(i); l != nil && seq.Skip == "" && !l.before(lr, seq.File) {
+			if in.Run.Err() != nil {
+				break
 			}
+			s.notRun = append(s.notRun, seq.File)
+			continue
 		}
-		artifacts, err := artifactDir(seq, logDir, s.stamp)
+		if in.Run.Err() != nil {
+			break
+		}
+		res, err := runOnePlan(in, ios, opts, i, pl, s)
 		if err != nil {
-			return seqResults, infra(err)
+			return seqResults, err
 		}
-		consoleDir := logDir
-		if s.consoleRoot != "" {
-			consoleDir = filepath.Join(s.consoleRoot, strconv.Itoa(i))
-		}
-		// Consoles log into consoleDir; without --log-dir that is a
-		// private folder gone at exit, which no report names.
-		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut), Secrets: pl.Secrets()})
-		res := pl.Run(in.Run, bench, plan.Output{Sink: runner.Tee(s.events, s.console), ArtifactDir: artifacts, FinallyContext: in.Fin})
-		// The transcripts are in the event stream; the summary needs none.
-		res.Transcripts = nil
 		seqResults = append(seqResults, *res)
-		if artifacts != "" && logDir == "" {
-			// Only when no step wrote there: it removes empty folders only.
-			os.Remove(artifacts)
-		}
 		if in.Run.Err() != nil {
 			break
 		}
@@ -139,8 +156,43 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, plans []*plan.Plan, s *
 			fmt.Fprintf(ios.ErrOut, "hilrun: -x: %s did not pass, so the %s after it did not run\n", seq.Name, count(len(plans)-i-1, "sequence"))
 			break
 		}
+		if l := list.ladder(i); l != nil && laterOn(list.ladders, i, l) {
+			l.after(lr, seq.File, res)
+		}
 	}
 	return seqResults, nil
+}
+
+// runOnePlan runs plan i on a bench of its own, its logs in a folder of
+// its own.
+func runOnePlan(in *interrupts, ios *IO, opts *RunOptions, i int, pl *plan.Plan, s *runStream) (*runner.SequenceResult, error) {
+	seq := pl.Sequence()
+	logDir := ""
+	if opts.LogDir != "" {
+		logDir = filepath.Join(opts.LogDir, s.stamp+"-"+safeName(seq.Name))
+		if err := os.MkdirAll(logDir, 0o777); err != nil {
+			return nil, infra(fmt.Errorf("create the log folder: %w", err))
+		}
+	}
+	artifacts, err := artifactDir(seq, logDir, s.stamp)
+	if err != nil {
+		return nil, infra(err)
+	}
+	consoleDir := logDir
+	if s.consoleRoot != "" {
+		consoleDir = filepath.Join(s.consoleRoot, strconv.Itoa(i))
+	}
+	// Consoles log into consoleDir; without --log-dir that is a
+	// private folder gone at exit, which no report names.
+	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut), Secrets: pl.Secrets()})
+	res := pl.Run(in.Run, bench, plan.Output{Sink: runner.Tee(s.events, s.console), ArtifactDir: artifacts, FinallyContext: in.Fin})
+	// The transcripts are in the event stream; the summary needs none.
+	res.Transcripts = nil
+	if artifacts != "" && logDir == "" {
+		// Only when no step wrote there: it removes empty folders only.
+		os.Remove(artifacts)
+	}
+	return res, nil
 }
 
 // finishRun writes the summary and the reports and turns the results into
@@ -149,6 +201,7 @@ func finishRun(in *interrupts, ios *IO, opts *RunOptions, s *runStream, seqResul
 	if len(seqResults) > 1 {
 		s.console.Summary(seqResults)
 	}
+	s.console.BadBenches(s.bad)
 	if err := s.console.Err(); err != nil {
 		fmt.Fprintf(ios.ErrOut, "hilrun: the progress report stopped (%v); the run went on to its end\n", err)
 	}
@@ -163,7 +216,14 @@ func finishRun(in *interrupts, ios *IO, opts *RunOptions, s *runStream, seqResul
 	if err != nil {
 		return infra(err)
 	}
-	if code := opts.Retry.runCode(ios, seqResults); code != ExitPassed {
+	code := opts.Retry.runCode(ios, seqResults)
+	if len(s.notRun) > 0 {
+		fmt.Fprintf(ios.ErrOut, "hilrun: %s not run (the bench is bad): %s\n", count(len(s.notRun), "sequence"), strings.Join(s.notRun, ", "))
+		if code == ExitPassed || code == ExitFailed {
+			code = ExitInfra
+		}
+	}
+	if code != ExitPassed {
 		return silent(code)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -127,7 +128,7 @@ func Validate(ios *IO, opts *ValidateOptions) error {
 	for _, f := range files {
 		if i := slices.IndexFunc(benches, func(b *steps.Bench) bool { return b.File == f }); i >= 0 {
 			b := benches[i]
-			fmt.Fprintf(ios.Out, "%s: ok (bench: %s, %s, %s, %s)\n", f, count(len(b.Devices), "device"), count(len(b.Probes), "probe"), count(len(b.Cameras), "camera"), count(len(b.Power), "power entry"))
+			fmt.Fprintf(ios.Out, "%s: ok (bench: %s, %s, %s, %s%s)\n", f, count(len(b.Devices), "device"), count(len(b.Probes), "probe"), count(len(b.Cameras), "camera"), count(len(b.Power), "power entry"), ladderNote(b.Ladder))
 			continue
 		}
 		if i := slices.IndexFunc(pools, func(p *steps.Pool) bool { return p.File == f }); i >= 0 {
@@ -148,15 +149,17 @@ func count(n int, what string) string {
 		return "1 " + what
 	case what == "power entry":
 		return fmt.Sprintf("%d power entries", n)
+	case strings.HasSuffix(what, "ch"):
+		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // isBenchFile says whether path is a bench file: by its name
 // (hilrun.bench.yaml, *.bench.yaml), else by its content, a mapping with
-// some of devices:, probes:, cameras:, power: and nothing else (a
-// sequence has steps:). A file that cannot be read or parsed is taken as a
-// sequence, whose loader says what is wrong with it.
+// some of devices:, probes:, cameras:, power:, health:, recover: and
+// nothing else (a sequence has steps:). A file that cannot be read or
+// parsed is taken as a sequence, whose loader says what is wrong with it.
 func isBenchFile(path string) bool {
 	if isBenchName(path) {
 		return true
@@ -176,7 +179,7 @@ func isBenchFile(path string) bool {
 	bench := false
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		switch m.Content[i].Value {
-		case "devices", "probes", "cameras", "power":
+		case "devices", "probes", "cameras", "power", "health", "recover":
 			bench = true
 		case "$schema":
 		default:

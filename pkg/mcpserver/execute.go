@@ -36,6 +36,9 @@ type execOptions struct {
 	// keepSteps keeps every step's result in the runner's result, for
 	// one-step runs that read it.
 	keepSteps bool
+	// ladder says the sequence runs on the server's own bench, whose
+	// health check and recovery ladder go before it (recover.go).
+	ladder bool
 }
 
 func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, o execOptions) (any, string, error) {
@@ -43,7 +46,7 @@ func (s *Server) execute(ctx context.Context, req mcp.CallToolRequest, seq *step
 	if err != nil {
 		return nil, "", err
 	}
-	out.Result = formatRun(out, res)
+	out.Result = recoveryText(out.Recovery) + formatRun(out, res)
 	return out, out.Result, nil
 }
 
@@ -57,12 +60,25 @@ func (s *Server) executeRun(ctx context.Context, req mcp.CallToolRequest, seq *s
 	if err := s.checkPlan(pl, o.label); err != nil {
 		return nil, nil, err
 	}
+	var rec *results.Recovery
+	if o.ladder && s.ladder != nil {
+		if rec, err = s.beforeSequence(ctx, req, seq, o.lockWait); err != nil {
+			return nil, nil, err
+		}
+	}
 	ready, plans, release, err := s.takePorts(ctx, req, pl, fixedKeys, o.lockWait)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer release()
-	return s.runPlan(ctx, req, ready, plans, o)
+	out, res, err := s.runPlan(ctx, req, ready, plans, o)
+	if o.ladder && s.ladder != nil {
+		s.afterSequence(seq, res)
+	}
+	if out != nil {
+		out.Recovery = rec
+	}
+	return out, res, err
 }
 
 // takePorts lends the devices of pl the open connections they name, or

@@ -39,7 +39,7 @@ func (s *Server) serialSequence(ctx context.Context, req mcp.CallToolRequest, a 
 	if err != nil {
 		return nil, "", err
 	}
-	return s.execute(ctx, req, seq, execOptions{lockWait: lockWait(a.LockTimeoutMS)})
+	return s.execute(ctx, req, seq, execOptions{lockWait: lockWait(a.LockTimeoutMS), ladder: true})
 }
 
 // inlineSequence turns serial_sequence's arguments into a validated

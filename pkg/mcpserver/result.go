@@ -60,8 +60,12 @@ type sequenceResult struct {
 	Result string `json:"result"`
 	// Flaky says the sequence passed only after a retry of it or of a
 	// group in it; Attempts are its own attempts, with retries.
-	Flaky        bool              `json:"flaky,omitempty"`
-	Attempts     []results.Attempt `json:"attempts,omitempty"`
+	Flaky    bool              `json:"flaky,omitempty"`
+	Attempts []results.Attempt `json:"attempts,omitempty"`
+	// Recovery is the climb of the server's bench's recovery ladder
+	// that ran before the sequence (its health check failed, or the call
+	// before ended in a bench error); nil when none did.
+	Recovery     *results.Recovery `json:"recovery,omitempty"`
 	picturePaths []string
 }
 

@@ -69,7 +69,10 @@ func (s *Server) runSequence(ctx context.Context, req mcp.CallToolRequest, a *ru
 	if err := s.checkRunBindings(a); err != nil {
 		return nil, "", err
 	}
-	return s.execute(ctx, req, seq, execOptions{vars: vars, bound: true, sources: plan.Sources{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes}, lockWait: lockWait(a.LockTimeoutMS)})
+	// The server's own bench brings its health check and ladder; a bench
+	// file beside the sequence brings none (its steps are a client's).
+	own := bench != nil && bench == s.cfg.Bench
+	return s.execute(ctx, req, seq, execOptions{vars: vars, bound: true, sources: plan.Sources{Bench: bench, Ports: a.Ports, OpenOCDs: a.Probes}, lockWait: lockWait(a.LockTimeoutMS), ladder: own})
 }
 
 // benchBeside is the bench file beside the sequence file seq

@@ -185,9 +185,12 @@ type Server struct {
 	// calls are the tool calls in flight, by callKey.
 	calls map[string]*inflightCall
 	// early are the cancellations of calls not in flight (cancelArrived).
-	early   earlyCancels
-	runs    *runStore
-	tasks   *taskStore
+	early earlyCancels
+	runs  *runStore
+	tasks *taskStore
+	// ladder is the --bench file's recovery ladder (recover.go), nil
+	// when it has no health check.
+	ladder  *benchLadder
 	closed  bool
 	closeMu sync.Mutex
 
@@ -246,6 +249,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.OpenConsole == nil {
 		s.cfg.OpenConsole = s.openSerial
+	}
+	if err := s.checkLadder(); err != nil {
+		return nil, err
 	}
 	if err := s.openLogDir(); err != nil {
 		return nil, err

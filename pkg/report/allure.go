@@ -50,7 +50,8 @@ type AllureOptions struct {
 // its start and stop (epoch milliseconds), its steps' expected, received
 // and file position as status details, the pictures its camera steps took,
 // and the console bytes received during it (the last MiB of each console)
-// as attachments. Other files in dir are left alone; the names are the
+// as attachments. Each climb of a bench's recovery ladder is a test case
+// of its own (see writeRecoveries). Other files in dir are left alone; the names are the
 // same for the same run, so writing again replaces them.
 //
 // The results are written as the event file is read, in bounded memory.
@@ -70,6 +71,7 @@ func writeAllure(ctx context.Context, dir, events string, opts AllureOptions) er
 		return err
 	}
 	a := &allureWriter{dir: dir, events: events, opts: opts, seqs: seqs}
+	var benches results.Benches
 	z := &results.Summarizer{
 		Options: opts.Summary,
 		OnStart: func(i int, _ *results.Sequence) { a.start(i) },
@@ -81,9 +83,11 @@ func writeAllure(ctx context.Context, dir, events string, opts AllureOptions) er
 		},
 		OnEnd: func(int, *results.Sequence, results.Counts) { a.end() },
 	}
+	z.BenchHooks = benches.Hooks()
 	if err := results.Summarize(events, z); err != nil {
 		return err
 	}
+	a.writeRecoveries(&benches)
 	return a.err
 }
 

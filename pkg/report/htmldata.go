@@ -137,6 +137,7 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 		Started string `json:"started,omitempty"`
 	}{info, stampMS(info.Started)})
 	d.printf(`,"sequences":[`)
+	var benches results.Benches
 	z := &results.Summarizer{
 		Options: d.opts.Summary,
 		OnStart: func(i int, s *results.Sequence) { d.startSequence(i, s) },
@@ -148,6 +149,7 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 			d.endSequence(s, c)
 		},
 	}
+	z.BenchHooks = benches.Hooks()
 	err := results.Read(d.events, func(r *results.Record) error {
 		if r.Type == results.RecordStep && r.Step != nil && d.seq != nil {
 			d.observe(r.Step)
@@ -163,7 +165,9 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 	if err != nil {
 		return err
 	}
-	d.printf(`],"problems":`)
+	d.printf(`]`)
+	d.benches(&benches)
+	d.printf(`,"problems":`)
 	d.value(append([]string{}, d.readErrs...))
 	d.printf(`,"pictures":%d}`, len(d.pictures))
 	return d.w.err

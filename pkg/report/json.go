@@ -110,6 +110,12 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // A send step's data holds "sent", the text it sent with its line ending
 // (a step's name shows the values it used, see runner.StepResult.Name).
 //
+// After the sequences, a run whose benches have recovery ladders lists
+// each climb under "recoveries" (results.Recovery: bench, trigger,
+// sequence, started_at, duration_ms, check, rungs with each rung's health
+// check, recovered) and the benches it marked bad under "bad_benches"
+// (bench, reason, at); both are left out when no ladder climbed.
+//
 // Durations and offsets (*_ms) are float milliseconds with three decimals.
 // Statuses are the runner's, except that an interrupted step or sequence
 // reads "error", and the document and that sequence carry
@@ -158,6 +164,7 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 	jw.printf("  \"sequences\": [")
 	nsteps := 0
 	var meas measureList
+	var benches results.Benches
 	z := &results.Summarizer{
 		Options: opts,
 		OnEvery: func(_ int, st *results.Step) { meas.add(st) },
@@ -197,13 +204,16 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 			jw.printf("\n    }")
 		},
 	}
+	z.BenchHooks = benches.Hooks()
 	if err := results.Summarize(events, z); err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}
 	if len(seqs) > 0 {
 		jw.printf("\n  ")
 	}
-	jw.printf("]\n}\n")
+	jw.printf("]")
+	writeJSONBenches(jw, &benches)
+	jw.printf("\n}\n")
 	if jw.err == nil {
 		jw.err = bw.Flush()
 	}

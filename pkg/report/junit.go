@@ -54,6 +54,10 @@ const valueLinesLimit = 100
 // testcase name starts with its entry's zero-padded index, so names sort
 // in run order.
 //
+// A bench whose recovery ladder climbed gets a testsuite after the
+// sequences' ("bench NAME: recovery", see benchSuite): a testcase per
+// climb, skipped when the bench did not come back.
+//
 // The consoles' transcripts go to the testsuite's system-out. Every text
 // that came from a device or the user is escaped so the file is well-formed
 // XML 1.0 whatever bytes it held. The file is written as the event file is
@@ -104,6 +108,10 @@ type junitWriter struct {
 	// were retried.
 	attempts []int
 	retries  *seqRetries
+	// benches are the climbs of the benches' ladders, from the first
+	// pass; benchSuites their testsuites (junit_recover.go).
+	benches     results.Benches
+	benchSuites []benchSuite
 
 	enc    *xml.Encoder
 	encErr error // the first error encoding the document
@@ -134,7 +142,12 @@ func (jw *junitWriter) count() error {
 		OnEnd:     func(_ int, seq *results.Sequence, c results.Counts) { jw.countEnd(seq, c) },
 		OnAttempt: func(_ int, a *results.Attempt) { jw.onAttempt(a) },
 	}
-	return results.Summarize(jw.events, z)
+	z.BenchHooks = jw.benches.Hooks()
+	if err := results.Summarize(jw.events, z); err != nil {
+		return err
+	}
+	jw.benchSuites = benchSuites(&jw.benches)
+	return nil
 }
 
 func (jw *junitWriter) countStart() {

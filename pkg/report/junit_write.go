@@ -25,6 +25,7 @@ func (jw *junitWriter) write(w io.Writer) error {
 		all.skipped += jw.counts[i].skipped
 		total += jw.seqs[i].seq.DurationMS.D()
 	}
+	jw.benchCounts(&all)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if _, err := io.WriteString(bw, xml.Header); err != nil {
 		return err
@@ -54,6 +55,7 @@ func (jw *junitWriter) write(w io.Writer) error {
 	if err := results.Summarize(jw.events, z); err != nil {
 		return err
 	}
+	jw.writeBenchSuites()
 	jw.token(xml.EndElement{Name: root.Name})
 	if jw.encErr != nil {
 		return jw.encErr

@@ -149,14 +149,19 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 // is at least one sequence and every one passed, as for a single run. A
 // sequence in two reports is an error naming it and them, and nothing is
 // written. Each sequence is copied as it stands; one is in memory at a
-// time.
+// time. The shards' recoveries and bad benches follow, in the order of
+// paths.
 func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 	var spans []jsonSpan
 	var shards []shardInput
+	var benches results.Benches
 	for _, p := range paths {
 		s, sh, err := scanShardJSON(fs, p)
 		if err != nil {
 			return err
+		}
+		if err := readJSONBenches(fs, p, &benches); err != nil {
+			return fmt.Errorf("merge json reports: %w", err)
 		}
 		spans = append(spans, s...)
 		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
@@ -218,7 +223,9 @@ func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 	if len(spans) > 0 {
 		jw.printf("\n  ")
 	}
-	jw.printf("]\n}\n")
+	jw.printf("]")
+	writeJSONBenches(jw, &benches)
+	jw.printf("\n}\n")
 	if jw.err == nil {
 		jw.err = bw.Flush()
 	}

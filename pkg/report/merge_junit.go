@@ -26,6 +26,8 @@ type suiteSpan struct {
 	file                  string
 	start                 int64
 	shard                 *Shard
+	// bench says the suite is a bench's recoveries, no sequence's.
+	bench bool
 }
 
 func (s suiteSpan) key() string { return sequenceKey(s.seqFile, s.name) }
@@ -114,10 +116,13 @@ func countSuite(s *junit.Testsuite) (suiteSpan, error) {
 		return span, err
 	}
 	span.seqFile = s.File
-	if span.seqFile == "" && s.Properties != nil {
+	if s.Properties != nil {
 		for _, p := range *s.Properties {
-			if p.Name == "file" {
+			switch {
+			case p.Name == "file" && span.seqFile == "":
 				span.seqFile = p.Value
+			case p.Name == recoveryProperty:
+				span.bench = true
 			}
 		}
 	}
@@ -162,18 +167,15 @@ func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 		}
 		shards = append(shards, in)
 	}
+	spans, benches := splitBenchSpans(spans)
 	incomplete, err := checkShards(shards, len(spans))
 	if err != nil {
 		return fmt.Errorf("merge junit reports: %w", err)
 	}
-	if err := checkUnique(spans, suiteSpan.key,
-		func(s suiteSpan) string { return describe(s.name, s.seqFile) },
-		func(s suiteSpan) string { return s.file }); err != nil {
+	if err := sortSuites(spans); err != nil {
 		return fmt.Errorf("merge junit reports: %w", err)
 	}
-	slices.SortStableFunc(spans, func(a, b suiteSpan) int {
-		return strings.Compare(a.key()+"\x00"+a.name, b.key()+"\x00"+b.name)
-	})
+	spans = append(spans, benches...)
 	var tests, failures, errs int
 	var millis int64
 	for _, s := range spans {
@@ -241,6 +243,34 @@ func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 		return fmt.Errorf("merge junit reports: %w", err)
 	}
 	return incomplete
+}
+
+// sortSuites sorts the sequences' suites by file and name, after checking
+// that no sequence is in two of them.
+func sortSuites(spans []suiteSpan) error {
+	if err := checkUnique(spans, suiteSpan.key,
+		func(s suiteSpan) string { return describe(s.name, s.seqFile) },
+		func(s suiteSpan) string { return s.file }); err != nil {
+		return err
+	}
+	slices.SortStableFunc(spans, func(a, b suiteSpan) int {
+		return strings.Compare(a.key()+"\x00"+a.name, b.key()+"\x00"+b.name)
+	})
+	return nil
+}
+
+// splitBenchSpans tells the sequences' suites from the benches' recovery
+// suites, which follow the sequences in a merge, each shard's as it was:
+// two shards may have had benches of one name.
+func splitBenchSpans(spans []suiteSpan) (seqs, benches []suiteSpan) {
+	for _, s := range spans {
+		if s.bench {
+			benches = append(benches, s)
+		} else {
+			seqs = append(seqs, s)
+		}
+	}
+	return seqs, benches
 }
 
 // readSuite decodes the first testsuite element of r.

@@ -165,6 +165,9 @@ type Record struct {
 	Step     *Step     `json:"step,omitempty"`
 	Sequence *Sequence `json:"sequence,omitempty"`
 	Attempt  *Attempt  `json:"attempt,omitempty"`
+	// Recovery and BadBench are a bench's records (recovery.go).
+	Recovery *Recovery `json:"recovery,omitempty"`
+	BadBench *BadBench `json:"bad_bench,omitempty"`
 }
 
 // JSONMap returns m with its values made fit for JSON by JSONValue; nil

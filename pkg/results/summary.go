@@ -147,6 +147,8 @@ type Summarizer struct {
 	// included, before the summary rule takes it: for what a report
 	// lists of every step in bounded memory, such as measurements.
 	OnEvery func(seq int, st *Step)
+	// BenchHooks receive the recovery records, between sequences.
+	BenchHooks
 
 	seq    int
 	events int       // the sequences Event has started
@@ -195,6 +197,8 @@ func (z *Summarizer) Add(r *Record) {
 			}
 			z.OnEnd(r.Seq, r.Sequence, c)
 		}
+	default:
+		z.benchRecord(r)
 	}
 }
 

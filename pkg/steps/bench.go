@@ -24,9 +24,12 @@ type Bench struct {
 	Power map[string]*PowerEntry
 	// Secrets say where each secret's value comes from (see secrets.go).
 	Secrets map[string]*SecretSource
+	// Ladder is the bench's health check and recovery ladder (see
+	// recover.go); nil when the bench has neither.
+	Ladder *Ladder
 }
 
-var benchKeys = []string{"devices", "probes", "cameras", "power", "secrets", "$schema"}
+var benchKeys = []string{"devices", "probes", "cameras", "power", "secrets", "health", "recover", "$schema"}
 
 // LoadBench reads a bench file. Its devices take the same settings as a
 // sequence's devices; what a bench entry sets overrides the sequence.
@@ -90,6 +93,7 @@ func (d *decoder) bench(pairs []pair, where string, keys []string) *Bench {
 		b.Cameras[c.Name] = c
 	}
 	b.Power = d.seq.Power
+	b.Ladder = d.ladder(pairs, b)
 	return b
 }
 

@@ -22,6 +22,8 @@ import (
 //	    devices: {console: /dev/ttyACM1}
 //	  - name: sim1
 //	    sim: true                       # a virtual board, started by hilrun
+//	    health: [{send: version, expect: hilrun-sim}]
+//	    recover: [{reset: run}]         # its ladder (recover.go)
 type Pool struct {
 	File    string
 	Benches []*PoolBench
@@ -33,7 +35,10 @@ type PoolBench struct {
 	Name  string
 	Bench *Bench
 	Sim   bool
-	Pos   Pos
+	// Ladder is the bench's health check and recovery ladder: its bench
+	// file's, its inline one's, or a virtual board's own; nil for none.
+	Ladder *Ladder
+	Pos    Pos
 }
 
 // MaxPoolBenches bounds the benches of one pool file.
@@ -41,7 +46,7 @@ const MaxPoolBenches = 256
 
 var (
 	poolKeys      = []string{"benches", "$schema"}
-	poolBenchKeys = []string{"name", "bench", "sim", "devices", "probes", "cameras", "power", "secrets"}
+	poolBenchKeys = []string{"name", "bench", "sim", "devices", "probes", "cameras", "power", "secrets", "health", "recover"}
 	poolNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
@@ -139,7 +144,10 @@ func (d *decoder) poolBench(fs files.Policy, n *yaml.Node, poolPath string, seen
 		return nil
 	case file != nil:
 		for _, p := range pairs {
-			if !slices.Contains([]string{"name", "bench", "sim"}, p.key.Value) {
+			switch {
+			case slices.Contains(ladderKeys, p.key.Value):
+				d.add(d.pos(p.key), "bench %s: %s: goes in the bench file %s, beside its devices", pb.Name, p.key.Value, file.Value)
+			case !slices.Contains([]string{"name", "bench", "sim"}, p.key.Value):
 				d.unknownKey(p.key, "a bench of the pool", poolBenchKeys)
 			}
 		}
@@ -159,16 +167,21 @@ func (d *decoder) poolBench(fs files.Policy, n *yaml.Node, poolPath string, seen
 			}
 			return nil
 		}
-		pb.Bench = b
+		pb.Bench, pb.Ladder = b, b.Ladder
 	case pb.Sim:
 		for _, p := range pairs {
-			if !slices.Contains([]string{"name", "sim"}, p.key.Value) {
+			if !slices.Contains([]string{"name", "sim", "health", "recover"}, p.key.Value) {
 				d.unknownKey(p.key, "a bench of the pool", poolBenchKeys)
 			}
 		}
+		// The virtual board's ladder: its steps name no device or probe,
+		// and go to the board as a sequence's do under --sim.
+		d.seq = &Sequence{}
+		pb.Ladder = d.ladder(pairs, &Bench{File: d.file})
 	default:
 		// An inline bench; a mapping with only a name binds nothing.
 		pb.Bench = d.bench(pairs, "a bench of the pool", poolBenchKeys)
+		pb.Ladder = pb.Bench.Ladder
 	}
 	if pb.Name == "" {
 		return nil

@@ -81,6 +81,27 @@
       counts, kv, bench, probs);
   }
 
+  // ---- benches: the climbs of their recovery ladders, and the bad ones ---
+  function benches(D) {
+    const recs = D.recoveries || [], bad = D.bad_benches || [];
+    if (!recs.length && !bad.length) return null;
+    const mark = (ok) => h("span", { class: "st " + (ok ? "passed" : "failed") }, ok ? "✓" : "✗");
+    const said = (c) => (ICON[c.status] || "?") + " " + c.status + (c.message ? ": " + c.message : "");
+    return h("section", { class: "panel", id: "benches" }, h("h2", null, "Benches"),
+      bad.length ? [h("h3", null, "Bad benches: they took no more work"), h("table", null,
+        h("tr", null, h("th", null, "bench"), h("th", null, "why")),
+        bad.map((b) => h("tr", { class: "bad-bench", "data-bench": b.bench }, h("td", null, mark(false), " " + b.bench), h("td", null, b.reason))))] : null,
+      recs.length ? h("h3", null, "Recoveries") : null,
+      recs.map((r) => h("details", { class: "recovery", open: !r.recovered || undefined, "data-bench": r.bench, "data-recovered": String(r.recovered) },
+        h("summary", null, mark(r.recovered), ` bench ${r.bench}: ${r.why} — ${r.outcome} · ${fmtMS(r.duration_ms)}`),
+        h("table", null,
+          h("tr", null, h("th", null, "rung"), h("th", null, "what"), h("th", null, "ran"), h("th", null, "health check after it")),
+          r.check ? h("tr", null, h("td", null, "–"), h("td", null, "health check first"), h("td", null, ""), h("td", null, said(r.check))) : null,
+          (r.rungs || []).map((g) => h("tr", { class: "rung", "data-worked": String(g.health.status === "passed") },
+            h("td", null, g.index), h("td", null, g.label, h("div", { class: "muted mono" }, `${g.file}:${g.line}:${g.column}`)),
+            h("td", null, said(g) + " · " + fmtMS(g.duration_ms)), h("td", null, said(g.health))))))));
+  }
+
   // ---- step tree --------------------------------------------------------
   // tree builds the step tree from the steps in finishing order: a group
   // finishes after its children.
@@ -709,7 +730,7 @@
       body.replaceChildren(...sequence(D.sequences[i]).filter(Boolean));
     };
     D.sequences.forEach((s, i) => tabs.append(h("button", { onclick: () => pick(i), "data-status": s.status }, h("span", { class: "st " + s.status }, ICON[s.status] || "?"), " " + s.name)));
-    app.replaceChildren(summary(D), D.sequences.length > 1 ? tabs : "", body);
+    app.replaceChildren(summary(D), benches(D) || "", D.sequences.length > 1 ? tabs : "", body);
     if (D.sequences.length) pick(Math.max(0, D.sequences.findIndex((s) => s.status !== "passed" && s.status !== "skipped")));
     else body.append(h("p", { class: "panel" }, "No sequence ran."));
   }

@@ -22,7 +22,8 @@ const (
 // OpenOCDConfig returns an OpenOCD 0.12 configuration script that connects
 // to the Server at bitbangAddr (host:port, as Server.Addr returns) and
 // declares the board: one TAP with a 4-bit IR and the JTAG-DP's IDCODE, a
-// DAP, and a mem_ap target on AP 0.
+// DAP, and a mem_ap target on AP 0. OpenOCD's reset asserts SRST, which
+// resets the board's memory map (and ends a hang).
 //
 // It disables the GDB and Tcl servers and leaves the telnet port to the
 // caller, who must choose one so that parallel OpenOCDs do not collide:
@@ -58,7 +59,9 @@ remote_bitbang port %s
 transport select jtag
 # remote_bitbang ignores the clock speed; OpenOCD wants one set.
 adapter speed 10000
-reset_config none
+# reset drives the adapter's SRST line, which resets the board as its own
+# reset does; the JTAG clock keeps running through it.
+reset_config srst_only srst_nogate
 
 jtag newtap sim cpu -irlen 4 -expected-id 0x%08x
 dap create %s -chain-position %s

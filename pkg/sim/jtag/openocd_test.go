@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,6 +412,29 @@ func TestOpenOCD(t *testing.T) {
 		out = tn.cmd("verify_image " + in + " 0x20001000 bin")
 		if out != unsupported && !strings.Contains(out, "diff 0 address 0x200011f4") {
 			t.Errorf("verify_image of a changed image printed %q", out)
+		}
+	})
+
+	t.Run("reset asserts SRST", func(t *testing.T) {
+		// OpenOCD resets the board through the adapter's SRST line, which
+		// reaches the memory map's reset and its hooks (a hung board
+		// boots again), as the board's own reset does.
+		var hooks atomic.Int32
+		remove := b.mem.OnReset(func() { hooks.Add(1) })
+		defer remove()
+		b.mem.Write(sim.RAMBase+0x40, 32, 0xF00D)
+		before := b.srv.Stats().SystemResets
+		if out := tn.cmd("reset run"); strings.Contains(out, "rror") {
+			t.Errorf("reset run printed %q", out)
+		}
+		if n := b.srv.Stats().SystemResets - before; n != 1 {
+			t.Errorf("reset run asserted SRST %d times, want once", n)
+		}
+		if n := hooks.Load(); n != 1 {
+			t.Errorf("reset hooks ran %d times, want once", n)
+		}
+		if got := word(t, tn.cmd("mdw 0x20000040")); got == 0xF00D {
+			t.Error("RAM kept its value across reset run")
 		}
 	})
 

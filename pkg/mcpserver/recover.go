@@ -1,0 +1,176 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/results"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// The server's own bench (its --bench file) may carry a health check and a
+// recovery ladder (health:, recover:). Before each sequence a call runs on
+// that bench (serial_sequence, and run_sequence without a bench of its
+// own), the server runs the health check; when it fails, or when the call
+// before ended in a bench error, it climbs the ladder. The call's result
+// carries the climb under "recovery". A bench whose climb fails is bad:
+// the server runs no more sequences on it, and says why, until it is
+// restarted.
+//
+// The ladder's steps are the operator's, from the --bench file: a client
+// can neither give nor change them, and they pass through the same
+// binding and policy checks as a client's steps (bindPlan, checkPlan),
+// when the server starts (a step the policy refuses refuses the server)
+// and at every climb. A ladder in a bench file a client names is not run.
+
+// benchLadder is the state of the server's bench's ladder.
+type benchLadder struct {
+	mu sync.Mutex
+	// after names the sequence of the call that ended in a bench error:
+	// the next call climbs the ladder before it runs.
+	after string
+	// bad says why the bench is bad; "" while it is not.
+	bad string
+	// runs counts the ladder's runs, for their log folders.
+	runs int
+}
+
+// ErrBadBench is wrapped by the error of a call refused because the
+// server's bench is bad.
+var ErrBadBench = errors.New("the server's bench is bad")
+
+// checkLadder binds and checks the ladder of the server's bench, as any
+// sequence a client sends is bound and checked, before the server serves.
+func (s *Server) checkLadder() error {
+	b := s.cfg.Bench
+	if b == nil || b.Ladder == nil || b.Ladder.Health == nil {
+		return nil
+	}
+	if _, _, err := s.bindLadder(); err != nil {
+		return fmt.Errorf("the --bench file %s: %w", b.File, err)
+	}
+	s.ladder = &benchLadder{}
+	return nil
+}
+
+// bindLadder binds the server's bench's ladder through bindPlan and
+// checkPlan, and returns it with the locks each of its plans needs.
+func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
+	keys := map[*plan.Plan][]string{}
+	l, err := plan.BindLadder(s.cfg.Bench.File, s.cfg.Bench.Ladder, func(seq *steps.Sequence) (*plan.Plan, error) {
+		pl, k, err := s.bindPlan(seq, execOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkPlan(pl, nil); err != nil {
+			return nil, err
+		}
+		keys[pl] = k
+		return pl, nil
+	})
+	return l, keys, err
+}
+
+// beforeSequence runs the server's bench's health check before the
+// sequence seq of a call, climbing the ladder when it fails or when the
+// call before ended in a bench error; it returns the climb, nil when none
+// ran. An error wrapping ErrBadBench means the bench is bad (now or
+// before) and the call must not run.
+func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, wait time.Duration) (*results.Recovery, error) {
+	bl := s.ladder
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	if bl.bad != "" {
+		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bl.bad)
+	}
+	l, keys, err := s.bindLadder()
+	if err != nil {
+		return nil, err
+	}
+	run := s.ladderRun(req, bl, keys, wait)
+	var rec *results.Recovery
+	if bl.after != "" {
+		rec = l.After(ctx, run, bl.after)
+		bl.after = ""
+	} else {
+		rec = l.Before(ctx, run, seq.Name)
+	}
+	if rec == nil || rec.Recovered {
+		return rec, nil
+	}
+	if rec.Interrupted || ctx.Err() != nil {
+		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
+	}
+	bl.bad = rec.BadReason()
+	s.logf("bench %s is bad: %s", rec.Bench, bl.bad)
+	return rec, fmt.Errorf("%s did not run: %w: %s (%s)", seq.Name, ErrBadBench, bl.bad, rec.Outcome())
+}
+
+// afterSequence notes a call whose sequence ended in a bench error: the
+// next call climbs the ladder first.
+func (s *Server) afterSequence(seq *steps.Sequence, res *runner.SequenceResult) {
+	if res == nil || res.Status != runner.Errored {
+		return
+	}
+	s.ladder.mu.Lock()
+	s.ladder.after = seq.Name
+	s.ladder.mu.Unlock()
+}
+
+// ladderRun runs one plan of the ladder as a call's sequence runs, with
+// its ports and locks taken, on the server's bench; its logs go to a
+// folder of the server's log folder that no resource names.
+func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*plan.Plan][]string, wait time.Duration) plan.RunFunc {
+	return func(ctx context.Context, pl *plan.Plan, what string) *runner.SequenceResult {
+		failed := func(err error) *runner.SequenceResult {
+			return &runner.SequenceResult{Name: pl.Sequence().Name, File: pl.Sequence().File, Status: runner.Errored, Error: err.Error(), StartedAt: time.Now()}
+		}
+		ready, plans, release, err := s.takePorts(ctx, req, pl, keys[pl], wait)
+		if err != nil {
+			return failed(err)
+		}
+		defer release()
+		bl.runs++
+		dir := filepath.Join(s.logDir, "bench", fmt.Sprintf("%d-%s", bl.runs, what))
+		if err := s.own.MkdirAll(dir, 0o777); err != nil {
+			return failed(err)
+		}
+		var probeGone atomic.Bool
+		bench := s.runBench(dir, plans, execOptions{}, &progress{}, func() { probeGone.Store(true) })
+		res := ready.Run(ctx, bench, plan.Output{ArtifactDir: filepath.Join(dir, artifactDir), KeepSteps: true})
+		if probeGone.Load() {
+			for _, p := range ready.Sequence().Probes {
+				s.dropSession(p)
+			}
+		}
+		return res
+	}
+}
+
+// recoveryText is a climb in the words of the result's text, a line for
+// it and one per rung: "" for none.
+func recoveryText(r *results.Recovery) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "bench %s: %s: %s\n", r.Bench, r.Why(), r.Outcome())
+	for _, g := range r.Rungs {
+		fmt.Fprintf(&b, "  rung %d %s: %s; health check %s", g.Index, g.Label, g.Status, g.Health.Status)
+		if !g.Worked() && g.Health.Message != "" {
+			fmt.Fprintf(&b, ": %s", g.Health.Message)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

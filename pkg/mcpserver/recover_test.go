@@ -1,0 +1,148 @@
+package mcpserver
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hilrun/hilrun/pkg/gate/files"
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// ladderBench writes a bench file with the health check and rungs given
+// (YAML lists) and loads it.
+func ladderBench(t *testing.T, text string) *steps.Bench {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "lab.bench.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := steps.LoadBench(files.Anywhere(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const healthCheck = `
+health:
+  - send: version
+    expect: hilrun-sim
+    timeout: 2s
+`
+
+var hang = map[string]any{"steps": []any{map[string]any{"send": "hang", "expect": "hung"}}}
+var version = map[string]any{"steps": []any{map[string]any{"send": "version", "expect": "hilrun-sim"}}}
+
+// TestBenchLadder: the server's own bench's health check runs before each
+// serial_sequence; a hung board fails it, and the ladder's second rung
+// (a reset through the real OpenOCD) brings it back before the call runs,
+// which the result says.
+func TestBenchLadder(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n  - reset: run\n")
+	e := newEnv(t, envOptions{sim: true, realOpenOCD: true, config: func(c *Config) { c.Bench = bench }})
+	if r := e.sequence(hang); !r.Passed || r.Recovery != nil {
+		t.Fatalf("the hang: passed %t, recovery %+v; want passed, no climb (the board was healthy)", r.Passed, r.Recovery)
+	}
+	res := e.call("serial_sequence", version)
+	var r sequenceResult
+	decode(t, res, &r)
+	if !r.Passed {
+		t.Fatalf("after the climb the call did not pass: %s", text(res))
+	}
+	rec := r.Recovery
+	if rec == nil || !rec.Recovered || len(rec.Rungs) != 2 || rec.Rungs[0].Worked() || !rec.Rungs[1].Worked() {
+		t.Fatalf("recovery %+v, want rung 2 to bring the board back", rec)
+	}
+	if !strings.HasPrefix(text(res), "bench "+bench.File+": the health check failed before serial_sequence: timed out after 2s waiting for \"hilrun-sim\"") || !strings.Contains(text(res), "recovered by rung 2 (reset run)\n  rung 1 send reboot: passed; health check failed: ") {
+		t.Errorf("the result's text does not say so:\n%s", text(res))
+	}
+	if r := e.sequence(version); r.Recovery != nil {
+		t.Errorf("a healthy board climbed: %+v", r.Recovery)
+	}
+}
+
+// TestBenchLadderBad: a ladder that cannot bring a hung board back makes
+// the bench bad: that call and every later one is refused, saying why.
+func TestBenchLadderBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	msg := e.callErr("serial_sequence", version)
+	for _, want := range []string{"did not run: the server's bench is bad: the health check failed before", "after rung 1 (send reboot)", "not recovered: 1 rung tried"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal %q does not say %q", msg, want)
+		}
+	}
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "takes no more work until hilrun mcp is restarted") {
+		t.Errorf("a later call: %q", msg)
+	}
+	if !strings.Contains(e.log.String(), "is bad: the health check failed") {
+		t.Errorf("the server's log does not say the bench is bad:\n%s", e.log.String())
+	}
+}
+
+// TestBenchLadderAfterError: a call that ends in a bench error makes the
+// next call climb first, from the health check.
+func TestBenchLadderAfterError(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - reset: run\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	if r := e.sequence(map[string]any{"steps": []any{map[string]any{"capture": map[string]any{"camera": "/dev/video63"}}}}); r.Status != string(runner.Errored) {
+		t.Fatalf("a picture from a camera that is not there: status %s, want error", r.Status)
+	}
+	r := e.sequence(version)
+	if r.Recovery == nil || r.Recovery.Trigger != "error" || !r.Recovery.Recovered || len(r.Recovery.Rungs) != 0 {
+		t.Errorf("recovery %+v, want a climb after the error that the health check ended", r.Recovery)
+	}
+}
+
+// TestBenchLadderPolicy: the ladder's steps pass the server's policy like
+// a client's, when the server starts: one it refuses refuses the server.
+func TestBenchLadderPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, bench, want string
+		policy            Policy
+	}{
+		{"power on a read-only server", "power:\n  console: {on: [\"true\"], off: [\"true\"]}\n" + healthCheck + "recover:\n  - power: cycle\n",
+			"recover rung 1 (power cycle)", Policy{ReadOnly: true}},
+		{"a host program without --allow-exec", healthCheck + "recover:\n  - exec: [uhubctl, -a, cycle]\n",
+			"host programs (exec, build and upload commands) are off on this server", Policy{}},
+		{"raw Tcl without --allow-debug-tcl", healthCheck + "recover:\n  - openocd: \"exec reboot\"\n",
+			"raw debugger commands", Policy{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bench := ladderBench(t, tc.bench)
+			_, err := New(Config{Bench: bench, Policy: tc.policy, Log: &strings.Builder{}})
+			if err == nil {
+				t.Fatal("the server started")
+			}
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "the --bench file "+bench.File) {
+				t.Errorf("error %v: want a refusal naming the --bench file and saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestClientBenchLadderNotRun: a ladder in the bench file beside a
+// sequence that run_sequence runs is a client's: it never runs, though
+// its health check would fail.
+func TestClientBenchLadderNotRun(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		"seq.yaml":      "steps:\n  - send: version\n    expect: hilrun-sim\n",
+		steps.BenchFile: "health:\n  - send: version\n    expect: never printed\n    timeout: 1s\nrecover:\n  - send: reboot\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Policy.Roots = []string{root} }})
+	var r sequenceResult
+	decode(t, e.call("run_sequence", map[string]any{"path": "seq.yaml"}), &r)
+	if !r.Passed || r.Recovery != nil {
+		t.Errorf("passed %t, recovery %+v: want the sequence run without the client's ladder", r.Passed, r.Recovery)
+	}
+}
