@@ -111,6 +111,7 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 				File        *string         `json:"file"`
 				Status      *string         `json:"status"`
 				Interrupted bool            `json:"interrupted"`
+				Flaky       bool            `json:"flaky"`
 				DurationMS  *results.Millis `json:"duration_ms"`
 				Counts      *results.Counts `json:"counts"`
 			}
@@ -123,7 +124,7 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 			// The offset before a value may stand before the comma that
 			// separates it from the previous one.
 			spans = append(spans, jsonSpan{
-				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, Interrupted: head.Interrupted, DurationMS: *head.DurationMS, Counts: *head.Counts},
+				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, Interrupted: head.Interrupted, Flaky: head.Flaky, DurationMS: *head.DurationMS, Counts: *head.Counts},
 				file:         path, start: start, end: end,
 			})
 		}
@@ -146,10 +147,11 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 // MergeJSON writes to w one JSON report holding the sequences of the JSON
 // reports at paths (the shards of a run), ordered by file and then name,
 // so that the order of paths does not matter. "passed" is true when there
-// is at least one sequence and every one passed, as for a single run. A
+// is at least one sequence and every one passed, and "flaky" when one
+// passed only after a retry, as for a single run. A
 // sequence in two reports is an error naming it and them, and nothing is
-// written. Each sequence is copied as it stands; one is in memory at a
-// time.
+// written. Each sequence is copied as it stands, its steps, attempts and
+// measurements included; one is in memory at a time.
 func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 	var spans []jsonSpan
 	var shards []shardInput
@@ -173,14 +175,18 @@ func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
 		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
 	})
-	passed, interrupted := len(spans) > 0, false
+	passed, interrupted, flaky := len(spans) > 0, false, false
 	for _, s := range spans {
 		passed = passed && s.Status == "passed"
 		interrupted = interrupted || s.Interrupted
+		flaky = flaky || s.Flaky
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
 	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if flaky {
+		jw.printf("  \"flaky\": true,\n")
+	}
 	if interrupted {
 		jw.printf("  \"interrupted\": true,\n")
 	}
