@@ -21,6 +21,10 @@ type jsonSpan struct {
 	SequenceHead
 	file       string
 	start, end int64
+	// shard is the shard of the report it is in, nil for none; input
+	// numbers that report among those merged, from 0.
+	shard *Shard
+	input int
 }
 
 // ReadSequences reads the sequences of the JSON report at path (written
@@ -153,28 +157,10 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 // written. Each sequence is copied as it stands, its steps, attempts and
 // measurements included; one is in memory at a time.
 func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
-	var spans []jsonSpan
-	var shards []shardInput
-	for _, p := range paths {
-		s, sh, err := scanShardJSON(fs, p)
-		if err != nil {
-			return err
-		}
-		spans = append(spans, s...)
-		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
-	}
-	incomplete, err := checkShards(shards, len(spans))
+	spans, incomplete, err := mergeInputs(fs, paths)
 	if err != nil {
 		return fmt.Errorf("merge json reports: %w", err)
 	}
-	if err := checkUnique(spans, func(s jsonSpan) string { return s.Key() },
-		func(s jsonSpan) string { return describe(s.Name, s.File) },
-		func(s jsonSpan) string { return s.file }); err != nil {
-		return fmt.Errorf("merge json reports: %w", err)
-	}
-	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
-		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
-	})
 	passed, interrupted, flaky := len(spans) > 0, false, false
 	for _, s := range spans {
 		passed = passed && s.Status == "passed"
@@ -248,4 +234,36 @@ func JSONSequences(fs files.Policy, paths []string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// mergeInputs reads the JSON reports at paths and checks that they are
+// the shards of one run, or none is a shard, and that each sequence is in
+// one of them only. It returns their sequences ordered by file and then
+// name, and an *IncompleteError, to return once the merged report is
+// written, when sequences are missing.
+func mergeInputs(fs files.Policy, paths []string) (spans []jsonSpan, incomplete, err error) {
+	var shards []shardInput
+	for i, p := range paths {
+		s, sh, err := scanShardJSON(fs, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j := range s {
+			s[j].shard, s[j].input = sh, i
+		}
+		spans = append(spans, s...)
+		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
+	}
+	if incomplete, err = checkShards(shards, len(spans)); err != nil {
+		return nil, nil, err
+	}
+	if err := checkUnique(spans, func(s jsonSpan) string { return s.Key() },
+		func(s jsonSpan) string { return describe(s.Name, s.File) },
+		func(s jsonSpan) string { return s.file }); err != nil {
+		return nil, nil, err
+	}
+	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
+		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
+	})
+	return spans, incomplete, nil
 }

@@ -563,7 +563,10 @@
     return c;
   }
 
-  function measurePlot(m, width) {
+  // measurePlot draws a measurement's values in the order measured, its
+  // limits dashed; on a merged page, bounds are the shards, each from
+  // the ordinal of its first value, drawn as boundaries.
+  function measurePlot(m, width, bounds) {
     const H = 170;
     const [c, g] = canvas(width, H);
     const pts = m.points || [];
@@ -582,6 +585,11 @@
     for (const l of [m.limit_min, m.limit_max]) {
       if (l === undefined) continue;
       g.beginPath(); g.moveTo(80, y(l)); g.lineTo(width - 10, y(l)); g.stroke();
+    }
+    g.strokeStyle = "#98a2b3";
+    for (const b of bounds || []) {
+      g.beginPath(); g.moveTo(x(b.from), 10); g.lineTo(x(b.from), H - 16); g.stroke();
+      g.fillText(b.label, x(b.from) + 3, 10);
     }
     g.setLineDash([]);
     g.strokeStyle = "#0b63c5"; g.lineWidth = 1.5; g.beginPath();
@@ -607,6 +615,29 @@
       h("div", { class: "grid2" }, ms.filter((m) => m.n >= 2).map((m) => h("div", { class: "series", "data-measurement": m.name, "data-n": m.n },
         h("h3", null, `${m.name}${m.unit ? " (" + m.unit + ")" : ""}: ${m.n} values in the order measured` + (m.stride > 1 ? `, every ${m.stride}th shown` : "")),
         measurePlot(m, Math.min(620, width))))));
+  }
+
+  // shardMeasurements shows, on a page merged from shards, each
+  // measurement over the whole run: its values per shard, and a plot of
+  // them in shard order (repeat iterations in the order measured) with
+  // the shards' boundaries.
+  function shardMeasurements(D, width) {
+    const ms = D.shard_measurements || [];
+    if (!D.merged) return null;
+    const num = (v) => v === undefined ? "" : String(+v.toPrecision(12));
+    const unit = (m, v) => v === undefined ? "" : num(v) + (m.unit ? " " + m.unit : "");
+    const from = D.merged.map((r) => r.file + " (" + (r.shard ? "shard " + r.shard + ", " : "") + r.sequences + (r.sequences === 1 ? " sequence)" : " sequences)"));
+    return h("section", { class: "panel", id: "shard-measurements" }, h("h2", null, "Measurements over shards"),
+      h("div", { class: "muted" }, `merged from ${D.merged.length} ${D.merged.length === 1 ? "report" : "reports"}: ${from.join(", ")}`),
+      ms.length ? h("table", { class: "measurements" },
+        h("tr", null, ["measurement", "shard", "limits", "values", "passed", "failed", "min", "max"].map((t) => h("th", null, t))),
+        ms.flatMap((m) => (m.shards || []).map((sp, k) => h("tr", { "data-measurement": m.name, "data-shard": sp.label, class: sp.failed ? "bad" : "" },
+          h("td", null, k === 0 ? m.name : ""), h("td", null, sp.label), h("td", { class: "mono" }, m.limits || ""), h("td", null, sp.count),
+          h("td", null, sp.passed), h("td", null, sp.failed), h("td", { class: "mono" }, unit(m, sp.min)), h("td", { class: "mono" }, unit(m, sp.max)))))) :
+        h("p", { class: "muted" }, "No sequence measured anything."),
+      h("div", { class: "grid2" }, ms.filter((m) => m.n >= 2).map((m) => h("div", { class: "series", "data-measurement": m.name, "data-n": m.n, "data-shards": (m.shards || []).length },
+        h("h3", null, `${m.name}${m.unit ? " (" + m.unit + ")" : ""}: ${m.n} values over ${(m.shards || []).length} ${(m.shards || []).length === 1 ? "shard" : "shards"}, in shard order` + (m.stride > 1 ? `, every ${m.stride}th shown` : "")),
+        measurePlot(m, Math.min(620, width), m.shards)))));
   }
 
   function memory(seq, width) {
@@ -709,7 +740,8 @@
       body.replaceChildren(...sequence(D.sequences[i]).filter(Boolean));
     };
     D.sequences.forEach((s, i) => tabs.append(h("button", { onclick: () => pick(i), "data-status": s.status }, h("span", { class: "st " + s.status }, ICON[s.status] || "?"), " " + s.name)));
-    app.replaceChildren(summary(D), D.sequences.length > 1 ? tabs : "", body);
+    const width = Math.max(400, Math.min(1360, app.clientWidth - 40));
+    app.replaceChildren(summary(D), shardMeasurements(D, width) || "", D.sequences.length > 1 ? tabs : "", body);
     if (D.sequences.length) pick(Math.max(0, D.sequences.findIndex((s) => s.status !== "passed" && s.status !== "skipped")));
     else body.append(h("p", { class: "panel" }, "No sequence ran."));
   }
