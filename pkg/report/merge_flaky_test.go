@@ -39,8 +39,14 @@ func measuredFlakyRun() *retriedRun {
 	r.step(passedAt("1.1", "adc reads", 2))
 	r.attempt(runner.AttemptResult{Scope: "1", Name: "adc", Attempt: 2, Of: 2, Status: runner.Passed,
 		Started: 20 * time.Millisecond, Duration: 15 * time.Millisecond})
-	r.step(runner.StepResult{Path: "1", Kind: "group", Name: "adc", Status: runner.Passed, Flaky: true,
-		Started: 10 * time.Millisecond, Duration: 25 * time.Millisecond})
+	g := runner.StepResult{Path: "1", Kind: "group", Name: "adc", Status: runner.Passed, Flaky: true,
+		Started: 10 * time.Millisecond, Duration: 25 * time.Millisecond}
+	for _, e := range r.events {
+		if e.Attempt != nil {
+			g.Attempts = append(g.Attempts, *e.Attempt)
+		}
+	}
+	r.step(g)
 	r.step(measured("2", "vbat", 0, 40, runner.Measurement{Name: "vbat", Value: 3.31, Unit: "V", Min: float(3), Max: float(3.6)}))
 	ripple(r, "3", 50, 12.5, 13.0)
 	return r

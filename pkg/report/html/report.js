@@ -82,25 +82,46 @@
   }
 
   // ---- step tree --------------------------------------------------------
+  // parentOf is the path of the container a step is in, null at the top: a
+  // group's before_retry steps are its own, a sequence's and its finally
+  // steps are at the top, as are the steps inside repeat iterations that
+  // the page lists.
+  function parentOf(path) {
+    if (/^(finally|before_retry)\.\d+$/.test(path)) return null;
+    const dot = path.lastIndexOf(".");
+    if (dot <= 0) return null;
+    const parent = path.slice(0, dot).replace(/\.before_retry$/, "");
+    return parent.includes("#") ? null : parent;
+  }
+
   // tree builds the step tree from the steps in finishing order: a group
-  // finishes after its children.
+  // finishes after its children, so each run of a container takes the
+  // steps that finished since it started, and a step that ran again (in
+  // another attempt of a group or sequence with retries) is a node of its
+  // own. A container whose own step is not listed (cut short, or left out
+  // of the page) is a node without one.
   function tree(steps) {
-    const byPath = new Map();
+    const open = new Map();
     const top = [];
-    const node = (path) => {
-      let n = byPath.get(path);
+    const place = (n) => {
+      const p = parentOf(n.path);
+      if (p === null) top.push(n); else container(p).kids.push(n);
+    };
+    const container = (path) => {
+      let n = open.get(path);
       if (!n) {
         n = { path, step: null, kids: [], problem: false };
-        byPath.set(path, n);
-        const dot = path.lastIndexOf(".");
-        const parent = dot > 0 && !/^finally\.\d+$/.test(path) ? path.slice(0, dot) : null;
-        if (parent && !parent.includes("#")) node(parent).kids.push(n); else top.push(n);
+        open.set(path, n);
+        place(n);
       }
       return n;
     };
     for (const st of steps) {
-      const n = node(st.path);
-      n.step = st;
+      const n = open.get(st.path);
+      if (n) {
+        open.delete(st.path);
+        n.step = st;
+      } else place({ path: st.path, step: st, kids: [], problem: false });
     }
     const mark = (n) => {
       n.problem = (n.step && isProblem(n.step.status)) || false;
@@ -110,6 +131,48 @@
     top.forEach(mark);
     return top;
   }
+
+  // attemptOf is the attempt of its sequence or group with retries a node
+  // ran in, 0 outside any.
+  function attemptOf(n) {
+    if (n.step) return n.step.attempt || 0;
+    return n.kids.length ? attemptOf(n.kids[0]) : 0;
+  }
+
+  // byAttempt sorts the nodes that ran in a sequence or group with
+  // retries into its attempts, each an item {attempt, nodes}; nodes that
+  // ran in none (a sequence's finally steps) follow as they are.
+  function byAttempt(nodes, attempts) {
+    const items = attempts.map((a) => ({ attempt: a, nodes: [] }));
+    const rest = [];
+    for (const n of nodes) {
+      const it = items.find((i) => i.attempt.attempt === attemptOf(n));
+      if (it) it.nodes.push(n); else rest.push(n);
+    }
+    return items.filter((i) => i.nodes.length || i.attempt.output || i.attempt.message).concat(rest);
+  }
+
+  // attemptBlock shows one attempt: its status, timing and message, what
+  // the consoles printed during it, and the steps it ran.
+  function attemptBlock(seq, it) {
+    const a = it.attempt;
+    const failed = a.status !== "passed";
+    const det = h("details", { class: "attempt " + a.status, "data-attempt": a.attempt, "data-status": a.status, open: failed || undefined },
+      h("summary", null, `${ICON[a.status] || "·"} attempt ${a.attempt} of ${a.of}: ${a.status}, +${fmtMS(a.started_ms)} · ${fmtMS(a.duration_ms)}` + (a.message ? " — " + a.message : "")));
+    let filled = false;
+    const fill = () => {
+      if (filled) return;
+      filled = true;
+      if (a.output) det.append(h("div", { class: "ctx" }, h("b", null, "consoles during this attempt"), h("pre", { class: "received excerpt" }, a.output)));
+      det.append(...it.nodes.map((k) => stepNode(seq, k)));
+    };
+    if (failed) fill();
+    det.addEventListener("toggle", () => { if (det.open) fill(); });
+    return det;
+  }
+
+  // item draws an entry of a list of steps: a step, or an attempt.
+  const item = (seq, x) => (x.attempt ? attemptBlock(seq, x) : stepNode(seq, x));
 
   // sentDuring returns what the consoles were sent while st ran, from
   // their timelines (a send step's expanded text), or "".
@@ -142,7 +205,6 @@
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
-    if (st.attempts) body.append(attemptsBody(st.attempts));
     for (const a of st.attachments || []) {
       const p = picture(Number(a.slice(1)));
       if (p) body.append(pictureFigure(p, Number(a.slice(1)), (st.data && st.data.checks) || []));
@@ -218,11 +280,14 @@
       if (filled) return;
       filled = true;
       if (n.step) det.append(stepBody(seq, st));
+      // A group with retries lists its steps by attempt, each with what
+      // the consoles printed during it.
+      const kids = st.attempts && st.attempts.length ? byAttempt(n.kids, st.attempts) : n.kids;
       let shown = 0;
       const more = () => {
-        for (const k of n.kids.slice(shown, shown + CHILDREN)) det.append(stepNode(seq, k));
+        for (const k of kids.slice(shown, shown + CHILDREN)) det.append(item(seq, k));
         shown += CHILDREN;
-        if (shown < n.kids.length) det.append(h("button", { onclick: (e) => { e.target.remove(); more(); } }, `${n.kids.length - shown} more steps`));
+        if (shown < kids.length) det.append(h("button", { onclick: (e) => { e.target.remove(); more(); } }, `${kids.length - shown} more steps`));
       };
       more();
     };
@@ -232,7 +297,10 @@
   }
 
   function stepTree(seq) {
-    const top = tree(seq.steps);
+    // A sequence with retries lists its steps by attempt.
+    const nodes = tree(seq.steps);
+    const top = seq.attempts && seq.attempts.length ? byAttempt(nodes, seq.attempts) : nodes;
+    for (const x of top) if (x.attempt) x.problem = x.attempt.status !== "passed";
     const wrap = h("div", { id: "steps" });
     const list = h("div");
     const pages = Math.max(1, Math.ceil(top.length / PAGE));
@@ -240,7 +308,7 @@
     let page = Math.max(0, Math.floor(top.findIndex((n) => n.problem) / PAGE));
     const pager = h("div", { class: "pager" });
     const show = () => {
-      list.replaceChildren(...top.slice(page * PAGE, (page + 1) * PAGE).map((n) => stepNode(seq, n)));
+      list.replaceChildren(...top.slice(page * PAGE, (page + 1) * PAGE).map((x) => item(seq, x)));
       pager.replaceChildren(
         h("button", { disabled: page === 0 || undefined, onclick: () => { page--; show(); } }, "‹"),
         `page ${page + 1} of ${pages}`,
@@ -589,7 +657,9 @@
     g.strokeStyle = "#98a2b3";
     for (const b of bounds || []) {
       g.beginPath(); g.moveTo(x(b.from), 10); g.lineTo(x(b.from), H - 16); g.stroke();
-      g.fillText(b.label, x(b.from) + 3, 10);
+      // A label that would leave the canvas goes left of its line.
+      const w = g.measureText(b.label).width;
+      g.fillText(b.label, x(b.from) + 3 + w > width ? x(b.from) - 3 - w : x(b.from) + 3, 10);
     }
     g.setLineDash([]);
     g.strokeStyle = "#0b63c5"; g.lineWidth = 1.5; g.beginPath();
