@@ -931,12 +931,13 @@ func positional(cmd *cobra.Command, args []string) []string {
 	return out
 }
 
-// rewriteLogDir moves a relative --log-dir into the test's temporary
-// folder, so examples do not write into the repository.
+// rewriteLogDir moves a relative --log-dir, and a relative --measurements
+// file, into the test's temporary folder, so examples do not write into
+// the repository.
 func rewriteLogDir(t *testing.T, args []string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
-		if a == "--log-dir" && i+1 < len(out) && !filepath.IsAbs(out[i+1]) {
+		if (a == "--log-dir" || a == "--measurements") && i+1 < len(out) && !filepath.IsAbs(out[i+1]) {
 			out[i+1] = filepath.Join(t.TempDir(), out[i+1])
 		}
 	}

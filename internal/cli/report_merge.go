@@ -21,21 +21,26 @@ type ReportMergeOptions struct {
 	// order; each is told by its content.
 	Files []string
 	// JUnit and JSON are where the merged reports go; "-" is standard
-	// output (one of them at most).
-	JUnit, JSON string
+	// output (one of them at most). HTML is where the page merged from
+	// the JSON reports goes, a file.
+	JUnit, JSON, HTML string
 }
 
 func newReportMergeCmd(ios *IO) *cobra.Command {
 	opts := &ReportMergeOptions{}
 	cmd := &cobra.Command{
 		Use:   "merge [flags] REPORT...",
-		Short: "Merge the JUnit and JSON reports of the shards of a run into one",
+		Short: "Merge the JUnit, JSON and HTML reports of the shards of a run into one",
 		Long: `Merge the reports of a run split with hilrun run --shard I/N into the
 reports one run of every shard would have written. REPORT is a JSON report
 (hilrun run --json) or a JUnit XML report (hilrun run --junit); each is told
 by its content. --json writes the JSON reports merged, --junit the JUnit
 ones: every sequence once, ordered by file, with the totals and the time
-(the sum of the sequences' times) counted again, and no shard marks.
+(the sum of the sequences' times) counted again, and no shard marks; each
+test case keeps its measurements and the attempts of a retried one.
+--html writes one HTML page from the JSON reports: every sequence with
+its steps, attempts and measurements, and each measurement over the
+whole run, a table per shard and a plot across the shards.
 
 A shard's reports say which shard of which assignment they hold. Reports
 of shards cut differently (other files, -k or --durations), one shard
@@ -46,7 +51,7 @@ written, and merge says what is missing and exits 3.
 
 Exit codes: 0 written (whatever the tests did: the shards' own exit codes
 say that), 2 invalid input, 3 written but incomplete, or not written.`,
-		Example: `  hilrun report merge --junit junit.xml --json report.json shard-*/junit.xml shard-*/report.json
+		Example: `  hilrun report merge --junit junit.xml --json report.json --html report.html shard-*/junit.xml shard-*/report.json
   hilrun report merge --json - shard-1.json shard-2.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,16 +62,20 @@ say that), 2 invalid input, 3 written but incomplete, or not written.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.JUnit, "junit", "", "write the merged JUnit XML report to `FILE` (- for standard output)")
 	f.StringVar(&opts.JSON, "json", "", "write the merged JSON report to `FILE` (- for standard output)")
+	f.StringVar(&opts.HTML, "html", "", "write one HTML report of the JSON reports to `FILE`")
 	return cmd
 }
 
 // ReportMerge merges the reports in opts.Files.
 func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
-	if opts.JUnit == "" && opts.JSON == "" {
-		return invalid(errors.New("report merge: say what to write: --junit FILE, --json FILE or both"))
+	if opts.JUnit == "" && opts.JSON == "" && opts.HTML == "" {
+		return invalid(errors.New("report merge: say what to write: --junit FILE, --json FILE, --html FILE or more than one"))
 	}
 	if opts.JUnit == "-" && opts.JSON == "-" {
 		return invalid(errors.New("report merge: --junit - and --json - would mix two reports on standard output: give one a file"))
+	}
+	if opts.HTML == "-" {
+		return invalid(errors.New("report merge: --html -: the page goes to a file, not to standard output"))
 	}
 	var jsons, junits []string
 	for _, f := range opts.Files {
@@ -83,10 +92,12 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 	switch {
 	case opts.JSON != "" && len(jsons) == 0:
 		return invalid(errors.New("report merge: --json needs JSON reports (hilrun run --json) among the files; none is"))
+	case opts.HTML != "" && len(jsons) == 0:
+		return invalid(errors.New("report merge: --html needs JSON reports (hilrun run --json) among the files; none is"))
 	case opts.JUnit != "" && len(junits) == 0:
 		return invalid(errors.New("report merge: --junit needs JUnit reports (hilrun run --junit) among the files; none is"))
-	case opts.JSON == "" && len(jsons) > 0:
-		return invalid(fmt.Errorf("report merge: %s is a JSON report: pass --json FILE to merge the JSON reports", jsons[0]))
+	case opts.JSON == "" && opts.HTML == "" && len(jsons) > 0:
+		return invalid(fmt.Errorf("report merge: %s is a JSON report: pass --json FILE (or --html FILE) to merge the JSON reports", jsons[0]))
 	case opts.JUnit == "" && len(junits) > 0:
 		return invalid(fmt.Errorf("report merge: %s is a JUnit report: pass --junit FILE to merge the JUnit reports", junits[0]))
 	}
@@ -102,6 +113,12 @@ func ReportMerge(ctx context.Context, ios *IO, opts *ReportMergeOptions) error {
 	}
 	if opts.JUnit != "" {
 		outs = append(outs, out{opts.JUnit, func(w io.Writer) error { return report.MergeJUnit(w, hostGates().Files, junits) }})
+	}
+	if opts.HTML != "" {
+		info := report.RunInfo{Version: Version(), Command: append([]string{"hilrun"}, os.Args[1:]...)}
+		outs = append(outs, out{opts.HTML, func(w io.Writer) error {
+			return report.MergeHTML(w, hostGates().Files, jsons, report.HTMLOptions{Info: info})
+		}})
 	}
 	// Everything is checked before anything is written: a merge into
 	// io.Discard reads every input whole.

@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,15 +137,7 @@ steps:
 	if !strings.Contains(data, `"flaky":true`) || !strings.Contains(data, `"attempts":[`) {
 		t.Errorf("HTML: no flaky mark or attempts in the data")
 	}
-	results, _ := filepath.Glob(filepath.Join(out("allure"), "*-result.json"))
-	flakyCase := false
-	for _, f := range results {
-		text := readFile(t, f)
-		flakyCase = flakyCase || (strings.Contains(text, `"flaky": true`) && strings.Contains(text, "attempt 1 of 3"))
-	}
-	if !flakyCase {
-		t.Errorf("Allure: no result marked flaky with its attempts in %v", results)
-	}
+	checkAllureAttempts(t, out("allure"))
 
 	// --fail-on-flaky makes it a failure.
 	if code, stdout, stderr := hilrun("run", "--sim", "--fail-on-flaky", flaky); code != cli.ExitFailed || !strings.Contains(stderr, "--fail-on-flaky: 1 sequence passed only after a retry: flaky") {
@@ -181,5 +175,36 @@ steps:
 	}
 	if code, _, stderr := hilrun("run", "--sim", "--retries", "21", plain); code != cli.ExitInvalid || !strings.Contains(stderr, "--retries 21: want a whole number from 0 to 20") {
 		t.Errorf("--retries 21: exit %d, want 2\n%s", code, stderr)
+	}
+}
+
+// checkAllureAttempts checks the Allure results of sequences/sim/flaky.yaml:
+// each attempt of the adc case is a result sharing its historyId, as Allure
+// shows retries; the last is marked flaky.
+func checkAllureAttempts(t *testing.T, dir string) {
+	t.Helper()
+	results, _ := filepath.Glob(filepath.Join(dir, "*-result.json"))
+	var adc []string
+	history := map[string]bool{}
+	for _, f := range results {
+		var r struct {
+			Name, HistoryID, Status string
+			StatusDetails           struct {
+				Message string
+				Flaky   bool
+			}
+		}
+		if err := json.Unmarshal([]byte(readFile(t, f)), &r); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(r.Name, "group adc") {
+			history[r.HistoryID] = true
+			adc = append(adc, fmt.Sprintf("%s %t %s", r.Status, r.StatusDetails.Flaky, r.StatusDetails.Message))
+		}
+	}
+	slices.Sort(adc)
+	if len(history) != 1 || len(adc) != 3 || !strings.HasPrefix(adc[0], "failed false attempt 1 of 3: ") ||
+		!strings.HasPrefix(adc[1], "failed false attempt 2 of 3: ") || adc[2] != "passed true flaky: passed on attempt 3 of 3" {
+		t.Errorf("Allure: the adc case's results (%d histories) are %q, want its three attempts, the last flaky", len(history), adc)
 	}
 }

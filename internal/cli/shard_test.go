@@ -221,7 +221,7 @@ func TestShardListAndErrors(t *testing.T) {
 		{"not I/N", []string{"run", "--list", "--shard", "half", "sequences"}, "want I/N"},
 		{"durations without shard", []string{"run", "--list", "--durations", "notes.json", "sequences"}, "give --shard I/N too"},
 		{"durations not a report", []string{"run", "--list", "--shard", "1/2", "--durations", "notes.json", "sequences"}, `notes.json: not a hilrun report: it has no "sequences" list`},
-		{"merge nothing to write", []string{"report", "merge", "notes.json"}, "--junit FILE, --json FILE or both"},
+		{"merge nothing to write", []string{"report", "merge", "notes.json"}, "--junit FILE, --json FILE, --html FILE or more than one"},
 		{"merge not a report", []string{"report", "merge", "--json", "m.json", "notes.json"}, "not a hilrun report"},
 		{"merge junit without junit", []string{"report", "merge", "--junit", "m.xml", "notes.json"}, "--junit needs JUnit reports"},
 	}

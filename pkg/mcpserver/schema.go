@@ -35,6 +35,7 @@ func outputSchema[T any]() mcp.ToolOption {
 		for name, p := range t.OutputSchema.Properties {
 			dropNull(p)
 			typeScalars(p)
+			typeParams(p)
 			if p == true {
 				t.OutputSchema.Properties[name] = measuredScalar()
 			}

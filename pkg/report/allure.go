@@ -98,20 +98,27 @@ type allureWriter struct {
 	seqs   []seqSummary
 	err    error
 
-	seq      *seqSummary
-	seqIdx   int
-	key      string                 // the top-level entry being gathered
-	nodes    map[string]*allureStep // its steps by path
-	order    []*allureStep          // in finishing order
-	left     int                    // its steps left out past the cap
-	problem  bool                   // a test case of the sequence did not pass
+	seq    *seqSummary
+	seqIdx int
+	key    string // the top-level entry being gathered
+	// pending are, by the path of their container, the steps finished
+	// that wait for it: a container adopts them when it finishes, so
+	// each run of it (an attempt) takes its own.
+	pending  map[string][]*allureStep
+	order    []*allureStep // in finishing order
+	left     int           // its steps left out past the cap
+	problem  bool          // a test case of the sequence did not pass
 	consoles []*consoleCursor
+	// retried holds the top-level entries of the sequence that did not
+	// pass in an attempt of it that was retried.
+	retried map[string]bool
 }
 
 func (a *allureWriter) start(i int) {
 	a.seqIdx = i
 	a.seq = &a.seqs[i]
-	a.key, a.nodes, a.order, a.left, a.problem = "", map[string]*allureStep{}, nil, 0, false
+	a.key, a.pending, a.order, a.left, a.problem = "", map[string][]*allureStep{}, nil, 0, false
+	a.retried = map[string]bool{}
 	a.consoles = nil
 	logs := a.seq.seq.Logs
 	if len(logs) == 0 && a.opts.ConsoleDir != nil {
@@ -170,6 +177,7 @@ func (a *allureWriter) step(st *results.Step) {
 	}
 	a.key = key
 	n := a.stepOf(st)
+	n.Steps = append(n.Steps, a.adopt(st.Path)...)
 	if st.Path == key {
 		a.flush(n)
 		return
@@ -178,8 +186,37 @@ func (a *allureWriter) step(st *results.Step) {
 		a.left++
 		return
 	}
-	a.nodes[st.Path] = n
 	a.order = append(a.order, n)
+	if parent := allureParent(st.Path); parent != "" {
+		a.pending[parent] = append(a.pending[parent], n)
+	}
+}
+
+// adopt returns the steps waiting for the container at path, marked as
+// nested.
+func (a *allureWriter) adopt(path string) []*allureStep {
+	kids := a.pending[path]
+	delete(a.pending, path)
+	for _, k := range kids {
+		k.nested = true
+	}
+	return kids
+}
+
+// allureParent is the path of the container a step is nested in, "" for
+// none: a group's before_retry steps are its own, a sequence's finally
+// and before_retry steps are entries of their own, and the steps of a
+// repeat's iterations are in the repeat's summary.
+func allureParent(path string) string {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return ""
+	}
+	parent := strings.TrimSuffix(path[:i], ".before_retry")
+	if parent == "finally" || parent == "before_retry" || strings.Contains(parent, "#") {
+		return ""
+	}
+	return parent
 }
 
 func (a *allureWriter) stepOf(st *results.Step) *allureStep {
@@ -200,6 +237,7 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 	if st.Message != "" && n.StatusDetails == nil {
 		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
 	}
+	n.attempt = st.Attempt
 	a.allureAttempts(n, st)
 	for _, p := range st.Attachments {
 		if at, ok := a.attachFile(p); ok {
@@ -262,23 +300,25 @@ func (a *allureWriter) flush(top *allureStep) {
 		a.key = ""
 		return
 	}
-	// Nest the steps by path; a group finished after its children.
-	var roots []*allureStep
+	// The steps no container took: those of containers never finished
+	// (a sequence cut short, or past the cap).
+	roots := []*allureStep{}
 	for _, n := range a.order {
-		parent := n.path[:max(strings.LastIndexByte(n.path, '.'), 0)]
-		if p, ok := a.nodes[parent]; ok && parent != "" && !strings.HasSuffix(parent, "finally") {
-			p.Steps = append(p.Steps, n)
-			continue
+		if !n.nested {
+			roots = append(roots, n)
 		}
-		roots = append(roots, n)
 	}
-	r := &allureResult{Stage: "finished", Steps: append([]*allureStep{}, roots...), Attachments: []allureAttach{}}
+	r := &allureResult{Stage: "finished", Steps: roots, Attachments: []allureAttach{}}
 	if top != nil {
 		r.Name, r.Status, r.Start, r.Stop, r.StatusDetails = top.Name, top.Status, top.Start, top.Stop, top.StatusDetails
 		r.Parameters = top.Parameters
 		r.Attachments = top.Attachments
-		if len(top.Steps) > 0 {
-			r.Steps = append(top.Steps, roots...)
+		r.Steps = append(top.Steps, roots...)
+		r.attempt = top.attempt
+		a.seqAttempt(r)
+		if len(top.attempts) > 1 {
+			// Its earlier attempts are results of their own.
+			r.Steps = a.earlierAttempts(r, top.attempts)
 		}
 	} else {
 		r.Name, r.Status = a.key+" (cut short)", "broken"
@@ -296,7 +336,7 @@ func (a *allureWriter) flush(top *allureStep) {
 		a.problem = true
 	}
 	a.writeResult(r, a.key)
-	a.key, a.nodes, a.order, a.left = "", map[string]*allureStep{}, nil, 0
+	a.key, a.pending, a.order, a.left = "", map[string][]*allureStep{}, nil, 0
 }
 
 func firstProblem(steps []*allureStep) *allureDetails {

@@ -20,7 +20,12 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 	}
 	s := &a.seq.seq
 	r.FullName = cleanLine(s.File) + "#" + key
-	id := sha1.Sum([]byte(fmt.Sprintf("%d\x00%s\x00%s\x00%d", a.seqIdx, r.FullName, s.StartedAt.Format(time.RFC3339Nano), r.Start)))
+	seed := fmt.Sprintf("%d\x00%s\x00%s\x00%d", a.seqIdx, r.FullName, s.StartedAt.Format(time.RFC3339Nano), r.Start)
+	if r.attempt > 0 {
+		// The attempts of one test case share its history id.
+		seed += fmt.Sprintf("\x00attempt %d", r.attempt)
+	}
+	id := sha1.Sum([]byte(seed))
 	r.UUID = uuidOf(id[:16])
 	hist := md5.Sum([]byte(cleanLine(s.Name) + "\x00" + r.FullName))
 	r.HistoryID = hex.EncodeToString(hist[:])

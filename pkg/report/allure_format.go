@@ -1,6 +1,9 @@
 package report
 
-import "github.com/hilrun/hilrun/pkg/runner"
+import (
+	"github.com/hilrun/hilrun/pkg/results"
+	"github.com/hilrun/hilrun/pkg/runner"
+)
 
 // Allure's result format (allure-results), as its CLI reads it.
 type allureResult struct {
@@ -19,6 +22,10 @@ type allureResult struct {
 	Parameters    []allureParameter `json:"parameters,omitempty"`
 	Steps         []*allureStep     `json:"steps"`
 	Attachments   []allureAttach    `json:"attachments"`
+
+	// attempt is the attempt of the sequence or group with retries the
+	// result is of, 0 for none: results of one test case differ by it.
+	attempt int
 }
 
 type allureDetails struct {
@@ -50,6 +57,12 @@ type allureStep struct {
 	Attachments   []allureAttach    `json:"attachments"`
 
 	path string
+	// attempt is the attempt the step ran in (results.Step.Attempt);
+	// attempts are a top-level group's, when it has retries; nested says
+	// a container took the step.
+	attempt  int
+	attempts []results.Attempt
+	nested   bool
 }
 
 type allureAttach struct {

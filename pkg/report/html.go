@@ -92,6 +92,15 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	if err != nil {
 		return err
 	}
+	d := &htmlData{events: events, opts: opts}
+	return writePage(w, d, htmlTitle(seqs), func() error { return d.write(seqs, opts.Info, now()) })
+}
+
+// writePage writes the page around its data: fill writes the data
+// through d, whose writer writePage sets, and the pictures d gathered
+// follow it.
+func writePage(w io.Writer, d *htmlData, title string, fill func() error) error {
+	opts := d.opts
 	css, err := htmlAssets.ReadFile("html/report.css")
 	if err != nil {
 		return err
@@ -107,7 +116,7 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	// Nothing leaves the file: no request to any network or disk.
 	out.printf("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n")
 	out.printf("<meta name=\"generator\" content=\"hilrun %s\">\n", html.EscapeString(opts.Info.Version))
-	out.printf("<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n", html.EscapeString(htmlTitle(seqs)), css)
+	out.printf("<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n", html.EscapeString(title), css)
 	out.printf("<div id=\"app\"><p class=\"loading\">Loading the report…</p><noscript>This report needs JavaScript.</noscript></div>\n")
 	out.printf("<script type=\"application/octet-stream\" id=\"hilrun-data\" data-encoding=\"gzip+base64\">")
 	if out.err != nil {
@@ -116,8 +125,8 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	b64 := base64.NewEncoder(base64.StdEncoding, bw)
 	gz, _ := gzip.NewWriterLevel(b64, gzip.BestCompression)
 	dw := bufio.NewWriterSize(gz, 64<<10)
-	d := &htmlData{w: &jsonWriter{w: dw}, events: events, opts: opts}
-	if err := d.write(seqs, opts.Info, now()); err != nil {
+	d.w = &jsonWriter{w: dw}
+	if err := fill(); err != nil {
 		return err
 	}
 	for _, step := range []func() error{dw.Flush, gz.Close, b64.Close} {

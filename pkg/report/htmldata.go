@@ -127,16 +127,7 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 		passed = passed && s.Status == runner.Passed
 		interrupted = interrupted || s.Status == runner.Interrupted
 	}
-	d.printf(`{"format":1,"passed":%t,"interrupted":%t,"generated":`, passed, interrupted)
-	d.value(stampMS(generated))
-	d.printf(`,"info":`)
-	// The page shows when the run started to the millisecond, as it does
-	// every other time.
-	d.value(struct {
-		RunInfo
-		Started string `json:"started,omitempty"`
-	}{info, stampMS(info.Started)})
-	d.printf(`,"sequences":[`)
+	d.open(passed, interrupted, info, generated)
 	var benches results.Benches
 	z := &results.Summarizer{
 		Options: d.opts.Summary,
@@ -165,12 +156,34 @@ func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.T
 	if err != nil {
 		return err
 	}
-	d.printf(`]`)
-	d.benches(&benches)
-	d.printf(`,"problems":`)
-	d.value(append([]string{}, d.readErrs...))
-	d.printf(`,"pictures":%d}`, len(d.pictures))
+	d.close(func() { d.benches(&benches) })
 	return d.w.err
+}
+
+// open starts the data document, up to its list of sequences.
+func (d *htmlData) open(passed, interrupted bool, info RunInfo, generated time.Time) {
+	d.printf(`{"format":1,"passed":%t,"interrupted":%t,"generated":`, passed, interrupted)
+	d.value(stampMS(generated))
+	d.printf(`,"info":`)
+	// The page shows when the run started to the millisecond, as it does
+	// every other time.
+	d.value(struct {
+		RunInfo
+		Started string `json:"started,omitempty"`
+	}{info, stampMS(info.Started)})
+	d.printf(`,"sequences":[`)
+}
+
+// close ends the data document after its sequences; more, when set,
+// writes what follows them (",KEY":VALUE...).
+func (d *htmlData) close(more ...func()) {
+	d.printf(`],"problems":`)
+	d.value(append([]string{}, d.readErrs...))
+	d.printf(`,"pictures":%d`, len(d.pictures))
+	for _, f := range more {
+		f()
+	}
+	d.printf(`}`)
 }
 
 func (d *htmlData) startSequence(i int, s *results.Sequence) {

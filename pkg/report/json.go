@@ -18,8 +18,10 @@ type jsonSequence struct {
 	Name string `json:"name"`
 	File string `json:"file"`
 	// Bench is the bench of a pool that ran the sequence.
-	Bench  string `json:"bench,omitempty"`
-	Status string `json:"status"`
+	Bench string `json:"bench,omitempty"`
+	// Tags are the sequence's own tags.
+	Tags   []string `json:"tags,omitempty"`
+	Status string   `json:"status"`
 	// Interrupted is true when Ctrl-C or SIGTERM stopped the sequence,
 	// whose status then reads "error".
 	Interrupted bool              `json:"interrupted,omitempty"`
@@ -76,9 +78,9 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // WriteJSON writes the run recorded in the event file events to w as one
 // indented JSON document:
 //
-//	{"passed": bool, "sequences": [{"name", "file", "bench"?, "status", "duration_ms",
+//	{"passed": bool, "sequences": [{"name", "file", "bench"?, "tags"?, "status", "duration_ms",
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
-//	  "group"?, "id"?, "status", "started_ms", "duration_ms", "message"?,
+//	  "group"?, "id"?, "tags"?, "params"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
 //	  "line"?, "column"?, "measurement"?, "repeat"?, "attempt"?, "attempts"?, "flaky"?}],
 //	  "flaky"?, "attempts"?, "measurements"?, "measurements_left_out"?}], "flaky"?}
@@ -106,6 +108,12 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // "step", its path, and "iteration", that of the innermost repeat), up
 // to results.MaxListedMeasurements, counting the rest in
 // "measurements_left_out".
+//
+// A sequence's "tags" are its own. A group, each case of a matrix among
+// them, carries "tags", its tags as -m matches them (its own, then those
+// of the groups around it and the sequence's), and a matrix case
+// "params", its values as one object whose keys are in the order the
+// matrix wrote them ({"fw": "2.4.1", "baud": 9600}).
 //
 // A send step's data holds "sent", the text it sent with its line ending
 // (a step's name shows the values it used, see runner.StepResult.Name).
@@ -177,7 +185,7 @@ func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Sha
 				jw.printf(",")
 			}
 			head := jsonSequence{
-				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Status: reportStatus(s.seq.Status),
+				Name: s.seq.Name, File: s.seq.File, Bench: s.seq.Bench, Tags: s.seq.Tags, Status: reportStatus(s.seq.Status),
 				Interrupted: s.seq.Status == runner.Interrupted,
 				DurationMS:  s.seq.DurationMS, Error: s.seq.Error, Logs: s.seq.Logs, Counts: s.counts,
 				Flaky: s.seq.Flaky, Attempts: reportAttempts(s.seq.Attempts),

@@ -49,6 +49,10 @@ func (cb *caseBuilder) retryAttempt(a *results.Attempt) {
 	cb.problems, cb.more = 0, 0
 	cb.body.Reset()
 	cb.leaves, cb.skipped = 0, 0
+	// The case's properties are the measurements of its last attempt, as
+	// for a sequence's retries; the JSON report and the CSV keep every
+	// attempt's.
+	cb.props = nil
 }
 
 // problemResult is the failure or error of the case gathered so far.

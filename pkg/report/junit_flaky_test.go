@@ -83,7 +83,13 @@ func flakyGroupRun() *retriedRun {
 	r.step(passedAt("1.before_retry.0", "reboot", 3))
 	r.step(passedAt("1.0", "adc reads", 3))
 	r.attempt(runner.AttemptResult{Scope: "1", Name: "adc", Attempt: 3, Of: 3, Status: runner.Passed})
+	// The group's own result lists its attempts, as the runner's does.
 	g := runner.StepResult{Path: "1", Kind: "group", Name: "adc", Status: runner.Passed, Flaky: true}
+	for _, e := range r.events {
+		if e.Attempt != nil && e.Attempt.Scope == "1" {
+			g.Attempts = append(g.Attempts, *e.Attempt)
+		}
+	}
 	r.step(g)
 	return r
 }

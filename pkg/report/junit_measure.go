@@ -27,8 +27,9 @@ type measuredCase struct {
 	Failure    *junit.Result     `xml:"failure,omitempty"`
 	SystemOut  *junit.Output     `xml:"system-out,omitempty"`
 	SystemErr  *junit.Output     `xml:"system-err,omitempty"`
-	// Reruns are the elements of the attempts before the last.
-	Reruns []rerunElem
+	// Reruns are the elements of the attempts before the last, each
+	// named by its XMLName; ",any" lets MergeJUnit read them back.
+	Reruns []rerunElem `xml:",any"`
 }
 
 // measureProps adds the properties of st's measurement to the case: NAME

@@ -22,7 +22,10 @@ var measureCSVHeader = []string{"sequence", "file", "step", "step_name", "iterat
 // innermost repeat; empty outside repeats), name, value (a number with
 // every digit, or the text), unit, min, max, equals, regex, outcome
 // (passed or failed) and started_ms. Text is written as the device gave
-// it, with non-printable bytes escaped. It is written as the file is
+// it, with non-printable bytes escaped; a text cell that a spreadsheet
+// would take for a formula (it starts with =, +, -, @, a tab or a
+// carriage return) gets a leading single quote, while numbers, negative
+// ones included, stay numbers (csvCell). It is written as the file is
 // read, in bounded memory.
 func WriteMeasurementsCSV(w io.Writer, events string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -69,9 +72,13 @@ func measureRow(seq *results.Sequence, r *results.MeasureRecord) []string {
 	if r.Iteration != nil {
 		it = strconv.Itoa(*r.Iteration)
 	}
-	return []string{cleanLine(seq.Name), cleanLine(seq.File), r.Step, cleanLine(r.StepName), it, r.Name,
+	row := []string{cleanLine(seq.Name), cleanLine(seq.File), cleanLine(r.Step), cleanLine(r.StepName), it, cleanLine(r.Name),
 		csvScalar(r.Value), cleanLine(r.Unit), num(r.Min), num(r.Max), csvScalar(r.Equals), cleanLine(r.Regex),
 		string(r.Outcome), strconv.FormatFloat(float64(r.StartedMS), 'f', 3, 64)}
+	for i := range row {
+		row[i] = csvCell(row[i])
+	}
+	return row
 }
 
 // csvScalar writes a value: a number with every digit, text as it is

@@ -27,9 +27,11 @@ type SequenceHead struct {
 	File   string `json:"file"`
 	Status string `json:"status"`
 	// Interrupted is true when Ctrl-C or SIGTERM stopped the sequence.
-	Interrupted bool           `json:"interrupted,omitempty"`
-	DurationMS  results.Millis `json:"duration_ms"`
-	Counts      results.Counts `json:"counts"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Flaky is true when the sequence passed only after a retry.
+	Flaky      bool           `json:"flaky,omitempty"`
+	DurationMS results.Millis `json:"duration_ms"`
+	Counts     results.Counts `json:"counts"`
 }
 
 // Key is what tells sequences apart across reports: the file it came

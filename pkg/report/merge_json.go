@@ -21,6 +21,10 @@ type jsonSpan struct {
 	SequenceHead
 	file       string
 	start, end int64
+	// shard is the shard of the report it is in, nil for none; input
+	// numbers that report among those merged, from 0.
+	shard *Shard
+	input int
 }
 
 // ReadSequences reads the sequences of the JSON report at path (written
@@ -111,6 +115,7 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 				File        *string         `json:"file"`
 				Status      *string         `json:"status"`
 				Interrupted bool            `json:"interrupted"`
+				Flaky       bool            `json:"flaky"`
 				DurationMS  *results.Millis `json:"duration_ms"`
 				Counts      *results.Counts `json:"counts"`
 			}
@@ -123,7 +128,7 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 			// The offset before a value may stand before the comma that
 			// separates it from the previous one.
 			spans = append(spans, jsonSpan{
-				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, Interrupted: head.Interrupted, DurationMS: *head.DurationMS, Counts: *head.Counts},
+				SequenceHead: SequenceHead{Name: *head.Name, File: *head.File, Status: *head.Status, Interrupted: head.Interrupted, Flaky: head.Flaky, DurationMS: *head.DurationMS, Counts: *head.Counts},
 				file:         path, start: start, end: end,
 			})
 		}
@@ -146,46 +151,35 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 // MergeJSON writes to w one JSON report holding the sequences of the JSON
 // reports at paths (the shards of a run), ordered by file and then name,
 // so that the order of paths does not matter. "passed" is true when there
-// is at least one sequence and every one passed, as for a single run. A
+// is at least one sequence and every one passed, and "flaky" when one
+// passed only after a retry, as for a single run. A
 // sequence in two reports is an error naming it and them, and nothing is
-// written. Each sequence is copied as it stands; one is in memory at a
-// time. The shards' recoveries and bad benches follow, in the order of
-// paths.
+// written. Each sequence is copied as it stands, its steps, attempts and
+// measurements included; one is in memory at a time. The shards'
+// recoveries and bad benches follow, in the order of paths.
 func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
-	var spans []jsonSpan
-	var shards []shardInput
-	var benches results.Benches
-	for _, p := range paths {
-		s, sh, err := scanShardJSON(fs, p)
-		if err != nil {
-			return err
-		}
-		if err := readJSONBenches(fs, p, &benches); err != nil {
-			return fmt.Errorf("merge json reports: %w", err)
-		}
-		spans = append(spans, s...)
-		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
-	}
-	incomplete, err := checkShards(shards, len(spans))
+	spans, incomplete, err := mergeInputs(fs, paths)
 	if err != nil {
 		return fmt.Errorf("merge json reports: %w", err)
 	}
-	if err := checkUnique(spans, func(s jsonSpan) string { return s.Key() },
-		func(s jsonSpan) string { return describe(s.Name, s.File) },
-		func(s jsonSpan) string { return s.file }); err != nil {
-		return fmt.Errorf("merge json reports: %w", err)
+	var benches results.Benches
+	for _, p := range paths {
+		if err := readJSONBenches(fs, p, &benches); err != nil {
+			return fmt.Errorf("merge json reports: %w", err)
+		}
 	}
-	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
-		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
-	})
-	passed, interrupted := len(spans) > 0, false
+	passed, interrupted, flaky := len(spans) > 0, false, false
 	for _, s := range spans {
 		passed = passed && s.Status == "passed"
 		interrupted = interrupted || s.Interrupted
+		flaky = flaky || s.Flaky
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
 	jw.printf("{\n  \"passed\": %t,\n", passed)
+	if flaky {
+		jw.printf("  \"flaky\": true,\n")
+	}
 	if interrupted {
 		jw.printf("  \"interrupted\": true,\n")
 	}
@@ -249,4 +243,36 @@ func JSONSequences(fs files.Policy, paths []string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// mergeInputs reads the JSON reports at paths and checks that they are
+// the shards of one run, or none is a shard, and that each sequence is in
+// one of them only. It returns their sequences ordered by file and then
+// name, and an *IncompleteError, to return once the merged report is
+// written, when sequences are missing.
+func mergeInputs(fs files.Policy, paths []string) (spans []jsonSpan, incomplete, err error) {
+	var shards []shardInput
+	for i, p := range paths {
+		s, sh, err := scanShardJSON(fs, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j := range s {
+			s[j].shard, s[j].input = sh, i
+		}
+		spans = append(spans, s...)
+		shards = append(shards, shardInput{file: p, shard: sh, count: len(s)})
+	}
+	if incomplete, err = checkShards(shards, len(spans)); err != nil {
+		return nil, nil, err
+	}
+	if err := checkUnique(spans, func(s jsonSpan) string { return s.Key() },
+		func(s jsonSpan) string { return describe(s.Name, s.File) },
+		func(s jsonSpan) string { return s.file }); err != nil {
+		return nil, nil, err
+	}
+	slices.SortStableFunc(spans, func(a, b jsonSpan) int {
+		return strings.Compare(a.Key()+"\x00"+a.Name, b.Key()+"\x00"+b.Name)
+	})
+	return spans, incomplete, nil
 }

@@ -146,8 +146,11 @@ func parseSeconds(s string) (int64, error) {
 // JUnit reports at paths (the shards of a run), ordered by file and then
 // name, with the totals of <testsuites> (tests, failures, errors and
 // time, the sum of the suites' times) counted again and the suites' ids
-// renumbered. A testsuite in two reports is an error naming it and
-// them, and nothing is written. One testsuite is in memory at a time.
+// renumbered. Each testcase is copied whole: its properties (the
+// measurements) and the flakyFailure, flakyError, rerunFailure and
+// rerunError elements of its earlier attempts included. A testsuite in
+// two reports is an error naming it and them, and nothing is written.
+// One testsuite is in memory at a time.
 func MergeJUnit(w io.Writer, fs files.Policy, paths []string) error {
 	var spans []suiteSpan
 	var shards []shardInput
@@ -274,7 +277,7 @@ func splitBenchSpans(spans []suiteSpan) (seqs, benches []suiteSpan) {
 }
 
 // readSuite decodes the first testsuite element of r.
-func readSuite(r io.Reader) (*junit.Testsuite, error) {
+func readSuite(r io.Reader) (*mergeSuite, error) {
 	d := xml.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	for {
 		tok, err := d.Token()
@@ -285,10 +288,11 @@ func readSuite(r io.Reader) (*junit.Testsuite, error) {
 			if t.Name.Local != "testsuite" {
 				return nil, fmt.Errorf("found <%s> where a <testsuite> was: the file changed while it was read", t.Name.Local)
 			}
-			var s junit.Testsuite
+			var s mergeSuite
 			if err := d.DecodeElement(&s, &t); err != nil {
 				return nil, err
 			}
+			s.keepReruns()
 			return &s, nil
 		}
 	}

@@ -56,12 +56,16 @@ type Step struct {
 // detail lists. Saved and Data hold only what JSON can carry (see
 // JSONValue).
 type StepBase struct {
-	Index      int            `json:"index"`
-	Path       string         `json:"path"`
-	Kind       string         `json:"kind"`
-	Name       string         `json:"name"`
-	Group      string         `json:"group,omitempty"`
-	ID         string         `json:"id,omitempty"`
+	Index int    `json:"index"`
+	Path  string `json:"path"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Group string `json:"group,omitempty"`
+	ID    string `json:"id,omitempty"`
+	// Tags are a group's tags as -m matches them, and Params a matrix
+	// case's values in the order written (runner.StepResult).
+	Tags       []string       `json:"tags,omitempty"`
+	Params     runner.Params  `json:"params,omitempty"`
 	Status     runner.Status  `json:"status"`
 	StartedMS  Millis         `json:"started_ms"`
 	DurationMS Millis         `json:"duration_ms"`
@@ -94,7 +98,7 @@ func (s *StepBase) IsContainer() bool { return s.Kind == "group" || s.Kind == "r
 func StepFrom(r *runner.StepResult) Step {
 	return Step{StepBase: StepBase{
 		Index: r.Index, Path: r.Path, Kind: r.Kind, Name: r.Name, Group: r.Group, ID: r.ID,
-		Status: r.Status, StartedMS: MS(r.Started), DurationMS: MS(r.Duration),
+		Tags: r.Tags, Params: r.Params, Status: r.Status, StartedMS: MS(r.Started), DurationMS: MS(r.Duration),
 		Message: r.Message, Expected: r.Expected, Received: r.Received,
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,
 		File: r.File, Line: r.Line, Column: r.Column,
@@ -132,6 +136,8 @@ type Sequence struct {
 	// says one did not pass and the last did.
 	Attempts []Attempt `json:"attempts,omitempty"`
 	Flaky    bool      `json:"flaky,omitempty"`
+	// Tags are the sequence's own tags.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // SequenceFrom converts a runner result; its Steps are left out.
@@ -139,7 +145,7 @@ func SequenceFrom(r *runner.SequenceResult) Sequence {
 	s := Sequence{
 		Name: r.Name, File: r.File, Bench: r.Bench, Status: r.Status, StepsWritten: r.StepsWritten, StartedAt: r.StartedAt,
 		DurationMS: MS(r.Duration), Error: r.Error, Logs: r.Logs,
-		Attempts: attemptsFrom(r.Attempts), Flaky: r.Flaky,
+		Attempts: attemptsFrom(r.Attempts), Flaky: r.Flaky, Tags: r.Tags,
 	}
 	for _, t := range r.Transcripts {
 		s.Transcripts = append(s.Transcripts, Transcript{Console: t.Console, Data: t.Data, Truncated: t.Truncated})

@@ -72,6 +72,11 @@ type StepResult struct {
 	// an attempt did not pass and the last did.
 	Attempts []AttemptResult `json:"attempts,omitempty"`
 	Flaky    bool            `json:"flaky,omitempty"`
+	// Tags are a group's tags as -m matches them: its own, then those of
+	// the groups around it and the sequence's; nil when it has none.
+	// Params are a matrix case's values, in the order written.
+	Tags   []string `json:"tags,omitempty"`
+	Params Params   `json:"params,omitempty"`
 	// Measurement is what a measure step measured; nil for other steps
 	// and for a measure whose value could not be had.
 	Measurement *Measurement `json:"measurement,omitempty"`
@@ -111,6 +116,8 @@ type SequenceResult struct {
 	// group inside it.
 	Attempts []AttemptResult `json:"attempts,omitempty"`
 	Flaky    bool            `json:"flaky,omitempty"`
+	// Tags are the sequence's own tags.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // EventType names what an Event reports.

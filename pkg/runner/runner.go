@@ -173,6 +173,9 @@ type run struct {
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
+	// caseTags are the tags of the group being run, as -m matches them;
+	// nil outside any (see enterCase).
+	caseTags []string
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
@@ -214,7 +217,7 @@ func (r *run) emit(e Event) {
 
 func (r *run) run(ctx context.Context) *SequenceResult {
 	r.start = time.Now()
-	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed, StepsWritten: steps.Written(r.seq)}
+	r.res = &SequenceResult{Name: r.seq.Name, File: r.seq.File, StartedAt: r.start, Status: Passed, StepsWritten: steps.Written(r.seq), Tags: r.seq.Tags}
 	r.emit(Event{Type: SequenceStarted})
 	if r.seq.Skip != "" {
 		return r.skipped()

@@ -50,6 +50,7 @@ func redactStep(s *redact.Set, st *StepResult) {
 	st.Saved = s.Map(st.Saved)
 	st.Data = s.Map(st.Data)
 	st.Attempts = redactAttempts(s, st.Attempts)
+	st.Params = redactParams(s, st.Params)
 	if m := st.Measurement; m != nil {
 		cp := *m
 		cp.Name = s.String(cp.Name)

@@ -60,11 +60,15 @@ func (r *run) skipStep(s *steps.Step, path, group, why string) *StepResult {
 		why = s.Skip
 	}
 	g := group
+	var c StepResult // a group's tags and matrix values
 	if s.Kind == steps.KindGroup {
 		g = joinGroup(group, s.Name)
+		outer := r.enterCase(s, &c)
 		r.skipAs(s.Steps, 0, path+".", g, why)
+		r.leaveCase(outer)
 	}
 	res := r.newResult(s, path, g)
+	res.Tags, res.Params = c.Tags, c.Params
 	// A step that did not run has no values: its name stays as
 	// written.
 	res.Name = writtenTitle(s)
@@ -143,7 +147,9 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 		for _, v := range s.Case {
 			r.vars[v.Key] = v.Value
 		}
+		outer := r.enterCase(s, res)
 		r.runGroup(ctx, s, res, path, group)
+		r.leaveCase(outer)
 	case steps.KindRepeat:
 		r.open = append(r.open, Passed)
 		err = r.repeat(ctx, s, res, group)

@@ -103,25 +103,46 @@
   }
 
   // ---- step tree --------------------------------------------------------
+  // parentOf is the path of the container a step is in, null at the top: a
+  // group's before_retry steps are its own, a sequence's and its finally
+  // steps are at the top, as are the steps inside repeat iterations that
+  // the page lists.
+  function parentOf(path) {
+    if (/^(finally|before_retry)\.\d+$/.test(path)) return null;
+    const dot = path.lastIndexOf(".");
+    if (dot <= 0) return null;
+    const parent = path.slice(0, dot).replace(/\.before_retry$/, "");
+    return parent.includes("#") ? null : parent;
+  }
+
   // tree builds the step tree from the steps in finishing order: a group
-  // finishes after its children.
+  // finishes after its children, so each run of a container takes the
+  // steps that finished since it started, and a step that ran again (in
+  // another attempt of a group or sequence with retries) is a node of its
+  // own. A container whose own step is not listed (cut short, or left out
+  // of the page) is a node without one.
   function tree(steps) {
-    const byPath = new Map();
+    const open = new Map();
     const top = [];
-    const node = (path) => {
-      let n = byPath.get(path);
+    const place = (n) => {
+      const p = parentOf(n.path);
+      if (p === null) top.push(n); else container(p).kids.push(n);
+    };
+    const container = (path) => {
+      let n = open.get(path);
       if (!n) {
         n = { path, step: null, kids: [], problem: false };
-        byPath.set(path, n);
-        const dot = path.lastIndexOf(".");
-        const parent = dot > 0 && !/^finally\.\d+$/.test(path) ? path.slice(0, dot) : null;
-        if (parent && !parent.includes("#")) node(parent).kids.push(n); else top.push(n);
+        open.set(path, n);
+        place(n);
       }
       return n;
     };
     for (const st of steps) {
-      const n = node(st.path);
-      n.step = st;
+      const n = open.get(st.path);
+      if (n) {
+        open.delete(st.path);
+        n.step = st;
+      } else place({ path: st.path, step: st, kids: [], problem: false });
     }
     const mark = (n) => {
       n.problem = (n.step && isProblem(n.step.status)) || false;
@@ -131,6 +152,48 @@
     top.forEach(mark);
     return top;
   }
+
+  // attemptOf is the attempt of its sequence or group with retries a node
+  // ran in, 0 outside any.
+  function attemptOf(n) {
+    if (n.step) return n.step.attempt || 0;
+    return n.kids.length ? attemptOf(n.kids[0]) : 0;
+  }
+
+  // byAttempt sorts the nodes that ran in a sequence or group with
+  // retries into its attempts, each an item {attempt, nodes}; nodes that
+  // ran in none (a sequence's finally steps) follow as they are.
+  function byAttempt(nodes, attempts) {
+    const items = attempts.map((a) => ({ attempt: a, nodes: [] }));
+    const rest = [];
+    for (const n of nodes) {
+      const it = items.find((i) => i.attempt.attempt === attemptOf(n));
+      if (it) it.nodes.push(n); else rest.push(n);
+    }
+    return items.filter((i) => i.nodes.length || i.attempt.output || i.attempt.message).concat(rest);
+  }
+
+  // attemptBlock shows one attempt: its status, timing and message, what
+  // the consoles printed during it, and the steps it ran.
+  function attemptBlock(seq, it) {
+    const a = it.attempt;
+    const failed = a.status !== "passed";
+    const det = h("details", { class: "attempt " + a.status, "data-attempt": a.attempt, "data-status": a.status, open: failed || undefined },
+      h("summary", null, `${ICON[a.status] || "·"} attempt ${a.attempt} of ${a.of}: ${a.status}, +${fmtMS(a.started_ms)} · ${fmtMS(a.duration_ms)}` + (a.message ? " — " + a.message : "")));
+    let filled = false;
+    const fill = () => {
+      if (filled) return;
+      filled = true;
+      if (a.output) det.append(h("div", { class: "ctx" }, h("b", null, "consoles during this attempt"), h("pre", { class: "received excerpt" }, a.output)));
+      det.append(...it.nodes.map((k) => stepNode(seq, k)));
+    };
+    if (failed) fill();
+    det.addEventListener("toggle", () => { if (det.open) fill(); });
+    return det;
+  }
+
+  // item draws an entry of a list of steps: a step, or an attempt.
+  const item = (seq, x) => (x.attempt ? attemptBlock(seq, x) : stepNode(seq, x));
 
   // sentDuring returns what the consoles were sent while st ran, from
   // their timelines (a send step's expanded text), or "".
@@ -163,7 +226,6 @@
       }
     }
     if (st.repeat) body.append(repeatBody(seq, st));
-    if (st.attempts) body.append(attemptsBody(st.attempts));
     for (const a of st.attachments || []) {
       const p = picture(Number(a.slice(1)));
       if (p) body.append(pictureFigure(p, Number(a.slice(1)), (st.data && st.data.checks) || []));
@@ -239,11 +301,14 @@
       if (filled) return;
       filled = true;
       if (n.step) det.append(stepBody(seq, st));
+      // A group with retries lists its steps by attempt, each with what
+      // the consoles printed during it.
+      const kids = st.attempts && st.attempts.length ? byAttempt(n.kids, st.attempts) : n.kids;
       let shown = 0;
       const more = () => {
-        for (const k of n.kids.slice(shown, shown + CHILDREN)) det.append(stepNode(seq, k));
+        for (const k of kids.slice(shown, shown + CHILDREN)) det.append(item(seq, k));
         shown += CHILDREN;
-        if (shown < n.kids.length) det.append(h("button", { onclick: (e) => { e.target.remove(); more(); } }, `${n.kids.length - shown} more steps`));
+        if (shown < kids.length) det.append(h("button", { onclick: (e) => { e.target.remove(); more(); } }, `${kids.length - shown} more steps`));
       };
       more();
     };
@@ -253,7 +318,10 @@
   }
 
   function stepTree(seq) {
-    const top = tree(seq.steps);
+    // A sequence with retries lists its steps by attempt.
+    const nodes = tree(seq.steps);
+    const top = seq.attempts && seq.attempts.length ? byAttempt(nodes, seq.attempts) : nodes;
+    for (const x of top) if (x.attempt) x.problem = x.attempt.status !== "passed";
     const wrap = h("div", { id: "steps" });
     const list = h("div");
     const pages = Math.max(1, Math.ceil(top.length / PAGE));
@@ -261,7 +329,7 @@
     let page = Math.max(0, Math.floor(top.findIndex((n) => n.problem) / PAGE));
     const pager = h("div", { class: "pager" });
     const show = () => {
-      list.replaceChildren(...top.slice(page * PAGE, (page + 1) * PAGE).map((n) => stepNode(seq, n)));
+      list.replaceChildren(...top.slice(page * PAGE, (page + 1) * PAGE).map((x) => item(seq, x)));
       pager.replaceChildren(
         h("button", { disabled: page === 0 || undefined, onclick: () => { page--; show(); } }, "‹"),
         `page ${page + 1} of ${pages}`,
@@ -584,7 +652,10 @@
     return c;
   }
 
-  function measurePlot(m, width) {
+  // measurePlot draws a measurement's values in the order measured, its
+  // limits dashed; on a merged page, bounds are the shards, each from
+  // the ordinal of its first value, drawn as boundaries.
+  function measurePlot(m, width, bounds) {
     const H = 170;
     const [c, g] = canvas(width, H);
     const pts = m.points || [];
@@ -603,6 +674,13 @@
     for (const l of [m.limit_min, m.limit_max]) {
       if (l === undefined) continue;
       g.beginPath(); g.moveTo(80, y(l)); g.lineTo(width - 10, y(l)); g.stroke();
+    }
+    g.strokeStyle = "#98a2b3";
+    for (const b of bounds || []) {
+      g.beginPath(); g.moveTo(x(b.from), 10); g.lineTo(x(b.from), H - 16); g.stroke();
+      // A label that would leave the canvas goes left of its line.
+      const w = g.measureText(b.label).width;
+      g.fillText(b.label, x(b.from) + 3 + w > width ? x(b.from) - 3 - w : x(b.from) + 3, 10);
     }
     g.setLineDash([]);
     g.strokeStyle = "#0b63c5"; g.lineWidth = 1.5; g.beginPath();
@@ -628,6 +706,29 @@
       h("div", { class: "grid2" }, ms.filter((m) => m.n >= 2).map((m) => h("div", { class: "series", "data-measurement": m.name, "data-n": m.n },
         h("h3", null, `${m.name}${m.unit ? " (" + m.unit + ")" : ""}: ${m.n} values in the order measured` + (m.stride > 1 ? `, every ${m.stride}th shown` : "")),
         measurePlot(m, Math.min(620, width))))));
+  }
+
+  // shardMeasurements shows, on a page merged from shards, each
+  // measurement over the whole run: its values per shard, and a plot of
+  // them in shard order (repeat iterations in the order measured) with
+  // the shards' boundaries.
+  function shardMeasurements(D, width) {
+    const ms = D.shard_measurements || [];
+    if (!D.merged) return null;
+    const num = (v) => v === undefined ? "" : String(+v.toPrecision(12));
+    const unit = (m, v) => v === undefined ? "" : num(v) + (m.unit ? " " + m.unit : "");
+    const from = D.merged.map((r) => r.file + " (" + (r.shard ? "shard " + r.shard + ", " : "") + r.sequences + (r.sequences === 1 ? " sequence)" : " sequences)"));
+    return h("section", { class: "panel", id: "shard-measurements" }, h("h2", null, "Measurements over shards"),
+      h("div", { class: "muted" }, `merged from ${D.merged.length} ${D.merged.length === 1 ? "report" : "reports"}: ${from.join(", ")}`),
+      ms.length ? h("table", { class: "measurements" },
+        h("tr", null, ["measurement", "shard", "limits", "values", "passed", "failed", "min", "max"].map((t) => h("th", null, t))),
+        ms.flatMap((m) => (m.shards || []).map((sp, k) => h("tr", { "data-measurement": m.name, "data-shard": sp.label, class: sp.failed ? "bad" : "" },
+          h("td", null, k === 0 ? m.name : ""), h("td", null, sp.label), h("td", { class: "mono" }, m.limits || ""), h("td", null, sp.count),
+          h("td", null, sp.passed), h("td", null, sp.failed), h("td", { class: "mono" }, unit(m, sp.min)), h("td", { class: "mono" }, unit(m, sp.max)))))) :
+        h("p", { class: "muted" }, "No sequence measured anything."),
+      h("div", { class: "grid2" }, ms.filter((m) => m.n >= 2).map((m) => h("div", { class: "series", "data-measurement": m.name, "data-n": m.n, "data-shards": (m.shards || []).length },
+        h("h3", null, `${m.name}${m.unit ? " (" + m.unit + ")" : ""}: ${m.n} values over ${(m.shards || []).length} ${(m.shards || []).length === 1 ? "shard" : "shards"}, in shard order` + (m.stride > 1 ? `, every ${m.stride}th shown` : "")),
+        measurePlot(m, Math.min(620, width), m.shards)))));
   }
 
   function memory(seq, width) {
@@ -730,7 +831,8 @@
       body.replaceChildren(...sequence(D.sequences[i]).filter(Boolean));
     };
     D.sequences.forEach((s, i) => tabs.append(h("button", { onclick: () => pick(i), "data-status": s.status }, h("span", { class: "st " + s.status }, ICON[s.status] || "?"), " " + s.name)));
-    app.replaceChildren(summary(D), benches(D) || "", D.sequences.length > 1 ? tabs : "", body);
+    const width = Math.max(400, Math.min(1360, app.clientWidth - 40));
+    app.replaceChildren(summary(D), benches(D) || "", shardMeasurements(D, width) || "", D.sequences.length > 1 ? tabs : "", body);
     if (D.sequences.length) pick(Math.max(0, D.sequences.findIndex((s) => s.status !== "passed" && s.status !== "skipped")));
     else body.append(h("p", { class: "panel" }, "No sequence ran."));
   }
