@@ -231,11 +231,11 @@ type Step struct {
 	// Finally are a branch's finally steps: they run once the branch's
 	// steps ended, however they ended.
 	Finally []*Step
-	Retry *Retry
-	Count int
-	Every time.Duration
-	For   time.Duration
-	As    string
+	Retry   *Retry
+	Count   int
+	Every   time.Duration
+	For     time.Duration
+	As      string
 
 	// Tags are a group's own tags (see Sequence.Tags).
 	Tags []string
