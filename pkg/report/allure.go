@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -196,6 +197,11 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 	if st.Message != "" && n.StatusDetails == nil {
 		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
 	}
+	if names, ok := st.Data["branches"].([]any); ok && st.Kind == "parallel" {
+		for _, b := range names {
+			n.branches = append(n.branches, fmt.Sprint(b))
+		}
+	}
 	a.allureAttempts(n, st)
 	for _, p := range st.Attachments {
 		if at, ok := a.attachFile(p); ok {
@@ -262,11 +268,21 @@ func (a *allureWriter) flush(top *allureStep) {
 	var roots []*allureStep
 	for _, n := range a.order {
 		parent := n.path[:max(strings.LastIndexByte(n.path, '.'), 0)]
-		if p, ok := a.nodes[parent]; ok && parent != "" && !strings.HasSuffix(parent, "finally") {
+		// A branch's finally steps belong to the branch.
+		if p, ok := strings.CutSuffix(parent, ".finally"); ok {
+			parent = p
+		}
+		if p, ok := a.nodes[parent]; ok && parent != "" && parent != "finally" {
 			p.Steps = append(p.Steps, n)
 			continue
 		}
 		roots = append(roots, n)
+	}
+	for _, n := range a.order {
+		sortBranches(n.Steps, n.path, n.branches)
+	}
+	if top != nil {
+		sortBranches(roots, top.path, top.branches)
 	}
 	r := &allureResult{Stage: "finished", Steps: append([]*allureStep{}, roots...), Attachments: []allureAttach{}}
 	if top != nil {
@@ -305,4 +321,20 @@ func firstProblem(steps []*allureStep) *allureDetails {
 		}
 	}
 	return nil
+}
+
+// sortBranches puts the branches of the parallel step at path, among
+// steps, in the order they are written (branches), not the order they
+// finished.
+func sortBranches(steps []*allureStep, path string, branches []string) {
+	if len(branches) == 0 {
+		return
+	}
+	rank := func(s *allureStep) int {
+		if i := slices.Index(branches, strings.TrimPrefix(s.path, path+".")); i >= 0 {
+			return i
+		}
+		return len(branches)
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return rank(steps[i]) < rank(steps[j]) })
 }

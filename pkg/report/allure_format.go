@@ -50,6 +50,8 @@ type allureStep struct {
 	Attachments   []allureAttach    `json:"attachments"`
 
 	path string
+	// branches are a parallel step's branches, in the order written.
+	branches []string
 }
 
 type allureAttach struct {

@@ -212,13 +212,14 @@ func (c *Console) step(s *runner.StepResult) {
 	// Steps indent by group depth. Returning to an enclosing group needs no
 	// header: its header is above and the indentation shows the way back.
 	depth := groupDepth(s.Group)
+	tag := c.branchTag(s)
 	if s.Group != c.group {
 		if s.Group != "" && !strings.HasPrefix(c.group, s.Group+groupSeparator) {
 			fmt.Fprintf(&c.buf, "%s%s %s\n", strings.Repeat("  ", depth), c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
 		}
 		c.group = s.Group
 	}
-	indent := strings.Repeat("  ", depth+1)
+	indent := strings.Repeat("  ", depth+1) + tag
 	mark, colour := statusMark(s.Status)
 
 	var line strings.Builder
@@ -351,6 +352,16 @@ func (c *Console) now() time.Time {
 		return c.opts.Now()
 	}
 	return time.Now()
+}
+
+// branchTag is what the lines of a step in a branch of a parallel: step
+// begin with, "[NAME] ", so that the branches' interleaved lines read
+// apart; "" outside a branch.
+func (c *Console) branchTag(s *runner.StepResult) string {
+	if s.Branch == "" {
+		return ""
+	}
+	return c.paint(ansiBold, "["+cleanLine(s.Branch)+"]") + " "
 }
 
 // statusMark returns the mark and colour of a status.

@@ -138,7 +138,7 @@ func (c *Console) stillWaiting() {
 		line += "; nothing received"
 	}
 	depth := groupDepth(s.Group)
-	fmt.Fprintf(&c.buf, "%s%s\n", strings.Repeat("  ", depth+1)+"  ", line)
+	fmt.Fprintf(&c.buf, "%s%s\n", strings.Repeat("  ", depth+1)+"  "+c.branchTag(s), line)
 	c.wrote = true
 }
 

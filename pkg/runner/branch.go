@@ -52,18 +52,26 @@ func (r *run) parallel(ctx context.Context, s *steps.Step, res *StepResult, path
 	wg.Wait()
 	r.join(lines)
 	st := Passed
-	var names []any
-	for i, b := range s.Steps {
-		names = append(names, b.Name)
+	for i := range s.Steps {
 		if done[i].Status != Skipped {
 			st = worst(st, done[i].Status)
 		}
 	}
 	res.Status = st
-	res.Data = map[string]any{"branches": names}
+	res.Data = map[string]any{"branches": branchList(s)}
 	if why := blk.why(); why != "" {
 		res.Message = why + "; the other branches were cancelled"
 	}
+}
+
+// branchList names the branches of parallel step s in the order written,
+// the parallel step's data "branches" that reports order them by.
+func branchList(s *steps.Step) []any {
+	names := make([]any, len(s.Steps))
+	for i, b := range s.Steps {
+		names[i] = b.Name
+	}
+	return names
 }
 
 // fork makes the line of execution of branch name: the run's shared

@@ -103,6 +103,9 @@ func (r *run) skipStep(s *steps.Step, path, group, why string) *StepResult {
 	// A step that did not run has no values: its name stays as
 	// written.
 	res.Name = writtenTitle(s)
+	if s.Kind == steps.KindParallel {
+		res.Data = map[string]any{"branches": branchList(s)}
+	}
 	res.Status = Skipped
 	res.Message = why
 	r.finish(res)
