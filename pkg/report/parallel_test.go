@@ -40,7 +40,7 @@ func parallelFixture() []runner.SequenceResult {
 				Started: 5 * ms, Duration: 800 * us},
 			{Path: "1.sender.1", Kind: "expect", Name: "ack", Branch: "sender", Status: runner.Failed, File: "seq/radio.yaml", Line: 12, Column: 11,
 				Started: 5 * ms, Duration: 100 * ms, Message: `timed out after 100ms waiting for "ack"`, Expected: `"ack"`, Received: "tx hello\r\nnak\r\n"},
-			{Path: "1.receiver.2", Kind: "send", Name: "more", Branch: "receiver", Status: runner.Skipped, Started: 105 * ms, Message: cancelled},
+			{Path: "1.receiver.2", Kind: "send", Name: "more", Branch: "receiver", Status: runner.Skipped, Started: 105 * ms, Message: "cancelled: " + cancelled},
 			{Path: "1.sender.finally.0", Kind: "send", Name: "radio off", Branch: "sender", Status: runner.Passed, Started: 105 * ms, Duration: 1 * ms},
 			{Path: "1.receiver", Kind: "branch", Name: "receiver", Branch: "receiver", Status: runner.Passed,
 				Started: 2 * ms, Duration: 103 * ms, Message: "cancelled: " + cancelled},

@@ -171,7 +171,12 @@ func (b *block) arrive(barName, name string, skip string) (*generation, int, err
 	bar.arrived[name] = k + 1
 	g := bar.gen(k)
 	if skip != "" {
-		g.fail(fmt.Errorf("barrier %s: branch %s did not run its barrier step (%s)", barName, name, skip))
+		// An arrival that never came releases nobody; after a failure
+		// that cancelled the block, the cancellation says why.
+		if b.by == "" {
+			g.fail(fmt.Errorf("barrier %s: branch %s did not run its barrier step (%s)", barName, name, skip))
+		}
+		return g, k, nil
 	}
 	for _, p := range bar.parts {
 		if b.left[p] && bar.arrived[p] <= k {
@@ -233,13 +238,15 @@ func (b *block) wait(ctx context.Context, barName, name string, g *generation, k
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// A failure that cancelled the block says why better than the
+	// crossing it broke on its way (its branch skipping the barrier).
 	switch {
 	case !g.at.IsZero():
 		return g.at, nil
-	case g.err != nil:
-		return time.Time{}, g.err
 	case b.by != "" && b.by != name:
 		return time.Time{}, &errCancelled{b.reason}
+	case g.err != nil:
+		return time.Time{}, g.err
 	}
 	return time.Time{}, context.Cause(ctx)
 }

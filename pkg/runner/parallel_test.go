@@ -172,7 +172,7 @@ func TestParallelFailureCancels(t *testing.T) {
 			t.Errorf("step %s: %s, want %s", path, got[path].Status, st)
 		}
 	}
-	if m := got["0.b.1"].Message; m != "branch a failed at step 0.a.1" {
+	if m := got["0.b.1"].Message; m != "cancelled: branch a failed at step 0.a.1" {
 		t.Errorf("the cancelled step says %q", m)
 	}
 	if m := got["0.b"].Message; m != "cancelled: branch a failed at step 0.a.1" {
@@ -348,5 +348,22 @@ func TestParallelInRetriedGroup(t *testing.T) {
 	g := byPath(res)["0"]
 	if res.Status != runner.Passed || !g.Flaky || len(g.Attempts) != 2 || g.Attempts[0].Executions.Failed != 1 || g.Attempts[0].Executions.Passed != 1 {
 		t.Errorf("status %s, group %+v\n%s", res.Status, g, statuses(res))
+	}
+}
+
+// However the branches interleave, a branch that fails before a barrier
+// never releases the other from it, nor fails it: the other is cancelled.
+func TestParallelFailureBeforeBarrier(t *testing.T) {
+	for i := range 50 {
+		r := newRadio()
+		res := r.run(t, context.Background(), `steps:
+  - parallel:
+      a: [{assert: "1 == 2"}, {barrier: go}]
+      b: [{barrier: go}, {send: echo b, to: b}]
+`, nil)
+		got := byPath(res)
+		if b := got["0.b.0"]; b.Status != runner.Skipped || !strings.HasPrefix(b.Message, "cancelled: branch a failed") || got["0.b.1"].Status != runner.Skipped {
+			t.Fatalf("round %d: b's barrier %s %q, its send %s", i, b.Status, b.Message, got["0.b.1"].Status)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (r *run) lookup(name string) (any, bool) {
 func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string) bool {
 	for i, s := range ss {
 		if why := r.cancelled(); why != "" {
-			r.skipAs(ss, i, prefix, group, why)
+			r.skipAs(ss, i, prefix, group, "cancelled: "+why)
 			return false
 		}
 		path := prefix + strconv.Itoa(i)
