@@ -32,9 +32,9 @@ func parallelFixture() []runner.SequenceResult {
 		Name: "radio", File: "seq/radio.yaml", Status: runner.Failed, StartedAt: base, Duration: 120 * ms,
 		Steps: []runner.StepResult{
 			{Path: "0", Kind: "send", Name: "hello", Status: runner.Passed, Started: 0, Duration: 1 * ms},
-			{Path: "1.receiver.0", Kind: "barrier", Name: "barrier ready", Branch: "receiver", Status: runner.Passed,
+			{Path: "1.receiver.0", Kind: "barrier", Name: "ready", Branch: "receiver", Status: runner.Passed,
 				Started: 2 * ms, Duration: 3 * ms, Message: "crossing 1, waited 120µs", Data: barrier(5 * ms)},
-			{Path: "1.sender.0", Kind: "barrier", Name: "barrier ready", Branch: "sender", Status: runner.Passed,
+			{Path: "1.sender.0", Kind: "barrier", Name: "ready", Branch: "sender", Status: runner.Passed,
 				Started: 4 * ms, Duration: 1 * ms, Message: "crossing 1, waited 1ms", Data: barrier(5 * ms)},
 			{Path: "1.receiver.1", Kind: "expect", Name: "rx hello", Branch: "receiver", Status: runner.Passed,
 				Started: 5 * ms, Duration: 800 * us},
@@ -173,11 +173,11 @@ func TestAllureParallel(t *testing.T) {
 	}
 	want := `01 parallel parallel sender, receiver failed
   01.sender branch sender failed
-    01.sender.0 barrier barrier ready passed
+    01.sender.0 barrier ready passed
     01.sender.1 expect ack failed
     01.sender.finally.0 send radio off passed
   01.receiver branch receiver passed
-    01.receiver.0 barrier barrier ready passed
+    01.receiver.0 barrier ready passed
     01.receiver.1 expect rx hello passed
     01.receiver.2 send more skipped`
 	if got := strings.Join(tree, "\n"); got != want {

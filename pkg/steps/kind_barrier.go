@@ -40,7 +40,7 @@ func init() {
 		check: (*validator).barrier,
 		title: func(s *Step) string {
 			if a, ok := s.Args.(*BarrierArgs); ok {
-				return "barrier " + a.Name
+				return a.Name
 			}
 			return "barrier"
 		},

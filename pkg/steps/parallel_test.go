@@ -50,7 +50,7 @@ func TestParseParallel(t *testing.T) {
 	if steps.BarrierName(send.Steps[0]) != "ready" || recv.Steps[0].Timeout.String() != "2s" {
 		t.Errorf("barriers = %+v, %+v", send.Steps[0], recv.Steps[0])
 	}
-	if p.Title() != "parallel sender, receiver" || send.Steps[0].Title() != "barrier ready" {
+	if p.Title() != "parallel sender, receiver" || send.Steps[0].Title() != "ready" {
 		t.Errorf("titles %q, %q", p.Title(), send.Steps[0].Title())
 	}
 	if n := steps.Written(seq); n != 8 {
