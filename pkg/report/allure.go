@@ -190,8 +190,9 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 		Start: start.UnixMilli(), Stop: start.Add(st.DurationMS.D()).UnixMilli(),
 		StatusDetails: stepDetails(&st.StepBase, a.seq.seq.File), Steps: []*allureStep{}, Attachments: []allureAttach{}, path: st.Path,
 	}
-	if st.Kind == "group" && st.Message == "" {
-		// A group failed because a step in it did: that step says why.
+	if st.IsContainer() && st.Kind != "repeat" && st.Message == "" {
+		// A group (or a branch) failed because a step in it did: that
+		// step says why.
 		n.StatusDetails = nil
 	}
 	if st.Message != "" && n.StatusDetails == nil {

@@ -114,9 +114,11 @@ type Console struct {
 	// a finished repeat prints its statistics.
 	repeats *results.Summarizer
 	repeat  *results.Step
-	// wait is the leaf step running now; gen counts the steps started.
-	wait *waiting
-	gen  uint64
+	// waits are the leaf steps running now, by branch ("" outside any),
+	// and wait the one that started last; gen counts the steps started.
+	waits map[string]*waiting
+	wait  *waiting
+	gen   uint64
 	// last holds the last bytes lastFrom printed.
 	last     []byte
 	lastFrom string
@@ -162,7 +164,7 @@ func (c *Console) Event(e runner.Event) {
 		}
 	case runner.StepFinished:
 		if e.Step != nil {
-			c.stopWaiting()
+			c.stopWaitingFor(e.Step.Branch)
 			c.flushPartial()
 			c.clearRunning()
 			c.step(e.Step)

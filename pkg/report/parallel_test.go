@@ -184,3 +184,24 @@ func TestAllureParallel(t *testing.T) {
 		t.Errorf("allure steps\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A branch's step that runs long shows life even after a step of the
+// other branch finished: each branch's running step has a timer of its
+// own.
+func TestConsoleParallelStillWaiting(t *testing.T) {
+	var out bytes.Buffer
+	tm := &timers{}
+	now := base
+	c := NewConsole(&out, ConsoleOptions{AfterFunc: tm.after, Now: func() time.Time { return now }})
+	started := func(path, branch string) {
+		c.Event(runner.Event{Type: runner.StepStarted, Time: base, Step: &runner.StepResult{Path: path, Kind: "expect", Name: "reply", Branch: branch}})
+	}
+	started("0.a.0", "a")
+	started("0.b.0", "b")
+	c.Event(runner.Event{Type: runner.StepFinished, Step: &runner.StepResult{Path: "0.b.0", Kind: "expect", Name: "reply", Branch: "b", Status: runner.Passed}})
+	now = base.Add(10 * time.Second)
+	tm.fire(0) // a's
+	if !strings.Contains(out.String(), "[a] … step 0.a.0 expect reply: still running after 10s") {
+		t.Errorf("no still-running line for branch a:\n%s", out.String())
+	}
+}
