@@ -187,9 +187,10 @@ func (b *block) arrive(barName, name string, skip string) (*generation, int, err
 		g.at = time.Now().Add(barrierLead)
 		close(g.done)
 	}
-	// Crossings every branch has passed are not looked up again.
+	// Crossings every branch has passed (or never will) are not looked
+	// up again.
 	for i := range bar.gens {
-		if bar.all(i) && i < k {
+		if i < k && !slices.ContainsFunc(bar.parts, func(p string) bool { return !b.left[p] && bar.arrived[p] <= i }) {
 			delete(bar.gens, i)
 		}
 	}
