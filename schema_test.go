@@ -314,6 +314,10 @@ var badFiles = map[string]string{
 	"unknown-key.quarantine.yaml":  `4:3: unknown key "bench" in a quarantine entry: want name, reason and benches`,
 	"benches-text.quarantine.yaml": "4:12: benches must be a list of bench names",
 	"mapping.quarantine.yaml":      "2:1: a quarantine list must be a list of entries",
+	// Parallel branches and barriers.
+	"parallel-one-branch.yaml":          "a parallel needs at least two branches, found 1",
+	"parallel-branch-finally-name.yaml": `branch name "finally" is kept for the finally steps of a list`,
+	"barrier-with-to.yaml":              `unknown key "to" in a barrier step`,
 }
 
 // loaderOnly lists the files the schema accepts and the loader rejects: what
@@ -478,6 +482,18 @@ var loaderOnly = map[string]struct{ why, loaderErr string }{
 	"break-too-long.yaml": {
 		"a break is at most 10s (it cannot be interrupted); the schema does not compare durations",
 		"break of 1m0.5s is longer than 10s",
+	},
+	"parallel-shared-device.yaml": {
+		"a device belongs to one branch of a parallel: step; the schema cannot follow devices across branches",
+		"device dut is used by branch x (line 5) and by branch y",
+	},
+	"barrier-one-branch.yaml": {
+		"a barrier must be named by two branches at least; the schema cannot compare branches",
+		"barrier go is named only by branch x",
+	},
+	"parallel-retries-in-branch.yaml": {
+		"retries: is refused inside a branch; the schema does not know where a group stands",
+		"retries: is refused inside branch x of a parallel",
 	},
 	"undefined-variable-in-exec.yaml": {
 		"an exec argument's ${name} must name a variable defined earlier",

@@ -8,6 +8,8 @@
 //   - (d) a full-speed stream logged with no byte lost,
 //   - (l) a line sent on a fixed period (repeat every:), as the device
 //     sees it,
+//   - (u) how far apart a barrier releases the branches of a parallel:
+//     step, on a board with two consoles,
 //
 // with two more peers in (a), (c) and (l): Tcl expect (bench/expect_*.tcl)
 // and a minimal C client (bench/cfloor/floor.c: write, poll, read, and
@@ -58,10 +60,11 @@ const (
 	MemRead   = "e"
 	MemToggle = "f"
 	Period    = "l"
+	Barrier   = "u"
 )
 
 // Scenarios lists every scenario, in the order Run runs them.
-var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period}
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period, Barrier}
 
 // Side names.
 const (
@@ -95,17 +98,18 @@ const (
 
 // Report is the outcome of a run. Scenarios not run are nil.
 type Report struct {
-	Env      Env           `json:"env"`
-	Command  string        `json:"command,omitempty"`
-	Started  time.Time     `json:"started"`
-	Finished time.Time     `json:"finished"`
-	RTT      *RTTReport    `json:"rtt,omitempty"`
-	Search   *SearchReport `json:"search,omitempty"`
-	Delay    *DelayReport  `json:"delay,omitempty"`
-	Stream   *StreamReport `json:"stream,omitempty"`
-	Mem      *MemReport    `json:"mem,omitempty"`
-	Toggle   *ToggleReport `json:"toggle,omitempty"`
-	Period   *PeriodReport `json:"period,omitempty"`
+	Env      Env            `json:"env"`
+	Command  string         `json:"command,omitempty"`
+	Started  time.Time      `json:"started"`
+	Finished time.Time      `json:"finished"`
+	RTT      *RTTReport     `json:"rtt,omitempty"`
+	Search   *SearchReport  `json:"search,omitempty"`
+	Delay    *DelayReport   `json:"delay,omitempty"`
+	Stream   *StreamReport  `json:"stream,omitempty"`
+	Mem      *MemReport     `json:"mem,omitempty"`
+	Toggle   *ToggleReport  `json:"toggle,omitempty"`
+	Period   *PeriodReport  `json:"period,omitempty"`
+	Barrier  *BarrierReport `json:"barrier,omitempty"`
 }
 
 // WriteJSON writes v, a Report or a TclReport, as indented JSON with a
@@ -191,6 +195,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if only(Period) && err == nil {
 		rep.Period, err = b.periods(ctx)
+	}
+	if only(Barrier) && err == nil {
+		rep.Barrier, err = b.barriers(ctx)
 	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()

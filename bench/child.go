@@ -64,7 +64,7 @@ type childOutput struct {
 }
 
 // childModes are the modes ChildMain takes.
-const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process"
+const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process, barrier-runner"
 
 // ChildMain runs one side of a benchmark against the serial port given
 // with -serial, the OpenOCD telnet server given with -openocd or the JTAG
@@ -119,12 +119,13 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 // childFlags are the flags of every child mode; each mode reads those it
 // needs.
 type childFlags struct {
-	port, wait, how, match, logDir, cpuProfile string
-	ocdAddr, bitbang, ocdBin, watch            string
-	n, warmup                                  int
-	size, chunk                                int64
-	delay, limit, dur, every                   time.Duration
-	rt, hops, pad                              bool
+	port, port2, wait, how, match, logDir string
+	cpuProfile                            string
+	ocdAddr, bitbang, ocdBin, watch       string
+	n, warmup                             int
+	size, chunk                           int64
+	delay, limit, dur, every              time.Duration
+	rt, hops, pad                         bool
 }
 
 // parseChildFlags parses the flags of child mode; the flag package reports
@@ -134,6 +135,7 @@ func parseChildFlags(mode string, args []string, stderr io.Writer) (*childFlags,
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.port, "serial", "", "serial port `PATH` of the board")
+	fs.StringVar(&f.port2, "serial2", "", "the board's second console, `PATH` (barrier-runner)")
 	fs.IntVar(&f.n, "n", 100, "measured iterations")
 	fs.IntVar(&f.warmup, "warmup", 10, "unmeasured iterations first")
 	fs.DurationVar(&f.delay, "delay", time.Millisecond, "delay step length")
@@ -207,6 +209,8 @@ func runChild(ctx context.Context, mode string, f *childFlags) (childOutput, err
 		return everyGo(ctx, f.port, f.every, f.n, f.watch)
 	case "every-runner":
 		return everyRunner(ctx, f.port, f.every, f.n)
+	case "barrier-runner":
+		return barrierRunner(ctx, f.port, f.port2, f.n)
 	case "delay-console":
 		return delayConsole(ctx, f.port, f.wait, f.delay, f.n, f.warmup)
 	case "search":

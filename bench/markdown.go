@@ -49,6 +49,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Period != nil {
 		r.Period.markdown(&b)
 	}
+	if r.Barrier != nil {
+		r.Barrier.markdown(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

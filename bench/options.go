@@ -102,6 +102,9 @@ type Options struct {
 	PeriodN int
 	// PeriodEvery is the period of (l); 0 means 10 ms.
 	PeriodEvery time.Duration
+	// BarrierN is the number of measured barrier crossings per side in
+	// (u); 0 means 300.
+	BarrierN int
 	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
 	// "openocd".
 	OpenOCD string
@@ -183,6 +186,9 @@ func (o *Options) defaults() {
 	}
 	if o.PeriodEvery <= 0 {
 		o.PeriodEvery = 10 * time.Millisecond
+	}
+	if o.BarrierN <= 0 {
+		o.BarrierN = 300
 	}
 	if o.OpenOCD == "" {
 		o.OpenOCD = "openocd"

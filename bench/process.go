@@ -43,7 +43,12 @@ const (
 // withBoard runs fn with a freshly started virtual board, so that no block
 // sees what another left in the pty.
 func (bb *bencher) withBoard(fn func(b *sim.Board) error) error {
-	b := sim.New(sim.Options{RealtimeRx: !bb.opts.BoardNormal})
+	return bb.withConsoles(1, fn)
+}
+
+// withConsoles is withBoard for a board with n consoles.
+func (bb *bencher) withConsoles(n int, fn func(b *sim.Board) error) error {
+	b := sim.New(sim.Options{RealtimeRx: !bb.opts.BoardNormal, Consoles: n})
 	if err := b.Start(); err != nil {
 		return fmt.Errorf("start the virtual board: %w", err)
 	}

@@ -49,6 +49,13 @@ type PageState struct {
 	// SearchRows is how many waterfall rows a search for HardFault
 	// leaves with "only matching rows" checked.
 	SearchRows int `json:"searchRows"`
+	// Lanes are the parallel: steps drawn as lanes: the step's path, its
+	// lanes (one per branch) and the barrier crossings marked.
+	Lanes []struct {
+		Path     string `json:"path"`
+		Lanes    int    `json:"lanes"`
+		Barriers int    `json:"barriers"`
+	} `json:"lanes"`
 	// Axis is where the timeline's axis labels are drawn, [left, right]
 	// in CSS pixels, on a canvas Width wide.
 	Axis struct {
@@ -80,6 +87,7 @@ const pageStateJS = `window.hilrunReady.then(() => new Promise((ok) => requestAn
     const a = r.getBoundingClientRect(), b = img.getBoundingClientRect();
     return [(a.left - b.left) / b.width, (a.top - b.top) / b.height, a.width / b.width, a.height / b.height];
   })(),
+  lanes: [...document.querySelectorAll("#lanes .lanes canvas")].map((c) => ({path: c.dataset.path, lanes: +c.dataset.lanes, barriers: +c.dataset.barriers})),
   axis: JSON.parse((document.querySelector("#gantt canvas") || {dataset: {}}).dataset.axis || "{}"),
   builds: document.querySelectorAll("#builds .build").length,
   buildText: (document.getElementById("builds") || {}).textContent || "",

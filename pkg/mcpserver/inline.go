@@ -342,5 +342,19 @@ func rawSteps(list []any, fn func(map[string]any)) {
 		if sub, ok := m["steps"].([]any); ok {
 			rawSteps(sub, fn)
 		}
+		// The branches of a parallel: step, lists or {steps, finally}.
+		branches, _ := m["parallel"].(map[string]any)
+		for _, b := range branches {
+			switch b := b.(type) {
+			case []any:
+				rawSteps(b, fn)
+			case map[string]any:
+				for _, key := range []string{"steps", "finally"} {
+					if sub, ok := b[key].([]any); ok {
+						rawSteps(sub, fn)
+					}
+				}
+			}
+		}
 	}
 }

@@ -221,6 +221,9 @@ func formatRun(out *sequenceResult, res *runner.SequenceResult) string {
 		if st.Path != idx {
 			idx += " (" + st.Path + ")"
 		}
+		if st.Branch != "" {
+			idx = "[" + st.Branch + "] " + idx
+		}
 		fmt.Fprintf(&b, "%-4s %-11s %-9s %s  %s", idx, st.Status, st.Kind, st.Name, fmtDur(st.DurationMS.D()))
 		if st.Message != "" {
 			fmt.Fprintf(&b, "  %s", st.Message)

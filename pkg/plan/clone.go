@@ -43,7 +43,7 @@ func cloneList(list []*steps.Step) []*steps.Step {
 			}
 			c.Build = &b
 		}
-		c.Steps = cloneList(s.Steps)
+		c.Steps, c.Finally = cloneList(s.Steps), cloneList(s.Finally)
 		if s.Retry != nil {
 			r := *s.Retry
 			r.BeforeRetry = cloneList(s.Retry.BeforeRetry)

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -178,6 +179,7 @@ func (a *allureWriter) step(st *results.Step) {
 	a.key = key
 	n := a.stepOf(st)
 	n.Steps = append(n.Steps, a.adopt(st.Path)...)
+	sortBranches(n.Steps, n.path, n.branches)
 	if st.Path == key {
 		a.flush(n)
 		return
@@ -213,6 +215,8 @@ func allureParent(path string) string {
 		return ""
 	}
 	parent := strings.TrimSuffix(path[:i], ".before_retry")
+	// A branch's finally steps belong to the branch.
+	parent = strings.TrimSuffix(parent, ".finally")
 	if parent == "finally" || parent == "before_retry" || strings.Contains(parent, "#") {
 		return ""
 	}
@@ -230,14 +234,20 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 		Start: start.UnixMilli(), Stop: start.Add(st.DurationMS.D()).UnixMilli(),
 		StatusDetails: stepDetails(&st.StepBase, a.seq.seq.File), Steps: []*allureStep{}, Attachments: []allureAttach{}, path: st.Path,
 	}
-	if st.Kind == "group" && st.Message == "" {
-		// A group failed because a step in it did: that step says why.
+	if st.IsContainer() && st.Kind != "repeat" && st.Message == "" {
+		// A group (or a branch) failed because a step in it did: that
+		// step says why.
 		n.StatusDetails = nil
 	}
 	if st.Message != "" && n.StatusDetails == nil {
 		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
 	}
 	n.attempt = st.Attempt
+	if names, ok := st.Data["branches"].([]any); ok && st.Kind == "parallel" {
+		for _, b := range names {
+			n.branches = append(n.branches, fmt.Sprint(b))
+		}
+	}
 	a.allureAttempts(n, st)
 	for _, p := range st.Attachments {
 		if at, ok := a.attachFile(p); ok {
@@ -349,4 +359,20 @@ func firstProblem(steps []*allureStep) *allureDetails {
 		}
 	}
 	return nil
+}
+
+// sortBranches puts the branches of the parallel step at path, among
+// steps, in the order they are written (branches), not the order they
+// finished.
+func sortBranches(steps []*allureStep, path string, branches []string) {
+	if len(branches) == 0 {
+		return
+	}
+	rank := func(s *allureStep) int {
+		if i := slices.Index(branches, strings.TrimPrefix(s.path, path+".")); i >= 0 {
+			return i
+		}
+		return len(branches)
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return rank(steps[i]) < rank(steps[j]) })
 }

@@ -63,6 +63,8 @@ type allureStep struct {
 	attempt  int
 	attempts []results.Attempt
 	nested   bool
+	// branches are a parallel step's branches, in the order written.
+	branches []string
 }
 
 type allureAttach struct {

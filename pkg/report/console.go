@@ -114,9 +114,11 @@ type Console struct {
 	// a finished repeat prints its statistics.
 	repeats *results.Summarizer
 	repeat  *results.Step
-	// wait is the leaf step running now; gen counts the steps started.
-	wait *waiting
-	gen  uint64
+	// waits are the leaf steps running now, by branch ("" outside any),
+	// and wait the one that started last; gen counts the steps started.
+	waits map[string]*waiting
+	wait  *waiting
+	gen   uint64
 	// last holds the last bytes lastFrom printed.
 	last     []byte
 	lastFrom string
@@ -162,7 +164,7 @@ func (c *Console) Event(e runner.Event) {
 		}
 	case runner.StepFinished:
 		if e.Step != nil {
-			c.stopWaiting()
+			c.stopWaitingFor(e.Step.Branch)
 			c.flushPartial()
 			c.clearRunning()
 			c.step(e.Step)
@@ -212,13 +214,14 @@ func (c *Console) step(s *runner.StepResult) {
 	// Steps indent by group depth. Returning to an enclosing group needs no
 	// header: its header is above and the indentation shows the way back.
 	depth := groupDepth(s.Group)
+	tag := c.branchTag(s)
 	if s.Group != c.group {
 		if s.Group != "" && !strings.HasPrefix(c.group, s.Group+groupSeparator) {
 			fmt.Fprintf(&c.buf, "%s%s %s\n", strings.Repeat("  ", depth), c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
 		}
 		c.group = s.Group
 	}
-	indent := strings.Repeat("  ", depth+1)
+	indent := strings.Repeat("  ", depth+1) + tag
 	mark, colour := statusMark(s.Status)
 
 	var line strings.Builder
@@ -351,6 +354,16 @@ func (c *Console) now() time.Time {
 		return c.opts.Now()
 	}
 	return time.Now()
+}
+
+// branchTag is what the lines of a step in a branch of a parallel: step
+// begin with, "[NAME] ", so that the branches' interleaved lines read
+// apart; "" outside a branch.
+func (c *Console) branchTag(s *runner.StepResult) string {
+	if s.Branch == "" {
+		return ""
+	}
+	return c.paint(ansiBold, "["+cleanLine(s.Branch)+"]") + " "
 }
 
 // statusMark returns the mark and colour of a status.

@@ -145,7 +145,7 @@ func (c *Console) tally(s *runner.StepResult) {
 	if s.Kind == "group" {
 		depth--
 	}
-	detail := strings.Repeat("  ", depth+1) + "    "
+	detail := strings.Repeat("  ", depth+1) + c.branchTag(s) + "    "
 	line := fmt.Sprintf("%d iterations: %d passed, %d failed", r.Iterations, r.Passed, r.Failed)
 	if r.Errored > 0 {
 		line += ", " + plural(r.Errored, "error")

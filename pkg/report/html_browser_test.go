@@ -102,3 +102,38 @@ func checkAxis(t *testing.T, width float64, labels [][2]float64) {
 		}
 	}
 }
+
+// The HTML report draws each parallel: step as lanes, one per branch,
+// with its barrier crossings marked, and nests each branch's steps, its
+// finally steps included, under the branch.
+func TestHTMLParallelInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, eventFile(t, parallelFixture()), HTMLOptions{Files: files.Anywhere(), Info: htmlInfo, Now: htmlNow}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, shot, errs := cdp.LoadReport(t, page, 1280, 2400)
+	if p := os.Getenv("HILRUN_SHOT"); p != "" {
+		os.WriteFile(p, shot, 0o644)
+	}
+	if len(errs) > 0 {
+		t.Errorf("the page reported errors: %q", errs)
+	}
+	if st.State != "ready" || len(st.Lanes) != 1 || st.Lanes[0].Path != "1" || st.Lanes[0].Lanes != 2 || st.Lanes[0].Barriers != 1 {
+		t.Errorf("state %q, lanes %+v: want the parallel step 1 in 2 lanes with 1 barrier crossing", st.State, st.Lanes)
+	}
+	opened := map[string]bool{}
+	for _, o := range st.Open {
+		opened[o.Path] = true
+	}
+	if !opened["1"] || !opened["1.sender"] || !opened["1.sender.1"] || opened["1.receiver"] {
+		t.Errorf("open steps %+v, want the failed step 1.sender.1 in its branch and parallel step", st.Open)
+	}
+}

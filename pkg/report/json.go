@@ -80,7 +80,7 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 //
 //	{"passed": bool, "sequences": [{"name", "file", "bench"?, "tags"?, "status", "duration_ms",
 //	  "error"?, "logs"?, "counts", "steps": [{"index", "path", "kind", "name",
-//	  "group"?, "id"?, "tags"?, "params"?, "status", "started_ms", "duration_ms", "message"?,
+//	  "group"?, "branch"?, "id"?, "tags"?, "params"?, "status", "started_ms", "duration_ms", "message"?,
 //	  "expected"?, "received"?, "saved"?, "data"?, "attachments"?, "file"?,
 //	  "line"?, "column"?, "measurement"?, "repeat"?, "attempt"?, "attempts"?, "flaky"?}],
 //	  "flaky"?, "attempts"?, "measurements"?, "measurements_left_out"?}], "flaky"?}
@@ -91,6 +91,11 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 // opts.MaxFailures, the first and last iterations). Every step, iterations
 // included, stays in the event file. "counts" counts the steps that are not
 // groups or repeats, iterations included.
+//
+// The steps of the branches of a parallel: step carry "branch", their
+// branch's name, and every branch's steps are listed, interleaved as they
+// finished; each branch is a step of kind "branch" (path PARALLEL.NAME),
+// and the parallel step's data lists its branches in the order written.
 //
 // A sequence or group with retries carries "attempts", one entry per
 // attempt ({"scope", "name", "attempt", "of", "status", "started_ms",

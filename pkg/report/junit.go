@@ -37,7 +37,9 @@ const valueLinesLimit = 100
 //
 // A testcase is a top-level entry of a sequence: a group, with every step
 // inside it (nested groups and repeats included), or a step outside any
-// group; never an iteration of a repeat. A testcase is an error when one of
+// group; never an iteration of a repeat. A parallel: step that is a
+// top-level entry is one testcase per branch ("01 parallel [sender]"), in
+// the order the branches are written. A testcase is an error when one of
 // its steps errored or was interrupted, else a failure when one failed, else
 // skipped when all its steps were; an interrupted run therefore reads as an
 // error. Its failure lists the steps that did not pass, up to

@@ -53,6 +53,12 @@ type caseBuilder struct {
 	// emitMeasured emits a testcase that has some.
 	props        []junit.Property
 	emitMeasured func(*measuredCase)
+	// par gathers the branches of a top-level parallel: step, a
+	// testcase each (junit_branch.go).
+	par *branchCases
+	// branchKey, in the builder of a branch's testcase, is the branch's
+	// path: its steps' entry.
+	branchKey string
 }
 
 func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Testcase)) *caseBuilder {
@@ -60,7 +66,26 @@ func newCaseBuilder(seq *seqSummary, opts results.Options, emit func(*junit.Test
 }
 
 func (cb *caseBuilder) add(st *results.Step) {
-	key := results.TopKey(st.Path)
+	if cb.branchKey != "" {
+		cb.addEntry(st, cb.branchKey)
+		return
+	}
+	if bk, par, ok := topBranch(st.Path); ok {
+		cb.addBranch(bk, par, st)
+		return
+	}
+	if cb.par != nil {
+		if st.Path == cb.par.key {
+			cb.finishBranches(st)
+			return
+		}
+		cb.finishBranches(nil)
+	}
+	cb.addEntry(st, results.TopKey(st.Path))
+}
+
+// addEntry adds st to the entry key, which st's own record ends.
+func (cb *caseBuilder) addEntry(st *results.Step, key string) {
 	if cb.key != "" && key != cb.key {
 		cb.flush()
 	}
@@ -77,7 +102,7 @@ func (cb *caseBuilder) add(st *results.Step) {
 	switch {
 	case st.Kind == "repeat":
 		cb.addRepeat(st)
-	case st.Kind == "group":
+	case st.Kind == "group" || st.Kind == "branch" || st.Kind == "parallel":
 		// A group's failure is news only when none of its steps failed,
 		// as when it timed out as a whole.
 		if isProblem(st.Status) && !cb.errored && !cb.failed {
@@ -247,6 +272,9 @@ func (cb *caseBuilder) writeProblem(s *results.Step) {
 // flush emits the testcase of an entry whose own step never came, as for a
 // sequence cut short; the entry is named after its first step.
 func (cb *caseBuilder) flush() {
+	if cb.par != nil {
+		cb.finishBranches(nil)
+	}
 	if cb.key == "" {
 		return
 	}
@@ -319,7 +347,7 @@ func (cb *caseBuilder) finish(top *results.Step) {
 			SystemOut: &junit.Output{Data: "the event stream lists every test case\n"}})
 	}
 	*cb = caseBuilder{seq: cb.seq, opts: cb.opts, emit: cb.emit, emitMeasured: cb.emitMeasured, problem: cb.problem,
-		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry}
+		cases: cb.cases + 1, firstSkipped: cb.firstSkipped, carry: cb.carry, branchKey: cb.branchKey}
 }
 
 // sequenceCase is the testcase standing for a sequence that did not pass

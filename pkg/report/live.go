@@ -46,11 +46,17 @@ func (c *Console) setupFailed(e runner.Event) {
 
 // startWaiting notes that leaf step s started, and arms the timer that
 // shows it is alive: every second on a terminal, after WaitingAfter and
-// then every WaitingEvery otherwise.
+// then every WaitingEvery otherwise. The branches of a parallel: step
+// each have a step running; the running line shows the one that started
+// last.
 func (c *Console) startWaiting(e runner.Event) {
-	c.stopWaiting()
 	s := e.Step
-	if s == nil || isContainer(s) {
+	if s == nil {
+		c.stopWaiting()
+		return
+	}
+	c.stopWaitingFor(s.Branch)
+	if isContainer(s) {
 		return
 	}
 	started := e.Time
@@ -58,16 +64,43 @@ func (c *Console) startWaiting(e runner.Event) {
 		started = time.Now()
 	}
 	c.gen++
-	c.wait = &waiting{step: s, started: started, gen: c.gen}
-	c.arm(c.firstWait())
+	w := &waiting{step: s, started: started, gen: c.gen}
+	if c.waits == nil {
+		c.waits = map[string]*waiting{}
+	}
+	c.waits[s.Branch] = w
+	c.wait = w
+	c.arm(w, c.firstWait())
 }
 
-// stopWaiting forgets the running step and its timer.
+// stopWaiting forgets the running steps and their timers.
 func (c *Console) stopWaiting() {
-	if c.wait != nil && c.wait.stop != nil {
-		c.wait.stop()
+	for _, w := range c.waits {
+		if w.stop != nil {
+			w.stop()
+		}
 	}
-	c.wait = nil
+	c.waits, c.wait = nil, nil
+}
+
+// stopWaitingFor forgets the step running in branch ("" outside any).
+func (c *Console) stopWaitingFor(branch string) {
+	w := c.waits[branch]
+	if w == nil {
+		return
+	}
+	if w.stop != nil {
+		w.stop()
+	}
+	delete(c.waits, branch)
+	if c.wait == w {
+		c.wait = nil
+		for _, o := range c.waits {
+			if c.wait == nil || o.gen > c.wait.gen {
+				c.wait = o
+			}
+		}
+	}
 }
 
 func (c *Console) firstWait() time.Duration {
@@ -90,9 +123,8 @@ func (c *Console) nextWait() time.Duration {
 	return DefaultWaitingEvery
 }
 
-// arm calls tick after d, unless the step has finished by then.
-func (c *Console) arm(d time.Duration) {
-	w := c.wait
+// arm calls tick after d, unless step w has finished by then.
+func (c *Console) arm(w *waiting, d time.Duration) {
 	gen := w.gen
 	after := c.opts.AfterFunc
 	if after == nil {
@@ -105,30 +137,38 @@ func (c *Console) arm(d time.Duration) {
 func (c *Console) tick(gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.wait == nil || c.wait.gen != gen {
+	var w *waiting
+	for _, o := range c.waits {
+		if o.gen == gen {
+			w = o
+		}
+	}
+	if w == nil {
 		return
 	}
 	c.buf.Reset()
 	if c.opts.Color {
-		c.clearRunning()
-		c.running = c.runningText(c.now().Sub(c.wait.started))
-		c.drawRunning()
+		if w == c.wait {
+			c.clearRunning()
+			c.running = c.runningText(c.now().Sub(w.started))
+			c.drawRunning()
+		}
 	} else {
-		c.stillWaiting()
+		c.stillWaiting(w)
 	}
 	c.flush()
-	c.arm(c.nextWait())
+	c.arm(w, c.nextWait())
 }
 
 // stillWaiting prints a line saying how long the running step has waited
 // and what was last received, for logs that are not a terminal.
-func (c *Console) stillWaiting() {
-	s := c.wait.step
+func (c *Console) stillWaiting(w *waiting) {
+	s := w.step
 	line := fmt.Sprintf("… step %s %s", cleanLine(s.Path), cleanLine(s.Kind))
 	if s.Name != "" {
 		line += " " + cleanLine(s.Name)
 	}
-	line += ": still running after " + roundSeconds(c.now().Sub(c.wait.started))
+	line += ": still running after " + roundSeconds(c.now().Sub(w.started))
 	if s.Timeout > 0 {
 		line += " of " + roundSeconds(s.Timeout)
 	}
@@ -138,7 +178,7 @@ func (c *Console) stillWaiting() {
 		line += "; nothing received"
 	}
 	depth := groupDepth(s.Group)
-	fmt.Fprintf(&c.buf, "%s%s\n", strings.Repeat("  ", depth+1)+"  ", line)
+	fmt.Fprintf(&c.buf, "%s%s\n", strings.Repeat("  ", depth+1)+"  "+c.branchTag(s), line)
 	c.wrote = true
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // isProblem reports whether a step or sequence with status s did not pass and
@@ -51,10 +52,10 @@ func consoleLabel(name string) string {
 	return "console " + name
 }
 
-// isContainer reports whether s is a group or repeat step, which reports after
-// the steps it contains.
+// isContainer reports whether s is a group, a repeat, a parallel or a
+// branch, which reports after the steps it contains.
 func isContainer(s *runner.StepResult) bool {
-	return s.Kind == "group" || s.Kind == "repeat"
+	return steps.IsContainer(steps.Kind(s.Kind))
 }
 
 // seconds formats d in seconds with millisecond precision.

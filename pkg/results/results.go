@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
 )
 
 // Millis is a duration in milliseconds, to the microsecond: JSON writes it
@@ -61,7 +62,9 @@ type StepBase struct {
 	Kind  string `json:"kind"`
 	Name  string `json:"name"`
 	Group string `json:"group,omitempty"`
-	ID    string `json:"id,omitempty"`
+	// Branch is the branch of a parallel: step the step ran in.
+	Branch string `json:"branch,omitempty"`
+	ID     string `json:"id,omitempty"`
 	// Tags are a group's tags as -m matches them, and Params a matrix
 	// case's values in the order written (runner.StepResult).
 	Tags       []string       `json:"tags,omitempty"`
@@ -90,14 +93,14 @@ type StepBase struct {
 	Measurement *runner.Measurement `json:"measurement,omitempty"`
 }
 
-// IsContainer reports whether s is a group or a repeat, which finishes after
-// the steps it contains.
-func (s *StepBase) IsContainer() bool { return s.Kind == "group" || s.Kind == "repeat" }
+// IsContainer reports whether s is a group, a repeat, a parallel or a
+// branch, which finishes after the steps it contains.
+func (s *StepBase) IsContainer() bool { return steps.IsContainer(steps.Kind(s.Kind)) }
 
 // StepFrom converts a runner result, making Saved and Data fit for JSON.
 func StepFrom(r *runner.StepResult) Step {
 	return Step{StepBase: StepBase{
-		Index: r.Index, Path: r.Path, Kind: r.Kind, Name: r.Name, Group: r.Group, ID: r.ID,
+		Index: r.Index, Path: r.Path, Kind: r.Kind, Name: r.Name, Group: r.Group, Branch: r.Branch, ID: r.ID,
 		Tags: r.Tags, Params: r.Params, Status: r.Status, StartedMS: MS(r.Started), DurationMS: MS(r.Duration),
 		Message: r.Message, Expected: r.Expected, Received: r.Received,
 		Saved: JSONMap(r.Saved), Data: JSONMap(r.Data), Attachments: r.Attachments,

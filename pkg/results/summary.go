@@ -132,7 +132,8 @@ type Iteration struct {
 // repeat's iteration, in the order steps finished, with Step.Repeat set on
 // repeats; the steps inside iterations reach reports only through that
 // summary. Its memory is bounded by the caps of Options and the nesting
-// depth of repeats, whatever the number of steps.
+// depth of repeats (times the branches of a parallel: step), whatever the
+// number of steps.
 type Summarizer struct {
 	Options Options
 	// OnStart is called when a sequence starts, OnEnd when it ends, with
@@ -154,7 +155,8 @@ type Summarizer struct {
 	events int       // the sequences Event has started
 	open   *Sequence // the start record of the sequence not yet ended
 	counts Counts
-	stack  []*repeatAgg
+	// repeats are the repeats open, by path.
+	repeats map[string]*repeatAgg
 }
 
 // CutShort is the Error of a sequence whose end record never came, as when
@@ -169,7 +171,7 @@ func (z *Summarizer) Add(r *Record) {
 		if r.Sequence == nil {
 			r.Sequence = &Sequence{}
 		}
-		z.seq, z.counts, z.stack, z.open = r.Seq, Counts{}, nil, r.Sequence
+		z.seq, z.counts, z.repeats, z.open = r.Seq, Counts{}, nil, r.Sequence
 		if z.OnStart != nil {
 			z.OnStart(r.Seq, r.Sequence)
 		}
@@ -188,7 +190,7 @@ func (z *Summarizer) Add(r *Record) {
 		if z.open == nil {
 			return
 		}
-		z.stack, z.open = nil, nil
+		z.repeats, z.open = nil, nil
 		if z.OnEnd != nil && r.Sequence != nil {
 			c := z.counts
 			c.Steps = r.Sequence.StepsWritten
@@ -252,30 +254,29 @@ func (z *Summarizer) step(st *Step) {
 		z.counts.Add(st.Status)
 	}
 	chain := repeatChain(st.Path)
-	c := 0
-	for c < len(chain) && c < len(z.stack) && z.stack[c].path == chain[c].path {
-		c++
-	}
-	// What is open beyond the common part has ended: normally the repeat
-	// this step is.
-	for len(z.stack) > c {
-		top := z.stack[len(z.stack)-1]
-		z.stack = z.stack[:len(z.stack)-1]
-		rep := top.finish()
-		if len(z.stack) == c && st.Kind == "repeat" && top.path == st.Path {
-			st.Repeat = rep
+	// A repeat's own record ends it: its iterations are summarised. The
+	// repeats still open are found by path, not by nesting, as the steps
+	// of the branches of a parallel: step finish interleaved.
+	if st.Kind == "repeat" {
+		if agg := z.repeats[st.Path]; agg != nil {
+			delete(z.repeats, st.Path)
+			st.Repeat = agg.finish()
+		} else {
+			st.Repeat = (&repeatAgg{opts: z.Options}).finish()
 		}
 	}
-	if st.Kind == "repeat" && st.Repeat == nil {
-		st.Repeat = (&repeatAgg{opts: z.Options}).finish()
+	for i, link := range chain {
+		agg := z.repeats[link.path]
+		if agg == nil {
+			if z.repeats == nil {
+				z.repeats = map[string]*repeatAgg{}
+			}
+			agg = &repeatAgg{path: link.path, opts: z.Options}
+			z.repeats[link.path] = agg
+		}
+		agg.add(st, link.iteration, i == len(chain)-1)
 	}
-	for _, link := range chain[c:] {
-		z.stack = append(z.stack, &repeatAgg{path: link.path, opts: z.Options})
-	}
-	for i, agg := range z.stack {
-		agg.add(st, chain[i].iteration, i == len(z.stack)-1)
-	}
-	if len(z.stack) == 0 && z.OnStep != nil {
+	if len(chain) == 0 && z.OnStep != nil {
 		z.OnStep(z.seq, st)
 	}
 }

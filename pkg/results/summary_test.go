@@ -273,3 +273,40 @@ func TestSummarizerLive(t *testing.T) {
 		t.Errorf("ends differ:\nlive %v %q\nfile %v %q", live.counts, live.ends, file.counts, file.ends)
 	}
 }
+
+// The steps of two branches of a parallel: step finish interleaved, each
+// branch with a repeat of its own: each repeat is summarised over its own
+// iterations.
+func TestRepeatsInBranches(t *testing.T) {
+	step := func(path, kind string, st runner.Status) Step {
+		return Step{StepBase: StepBase{Path: path, Kind: kind, Status: st}}
+	}
+	got, counts := summarize(Options{}, []Step{
+		step("0.a.0#0.0", "send", runner.Passed),
+		step("0.b.0#0.0", "expect", runner.Passed),
+		step("0.a.0#1.0", "send", runner.Failed),
+		step("0.b.0#1.0", "expect", runner.Passed),
+		step("0.b.0#2.0", "expect", runner.Passed),
+		step("0.a.0", "repeat", runner.Failed),
+		step("0.a", "branch", runner.Failed),
+		step("0.b.0", "repeat", runner.Passed),
+		step("0.b", "branch", runner.Passed),
+		step("0", "parallel", runner.Failed),
+	})
+	var paths []string
+	for _, st := range got {
+		paths = append(paths, st.Path)
+	}
+	if fmt.Sprint(paths) != "[0.a.0 0.a 0.b.0 0.b 0]" {
+		t.Fatalf("steps passed on: %v", paths)
+	}
+	if r := got[0].Repeat; r.Iterations != 2 || r.Failed != 1 {
+		t.Errorf("a's repeat: %+v", r)
+	}
+	if r := got[2].Repeat; r.Iterations != 3 || r.Passed != 3 {
+		t.Errorf("b's repeat: %+v", r)
+	}
+	if counts.Total != 5 || counts.Failed != 1 {
+		t.Errorf("counts %+v: the containers are not counted", counts)
+	}
+}

@@ -50,15 +50,14 @@ func (r *run) eval(ctx context.Context, what string, x *steps.Expr, value any) (
 // names either. A later line for a name wins, as it does for a process.
 // A variable that holds a secret's value is left out.
 func (r *run) exprEnviron() map[string]string {
-	if r.environ != nil {
-		return r.environ
-	}
-	r.environ = map[string]string{}
-	for _, kv := range r.bench.Environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && !r.opts.Secrets.Contains(v) {
-			r.environ[k] = v
+	r.environOnce.Do(func() {
+		r.environ = map[string]string{}
+		for _, kv := range r.bench.Environ {
+			if k, v, ok := strings.Cut(kv, "="); ok && v != "" && !r.opts.Secrets.Contains(v) {
+				r.environ[k] = v
+			}
 		}
-	}
+	})
 	return r.environ
 }
 

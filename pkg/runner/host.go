@@ -151,7 +151,9 @@ func (r *run) host(ctx context.Context, console, logName string, argv []string, 
 	defer func() {
 		f.Close()
 		if e := f.Loss(); e != nil {
+			r.mu.Lock()
 			r.logLoss = append(r.logLoss, e)
+			r.mu.Unlock()
 		}
 	}()
 	fmt.Fprintf(f, "$ %s\n", r.opts.Secrets.Mask([]byte(shellLine(argv))))

@@ -41,8 +41,17 @@ func (r *run) setVar(what, name string, v any) error {
 	if n := valueSize(v, r.maxValue()); n > r.maxValue() {
 		return r.valueErr(what+" "+name, n)
 	}
-	r.vars[name] = v
+	r.setLocal(name, v)
 	return nil
+}
+
+// setLocal gives variable name its value v, noting it among the branch's
+// variables in a branch (branches.NAME.var reads them after the block).
+func (r *run) setLocal(name string, v any) {
+	r.vars[name] = v
+	if r.branch != nil {
+		r.branch.wrote[name] = true
+	}
 }
 
 // expand fills in a template's references, refusing text longer than the
@@ -85,8 +94,7 @@ func (r *run) checkPattern(p *steps.PatternSpec) error {
 // countStep counts one more step executed and refuses it past
 // Options.MaxSteps.
 func (r *run) countStep() error {
-	r.executed++
-	if r.opts.MaxSteps > 0 && r.executed > r.opts.MaxSteps {
+	if n := r.executed.Add(1); r.opts.MaxSteps > 0 && n > r.opts.MaxSteps {
 		return fmt.Errorf("the run reached its %w of %d steps (repeat iterations included): this step did not run", ErrStepLimit, r.opts.MaxSteps)
 	}
 	return nil

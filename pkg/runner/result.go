@@ -26,9 +26,13 @@ type StepResult struct {
 	Index int `json:"index"`
 	// Path locates the step in the file: "2", "3.1" (second step of the group
 	// at index 3), "finally.0". Iterations of a repeat add "#N": "4#2.0".
+	// A branch of a parallel: step adds its name: "5.sender" is branch
+	// sender of the parallel at 5, "5.sender.0" its first step and
+	// "5.sender.finally.0" its first finally step.
 	Path string `json:"path"`
 	// Kind is the step kind: send, expect, delay, capture, assert, set, group,
-	// repeat.
+	// repeat, parallel, barrier, and so on; a branch of a parallel: step is
+	// kind branch.
 	Kind string `json:"kind"`
 	// Name is the step's name, or a short description made from its
 	// content, with the values of the ${name} references it holds when the
@@ -37,6 +41,9 @@ type StepResult struct {
 	// Group is the name of the enclosing named group, nested groups joined
 	// with " / ", or "" when the step is in no named group.
 	Group string `json:"group,omitempty"`
+	// Branch is the branch of a parallel: step the step ran in, "" outside
+	// any; a branch's own result (kind branch) has its name too.
+	Branch string `json:"branch,omitempty"`
 	// ID is the step's id: as written (steps.ID in expressions), or "".
 	ID string `json:"id,omitempty"`
 	// File, Line and Column locate the step in its sequence file.

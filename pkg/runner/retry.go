@@ -174,14 +174,15 @@ func (r *run) endAttempt(a *attempt, st Status, retried bool) AttemptResult {
 }
 
 // noteAttempt counts a finished step in the attempts it ran in, and
-// keeps the first problem's message.
+// keeps the first problem's message; r.mu is held, as the steps of
+// branches count in the attempts around their parallel: step.
 func (r *run) noteAttempt(res *StepResult) {
 	if len(r.attempts) == 0 {
 		return
 	}
 	res.Attempt = r.attempts[len(r.attempts)-1].res.Attempt
 	for _, a := range r.attempts {
-		if res.Kind != string(steps.KindGroup) && res.Kind != string(steps.KindRepeat) {
+		if !steps.IsContainer(steps.Kind(res.Kind)) {
 			a.execs.Add(res.Status, 1)
 		}
 		if a.res.Message == "" && res.Status != Passed && res.Status != Skipped {

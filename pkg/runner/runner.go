@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/redact"
@@ -122,39 +123,18 @@ func Run(ctx context.Context, seq *steps.Sequence, bench Bench, opts Options) *S
 	return r.run(ctx)
 }
 
+// run is one line of execution of a run: the sequence's own, or a branch
+// of a parallel: step that runs beside others (see branch.go). What the
+// lines share is in *shared; the fields here belong to this line alone,
+// so a branch reads and writes them without locks.
 type run struct {
-	seq   *steps.Sequence
-	bench Bench
-	opts  Options
-	start time.Time
-
-	mu    sync.Mutex // serializes events
-	sink  Sink
-	index int
-	res   *SequenceResult
-	// finallyErr is the first error of a finally step, with the step
-	// named: after an interrupt it is told after the interrupt, never as
-	// the sequence's cause.
-	finallyErr string
-	consol     map[string]Console
-	probes     map[string]Debugger
-	cursor     map[string]int64
+	*shared
+	cursor map[string]int64
 	// sent holds, per device, where the reply to the previous send began
 	// (see waitPrompt); a device without an entry has had no send yet.
 	sent    map[string]SendMark
 	vars    map[string]any
 	stepRes map[string]any
-	environ map[string]string // env in expressions; see exprEnviron
-	trans   map[string]*transcript
-	cleanup []func()
-	// release holds what Bench.Prepare returned, run last.
-	release []func()
-	// closed names the devices and probes that did not open.
-	closed map[string]bool
-	// executed counts the steps run, for Options.MaxSteps.
-	executed uint64
-	// logLoss holds what the consoles' logs lost, found as they close.
-	logLoss []error
 	// open holds, per group or repeat being run, the worst status of the
 	// steps finished inside it so far: a container's status comes from it,
 	// not from a list of its steps.
@@ -170,6 +150,45 @@ type run struct {
 	// attempts are the attempts of sequences and groups with retries
 	// being run, outermost first.
 	attempts []*attempt
+	// branch is the branch of a parallel: step this line runs, nil for
+	// the sequence's own.
+	branch *branchRun
+}
+
+// shared is what every line of execution of a run shares: the sequence
+// and its bench, the consoles, the clock, the event sink and the result.
+// mu guards what the lines write during the steps (the result, the
+// events and their index, the transcripts, the attempts counted).
+type shared struct {
+	seq   *steps.Sequence
+	bench Bench
+	opts  Options
+	// start is the run's one clock: every line's offsets count from it.
+	start time.Time
+
+	mu    sync.Mutex
+	sink  Sink
+	index int
+	res   *SequenceResult
+	// finallyErr is the first error of a finally step, with the step
+	// named: after an interrupt it is told after the interrupt, never as
+	// the sequence's cause.
+	finallyErr string
+	consol     map[string]Console
+	probes     map[string]Debugger
+	trans      map[string]*transcript
+	cleanup    []func()
+	// release holds what Bench.Prepare returned, run last.
+	release []func()
+	// closed names the devices and probes that did not open.
+	closed map[string]bool
+	// executed counts the steps run, for Options.MaxSteps.
+	executed atomic.Uint64
+	// logLoss holds what the consoles' logs lost, found as they close.
+	logLoss []error
+	// environ is env in expressions, made once (see exprEnviron).
+	environ     map[string]string
+	environOnce sync.Once
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
@@ -187,14 +206,16 @@ func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
 		sink = SinkFunc(func(Event) {})
 	}
 	r := &run{
-		seq: seq, bench: bench, opts: opts, sink: sink,
-		consol:  map[string]Console{},
-		probes:  map[string]Debugger{},
+		shared: &shared{
+			seq: seq, bench: bench, opts: opts, sink: sink,
+			consol: map[string]Console{},
+			probes: map[string]Debugger{},
+			trans:  map[string]*transcript{},
+		},
 		cursor:  map[string]int64{},
 		sent:    map[string]SendMark{},
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
-		trans:   map[string]*transcript{},
 	}
 	for _, v := range seq.Vars {
 		r.vars[v.Name] = v.Value
@@ -208,6 +229,11 @@ func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
 func (r *run) emit(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.emitLocked(e)
+}
+
+// emitLocked is emit with r.mu held.
+func (r *run) emitLocked(e Event) {
 	e.Time = time.Now()
 	e.Offset = time.Since(r.start)
 	e.Sequence = r.seq.Name
@@ -311,7 +337,7 @@ func (r *run) skipped() *SequenceResult {
 }
 
 func (r *run) stepsFinally(ctx context.Context) {
-	r.executed = 0
+	r.executed.Store(0)
 	for i, s := range r.seq.Finally {
 		r.step(ctx, s, "finally."+strconv.Itoa(i), "")
 	}

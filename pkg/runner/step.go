@@ -20,22 +20,47 @@ func (r *run) lookup(name string) (any, bool) {
 	if v, ok := r.secret(name); ok {
 		return v, true
 	}
+	if rest, ok := strings.CutPrefix(name, "branches."); ok {
+		return r.branchVar(rest)
+	}
 	v, ok := r.vars[name]
 	return v, ok
 }
 
-// steps runs a list of steps. It returns false when the sequence must stop.
+// steps runs a list of steps. It returns false when the sequence (or the
+// branch) must stop. In a branch, a step that stops it cancels the other
+// branches, which stop before their next step.
 func (r *run) steps(ctx context.Context, ss []*steps.Step, prefix, group string) bool {
 	for i, s := range ss {
+		if why := r.cancelled(); why != "" {
+			r.skipAs(ss, i, prefix, group, "cancelled: "+why)
+			return false
+		}
 		path := prefix + strconv.Itoa(i)
 		res := r.step(ctx, s, path, group)
-		if res.Status == Errored || res.Status == Interrupted ||
-			(res.Status == Failed && r.seq.OnFailure == steps.Stop && s.Case == nil) || ctx.Err() != nil {
+		if r.stops(s, res) || ctx.Err() != nil {
 			r.skip(ss, i+1, prefix, group)
 			return false
 		}
 	}
 	return true
+}
+
+// stops reports whether step s, which ended as res, stops the list it is
+// in: an error or an interrupt does, a failure unless on_failure is
+// continue (or s is a matrix case).
+func (r *run) stops(s *steps.Step, res *StepResult) bool {
+	return res.Status == Errored || res.Status == Interrupted ||
+		(res.Status == Failed && r.onFailure() == steps.Stop && s.Case == nil)
+}
+
+// onFailure is what a failed step does to the steps after it: the
+// branch's on_failure in a branch, else the sequence's.
+func (r *run) onFailure() steps.OnFailure {
+	if r.branch != nil {
+		return r.branch.onFailure
+	}
+	return r.seq.OnFailure
 }
 
 // skip reports ss[from:], which did not run, so reports list every test
@@ -61,17 +86,30 @@ func (r *run) skipStep(s *steps.Step, path, group, why string) *StepResult {
 	}
 	g := group
 	var c StepResult // a group's tags and matrix values
-	if s.Kind == steps.KindGroup {
+	switch s.Kind {
+	case steps.KindGroup:
 		g = joinGroup(group, s.Name)
 		outer := r.enterCase(s, &c)
 		r.skipAs(s.Steps, 0, path+".", g, why)
 		r.leaveCase(outer)
+	case steps.KindParallel:
+		for _, b := range s.Steps {
+			r.within(b.Name).skipStep(b, path+"."+b.Name, group, why)
+		}
+	case steps.KindBranch:
+		r.skipAs(s.Steps, 0, path+".", group, why)
+		r.skipAs(s.Finally, 0, path+".finally.", group, why)
+	case steps.KindBarrier:
+		r.absent(s, why)
 	}
 	res := r.newResult(s, path, g)
 	res.Tags, res.Params = c.Tags, c.Params
 	// A step that did not run has no values: its name stays as
 	// written.
 	res.Name = writtenTitle(s)
+	if s.Kind == steps.KindParallel {
+		res.Data = map[string]any{"branches": branchList(s)}
+	}
 	res.Status = Skipped
 	res.Message = why
 	r.finish(res)
@@ -85,29 +123,34 @@ func (r *run) newResult(s *steps.Step, path, group string) *StepResult {
 		name = strings.TrimSpace(s.Power.Action + " " + steps.PowerTarget(r.seq, s.Power))
 	}
 	return &StepResult{
-		Path: path, Kind: string(s.Kind), Name: name, Group: group, ID: s.ID,
+		Path: path, Kind: string(s.Kind), Name: name, Group: group, ID: s.ID, Branch: r.branchName(),
 		File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col,
 		Started: time.Since(r.start),
 	}
 }
 
+// finish records a finished step: its index, the attempts it counts in,
+// the run's status and the open container's, and its event, the shared
+// parts at once so that the events of branches come in index order.
 func (r *run) finish(res *StepResult) {
+	if res.Status != Skipped {
+		if n := len(r.open); n > 0 {
+			r.open[n-1] = worst(r.open[n-1], res.Status)
+		}
+	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	res.Index = r.index
 	r.index++
-	r.mu.Unlock()
 	r.noteAttempt(res)
 	if r.opts.KeepSteps {
 		r.res.Steps = append(r.res.Steps, *res)
 	}
 	if res.Status != Skipped {
 		r.res.Status = worst(r.res.Status, res.Status)
-		if n := len(r.open); n > 0 {
-			r.open[n-1] = worst(r.open[n-1], res.Status)
-		}
 	}
 	cp := *res
-	r.emit(Event{Type: StepFinished, Step: &cp})
+	r.emitLocked(Event{Type: StepFinished, Step: &cp})
 }
 
 // step runs one step and records its result.
@@ -145,11 +188,13 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	switch s.Kind {
 	case steps.KindGroup:
 		for _, v := range s.Case {
-			r.vars[v.Key] = v.Value
+			r.setLocal(v.Key, v.Value)
 		}
 		outer := r.enterCase(s, res)
 		r.runGroup(ctx, s, res, path, group)
 		r.leaveCase(outer)
+	case steps.KindParallel:
+		r.parallel(ctx, s, res, path, group)
 	case steps.KindRepeat:
 		r.open = append(r.open, Passed)
 		err = r.repeat(ctx, s, res, group)
@@ -169,8 +214,16 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 	if s.Kind != steps.KindGroup {
 		r.classify(ctx, res, err)
 	}
+	if r.stops(s, res) {
+		// Before the step's event: the other branches are cancelled by
+		// the time anyone hears of the failure.
+		r.stopBranch(res)
+	}
 	if s.ID != "" {
 		r.stepRes[s.ID] = resultMap(res)
+		if r.branch != nil {
+			r.branch.ids = append(r.branch.ids, s.ID)
+		}
 	}
 	r.finish(res)
 	return res
@@ -203,7 +256,7 @@ func (r *run) repeat(ctx context.Context, s *steps.Step, res *StepResult, group 
 			break
 		}
 		if s.As != "" {
-			r.vars[s.As] = i
+			r.setLocal(s.As, i)
 		}
 		n++
 		ok := r.steps(ctx, s.Steps, fmt.Sprintf("%s#%d.", res.Path, i), group)
@@ -294,6 +347,8 @@ func (r *run) classify(ctx context.Context, res *StepResult, err error) {
 		res.Status = Errored
 		res.Message = err.Error()
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if res.Status == Failed && r.res.Error == "" && errors.Is(err, ErrSequenceTimeout) {
 		r.res.Error = err.Error()
 	}

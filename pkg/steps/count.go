@@ -6,7 +6,7 @@ import (
 )
 
 // Written counts the steps of seq as written in its file: every step that
-// is not a group or a repeat, finally steps included, each once however
+// is not a group, a repeat, a parallel or a branch, finally steps included, each once however
 // often it runs. It is the step count every hilrun command and report
 // shows; what ran is counted apart, as executions (see Counted).
 func Written(seq *Sequence) int {
@@ -16,8 +16,8 @@ func Written(seq *Sequence) int {
 func written(ss []*Step) int {
 	n := 0
 	for _, s := range ss {
-		if s.Kind == KindGroup || s.Kind == KindRepeat {
-			n += written(s.Steps)
+		if IsContainer(s.Kind) {
+			n += written(s.Steps) + written(s.Finally)
 			continue
 		}
 		n++

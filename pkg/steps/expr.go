@@ -84,6 +84,11 @@ func (v *validator) compile(x *Expr) {
 	if clash {
 		return
 	}
+	if slices.Contains(x.Names, "branches") {
+		for _, ref := range branchRefs(tree) {
+			v.branchRef(x.Pos, ref[0], ref[1])
+		}
+	}
 	// Variables are left undeclared so that they compile as values of any
 	// type; the runner supplies them.
 	// Checked as written first: the guards that bound the work (see
@@ -130,6 +135,31 @@ func (c *identCollector) Visit(n *ast.Node) {
 			c.names = append(c.names, n.Value)
 		}
 	}
+}
+
+// branchRefs lists the branch and variable of every branches.NAME.var
+// an expression reads with names written out (branches.a.x,
+// branches["a"]["x"]).
+func branchRefs(tree *parser.Tree) [][2]string {
+	var out [][2]string
+	ast.Find(tree.Node, func(n ast.Node) bool {
+		outer, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		inner, ok := outer.Node.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		root, ok := inner.Node.(*ast.IdentifierNode)
+		b, okb := inner.Property.(*ast.StringNode)
+		name, okn := outer.Property.(*ast.StringNode)
+		if ok && okb && okn && root.Value == "branches" {
+			out = append(out, [2]string{b.Value, name.Value})
+		}
+		return false
+	})
+	return out
 }
 
 // exprErr is the first line of an expr error.

@@ -40,7 +40,7 @@ func init() {
 				v.pattern(p)
 			}
 			for _, sv := range s.Save {
-				v.defined[sv.Var] = true
+				v.define(sv.Var)
 			}
 		},
 		title: func(s *Step) string {

@@ -249,7 +249,7 @@ func validateMem(v *validator, s *Step) {
 		v.defined["value"] = had
 	}
 	if m.SaveVar != "" {
-		v.defined[m.SaveVar] = true
+		v.define(m.SaveVar)
 	}
 }
 

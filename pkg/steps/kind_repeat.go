@@ -27,7 +27,7 @@ func init() {
 		finish: (*decoder).finishSteps,
 		check: func(v *validator, s *Step) {
 			if s.As != "" {
-				v.defined[s.As] = true
+				v.define(s.As)
 			}
 			v.repeats++
 			v.steps(s.Steps)

@@ -26,7 +26,7 @@ func init() {
 				if a.Expr != nil {
 					v.compile(a.Expr)
 				}
-				v.defined[a.Name] = true
+				v.define(a.Name)
 			}
 		},
 		title: func(s *Step) string {

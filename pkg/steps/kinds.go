@@ -142,7 +142,7 @@ type KindSpec struct {
 // kind not listed here comes after these, in the order the kind files
 // register (their names' order).
 var kindOrder = []Kind{
-	KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat,
+	KindSend, KindExpect, KindDelay, KindCapture, KindAssert, KindSet, KindGroup, KindRepeat, KindParallel, KindBarrier,
 	KindMemRead, KindMemWrite, KindMemPoll, KindHalt, KindResume, KindReset, KindOpenOCD, KindMonitor,
 	KindBuild, KindUpload, KindPIOTest,
 	KindCamera, KindLines, KindBreak, KindResetSequence, KindExec, KindPower,
@@ -260,8 +260,11 @@ var kindSpecs = lazyMap(func() map[Kind]KindSpec {
 
 // StepCaps returns what step s can do by itself (not its children), and
 // false when its kind is not in the table: a policy must refuse such a
-// step.
+// step. A branch of a parallel: step does nothing by itself.
 func StepCaps(s *Step) (Cap, bool) {
+	if s.Kind == KindBranch {
+		return 0, true
+	}
 	k, ok := LookupKind(s.Kind)
 	if !ok {
 		return 0, false
@@ -277,6 +280,13 @@ func StepCaps(s *Step) (Cap, bool) {
 func KeyKind(key string) (Kind, bool) {
 	k, ok := kindKeys()[key]
 	return k, ok
+}
+
+// IsContainer reports whether steps of kind k hold other steps and finish
+// after them (group, repeat, parallel and its branches): reports count
+// the steps inside, not these.
+func IsContainer(k Kind) bool {
+	return k == KindGroup || k == KindRepeat || k == KindParallel || k == KindBranch
 }
 
 // IsProbeKind reports whether steps of kind k talk to a debug probe.

@@ -353,6 +353,10 @@ func executions(ss []*Step) (uint64, bool) {
 			body, b := executions(s.Steps)
 			iters, ib := Iterations(s)
 			total, bounded = satAdd(total, satMul(iters, body)), bounded && b && ib
+		case KindParallel, KindBranch:
+			body, b := executions(s.Steps)
+			fin, fb := executions(s.Finally)
+			total, bounded = satAdd(total, satAdd(body, fin)), bounded && b && fb
 		default:
 			total = satAdd(total, 1)
 		}
@@ -399,7 +403,7 @@ func satMul(a, b uint64) uint64 {
 // MaxExecutions, at the innermost repeat or group that passes it.
 func checkExecutions(ss []*Step, e *errs) {
 	for _, s := range ss {
-		if s.Kind != KindRepeat && s.Kind != KindGroup {
+		if !IsContainer(s.Kind) {
 			continue
 		}
 		n, _ := executions([]*Step{s})
@@ -408,13 +412,17 @@ func checkExecutions(ss []*Step, e *errs) {
 		}
 		before := len(e.list)
 		checkExecutions(s.Steps, e)
-		if len(e.list) > before {
+		if len(e.list) > before || s.Kind == KindBranch {
 			continue
 		}
 		if s.Kind == KindRepeat {
 			iters, _ := Iterations(s)
 			body, _ := executions(s.Steps)
 			e.add(s.Pos, "this repeat would run %s steps (%d iterations of %s), more than the limit of %d steps per run (the execution limit): lower its count, or split the run", count(n), iters, count(body), MaxExecutions)
+			continue
+		}
+		if s.Kind == KindParallel {
+			e.add(s.Pos, "this parallel: would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of the repeats in its branches, or split the run", count(n), MaxExecutions)
 			continue
 		}
 		e.add(s.Pos, "this group would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of its repeats, or split the run", count(n), MaxExecutions)

@@ -269,7 +269,7 @@ func (v *validator) matrix(m *Matrix, outer []string) {
 		case slices.Contains(outer, name):
 			v.add(p, "matrix key %s is also a key of a matrix around this one: rename one of them", name)
 		}
-		v.defined[name] = true
+		v.define(name)
 	}
 }
 
@@ -294,9 +294,9 @@ func expandMatrices(seq *Sequence) {
 func expandList(ss []*Step) []*Step {
 	var out []*Step
 	for _, s := range ss {
-		if len(s.Steps) > 0 {
+		if len(s.Steps) > 0 || len(s.Finally) > 0 {
 			c := *s
-			c.Steps = expandList(s.Steps)
+			c.Steps, c.Finally = expandList(s.Steps), expandList(s.Finally)
 			s = &c
 		}
 		if s.Matrix == nil {

@@ -224,13 +224,18 @@ type Step struct {
 	Power *PowerSpec
 
 	// group and repeat; a group's Retry is its retries: and
-	// before_retry:, nil when it says neither.
+	// before_retry:, nil when it says neither. A parallel step's Steps
+	// are its branches (KindBranch), in the order written, and a
+	// branch's Steps its own.
 	Steps []*Step
-	Retry *Retry
-	Count int
-	Every time.Duration
-	For   time.Duration
-	As    string
+	// Finally are a branch's finally steps: they run once the branch's
+	// steps ended, however they ended.
+	Finally []*Step
+	Retry   *Retry
+	Count   int
+	Every   time.Duration
+	For     time.Duration
+	As      string
 
 	// Tags are a group's own tags (see Sequence.Tags).
 	Tags []string

@@ -41,13 +41,15 @@ func (r *Retry) Before() []*Step {
 }
 
 // Children are the steps inside s that run as part of it: its steps, then
-// its before_retry steps. Walkers of the step tree go through them.
+// its before_retry steps, then (for a branch of a parallel: step) its
+// finally steps. Walkers of the step tree go through them.
 func Children(s *Step) []*Step {
-	if s.Retry == nil || len(s.Retry.BeforeRetry) == 0 {
+	before := s.Retry.Before()
+	if len(before) == 0 && len(s.Finally) == 0 {
 		return s.Steps
 	}
-	out := make([]*Step, 0, len(s.Steps)+len(s.Retry.BeforeRetry))
-	return append(append(out, s.Steps...), s.Retry.BeforeRetry...)
+	out := make([]*Step, 0, len(s.Steps)+len(before)+len(s.Finally))
+	return append(append(append(out, s.Steps...), before...), s.Finally...)
 }
 
 // retryKey decodes retries: or before_retry: of a sequence or a group
@@ -91,9 +93,7 @@ func (v *validator) checkRetry(r *Retry, inRepeat bool) {
 	if inRepeat && r.Count > 0 {
 		v.add(r.Pos, "retries: is refused inside a repeat, whose iterations are counted as they run: put retries: on the group or sequence around the repeat")
 	}
-	// When parallel: branches come, a branch refuses retries: here: an
-	// attempt reruns its whole scope from its first step, which a branch
-	// running beside others cannot do alone.
+	v.retryInBranch(r)
 	saved := v.defined
 	v.defined = make(map[string]bool, len(saved))
 	for k := range saved {

@@ -111,7 +111,7 @@ func deselectList(seq *Sequence, ss []*Step, tags, path []string, skip func(Sele
 
 // deselectStep is Deselect for one step: s itself, or a copy.
 func deselectStep(seq *Sequence, s *Step, tags, path []string, skip func(Selected) string) *Step {
-	if s.Kind != KindGroup && s.Kind != KindRepeat {
+	if !IsContainer(s.Kind) {
 		return s
 	}
 	inner := tags

@@ -59,15 +59,14 @@ func validRefName(name string) bool {
 	if name == "" {
 		return false
 	}
-	for i, seg := range strings.Split(name, ".") {
+	segs := strings.Split(name, ".")
+	for _, seg := range segs {
 		if !validName(seg) {
 			return false
 		}
-		if i > 1 {
-			return false
-		}
 	}
-	return true
+	// branches.NAME.var has three; env.NAME and the like two.
+	return len(segs) <= 2 || len(segs) == 3 && segs[0] == "branches"
 }
 
 // validName reports whether s is a variable name: a letter or underscore,

@@ -61,6 +61,12 @@ type validator struct {
 	// templates that may hold them (a send's text, a command) are checked.
 	secrets  map[string]bool
 	sendable bool
+	// branch is the branch of a parallel: step being checked, nil
+	// outside one; branchVars are the variables each branch of the
+	// parallel: steps checked so far saves, by branch name, which later
+	// steps read as branches.NAME.var.
+	branch     *branchCheck
+	branchVars map[string]map[string]bool
 }
 
 // add records a problem at p.
@@ -77,10 +83,24 @@ func (v *validator) definedNames() []string {
 	return names
 }
 
+// define records that the variable name is defined from here on, in the
+// branch being checked when there is one.
+func (v *validator) define(name string) {
+	v.defined[name] = true
+	if v.branch != nil {
+		v.branch.wrote[name] = true
+	}
+}
+
 // ref checks that the variable name is defined here; env.NAME always
-// is.
+// is, branches.NAME.var when a branch before saved it.
 func (v *validator) ref(p Pos, name string) {
 	if strings.HasPrefix(name, "env.") || v.secretRef(p, name) {
+		return
+	}
+	if rest, ok := strings.CutPrefix(name, "branches."); ok {
+		branch, vr, _ := strings.Cut(rest, ".")
+		v.branchRef(p, branch, vr)
 		return
 	}
 	if !v.defined[name] {
@@ -156,7 +176,7 @@ func (v *validator) expect(s *Step) {
 				v.add(sv.Pos, "save %s: the pattern %s has %d group(s), not %d", sv.Var, p.String(), len(names)-1, sv.Group)
 			}
 		}
-		v.defined[sv.Var] = true
+		v.define(sv.Var)
 	}
 	// Named groups are saved under their own names.
 	for _, p := range s.Expect {
@@ -165,7 +185,7 @@ func (v *validator) expect(s *Step) {
 		}
 		for _, n := range p.static.SubexpNames() {
 			if n != "" {
-				v.defined[n] = true
+				v.define(n)
 			}
 		}
 	}

@@ -111,7 +111,9 @@
     if (/^(finally|before_retry)\.\d+$/.test(path)) return null;
     const dot = path.lastIndexOf(".");
     if (dot <= 0) return null;
-    const parent = path.slice(0, dot).replace(/\.before_retry$/, "");
+    // A group's before_retry steps are its own, as are a branch's finally
+    // steps.
+    const parent = path.slice(0, dot).replace(/\.(before_retry|finally)$/, "");
     return parent.includes("#") ? null : parent;
   }
 
@@ -144,6 +146,15 @@
         n.step = st;
       } else place({ path: st.path, step: st, kids: [], problem: false });
     }
+    // A parallel step's branches in the order written, not as they ended.
+    const order = (n) => {
+      n.kids.forEach(order);
+      const names = n.step && n.step.kind === "parallel" && n.step.data && n.step.data.branches;
+      if (!names) return;
+      const rank = (k) => { const i = names.indexOf(k.path.slice(n.path.length + 1)); return i < 0 ? names.length : i; };
+      n.kids.sort((a, b) => rank(a) - rank(b));
+    };
+    top.forEach(order);
     const mark = (n) => {
       n.problem = (n.step && isProblem(n.step.status)) || false;
       for (const k of n.kids) if (mark(k)) n.problem = true;
@@ -586,6 +597,75 @@
     return wrap;
   }
 
+  // lanes draws each parallel: step as one lane per branch over the
+  // step's time: its branches' steps as bars on the run's one clock, and
+  // each barrier crossing as a line across the lanes at the time the
+  // branches left it.
+  function lanes(seq, width) {
+    const pars = (seq.steps || []).filter((st) => st.kind === "parallel");
+    if (!pars.length) return null;
+    const box = h("section", { class: "panel", id: "lanes" }, h("h2", null, "Parallel branches"));
+    const LH = 22, LABEL = 140, TOP = 30;
+    for (const p of pars) {
+      const names = (p.data && p.data.branches) || [];
+      const rows = names.map((name) => ({
+        name,
+        steps: seq.steps.filter((st) => st.path.startsWith(p.path + "." + name + ".") && st.kind !== "group" && st.kind !== "branch"),
+      }));
+      const marks = new Map();
+      for (const r of rows) {
+        for (const st of r.steps) {
+          const d = st.data || {};
+          if (st.kind === "barrier" && d.released_ms != null) marks.set(d.barrier + "#" + d.crossing, { ms: d.released_ms, name: d.barrier });
+        }
+      }
+      const H = TOP + rows.length * LH + 8;
+      const [c, g] = canvas(width, H);
+      const t0 = p.started_ms, span = Math.max(p.duration_ms, 0.001);
+      const x = (ms) => LABEL + ((ms - t0) / span) * (width - LABEL - 10);
+      g.fillStyle = "#fff"; g.fillRect(0, 0, width, H);
+      g.fillStyle = "#667085";
+      g.fillText(`+${fmtMS(t0)}`, LABEL, 12);
+      const end = `+${fmtMS(t0 + span)}`;
+      g.fillText(end, width - 10 - g.measureText(end).width, 12);
+      rows.forEach((r, i) => {
+        const y = TOP + i * LH;
+        g.fillStyle = i % 2 ? "#f6f8fa" : "#fff";
+        g.fillRect(LABEL, y, width - LABEL - 10, LH);
+        g.fillStyle = "#1d2330";
+        g.fillText(r.name.slice(0, 20), 4, y + 14);
+        for (const st of r.steps) {
+          g.fillStyle = COLOR[st.status] || "#8c959f";
+          if (st.kind === "repeat") g.globalAlpha = 0.35;
+          g.fillRect(x(st.started_ms), y + 4, Math.max(1.5, x(st.started_ms + st.duration_ms) - x(st.started_ms)), LH - 8);
+          g.globalAlpha = 1;
+        }
+      });
+      g.strokeStyle = "#6f42c1";
+      g.fillStyle = "#6f42c1";
+      g.setLineDash([4, 3]);
+      for (const m of marks.values()) {
+        g.beginPath(); g.moveTo(x(m.ms), TOP - 6); g.lineTo(x(m.ms), H - 4); g.stroke();
+        g.fillText(m.name, x(m.ms) + 3, TOP - 8);
+      }
+      g.setLineDash([]);
+      c.dataset.path = p.path;
+      c.dataset.lanes = String(rows.length);
+      c.dataset.barriers = String(marks.size);
+      c.addEventListener("mousemove", (e) => {
+        const rect = c.getBoundingClientRect();
+        const r = rows[Math.floor((e.clientY - rect.top - TOP) / LH)];
+        const ms = t0 + ((e.clientX - rect.left - LABEL) / (width - LABEL - 10)) * span;
+        const st = r && r.steps.find((s) => ms >= s.started_ms && ms <= s.started_ms + s.duration_ms);
+        showTip(e, st ? `[${r.name}] ${st.path} ${st.kind} ${st.name || ""}: +${fmtMS(st.started_ms)}, ${fmtMS(st.duration_ms)}, ${st.status}` : "");
+      });
+      c.addEventListener("mouseleave", (e) => showTip(e, ""));
+      box.append(h("div", { class: "lanes", "data-path": p.path },
+        h("h3", null, `step ${p.path} ${p.name || "parallel"}`), c));
+    }
+    return box;
+  }
+
   function histogram(j, width) {
     const H = 180;
     const [c, g] = canvas(width, H);
@@ -819,7 +899,7 @@
       h("section", { class: "panel" }, h("h2", null, "Steps"), stepTree(seq)),
       h("section", { class: "panel" }, h("h2", null, "Consoles"), waterfall(seq)),
       h("section", { class: "panel" }, h("h2", null, "Timeline"), gantt(seq, width - 34)),
-      jitters(seq, width), measurements(seq, width), memory(seq, width), pictures(seq), builds(seq)];
+      lanes(seq, width - 34), jitters(seq, width), measurements(seq, width), memory(seq, width), pictures(seq), builds(seq)];
   }
 
   function render(D) {

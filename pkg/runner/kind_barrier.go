@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+func init() { leafRunners[steps.KindBarrier] = (*run).barrierStep }
+
+// barrierStep waits at its barrier until every branch that names it has
+// arrived, then leaves at the time the barrier set, together with them
+// (see barrierLead): the step after it starts as a step after a delay
+// does. A wait that a branch's failure cancelled is reported skipped.
+func (r *run) barrierStep(ctx context.Context, s *steps.Step, res *StepResult) error {
+	name := steps.BarrierName(s)
+	if r.branch == nil || r.branch.block == nil {
+		return fmt.Errorf("barrier %s: not in a branch of a parallel: step", name)
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = r.seq.ExpectTimeout
+	}
+	arrived := time.Now()
+	blk := r.branch.block
+	g, k, err := blk.arrive(name, r.branch.name, "")
+	at := time.Time{}
+	if err == nil {
+		at, err = blk.wait(ctx, name, r.branch.name, g, k, timeout)
+	}
+	var ce *errCancelled
+	switch {
+	case errors.As(err, &ce):
+		res.Status, res.Message = Skipped, "cancelled: "+ce.reason
+		return nil
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		return &stepError{msg: err.Error()}
+	}
+	woke := time.Now()
+	err = r.sleepTimed(ctx, at)
+	left := time.Now()
+	res.Data = map[string]any{
+		"barrier":     name,
+		"crossing":    k + 1,
+		"waited_us":   at.Sub(arrived).Microseconds(),
+		"woke_us":     woke.Sub(at).Microseconds(),
+		"late_us":     left.Sub(at).Microseconds(),
+		"released_ms": ms(at.Sub(r.start)),
+	}
+	res.Message = fmt.Sprintf("crossing %d, waited %s", k+1, at.Sub(arrived).Round(time.Microsecond))
+	return err
+}
+
+// absent breaks the crossing of barrier step s that this branch does not
+// make (the step was skipped, as a group deselected by -m), so the other
+// branches do not wait for it.
+func (r *run) absent(s *steps.Step, why string) {
+	if r.branch == nil || r.branch.block == nil {
+		return
+	}
+	r.branch.block.arrive(steps.BarrierName(s), r.branch.name, why)
+}
