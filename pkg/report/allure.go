@@ -243,6 +243,11 @@ func (a *allureWriter) stepOf(st *results.Step) *allureStep {
 		n.Parameters = append(n.Parameters, allureParameter{Name: "message", Value: cleanLine(st.Message)})
 	}
 	n.attempt = st.Attempt
+	n.tags = st.Tags
+	for _, p := range st.Params {
+		// A matrix case's values, as Allure shows a parametrised test's.
+		n.Parameters = append(n.Parameters, allureParameter{Name: cleanLine(p.Key), Value: csvScalar(p.Value)})
+	}
 	if names, ok := st.Data["branches"].([]any); ok && st.Kind == "parallel" {
 		for _, b := range names {
 			n.branches = append(n.branches, fmt.Sprint(b))
@@ -324,7 +329,7 @@ func (a *allureWriter) flush(top *allureStep) {
 		r.Parameters = top.Parameters
 		r.Attachments = top.Attachments
 		r.Steps = append(top.Steps, roots...)
-		r.attempt = top.attempt
+		r.attempt, r.tags = top.attempt, top.tags
 		a.seqAttempt(r)
 		if len(top.attempts) > 1 {
 			// Its earlier attempts are results of their own.

@@ -36,6 +36,9 @@ func (a *allureWriter) writeResult(r *allureResult, key string) {
 		{Name: "package", Value: cleanLine(s.File)},
 		{Name: "framework", Value: "hilrun"},
 	}
+	for _, t := range r.tags {
+		r.Labels = append(r.Labels, allureLabel{Name: "tag", Value: cleanLine(t)})
+	}
 	if v := a.opts.Info.Version; v != "" {
 		r.Parameters = append(r.Parameters, allureParameter{Name: "hilrun", Value: v})
 	}

@@ -26,6 +26,8 @@ type allureResult struct {
 	// attempt is the attempt of the sequence or group with retries the
 	// result is of, 0 for none: results of one test case differ by it.
 	attempt int
+	// tags are the test case's tags, each a "tag" label.
+	tags []string
 }
 
 type allureDetails struct {
@@ -65,6 +67,8 @@ type allureStep struct {
 	nested   bool
 	// branches are a parallel step's branches, in the order written.
 	branches []string
+	// tags are a group's tags (results.Step.Tags).
+	tags []string
 }
 
 type allureAttach struct {

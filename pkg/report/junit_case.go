@@ -112,6 +112,7 @@ func (cb *caseBuilder) addEntry(st *results.Step, key string) {
 		cb.addLeaf(st)
 	}
 	if top {
+		cb.caseProps(st)
 		cb.finish(st)
 	}
 }
