@@ -363,8 +363,11 @@ func safeName(s string) string {
 // the run rather than after it.
 func checkReportPaths(opts *RunOptions) error {
 	for _, r := range []struct{ flag, path string }{{"--junit", opts.JUnit}, {"--json", opts.JSON}, {"--html", opts.HTML}, {"--measurements", opts.Measurements}} {
-		if r.path == "" || r.path == "-" {
-			continue
+		if r.path == "" || (r.path == "-" && r.flag != "--junit" && r.flag != "--measurements") {
+			continue // --json - is standard output; checkVisualReports refuses --html -
+		}
+		if r.path == "-" {
+			return fmt.Errorf("%s -: only --json writes to standard output; give %s a file name", r.flag, r.flag)
 		}
 		if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
 			return fmt.Errorf("%s %s: is a folder, want a file", r.flag, r.path)
