@@ -98,11 +98,11 @@ type Console struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	err     error
-	started time.Time // when the first sequence started, by opts.Now
-	wrote   bool      // anything was printed, so a new header gets a blank line
-	file    string    // file of the current sequence, for steps that name none
-	group   string    // group whose header was printed last in this sequence
-	running string    // transient line on screen, "" when none
+	started time.Time         // when the first sequence started, by opts.Now
+	wrote   bool              // anything was printed, so a new header gets a blank line
+	file    string            // file of the current sequence, for steps that name none
+	groups  map[string]string // by branch ("" outside one): the group whose header was printed last in this sequence
+	running string            // transient line on screen, "" when none
 	partial map[string][]byte
 	// counts and why are those of the current sequence: the counts of its
 	// steps that are not groups or repeats, and its first problem.
@@ -151,6 +151,7 @@ func (c *Console) Event(e runner.Event) {
 	case runner.ConsoleNotice:
 		c.notice(e)
 	case runner.StepStarted:
+		c.branchStarted(e.Step)
 		c.startWaiting(e)
 		c.stepStarted(e.Step)
 	case runner.ConsoleOutput:
@@ -190,7 +191,7 @@ func (c *Console) sequenceStarted(e runner.Event) {
 		c.started = c.now()
 	}
 	c.file = e.File
-	c.group = ""
+	c.groups = nil
 	c.partial = nil
 	c.counts, c.why, c.repeats = results.Counts{}, "", nil
 	if c.wrote {
@@ -215,12 +216,7 @@ func (c *Console) step(s *runner.StepResult) {
 	// header: its header is above and the indentation shows the way back.
 	depth := groupDepth(s.Group)
 	tag := c.branchTag(s)
-	if s.Group != c.group {
-		if s.Group != "" && !strings.HasPrefix(c.group, s.Group+groupSeparator) {
-			fmt.Fprintf(&c.buf, "%s%s %s\n", strings.Repeat("  ", depth), c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
-		}
-		c.group = s.Group
-	}
+	c.header(s, tag)
 	indent := strings.Repeat("  ", depth+1) + tag
 	mark, colour := statusMark(s.Status)
 
@@ -329,7 +325,7 @@ func (c *Console) sequenceFinished(e runner.Event) {
 	} else {
 		fmt.Fprintf(&c.buf, "%s %s: %s\n", c.paint(ansiBold+colour, word), name, counts)
 	}
-	c.group = ""
+	c.groups = nil
 	c.wrote = true
 }
 
@@ -354,6 +350,39 @@ func (c *Console) now() time.Time {
 		return c.opts.Now()
 	}
 	return time.Now()
+}
+
+// header prints the header of s's group when the last one printed in
+// its branch (or outside branches) was another's. Each branch of a
+// parallel: step has its own headers, prefixed as its steps are; the
+// groups around the parallel: step are headed once, unprefixed.
+func (c *Console) header(s *runner.StepResult, tag string) {
+	last := c.groups[s.Branch]
+	if s.Group == last {
+		return
+	}
+	if s.Group != "" && !strings.HasPrefix(last, s.Group+groupSeparator) {
+		fmt.Fprintf(&c.buf, "%s%s%s %s\n", strings.Repeat("  ", groupDepth(s.Group)), tag, c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
+	}
+	if c.groups == nil {
+		c.groups = map[string]string{}
+	}
+	c.groups[s.Branch] = s.Group
+}
+
+// branchStarted heads the groups around a parallel: step as it starts,
+// so that its branches begin below them.
+func (c *Console) branchStarted(s *runner.StepResult) {
+	switch {
+	case s == nil:
+	case s.Kind == "parallel":
+		c.header(s, "")
+	case s.Kind == "branch" && s.Branch != "":
+		if c.groups == nil {
+			c.groups = map[string]string{}
+		}
+		c.groups[s.Branch] = s.Group
+	}
 }
 
 // branchTag is what the lines of a step in a branch of a parallel: step

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,17 +25,23 @@ func events(seq runner.SequenceResult) []runner.Event {
 	started := make(map[int]bool)
 	for i := range seq.Steps {
 		s := &seq.Steps[i]
+		// The containers around s start before it, outermost first.
+		var outer []int
 		for j := range seq.Steps {
-			c := &seq.Steps[j]
-			if isContainer(c) && !started[j] && containsPath(c.Path, s.Path) {
-				started[j] = true
-				evs = append(evs, runner.Event{Type: runner.StepStarted, Time: at(c.Started), Offset: c.Started,
-					Sequence: seq.Name, File: seq.File, Step: &runner.StepResult{Index: c.Index, Path: c.Path, Kind: c.Kind, Name: c.Name, Group: c.Group}})
+			if c := &seq.Steps[j]; isContainer(c) && !started[j] && containsPath(c.Path, s.Path) {
+				outer = append(outer, j)
 			}
+		}
+		slices.SortStableFunc(outer, func(a, b int) int { return len(seq.Steps[a].Path) - len(seq.Steps[b].Path) })
+		for _, j := range outer {
+			c := &seq.Steps[j]
+			started[j] = true
+			evs = append(evs, runner.Event{Type: runner.StepStarted, Time: at(c.Started), Offset: c.Started,
+				Sequence: seq.Name, File: seq.File, Step: &runner.StepResult{Index: c.Index, Path: c.Path, Kind: c.Kind, Name: c.Name, Group: c.Group, Branch: c.Branch}})
 		}
 		if !started[i] {
 			evs = append(evs, runner.Event{Type: runner.StepStarted, Time: at(s.Started), Offset: s.Started,
-				Sequence: seq.Name, File: seq.File, Step: &runner.StepResult{Index: s.Index, Path: s.Path, Kind: s.Kind, Name: s.Name, Group: s.Group}})
+				Sequence: seq.Name, File: seq.File, Step: &runner.StepResult{Index: s.Index, Path: s.Path, Kind: s.Kind, Name: s.Name, Group: s.Group, Branch: s.Branch}})
 		}
 		if s.Kind == "send" && s.Status != runner.Skipped {
 			evs = append(evs, runner.Event{Type: runner.ConsoleInput, Time: at(s.Started), Offset: s.Started,

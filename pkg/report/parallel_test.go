@@ -55,6 +55,8 @@ func parallelFixture() []runner.SequenceResult {
 		Steps: []runner.StepResult{
 			{Path: "0.0.b.0", Kind: "send", Name: "echo b", Group: "pair", Branch: "b", Status: runner.Passed, Started: 1 * ms, Duration: 2 * ms},
 			{Path: "0.0.a.0", Kind: "send", Name: "echo a", Group: "pair", Branch: "a", Status: runner.Passed, Started: 1 * ms, Duration: 3 * ms},
+			{Path: "0.0.b.1.0", Kind: "send", Name: "echo b2", Group: "pair / inner", Branch: "b", Status: runner.Passed, Started: 3 * ms, Duration: 1 * ms},
+			{Path: "0.0.b.1", Kind: "group", Name: "inner", Group: "pair / inner", Branch: "b", Status: runner.Passed, Started: 3 * ms, Duration: 1 * ms},
 			{Path: "0.0.b", Kind: "branch", Name: "b", Group: "pair", Branch: "b", Status: runner.Passed, Started: 1 * ms, Duration: 2 * ms},
 			{Path: "0.0.a", Kind: "branch", Name: "a", Group: "pair", Branch: "a", Status: runner.Passed, Started: 1 * ms, Duration: 3 * ms},
 			{Path: "0.0", Kind: "parallel", Name: "handshake", Group: "pair", Status: runner.Passed, Started: 1 * ms, Duration: 3 * ms,
