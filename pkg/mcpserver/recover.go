@@ -97,14 +97,26 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	if err != nil {
 		return nil, err
 	}
-	run := s.ladderRun(req, bl, keys, wait)
+	// A run of the ladder that finds the bench's ports busy (another call
+	// or session holds them) ends the climb: the bench was not checked,
+	// so it is not bad, and the next call climbs again.
+	climbCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var busy error
+	run := s.ladderRun(req, bl, keys, wait, func(err error) {
+		busy = err
+		stop()
+	})
 	var rec *results.Recovery
 	if bl.after != "" {
-		rec = l.After(ctx, run, bl.after)
-		bl.after = ""
+		rec = l.After(climbCtx, run, bl.after)
 	} else {
-		rec = l.Before(ctx, run, seq.Name)
+		rec = l.Before(climbCtx, run, seq.Name)
 	}
+	if busy != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, busy)
+	}
+	bl.after = ""
 	if rec == nil || rec.Recovered {
 		return rec, nil
 	}
@@ -130,13 +142,18 @@ func (s *Server) afterSequence(seq *steps.Sequence, res *runner.SequenceResult) 
 // ladderRun runs one plan of the ladder as a call's sequence runs, with
 // its ports and locks taken, on the server's bench; its logs go to a
 // folder of the server's log folder that no resource names.
-func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*plan.Plan][]string, wait time.Duration) plan.RunFunc {
+// A run that finds its ports or locks busy (held by another call or
+// session) calls busy with why, and runs nothing.
+func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*plan.Plan][]string, wait time.Duration, busy func(error)) plan.RunFunc {
 	return func(ctx context.Context, pl *plan.Plan, what string) *runner.SequenceResult {
 		failed := func(err error) *runner.SequenceResult {
 			return &runner.SequenceResult{Name: pl.Sequence().Name, File: pl.Sequence().File, Status: runner.Errored, Error: err.Error(), StartedAt: time.Now()}
 		}
 		ready, plans, release, err := s.takePorts(ctx, req, pl, keys[pl], wait)
 		if err != nil {
+			if errors.Is(err, ErrBusy) {
+				busy(err)
+			}
 			return failed(err)
 		}
 		defer release()

@@ -1,14 +1,17 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -144,5 +147,26 @@ func TestClientBenchLadderNotRun(t *testing.T) {
 	decode(t, e.call("run_sequence", map[string]any{"path": "seq.yaml"}), &r)
 	if !r.Passed || r.Recovery != nil {
 		t.Errorf("passed %t, recovery %+v: want the sequence run without the client's ladder", r.Passed, r.Recovery)
+	}
+}
+
+// TestBenchLadderBusyIsNotBad: a health check that cannot take the
+// bench's port because another holder has it (a pool run's lease, another
+// session's call) says the port is busy; it does not make the bench bad,
+// and once the port is free the next call runs.
+func TestBenchLadderBusyIsNotBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	key := serialx.LeaseKey(e.board.SerialPath())
+	if _, err := e.srv.leases.Hold(context.Background(), key, "pool run 7", serialx.LeaseOptions{TTL: time.Minute, Note: "pool"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := e.callErr("serial_sequence", version)
+	if !strings.Contains(msg, "busy") || strings.Contains(msg, "bad") {
+		t.Errorf("a call while the port is held: %q, want busy and the bench not bad", msg)
+	}
+	e.srv.leases.Drop(key, "pool run 7")
+	if r := e.sequence(version); !r.Passed {
+		t.Errorf("once the port is free the call did not pass: %+v", r)
 	}
 }
