@@ -241,7 +241,7 @@ func (p *poolRun) runOn(i int, seq *steps.Sequence, b *poolBench, prefix, errPre
 		p.stop.Store(true)
 	}
 	if b.ladder != nil && len(p.queue) > 0 && !p.stop.Load() {
-		b.ladder.after(p.ladderRun(b, console, errPrefix), seq.File, res)
+		b.ladder.after(p.ladderRun(b, console, errPrefix, pl.Secrets()), seq.File, res)
 	}
 	return nil
 }
