@@ -35,6 +35,8 @@ import (
 
 // benchLadder is the state of the server's bench's ladder.
 type benchLadder struct {
+	// mu guards the fields; a climb itself holds the lock ladderKey
+	// names, so that a call that finds it held can be told busy.
 	mu sync.Mutex
 	// after names the sequence of the call that ended in a bench error:
 	// the next call climbs the ladder before it runs.
@@ -88,10 +90,22 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 // before) and the call must not run.
 func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, wait time.Duration) (*results.Recovery, error) {
 	bl := s.ladder
+	if bad := bl.badReason(); bad != "" {
+		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
+	}
+	// One call at a time checks the bench: another is busy, as it would
+	// be on a held port, or waits up to its lock_timeout_ms, and its
+	// client can cancel it while it waits.
+	release, err := s.locks.acquire(ctx, []string{ladderKey(s.cfg.Bench.File)}, who(ctx, req), wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s did not run: %w", seq.Name, err)
+	}
+	defer release()
 	bl.mu.Lock()
-	defer bl.mu.Unlock()
-	if bl.bad != "" {
-		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bl.bad)
+	bad, after := bl.bad, bl.after
+	bl.mu.Unlock()
+	if bad != "" {
+		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
 	}
 	l, keys, err := s.bindLadder()
 	if err != nil {
@@ -108,24 +122,39 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 		stop()
 	})
 	var rec *results.Recovery
-	if bl.after != "" {
-		rec = l.After(climbCtx, run, bl.after)
+	if after != "" {
+		rec = l.After(climbCtx, run, after)
 	} else {
 		rec = l.Before(climbCtx, run, seq.Name)
 	}
 	if busy != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, busy)
 	}
-	bl.after = ""
+	if rec != nil && !rec.Recovered && (rec.Interrupted || ctx.Err() != nil) {
+		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
+	}
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	if bl.after == after {
+		bl.after = ""
+	}
 	if rec == nil || rec.Recovered {
 		return rec, nil
-	}
-	if rec.Interrupted || ctx.Err() != nil {
-		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
 	}
 	bl.bad = rec.BadReason()
 	s.logf("bench %s is bad: %s", rec.Bench, bl.bad)
 	return rec, fmt.Errorf("%s did not run: %w: %s (%s)", seq.Name, ErrBadBench, bl.bad, rec.Outcome())
+}
+
+// ladderKey is the lock a call takes while it checks the server's bench
+// file and climbs its ladder.
+func ladderKey(file string) string { return "bench " + file }
+
+// badReason says why the bench is bad, "" while it is not.
+func (bl *benchLadder) badReason() string {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	return bl.bad
 }
 
 // afterSequence notes a call whose sequence ended in a bench error: the
@@ -157,8 +186,10 @@ func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*p
 			return failed(err)
 		}
 		defer release()
+		bl.mu.Lock()
 		bl.runs++
 		dir := filepath.Join(s.logDir, "bench", fmt.Sprintf("%d-%s", bl.runs, what))
+		bl.mu.Unlock()
 		if err := s.own.MkdirAll(dir, 0o777); err != nil {
 			return failed(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
@@ -169,4 +171,35 @@ func TestBenchLadderBusyIsNotBad(t *testing.T) {
 	if r := e.sequence(version); !r.Passed {
 		t.Errorf("once the port is free the call did not pass: %+v", r)
 	}
+}
+
+// TestBenchLadderClimbIsBusy: while one call climbs the ladder, another
+// call on the bench is told the bench is busy at once, as a held port
+// is, rather than waiting for the whole climb where its client cannot
+// cancel it.
+func TestBenchLadderClimbIsBusy(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - delay: 60s\n  - reset: run\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	climbed := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := e.c.CallTool(ctx, request("serial_sequence", version))
+		climbed <- res
+	}()
+	waitFor(t, "the climb to reach its first rung", func() bool {
+		m, _ := filepath.Glob(filepath.Join(e.srv.logDir, "bench", "*-rung-1"))
+		return len(m) > 0
+	})
+	res := callWith(t, context.Background(), e.connect("second-client"), "serial_sequence", version)
+	select {
+	case <-climbed:
+		t.Fatal("the second call waited for the climb to end")
+	default:
+	}
+	if !res.IsError || !strings.Contains(text(res), "busy") {
+		t.Errorf("a call during the climb: %s, want busy", text(res))
+	}
+	cancel()
 }
