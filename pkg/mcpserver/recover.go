@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,6 +188,16 @@ func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*p
 			return failed(err)
 		}
 		defer release()
+		// A connection released for hand-over (console_release) is
+		// another program's until console_hold: the board cannot be
+		// checked through it, which says nothing of the board.
+		for _, name := range slices.Sorted(maps.Keys(plans)) {
+			if c := plans[name].conn; c != nil && c.console.Stats().Released {
+				err := fmt.Errorf("%w: device %s: connection %s (%s) is released for hand-over (console_release); console_hold takes it back", ErrBusy, name, c.id, c.port)
+				busy(err)
+				return failed(err)
+			}
+		}
 		bl.mu.Lock()
 		bl.runs++
 		dir := filepath.Join(s.logDir, "bench", fmt.Sprintf("%d-%s", bl.runs, what))

@@ -203,3 +203,21 @@ func TestBenchLadderClimbIsBusy(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestBenchLadderReleasedIsNotBad: a connection to the bench's port
+// released for hand-over (another program flashes the board) cannot be
+// checked through: the call is refused, the bench is not bad, and once
+// console_hold takes the port back the next call runs.
+func TestBenchLadderReleasedIsNotBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	id := e.open(nil)
+	e.call("console_release", map[string]any{"console": id})
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "released for hand-over (console_release)") || strings.Contains(msg, "bad") {
+		t.Errorf("a call while the port is released: %q, want it refused and the bench not bad", msg)
+	}
+	e.call("console_hold", map[string]any{"console": id})
+	if r := e.sequence(version); !r.Passed {
+		t.Errorf("once the port is held again the call did not pass: %+v", r)
+	}
+}
