@@ -53,7 +53,7 @@ func MergeHTML(w io.Writer, fs files.Policy, paths []string, opts HTMLOptions) e
 		passed = passed && s.Status == "passed"
 		interrupted = interrupted || s.Interrupted
 	}
-	err = writePage(w, d, htmlTitle(heads), func() error {
+	err = writePage(w, d, htmlTitle(heads, false), func() error {
 		d.open(passed, interrupted, opts.Info, now())
 		for i := range spans {
 			if err := m.sequence(d, i, &spans[i]); err != nil {
