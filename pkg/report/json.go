@@ -57,8 +57,8 @@ func scan(events string, opts results.Options) ([]seqSummary, bool, error) {
 	climbStopped := false
 	z := &results.Summarizer{
 		BenchHooks: results.BenchHooks{OnRecovery: func(r *results.Recovery) { climbStopped = climbStopped || r.Interrupted }},
-		Options: opts,
-		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
+		Options:    opts,
+		OnStart:    func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
 		OnStep: func(_ int, st *results.Step) {
 			s := &out[len(out)-1]
 			s.steps = true
