@@ -10,7 +10,8 @@ import (
 // mask the run's secrets as its sequences' do: a board that prints a
 // secret after the sequence that sent it ended in a bench error shows
 // only stars to the health check that follows, in its logs and in the
-// climb every report keeps.
+// climb every report keeps; a value typed into a rung shows as
+// ***name*** there.
 func TestPoolLadderMasksSecrets(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
@@ -23,7 +24,7 @@ func TestPoolLadderMasksSecrets(t *testing.T) {
         expect: hilrun-sim
         timeout: 3s
     recover:
-      - send: reboot
+      - send: reboot `+secretToken+`
 `)
 	seqs := []string{
 		writeFile(t, dir, "late.yaml", "name: late\nsecrets: [api_token]\nsteps:\n  - send: sleep 1000; echo token=${api_token}; hang\n  - exec: [hilrun-no-such-program]\n"),
@@ -35,6 +36,9 @@ func TestPoolLadderMasksSecrets(t *testing.T) {
 		"--html", filepath.Join(out, "r.html"), "--allure", filepath.Join(out, "allure")}, seqs...)...)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (a bench error, then the bench is bad)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "rung 1 send reboot ***api_token***") {
+		t.Errorf("the climb does not name the rung with the value hidden:\n%s", stdout)
 	}
 	written := map[string]string{"stdout": stdout, "stderr": stderr}
 	readWritten(t, out, written)

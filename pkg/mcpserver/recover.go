@@ -132,6 +132,9 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	if busy != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, busy)
 	}
+	if rec != nil {
+		rec.Redact(s.cfg.Secrets)
+	}
 	if rec != nil && !rec.Recovered && (rec.Interrupted || ctx.Err() != nil) {
 		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
 	}

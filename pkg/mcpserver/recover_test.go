@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -219,5 +220,25 @@ func TestBenchLadderReleasedIsNotBad(t *testing.T) {
 	e.call("console_hold", map[string]any{"console": id})
 	if r := e.sequence(version); !r.Passed {
 		t.Errorf("once the port is held again the call did not pass: %+v", r)
+	}
+}
+
+// TestBenchLadderHidesSecrets: a rung that holds a secret's value as it
+// is written (an operator typed it into the --bench file) names it
+// ***name*** in the climb a client gets, as a step's name does.
+func TestBenchLadderHidesSecrets(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: echo join "+testPSK+"\n  - reset: run\n")
+	e := pskServer(t, func(c *Config) { c.Bench = bench })
+	e.sequence(hang)
+	res := e.call("serial_sequence", version)
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), testPSK) {
+		t.Errorf("the result holds the secret's value:\n%s", raw)
+	}
+	if !strings.Contains(text(res), "rung 1 send echo join ***wifi_psk***") {
+		t.Errorf("the result's text does not name the rung with the secret hidden:\n%s", text(res))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -171,6 +172,27 @@ func (r *Recovery) BadReason() string {
 		b.WriteString("; the bench has no rungs to try")
 	}
 	return b.String()
+}
+
+// Redact replaces each secret's value in what r says (its sequence, the
+// rungs' labels as written, the messages) by ***name***, as a step's
+// result is: a bench file may hold a value as it is typed.
+func (r *Recovery) Redact(s *redact.Set) {
+	if s.Empty() {
+		return
+	}
+	r.Sequence = s.String(r.Sequence)
+	if r.Check != nil {
+		c := *r.Check
+		c.Message = s.String(c.Message)
+		r.Check = &c
+	}
+	rungs := make([]RungResult, len(r.Rungs))
+	for i, g := range r.Rungs {
+		g.Label, g.Message, g.Health.Message = s.String(g.Label), s.String(g.Message), s.String(g.Health.Message)
+		rungs[i] = g
+	}
+	r.Rungs = rungs
 }
 
 // BadBench is a bench marked bad for the rest of a run: it takes no more
