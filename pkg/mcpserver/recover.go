@@ -76,6 +76,20 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The ladder talks to the board as its bench file says, even
+		// through a client's connection to the port (which lends its
+		// own line ending where the device sets none): a client's
+		// line_ending none must not make every check fail.
+		if pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+			for _, d := range seq.Devices {
+				if d.LineEnding == "" {
+					d.LineEnding = "lf"
+				}
+			}
+			return seq, nil
+		}); err != nil {
+			return nil, err
+		}
 		if err := s.checkPlan(pl, nil); err != nil {
 			return nil, err
 		}

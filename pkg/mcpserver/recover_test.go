@@ -242,3 +242,15 @@ func TestBenchLadderHidesSecrets(t *testing.T) {
 		t.Errorf("the result's text does not name the rung with the secret hidden:\n%s", text(res))
 	}
 }
+
+// TestBenchLadderOwnLineEnding: the health check sends with the bench
+// file's line ending (lf by default), though it goes through a client's
+// connection to the port opened with line_ending none.
+func TestBenchLadderOwnLineEnding(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.open(map[string]any{"line_ending": "none"})
+	if r := e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}}); !r.Passed || r.Recovery != nil {
+		t.Errorf("passed %t, recovery %+v: want the health check to pass on the healthy board", r.Passed, r.Recovery)
+	}
+}
