@@ -76,12 +76,21 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The ladder talks to the board as its bench file says, even
-		// through a client's connection to the port (which lends its
-		// own line ending where the device sets none): a client's
-		// line_ending none must not make every check fail.
+		// The ladder talks to the server's own board as its bench file
+		// says: a device without a port is the server's default port
+		// (--sim, --port), never a client's connection that merely
+		// carries the device's name as its label, and through a
+		// client's connection to that port it sends with the bench's
+		// line ending, not the connection's (a client's line_ending
+		// none, or its silent port, must not make the bench bad).
 		if pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
 			for _, d := range seq.Devices {
+				if d.Port == "" && d.USB == nil && s.cfg.DefaultPort != "" {
+					d.Port, d.Implicit = s.cfg.DefaultPort, false
+					if d.PortFrom == "" {
+						d.PortFrom = "hilrun mcp's --sim or --port"
+					}
+				}
 				if d.LineEnding == "" {
 					d.LineEnding = "lf"
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -252,5 +253,26 @@ func TestBenchLadderOwnLineEnding(t *testing.T) {
 	e.open(map[string]any{"line_ending": "none"})
 	if r := e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}}); !r.Passed || r.Recovery != nil {
 		t.Errorf("passed %t, recovery %+v: want the health check to pass on the healthy board", r.Passed, r.Recovery)
+	}
+}
+
+// TestBenchLadderChecksItsOwnPort: a client's connection to another port,
+// labelled with the name of the bench's device, does not stand in for the
+// bench: the health check goes to the server's own port, so a silent
+// port of the client's cannot make the bench bad.
+func TestBenchLadderChecksItsOwnPort(t *testing.T) {
+	other := sim.New(sim.Options{})
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.open(map[string]any{"port": other.SerialPath(), "label": "console"})
+	// The client's board hangs; the bench's own board is healthy.
+	e.call("serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "hang", "to": "console", "expect": "hung"}}, "lock_timeout_ms": 5000})
+	res := callWith(t, context.Background(), e.c, "serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "version", "to": e.board.SerialPath(), "expect": "hilrun-sim"}}})
+	if res.IsError || strings.Contains(text(res), "bad") {
+		t.Errorf("the bench's own board is healthy, yet: %s", text(res))
 	}
 }
