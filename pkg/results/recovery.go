@@ -246,6 +246,17 @@ func (b *Benches) Hooks() BenchHooks {
 	}
 }
 
+// ClimbInterrupted reports whether an interrupt ended a climb: the run
+// stopped between sequences.
+func (b *Benches) ClimbInterrupted() bool {
+	for _, r := range b.Recoveries {
+		if r.Interrupted {
+			return true
+		}
+	}
+	return false
+}
+
 // Empty reports whether no ladder ran.
 func (b *Benches) Empty() bool { return len(b.Recoveries) == 0 && len(b.Bad) == 0 }
 
