@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/report"
 	"github.com/hilrun/hilrun/pkg/results"
 	"github.com/hilrun/hilrun/pkg/runner"
@@ -81,14 +82,19 @@ func (p *poolRun) healthy(b *poolBench, seq *steps.Sequence, out, errOut io.Writ
 	if b.ladder == nil || p.sel.mark(seq, b.Name).Skip != "" {
 		return true
 	}
+	secrets, err := poolSecrets(p.secrets, b, seq)
+	if err != nil {
+		return true // checkPool read them: a file gone since, which runOn says
+	}
 	console := report.NewConsole(out, report.ConsoleOptions{Verbose: p.opts.Verbose})
-	return b.ladder.before(p.ladderRun(b, console, errOut), seq.File)
+	return b.ladder.before(p.ladderRun(b, console, errOut, secrets), seq.File)
 }
 
 // ladderRun is what b's ladder runs with: its climbs go to the run's
-// stream between the sequences' records, and to b's console.
-func (p *poolRun) ladderRun(b *poolBench, console *report.Console, errOut io.Writer) ladderRun {
-	return ladderRun{in: p.in, warn: warnTo(errOut), record: func(rec *results.Recovery, bad *results.BadBench) {
+// stream between the sequences' records, and to b's console; its consoles
+// mask secrets, those of the sequence it runs before or after.
+func (p *poolRun) ladderRun(b *poolBench, console *report.Console, errOut io.Writer, secrets *redact.Set) ladderRun {
+	return ladderRun{in: p.in, warn: warnTo(errOut), secrets: secrets, record: func(rec *results.Recovery, bad *results.BadBench) {
 		rec.Bench = b.Name
 		if bad != nil {
 			bad.Bench = b.Name

@@ -141,7 +141,8 @@ func (p *poolRun) runOne(i int, seq *steps.Sequence) error {
 		prefix := &prefixWriter{w: p.out, prefix: "[" + b.Name + "] "}
 		errPrefix := &prefixWriter{w: p.errOut, prefix: "[" + b.Name + "] "}
 		healthy := p.healthy(b, seq, prefix, errPrefix)
-		if healthy {
+		// A climb that an interrupt ended leaves seq not run.
+		if healthy && ctx.Err() == nil {
 			err = p.runOn(i, seq, b, prefix, errPrefix)
 		}
 		prefix.Flush()
@@ -241,7 +242,7 @@ func (p *poolRun) runOn(i int, seq *steps.Sequence, b *poolBench, prefix, errPre
 		p.stop.Store(true)
 	}
 	if b.ladder != nil && len(p.queue) > 0 && !p.stop.Load() {
-		b.ladder.after(p.ladderRun(b, console, errPrefix), seq.File, res)
+		b.ladder.after(p.ladderRun(b, console, errPrefix, pl.Secrets()), seq.File, res)
 	}
 	return nil
 }

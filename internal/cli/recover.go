@@ -170,6 +170,7 @@ func (l *runLadder) after(r ladderRun, file string, res *runner.SequenceResult) 
 // when the run was interrupted during it).
 func (l *runLadder) settle(r ladderRun, rec *results.Recovery) {
 	l.climbs++
+	rec.Redact(r.secrets)
 	var bad *results.BadBench
 	if !rec.Recovered && !rec.Interrupted && r.in.Run.Err() == nil {
 		l.bad = rec.BadReason()

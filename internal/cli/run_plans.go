@@ -217,6 +217,12 @@ func finishRun(in *interrupts, ios *IO, opts *RunOptions, s *runStream, seqResul
 		return infra(err)
 	}
 	code := opts.Retry.runCode(ios, seqResults)
+	if in.Run.Err() != nil {
+		// Interrupted between sequences (while a bench's ladder
+		// climbed): every sequence that ran may have passed, but the
+		// run did not finish.
+		code = ExitInterrupted
+	}
 	if len(s.notRun) > 0 {
 		fmt.Fprintf(ios.ErrOut, "hilrun: %s not run (the bench is bad): %s\n", count(len(s.notRun), "sequence"), strings.Join(s.notRun, ", "))
 		if code == ExitPassed || code == ExitFailed {

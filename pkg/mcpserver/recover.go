@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +37,8 @@ import (
 
 // benchLadder is the state of the server's bench's ladder.
 type benchLadder struct {
+	// mu guards the fields; a climb itself holds the lock ladderKey
+	// names, so that a call that finds it held can be told busy.
 	mu sync.Mutex
 	// after names the sequence of the call that ended in a bench error:
 	// the next call climbs the ladder before it runs.
@@ -72,6 +76,29 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The ladder talks to the server's own board as its bench file
+		// says: a device without a port is the server's default port
+		// (--sim, --port), never a client's connection that merely
+		// carries the device's name as its label, and through a
+		// client's connection to that port it sends with the bench's
+		// line ending, not the connection's (a client's line_ending
+		// none, or its silent port, must not make the bench bad).
+		if pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) {
+			for _, d := range seq.Devices {
+				if d.Port == "" && d.USB == nil && s.cfg.DefaultPort != "" {
+					d.Port, d.Implicit = s.cfg.DefaultPort, false
+					if d.PortFrom == "" {
+						d.PortFrom = "hilrun mcp's --sim or --port"
+					}
+				}
+				if d.LineEnding == "" {
+					d.LineEnding = "lf"
+				}
+			}
+			return seq, nil
+		}); err != nil {
+			return nil, err
+		}
 		if err := s.checkPlan(pl, nil); err != nil {
 			return nil, err
 		}
@@ -88,32 +115,74 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 // before) and the call must not run.
 func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, wait time.Duration) (*results.Recovery, error) {
 	bl := s.ladder
+	if bad := bl.badReason(); bad != "" {
+		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
+	}
+	// One call at a time checks the bench: another is busy, as it would
+	// be on a held port, or waits up to its lock_timeout_ms, and its
+	// client can cancel it while it waits.
+	release, err := s.locks.acquire(ctx, []string{ladderKey(s.cfg.Bench.File)}, who(ctx, req), wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s did not run: %w", seq.Name, err)
+	}
+	defer release()
 	bl.mu.Lock()
-	defer bl.mu.Unlock()
-	if bl.bad != "" {
-		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bl.bad)
+	bad, after := bl.bad, bl.after
+	bl.mu.Unlock()
+	if bad != "" {
+		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
 	}
 	l, keys, err := s.bindLadder()
 	if err != nil {
 		return nil, err
 	}
-	run := s.ladderRun(req, bl, keys, wait)
+	// A run of the ladder that finds the bench's ports busy (another call
+	// or session holds them) ends the climb: the bench was not checked,
+	// so it is not bad, and the next call climbs again.
+	climbCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var busy error
+	run := s.ladderRun(req, bl, keys, wait, func(err error) {
+		busy = err
+		stop()
+	})
 	var rec *results.Recovery
-	if bl.after != "" {
-		rec = l.After(ctx, run, bl.after)
-		bl.after = ""
+	if after != "" {
+		rec = l.After(climbCtx, run, after)
 	} else {
-		rec = l.Before(ctx, run, seq.Name)
+		rec = l.Before(climbCtx, run, seq.Name)
+	}
+	if busy != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, busy)
+	}
+	if rec != nil {
+		rec.Redact(s.cfg.Secrets)
+	}
+	if rec != nil && !rec.Recovered && (rec.Interrupted || ctx.Err() != nil) {
+		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
+	}
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	if bl.after == after {
+		bl.after = ""
 	}
 	if rec == nil || rec.Recovered {
 		return rec, nil
 	}
-	if rec.Interrupted || ctx.Err() != nil {
-		return rec, fmt.Errorf("%s did not run: the call ended while the server's bench was recovering: %s", seq.Name, rec.Outcome())
-	}
 	bl.bad = rec.BadReason()
 	s.logf("bench %s is bad: %s", rec.Bench, bl.bad)
 	return rec, fmt.Errorf("%s did not run: %w: %s (%s)", seq.Name, ErrBadBench, bl.bad, rec.Outcome())
+}
+
+// ladderKey is the lock a call takes while it checks the server's bench
+// file and climbs its ladder.
+func ladderKey(file string) string { return "bench " + file }
+
+// badReason says why the bench is bad, "" while it is not.
+func (bl *benchLadder) badReason() string {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	return bl.bad
 }
 
 // afterSequence notes a call whose sequence ended in a bench error: the
@@ -130,18 +199,35 @@ func (s *Server) afterSequence(seq *steps.Sequence, res *runner.SequenceResult) 
 // ladderRun runs one plan of the ladder as a call's sequence runs, with
 // its ports and locks taken, on the server's bench; its logs go to a
 // folder of the server's log folder that no resource names.
-func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*plan.Plan][]string, wait time.Duration) plan.RunFunc {
+// A run that finds its ports or locks busy (held by another call or
+// session) calls busy with why, and runs nothing.
+func (s *Server) ladderRun(req mcp.CallToolRequest, bl *benchLadder, keys map[*plan.Plan][]string, wait time.Duration, busy func(error)) plan.RunFunc {
 	return func(ctx context.Context, pl *plan.Plan, what string) *runner.SequenceResult {
 		failed := func(err error) *runner.SequenceResult {
 			return &runner.SequenceResult{Name: pl.Sequence().Name, File: pl.Sequence().File, Status: runner.Errored, Error: err.Error(), StartedAt: time.Now()}
 		}
 		ready, plans, release, err := s.takePorts(ctx, req, pl, keys[pl], wait)
 		if err != nil {
+			if errors.Is(err, ErrBusy) {
+				busy(err)
+			}
 			return failed(err)
 		}
 		defer release()
+		// A connection released for hand-over (console_release) is
+		// another program's until console_hold: the board cannot be
+		// checked through it, which says nothing of the board.
+		for _, name := range slices.Sorted(maps.Keys(plans)) {
+			if c := plans[name].conn; c != nil && c.console.Stats().Released {
+				err := fmt.Errorf("%w: device %s: connection %s (%s) is released for hand-over (console_release); console_hold takes it back", ErrBusy, name, c.id, c.port)
+				busy(err)
+				return failed(err)
+			}
+		}
+		bl.mu.Lock()
 		bl.runs++
 		dir := filepath.Join(s.logDir, "bench", fmt.Sprintf("%d-%s", bl.runs, what))
+		bl.mu.Unlock()
 		if err := s.own.MkdirAll(dir, 0o777); err != nil {
 			return failed(err)
 		}

@@ -1,14 +1,21 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/hilrun/hilrun/pkg/gate/files"
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
+	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -144,5 +151,128 @@ func TestClientBenchLadderNotRun(t *testing.T) {
 	decode(t, e.call("run_sequence", map[string]any{"path": "seq.yaml"}), &r)
 	if !r.Passed || r.Recovery != nil {
 		t.Errorf("passed %t, recovery %+v: want the sequence run without the client's ladder", r.Passed, r.Recovery)
+	}
+}
+
+// TestBenchLadderBusyIsNotBad: a health check that cannot take the
+// bench's port because another holder has it (a pool run's lease, another
+// session's call) says the port is busy; it does not make the bench bad,
+// and once the port is free the next call runs.
+func TestBenchLadderBusyIsNotBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	key := serialx.LeaseKey(e.board.SerialPath())
+	if _, err := e.srv.leases.Hold(context.Background(), key, "pool run 7", serialx.LeaseOptions{TTL: time.Minute, Note: "pool"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := e.callErr("serial_sequence", version)
+	if !strings.Contains(msg, "busy") || strings.Contains(msg, "bad") {
+		t.Errorf("a call while the port is held: %q, want busy and the bench not bad", msg)
+	}
+	e.srv.leases.Drop(key, "pool run 7")
+	if r := e.sequence(version); !r.Passed {
+		t.Errorf("once the port is free the call did not pass: %+v", r)
+	}
+}
+
+// TestBenchLadderClimbIsBusy: while one call climbs the ladder, another
+// call on the bench is told the bench is busy at once, as a held port
+// is, rather than waiting for the whole climb where its client cannot
+// cancel it.
+func TestBenchLadderClimbIsBusy(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - delay: 60s\n  - reset: run\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	climbed := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := e.c.CallTool(ctx, request("serial_sequence", version))
+		climbed <- res
+	}()
+	waitFor(t, "the climb to reach its first rung", func() bool {
+		m, _ := filepath.Glob(filepath.Join(e.srv.logDir, "bench", "*-rung-1"))
+		return len(m) > 0
+	})
+	res := callWith(t, context.Background(), e.connect("second-client"), "serial_sequence", version)
+	select {
+	case <-climbed:
+		t.Fatal("the second call waited for the climb to end")
+	default:
+	}
+	if !res.IsError || !strings.Contains(text(res), "busy") {
+		t.Errorf("a call during the climb: %s, want busy", text(res))
+	}
+	cancel()
+}
+
+// TestBenchLadderReleasedIsNotBad: a connection to the bench's port
+// released for hand-over (another program flashes the board) cannot be
+// checked through: the call is refused, the bench is not bad, and once
+// console_hold takes the port back the next call runs.
+func TestBenchLadderReleasedIsNotBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	id := e.open(nil)
+	e.call("console_release", map[string]any{"console": id})
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "released for hand-over (console_release)") || strings.Contains(msg, "bad") {
+		t.Errorf("a call while the port is released: %q, want it refused and the bench not bad", msg)
+	}
+	e.call("console_hold", map[string]any{"console": id})
+	if r := e.sequence(version); !r.Passed {
+		t.Errorf("once the port is held again the call did not pass: %+v", r)
+	}
+}
+
+// TestBenchLadderHidesSecrets: a rung that holds a secret's value as it
+// is written (an operator typed it into the --bench file) names it
+// ***name*** in the climb a client gets, as a step's name does.
+func TestBenchLadderHidesSecrets(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: echo join "+testPSK+"\n  - reset: run\n")
+	e := pskServer(t, func(c *Config) { c.Bench = bench })
+	e.sequence(hang)
+	res := e.call("serial_sequence", version)
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), testPSK) {
+		t.Errorf("the result holds the secret's value:\n%s", raw)
+	}
+	if !strings.Contains(text(res), "rung 1 send echo join ***wifi_psk***") {
+		t.Errorf("the result's text does not name the rung with the secret hidden:\n%s", text(res))
+	}
+}
+
+// TestBenchLadderOwnLineEnding: the health check sends with the bench
+// file's line ending (lf by default), though it goes through a client's
+// connection to the port opened with line_ending none.
+func TestBenchLadderOwnLineEnding(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.open(map[string]any{"line_ending": "none"})
+	if r := e.sequence(map[string]any{"steps": []any{map[string]any{"delay_ms": 1}}}); !r.Passed || r.Recovery != nil {
+		t.Errorf("passed %t, recovery %+v: want the health check to pass on the healthy board", r.Passed, r.Recovery)
+	}
+}
+
+// TestBenchLadderChecksItsOwnPort: a client's connection to another port,
+// labelled with the name of the bench's device, does not stand in for the
+// bench: the health check goes to the server's own port, so a silent
+// port of the client's cannot make the bench bad.
+func TestBenchLadderChecksItsOwnPort(t *testing.T) {
+	other := sim.New(sim.Options{})
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.open(map[string]any{"port": other.SerialPath(), "label": "console"})
+	// The client's board hangs; the bench's own board is healthy.
+	e.call("serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "hang", "to": "console", "expect": "hung"}}, "lock_timeout_ms": 5000})
+	res := callWith(t, context.Background(), e.c, "serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "version", "to": e.board.SerialPath(), "expect": "hilrun-sim"}}})
+	if res.IsError || strings.Contains(text(res), "bad") {
+		t.Errorf("the bench's own board is healthy, yet: %s", text(res))
 	}
 }

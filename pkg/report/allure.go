@@ -67,7 +67,7 @@ func writeAllure(ctx context.Context, dir, events string, opts AllureOptions) er
 	if err := opts.Files.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
-	seqs, err := scan(events, opts.Summary)
+	seqs, _, err := scan(events, opts.Summary)
 	if err != nil {
 		return err
 	}

@@ -88,12 +88,12 @@ func writeHTML(w io.Writer, events string, opts HTMLOptions) error {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	seqs, err := outcomes(opts.Files, events)
+	seqs, climbStopped, err := outcomes(opts.Files, events)
 	if err != nil {
 		return err
 	}
 	d := &htmlData{events: events, opts: opts}
-	return writePage(w, d, htmlTitle(seqs), func() error { return d.write(seqs, opts.Info, now()) })
+	return writePage(w, d, htmlTitle(seqs, climbStopped), func() error { return d.write(seqs, climbStopped, opts.Info, now()) })
 }
 
 // writePage writes the page around its data: fill writes the data
@@ -183,8 +183,9 @@ func writePicture(fs files.Policy, out *jsonWriter, i int, path string) error {
 }
 
 // htmlTitle is the page's title: the outcome and the sequences.
-func htmlTitle(seqs []results.Sequence) string {
-	passed, interrupted := len(seqs) > 0, false
+// stopped says an interrupt ended a climb of a bench's ladder.
+func htmlTitle(seqs []results.Sequence, stopped bool) string {
+	passed, interrupted := len(seqs) > 0 && !stopped, stopped
 	var names []string
 	for _, s := range seqs {
 		passed = passed && s.Status == runner.Passed
@@ -214,14 +215,13 @@ var stepPrefix = []byte(`{"type":"step"`)
 // decoding its step records, for what the page says before its data: a
 // sequence whose end never came reads as an error, as in the summary rule
 // (results.CutShort).
-func outcomes(fs files.Policy, events string) ([]results.Sequence, error) {
+func outcomes(fs files.Policy, events string) (out []results.Sequence, climbStopped bool, err error) {
 	f, err := fs.Open(events)
 	if err != nil {
-		return nil, fmt.Errorf("read the event stream: %w", err)
+		return nil, false, fmt.Errorf("read the event stream: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
-	var out []results.Sequence
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -236,13 +236,18 @@ func outcomes(fs files.Policy, events string) ([]results.Sequence, error) {
 				continue
 			}
 			var r results.Record
-			if err == nil && json.Unmarshal(line, &r) == nil && r.Sequence != nil {
-				switch r.Type {
-				case results.RecordStart:
+			if err == nil && json.Unmarshal(line, &r) == nil {
+				switch {
+				case r.Type == results.RecordRecovery && r.Recovery != nil:
+					// An interrupt ended a climb of a bench's ladder:
+					// the run stopped between sequences.
+					climbStopped = climbStopped || r.Recovery.Interrupted
+				case r.Sequence == nil:
+				case r.Type == results.RecordStart:
 					s := *r.Sequence
 					s.Status, s.Error = runner.Errored, results.CutShort
 					out = append(out, s)
-				case results.RecordEnd:
+				case r.Type == results.RecordEnd:
 					if n := len(out); n > 0 {
 						out[n-1] = *r.Sequence
 					}
@@ -251,10 +256,10 @@ func outcomes(fs files.Policy, events string) ([]results.Sequence, error) {
 			line = line[:0]
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, climbStopped, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read the event stream %s: %w", events, err)
+			return nil, false, fmt.Errorf("read the event stream %s: %w", events, err)
 		}
 	}
 }

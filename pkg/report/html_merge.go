@@ -45,15 +45,22 @@ func MergeHTML(w io.Writer, fs files.Policy, paths []string, opts HTMLOptions) e
 	// The page reads only the JSON reports: no console log or picture
 	// their steps name is opened.
 	opts.Files, opts.ConsoleDir = files.Policy{}, nil
+	var benches results.Benches
+	for _, p := range paths {
+		if err := readJSONBenches(fs, p, &benches); err != nil {
+			return fmt.Errorf("merge html report: %w", err)
+		}
+	}
+	stopped := benches.ClimbInterrupted()
 	d := &htmlData{opts: opts}
 	heads := make([]results.Sequence, len(spans))
-	passed, interrupted := len(spans) > 0, false
+	passed, interrupted := len(spans) > 0 && !stopped, stopped
 	for i, s := range spans {
 		heads[i] = results.Sequence{Name: s.Name, Status: headStatus(s.SequenceHead)}
 		passed = passed && s.Status == "passed"
 		interrupted = interrupted || s.Interrupted
 	}
-	err = writePage(w, d, htmlTitle(heads), func() error {
+	err = writePage(w, d, htmlTitle(heads, stopped), func() error {
 		d.open(passed, interrupted, opts.Info, now())
 		for i := range spans {
 			if err := m.sequence(d, i, &spans[i]); err != nil {

@@ -121,8 +121,10 @@ func (d *htmlData) value(v any) {
 	_, d.w.err = d.w.w.Write(b)
 }
 
-func (d *htmlData) write(seqs []results.Sequence, info RunInfo, generated time.Time) error {
-	passed, interrupted := len(seqs) > 0, false
+// write writes the data of the run whose sequences are seqs; stopped
+// says an interrupt ended a climb of a bench's ladder between them.
+func (d *htmlData) write(seqs []results.Sequence, stopped bool, info RunInfo, generated time.Time) error {
+	passed, interrupted := len(seqs) > 0 && !stopped, stopped
 	for _, s := range seqs {
 		passed = passed && s.Status == runner.Passed
 		interrupted = interrupted || s.Status == runner.Interrupted

@@ -49,12 +49,16 @@ type seqSummary struct {
 	carry bool
 }
 
-// scan reads the event file once for the outcome of each sequence.
-func scan(events string, opts results.Options) ([]seqSummary, error) {
+// scan reads the event file once for the outcome of each sequence, and
+// reports whether an interrupt ended a climb of a bench's ladder (the run
+// stopped between sequences: it did not pass, whatever they did).
+func scan(events string, opts results.Options) ([]seqSummary, bool, error) {
 	var out []seqSummary
+	climbStopped := false
 	z := &results.Summarizer{
-		Options: opts,
-		OnStart: func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
+		BenchHooks: results.BenchHooks{OnRecovery: func(r *results.Recovery) { climbStopped = climbStopped || r.Interrupted }},
+		Options:    opts,
+		OnStart:    func(int, *results.Sequence) { out = append(out, seqSummary{width: 2, finallyWidth: 1}) },
 		OnStep: func(_ int, st *results.Step) {
 			s := &out[len(out)-1]
 			s.steps = true
@@ -70,9 +74,9 @@ func scan(events string, opts results.Options) ([]seqSummary, error) {
 		},
 	}
 	if err := results.Summarize(events, z); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, climbStopped, nil
 }
 
 // WriteJSON writes the run recorded in the event file events to w as one
@@ -152,13 +156,13 @@ func WriteJSON(w io.Writer, events string, opts results.Options) error {
 // (Shard), so that MergeJSON can tell when a shard is missing. A nil
 // shard writes what WriteJSON does.
 func WriteShardJSON(w io.Writer, events string, opts results.Options, shard *Shard) error {
-	seqs, err := scan(events, opts)
+	seqs, climbStopped, err := scan(events, opts)
 	if err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonWriter{w: bw}
-	passed, interrupted, flaky := len(seqs) > 0, false, false
+	passed, interrupted, flaky := len(seqs) > 0 && !climbStopped, climbStopped, false
 	for _, s := range seqs {
 		passed = passed && s.seq.Status == runner.Passed
 		interrupted = interrupted || s.seq.Status == runner.Interrupted

@@ -20,7 +20,8 @@ const recoveryProperty = "recovery_bench"
 // suites, one testcase per climb. A climb that brought the bench back
 // passes; one that did not is skipped, its message saying why the bench
 // is bad, so that a bad bench whose queue the others finished does not
-// fail the build (the run's exit code does not count it either). The
+// fail the build (the run's exit code does not count it either); one an
+// interrupt ended is an error, as the run's exit code (130) is. The
 // suite's properties name the bench and, when it is bad, why.
 type benchSuite struct {
 	name  string
@@ -68,7 +69,9 @@ func recoveryCase(i int, r *results.Recovery) junit.Testcase {
 	}
 	switch {
 	case r.Interrupted:
-		tc.Skipped = &junit.Result{Message: cleanLine(r.Outcome())}
+		// The run stopped between sequences: an error, as an
+		// interrupted sequence's (interrupted) testcase is.
+		tc.Error = &junit.Result{Message: "interrupted: " + cleanLine(r.Outcome()), Type: "interrupted"}
 	case !r.Recovered:
 		tc.Skipped = &junit.Result{Message: cleanLine(r.Outcome()) + "; bench " + cleanLine(r.Bench) + " is bad: it took no more work: " + cleanLine(r.BadReason())}
 	}

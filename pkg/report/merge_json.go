@@ -151,7 +151,9 @@ func scanShardJSON(fs files.Policy, path string) ([]jsonSpan, *Shard, error) {
 // MergeJSON writes to w one JSON report holding the sequences of the JSON
 // reports at paths (the shards of a run), ordered by file and then name,
 // so that the order of paths does not matter. "passed" is true when there
-// is at least one sequence and every one passed, and "flaky" when one
+// is at least one sequence and every one passed and no shard was stopped
+// by an interrupt during a climb of a bench's ladder (then "interrupted"
+// is true), and "flaky" when one
 // passed only after a retry, as for a single run. A
 // sequence in two reports is an error naming it and them, and nothing is
 // written. Each sequence is copied as it stands, its steps, attempts and
@@ -168,7 +170,10 @@ func MergeJSON(w io.Writer, fs files.Policy, paths []string) error {
 			return fmt.Errorf("merge json reports: %w", err)
 		}
 	}
-	passed, interrupted, flaky := len(spans) > 0, false, false
+	// A shard that an interrupt stopped during a climb of a bench's
+	// ladder did not pass, whatever its sequences did.
+	stopped := benches.ClimbInterrupted()
+	passed, interrupted, flaky := len(spans) > 0 && !stopped, stopped, false
 	for _, s := range spans {
 		passed = passed && s.Status == "passed"
 		interrupted = interrupted || s.Interrupted

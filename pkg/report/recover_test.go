@@ -239,3 +239,70 @@ func TestConsoleRecovery(t *testing.T) {
 		t.Error("a board's escape sequence reached the terminal")
 	}
 }
+
+// TestClimbInterruptedReports: a run an interrupt stopped during a climb
+// (between sequences that passed) did not pass, in the JSON report, the
+// HTML page and their merges, and its climb is a JUnit error.
+func TestClimbInterruptedReports(t *testing.T) {
+	dir := t.TempDir()
+	s, err := results.Create(filepath.Join(dir, results.EventFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Event(runner.Event{Type: runner.SequenceStarted, Sequence: "first", File: "first.yaml", Time: base})
+	s.Event(runner.Event{Type: runner.StepFinished, Step: &runner.StepResult{Path: "0", Kind: "send", Name: "version", Status: runner.Passed}})
+	s.Event(runner.Event{Type: runner.SequenceFinished, Result: &runner.SequenceResult{Name: "first", File: "first.yaml", Status: runner.Passed, StartedAt: base, Duration: time.Second}})
+	failed := results.Check{Status: runner.Failed, Message: "timed out", DurationMS: 1000}
+	s.Recovered(&results.Recovery{Bench: "lab", Trigger: results.TriggerHealth, Sequence: "second.yaml", StartedAt: base.Add(time.Second), DurationMS: 1500,
+		Check: &failed, Interrupted: true, Rungs: []results.RungResult{
+			{Index: 1, Label: "exec sleep 60", Check: results.Check{Status: runner.Interrupted, Message: "interrupted"}, Health: results.Check{Status: runner.Interrupted}},
+		}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Passed, Interrupted bool }
+	check := func(what string, data []byte) {
+		t.Helper()
+		doc.Passed, doc.Interrupted = true, false
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if doc.Passed || !doc.Interrupted {
+			t.Errorf("%s: passed %t, interrupted %t; want false, true", what, doc.Passed, doc.Interrupted)
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, s.Path(), results.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	check("the JSON report", js.Bytes())
+	shard := filepath.Join(dir, "shard.json")
+	if err := os.WriteFile(shard, js.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var merged bytes.Buffer
+	if err := MergeJSON(&merged, files.Anywhere(), []string{shard}); err != nil {
+		t.Fatal(err)
+	}
+	check("the merged JSON report", merged.Bytes())
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"the HTML page":        func(b *bytes.Buffer) error { return WriteHTML(b, s.Path(), HTMLOptions{Files: files.Anywhere()}) },
+		"the merged HTML page": func(b *bytes.Buffer) error { return MergeHTML(b, files.Anywhere(), []string{shard}, HTMLOptions{}) },
+	} {
+		var page bytes.Buffer
+		if err := write(&page); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(page.String(), "<title>INTERRUPTED first") {
+			t.Errorf("%s's title does not say INTERRUPTED", name)
+		}
+		check(name+"'s data", htmlPageData(t, page.Bytes()))
+	}
+	var junit bytes.Buffer
+	if err := WriteJUnit(&junit, s.Path(), JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(junit.String(), `<error message="interrupted: interrupted after 1 rung" type="interrupted">`) {
+		t.Errorf("the JUnit report does not tell the interrupted climb as an error:\n%s", junit.String())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hilrun/hilrun/pkg/redact"
 	"github.com/hilrun/hilrun/pkg/runner"
 )
 
@@ -173,6 +174,27 @@ func (r *Recovery) BadReason() string {
 	return b.String()
 }
 
+// Redact replaces each secret's value in what r says (its sequence, the
+// rungs' labels as written, the messages) by ***name***, as a step's
+// result is: a bench file may hold a value as it is typed.
+func (r *Recovery) Redact(s *redact.Set) {
+	if s.Empty() {
+		return
+	}
+	r.Sequence = s.String(r.Sequence)
+	if r.Check != nil {
+		c := *r.Check
+		c.Message = s.String(c.Message)
+		r.Check = &c
+	}
+	rungs := make([]RungResult, len(r.Rungs))
+	for i, g := range r.Rungs {
+		g.Label, g.Message, g.Health.Message = s.String(g.Label), s.String(g.Message), s.String(g.Health.Message)
+		rungs[i] = g
+	}
+	r.Rungs = rungs
+}
+
 // BadBench is a bench marked bad for the rest of a run: it takes no more
 // work, and the pool's other benches finish its queue.
 type BadBench struct {
@@ -222,6 +244,17 @@ func (b *Benches) Hooks() BenchHooks {
 		OnRecovery: func(r *Recovery) { b.Recoveries = append(b.Recoveries, *r) },
 		OnBadBench: func(x *BadBench) { b.Bad = append(b.Bad, *x) },
 	}
+}
+
+// ClimbInterrupted reports whether an interrupt ended a climb: the run
+// stopped between sequences.
+func (b *Benches) ClimbInterrupted() bool {
+	for _, r := range b.Recoveries {
+		if r.Interrupted {
+			return true
+		}
+	}
+	return false
 }
 
 // Empty reports whether no ladder ran.

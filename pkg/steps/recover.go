@@ -117,7 +117,11 @@ func (d *decoder) ladder(pairs []pair, b *Bench) *Ladder {
 // want says what the list is, for the error.
 func (d *decoder) ladderSteps(n *yaml.Node, key, want string) []*Step {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.add(d.pos(n), "%s must be %s, found %s", key, want, kindName(n))
+		found := kindName(n)
+		if n.Kind == yaml.SequenceNode {
+			found = "an empty list"
+		}
+		d.add(d.pos(n), "%s must be %s, found %s", key, want, found)
 		return nil
 	}
 	return d.steps(n, key)
