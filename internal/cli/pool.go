@@ -298,6 +298,11 @@ func (p *poolRun) finish(ios *IO, seqs []*steps.Sequence, started time.Time, inf
 	for i, r := range p.results {
 		if r == nil {
 			notRun = append(notRun, seqs[i].File)
+			if infraErr != nil {
+				// Not run for the bench's sake: every report says so.
+				seqResults = append(seqResults, recordNotRun(p.events, seqs[i], "", infraErr.Error()))
+				problems = append(problems, "")
+			}
 			continue
 		}
 		seqResults = append(seqResults, *r)

@@ -139,6 +139,7 @@ func runPlans(in *interrupts, ios *IO, opts *RunOptions, list runList, s *runStr
 				break
 			}
 			s.notRun = append(s.notRun, seq.File)
+			seqResults = append(seqResults, recordNotRun(runner.Tee(s.events, s.console), seq, "", "the bench is bad: "+l.bad))
 			continue
 		}
 		if in.Run.Err() != nil {
