@@ -131,21 +131,8 @@ const exerciseJS = `(async () => {
 // (fails under CI=true) when chromium is not installed.
 func LoadReport(t testing.TB, path string, width, height int) (PageState, []byte, []string) {
 	t.Helper()
-	chromium := testenv.NeedTool(t, "chromium", "apt-get install chromium")
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	b, err := Start(ctx, chromium, width, height)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Navigate(ctx, "file://"+abs); err != nil {
-		t.Fatal(err)
-	}
+	ctx, b, done := openReport(t, path, width, height)
+	defer done()
 	var st PageState
 	if err := b.Eval(ctx, pageStateJS, &st); err != nil {
 		t.Fatal(err)
@@ -161,6 +148,30 @@ func LoadReport(t testing.TB, path string, width, height int) (PageState, []byte
 		t.Errorf("using the page: %v", err)
 	}
 	return st, shot, b.Errors()
+}
+
+// openReport opens the page at path in a headless Chromium of width by
+// height; done closes it. It skips (fails under CI=true) when chromium is
+// not installed.
+func openReport(t testing.TB, path string, width, height int) (ctx context.Context, b *Browser, done func()) {
+	t.Helper()
+	chromium := testenv.NeedTool(t, "chromium", "apt-get install chromium")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	b, err := Start(ctx, chromium, width, height)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done = func() { b.Close(); cancel() }
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		err = b.Navigate(ctx, "file://"+abs)
+	}
+	if err != nil {
+		done()
+		t.Fatal(err)
+	}
+	return ctx, b, done
 }
 
 // NotBlank reports whether a PNG has more than a few colours over a
