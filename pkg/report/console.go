@@ -364,10 +364,15 @@ func (c *Console) header(s *runner.StepResult, tag string) {
 	if s.Group != "" && !strings.HasPrefix(last, s.Group+groupSeparator) {
 		fmt.Fprintf(&c.buf, "%s%s%s %s\n", strings.Repeat("  ", groupDepth(s.Group)), tag, c.paint(ansiBold, "▸"), c.paint(ansiBold, cleanLine(s.Group)))
 	}
+	c.setGroup(s.Branch, s.Group)
+}
+
+// setGroup records group as the last headed in branch.
+func (c *Console) setGroup(branch, group string) {
 	if c.groups == nil {
 		c.groups = map[string]string{}
 	}
-	c.groups[s.Branch] = s.Group
+	c.groups[branch] = group
 }
 
 // branchStarted heads the groups around a parallel: step as it starts,
@@ -378,10 +383,7 @@ func (c *Console) branchStarted(s *runner.StepResult) {
 	case s.Kind == "parallel":
 		c.header(s, "")
 	case s.Kind == "branch" && s.Branch != "":
-		if c.groups == nil {
-			c.groups = map[string]string{}
-		}
-		c.groups[s.Branch] = s.Group
+		c.setGroup(s.Branch, s.Group)
 	}
 }
 
