@@ -191,7 +191,7 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]
 		}
 	}
 	for _, b := range benches {
-		checkPoolLadder(b, checks, add)
+		checkPoolLadder(b, secrets, checks, add)
 	}
 	if len(order) == 0 {
 		return nil

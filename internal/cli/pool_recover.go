@@ -21,18 +21,24 @@ import (
 // A bench whose ladder fails is bad for the rest of the run: the others
 // take its queue, and the summary lists it with why.
 
-// bindPoolLadder binds the ladder of b as bindToBench binds a sequence.
-func bindPoolLadder(b *poolBench, src plan.Sources) (*plan.Ladder, error) {
+// bindPoolLadder binds the ladder of b as bindToBench binds a sequence,
+// with the secrets its steps send read as a sequence's are (flags are
+// --secret's).
+func bindPoolLadder(b *poolBench, flags map[string]*steps.SecretSource) (*plan.Ladder, error) {
 	return plan.BindLadder(b.Name, b.Ladder, func(seq *steps.Sequence) (*plan.Plan, error) {
-		return bindPoolPlan(seq, b, src)
+		secrets, err := poolSecrets(flags, b, seq)
+		if err != nil {
+			return nil, err
+		}
+		return bindPoolPlan(seq, b, plan.Sources{Secrets: secrets})
 	})
 }
 
 // checkPoolLadder binds and checks the ladder of b before anything opens,
 // as checkPool does each sequence, and notes whether it needs the virtual
 // board's probe; problems go to add.
-func checkPoolLadder(b *poolBench, checks runner.Bench, add func(string, error)) {
-	l, err := bindPoolLadder(b, plan.Sources{})
+func checkPoolLadder(b *poolBench, flags map[string]*steps.SecretSource, checks runner.Bench, add func(string, error)) {
+	l, err := bindPoolLadder(b, flags)
 	if err != nil || l == nil {
 		if err != nil {
 			add(b.Name, err)
@@ -59,7 +65,7 @@ func (p *poolRun) bindLadders() error {
 		return nil
 	}
 	for _, b := range p.benches {
-		l, err := bindPoolLadder(b, plan.Sources{})
+		l, err := bindPoolLadder(b, p.secrets)
 		if err != nil {
 			return err // checkPool bound it already: not expected
 		}

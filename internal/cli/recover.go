@@ -74,7 +74,13 @@ func (p *prepared) bindLadder(i int, b *steps.Bench, o prepareOptions, add func(
 		}
 	}
 	l, err := plan.BindLadder(b.File, b.Ladder, func(seq *steps.Sequence) (*plan.Plan, error) {
-		pl, err := bindPlan(seq, ladderSources(seq, b, o.Flags, o.Limits))
+		src := ladderSources(seq, b, o.Flags, o.Limits)
+		secrets, err := readSecrets(hostGates(), o.Flags.secrets, b, steps.SecretNames(seq))
+		if err != nil {
+			return nil, err
+		}
+		src.Secrets = secrets
+		pl, err := bindPlan(seq, src)
 		if err == nil && o.QEMU {
 			pl, err = pl.Rebind(func(seq *steps.Sequence) (*steps.Sequence, error) { return engine.ReserveQEMU(seq, o.QEMUKernel) })
 		}
@@ -132,7 +138,9 @@ func (l *runLadder) runFunc(r ladderRun, folder string) plan.RunFunc {
 		if err != nil {
 			r.warn(fmt.Sprintf("bench %s: %v", l.Bench(), err))
 		}
-		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: r.warn, Secrets: r.secrets})
+		// Its consoles mask the ladder's own secrets and those of the
+		// sequence it runs around.
+		bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, Warn: r.warn, Secrets: r.secrets.Merge(pl.Secrets())})
 		res := pl.Run(ctx, bench, plan.Output{ArtifactDir: artifacts, FinallyContext: r.in.Fin, KeepSteps: true})
 		if artifacts != "" && logDir == "" {
 			os.Remove(artifacts)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,31 @@ func TestBenchLadderChecksItsOwnPort(t *testing.T) {
 	res := callWith(t, context.Background(), e.c, "serial_sequence", map[string]any{"steps": []any{map[string]any{"send": "version", "to": e.board.SerialPath(), "expect": "hilrun-sim"}}})
 	if res.IsError || strings.Contains(text(res), "bad") {
 		t.Errorf("the bench's own board is healthy, yet: %s", text(res))
+	}
+}
+
+// TestBenchLadderSendsSecrets: the server's bench's health check sends
+// the bench's secret, with the value the server holds (the board prints
+// it back, masked as the server's consoles mask what they receive, so
+// the check expects as many stars as the value has bytes), and the result
+// holds no value.
+func TestBenchLadderSendsSecrets(t *testing.T) {
+	bench := ladderBench(t, "secrets:\n  wifi_psk: env:HILRUN_TEST_UNREAD\nhealth:\n  - send: echo join ${wifi_psk}\n    expect: {regex: 'join \\*{"+strconv.Itoa(len(testPSK))+"}\\s'}\n")
+	if s := bench.Ladder.Health.Secrets; len(s) != 1 || s[0].Name != "wifi_psk" {
+		t.Fatalf("the health check declares secrets %+v, want wifi_psk", s)
+	}
+	e := pskServer(t, func(c *Config) { c.Bench = bench })
+	res := e.call("serial_sequence", version)
+	var r sequenceResult
+	decode(t, res, &r)
+	if !r.Passed || r.Recovery != nil {
+		t.Fatalf("passed %t, recovery %+v: want the health check to pass with the server's value\n%s", r.Passed, r.Recovery, text(res))
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), testPSK) {
+		t.Errorf("the result holds the secret's value:\n%s", raw)
 	}
 }

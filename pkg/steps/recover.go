@@ -130,7 +130,9 @@ func (d *decoder) ladderSteps(n *yaml.Node, key, want string) []*Step {
 // ladderSequence makes the sequence name of a ladder, with list as its
 // steps, over copies of b's devices, probes, cameras and power entries;
 // it validates it as a sequence, and keeps of the devices, probes and
-// cameras only those its steps use, so that it opens nothing else.
+// cameras only those its steps use, so that it opens nothing else. The
+// bench's secrets are its to send: it declares those its steps send, so
+// that the run reads no other.
 func (d *decoder) ladderSequence(b *Bench, name string, list []*Step, pos Pos) *Sequence {
 	seq := &Sequence{File: d.file, Name: name, OnFailure: Stop, ExpectTimeout: DefaultExpectTimeout, Steps: list, Pos: pos, Power: map[string]*PowerEntry{}}
 	for _, n := range benchNames(b.Devices) {
@@ -148,8 +150,12 @@ func (d *decoder) ladderSequence(b *Bench, name string, list []*Step, pos Pos) *
 	for n, e := range b.Power {
 		seq.Power[n] = e
 	}
+	for _, n := range benchNames(b.Secrets) {
+		seq.Secrets = append(seq.Secrets, &SecretName{Name: n, Pos: b.Secrets[n].Pos})
+	}
 	before := len(d.list)
-	validate(seq, LoadOptions{}, d.errs)
+	sent := validate(seq, LoadOptions{}, d.errs)
+	seq.Secrets = slices.DeleteFunc(seq.Secrets, func(s *SecretName) bool { return !sent[s.Name] })
 	if len(d.list) == before {
 		if err := CheckPower(seq); err != nil {
 			if el, ok := err.(ErrorList); ok {

@@ -102,8 +102,10 @@ func TestLadderErrors(t *testing.T) {
 			":3:10: recover must be a list of steps to try in order"},
 		{"empty health", "devices: {dut: /dev/x}\nhealth: []\n",
 			":2:9: health must be a list of steps that pass when the board answers, such as [{send: \"\", expect: \"$ \"}], found an empty list"},
-		{"a secret in the health check", "devices: {dut: /dev/x}\nsecrets: {psk: env:PSK}\nhealth:\n  - send: ${psk}\n",
-			`:4:5: variable "psk" is not defined here`},
+		{"a secret in a health check's pattern", "devices: {dut: /dev/x}\nsecrets: {psk: env:PSK}\nhealth:\n  - send: x\n    expect: ${psk}\n",
+			`:5:13: secret psk can only be sent`},
+		{"a secret of no bench", "devices: {dut: /dev/x}\nhealth:\n  - send: ${psk}\n",
+			`:3:5: variable "psk" is not defined here`},
 		{"a recover nested in health", "devices: {dut: /dev/x}\nhealth:\n  - send: x\n    recover: [{send: y}]\n",
 			`:4:5: unknown key "recover" in a send step`},
 		{"unknown device", "devices: {dut: /dev/x}\nhealth:\n  - send: x\n    to: dutt\n",
@@ -132,6 +134,45 @@ func TestLadderErrors(t *testing.T) {
 				t.Errorf("error\n%v\ndoes not say %s%s", err, path, tc.want)
 			}
 		})
+	}
+}
+
+// TestLadderSecrets: a ladder's steps may send the bench's secrets; each
+// of its sequences declares those it sends, and no other, so that a run
+// reads only what the ladder needs.
+func TestLadderSecrets(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "hilrun.bench.yaml", `
+devices:
+  dut: /dev/ttyACM0
+secrets:
+  psk: env:WIFI_PSK
+  token: file:token.txt
+  unused: env:NOT_SENT
+health:
+  - send: "login ${psk}"
+    expect: "$ "
+recover:
+  - exec: [./relay.sh, "${token}"]
+  - reset: run
+`)
+	b, err := steps.LoadBench(files.Anywhere(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		seq  *steps.Sequence
+		want string
+	}{
+		{b.Ladder.Health, "psk"},
+		{b.Ladder.Rungs[0].Seq, "token"},
+		{b.Ladder.Rungs[1].Seq, ""},
+	} {
+		if got := strings.Join(steps.SecretNames(tc.seq), ","); got != tc.want {
+			t.Errorf("%s declares secrets %q, want %q", tc.seq.Name, got, tc.want)
+		}
+	}
+	if s := b.Ladder.Health.Secrets; len(s) == 1 && s[0].Pos.Line != 5 {
+		t.Errorf("the health check's secret psk is at %s, want the bench file's line 5, where its source is", s[0].Pos)
 	}
 }
 

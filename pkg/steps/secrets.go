@@ -107,7 +107,9 @@ func (v *validator) secretRef(p Pos, name string) bool {
 	if !v.secrets[name] {
 		return false
 	}
-	if !v.sendable {
+	if v.sendable {
+		v.sent[name] = true
+	} else {
 		v.add(p, "secret %s can only be sent: use ${%s} in a send's text or an exec command; expressions, patterns, messages and variables never see a secret's value", name, name)
 	}
 	return true

@@ -7,9 +7,10 @@ import (
 )
 
 // validate resolves device references and checks that every variable and
-// expression is defined and compiles, in step order.
-func validate(seq *Sequence, opts LoadOptions, e *errs) {
-	v := &validator{seq: seq, errs: e, defined: map[string]bool{}, outside: map[string]bool{}}
+// expression is defined and compiles, in step order. It returns the
+// secrets the steps send.
+func validate(seq *Sequence, opts LoadOptions, e *errs) (sent map[string]bool) {
+	v := &validator{seq: seq, errs: e, defined: map[string]bool{}, outside: map[string]bool{}, sent: map[string]bool{}}
 	v.declareSecrets()
 	for _, name := range opts.Vars {
 		v.defined[name] = true
@@ -43,6 +44,7 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	if n, _ := Executions(seq); n > MaxExecutions && len(e.list) == before {
 		e.add(seq.Pos, "the sequence would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of its repeats, or split the run", count(n), MaxExecutions)
 	}
+	return v.sent
 }
 
 // validator is one pass over a decoded sequence: defined holds the
@@ -61,6 +63,8 @@ type validator struct {
 	// templates that may hold them (a send's text, a command) are checked.
 	secrets  map[string]bool
 	sendable bool
+	// sent are the secrets a send or a command sends.
+	sent map[string]bool
 	// branch is the branch of a parallel: step being checked, nil
 	// outside one; branchVars are the variables each branch of the
 	// parallel: steps checked so far saves, by branch name, which later
