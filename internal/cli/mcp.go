@@ -39,6 +39,9 @@ type MCPOptions struct {
 	AllowMemWrite []string
 	Roots         []string
 	Bench         string
+	// NoRecover is --recover=false: the bench's health check and ladder
+	// never run.
+	NoRecover bool
 	// Probes are --probe (--openocd, --gdb): probes bound as a --bench
 	// entry would bind them.
 	Probes    BindFlags
@@ -163,6 +166,9 @@ func mcpConfig(ios *IO, opts *MCPOptions) (mcpserver.Config, error) {
 			}
 			return cfg, invalid(fmt.Errorf("read bench file: %w", err))
 		}
+		if opts.NoRecover {
+			b.Ladder = nil
+		}
 		cfg.Bench = b
 	}
 	if err := mcpSecrets(&cfg, opts.Secrets); err != nil {
@@ -232,6 +238,7 @@ func (opts *MCPOptions) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&opts.AllowMemWrite, "allow-mem-write", nil, "only allow memory writes inside `RANGE`, START-END or START+SIZE (repeatable)")
 	f.StringArrayVar(&opts.Roots, "root", nil, "let tools read files (sequences, ELF files) and run builds and uploads under `DIR` (repeatable)")
 	f.StringVar(&opts.Bench, "bench", "", "bench `FILE` binding device and probe names to this bench's ports and OpenOCDs")
+	registerRecover(f, &opts.NoRecover, "run the --bench file's health check before each sequence on its bench and climb its recovery ladder (health:, recover:) when the check fails or a call ended in a bench error; a bench that does not recover refuses calls until the server restarts")
 	opts.Probes.registerProbes(f, false)
 	f.BoolVar(&opts.Sim, "sim", false, "serve an in-process virtual board: devices and probes nothing else binds go to it")
 	opts.QEMU.register(f)

@@ -83,7 +83,6 @@ type RunOptions struct {
 
 func newRunCmd(ios *IO) *cobra.Command {
 	opts := &RunOptions{}
-	recoverOn := true
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE|DIR...",
 		Short: "Run sequence files against the bench and report the results",
@@ -111,12 +110,11 @@ what was lost) over 1 a step failed over 0 all passed.`,
 		Args: needFiles("run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			opts.NoRecover = !recoverOn
 			return Run(cmd.Context(), ios, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&recoverOn, "recover", true, "run the benches' health checks before each sequence and climb their recovery ladders (health:, recover:) when a check fails or a sequence ends in a bench error; a bench that does not recover takes no more work")
+	registerRecover(f, &opts.NoRecover, "run the benches' health checks before each sequence and climb their recovery ladders (health:, recover:) when a check fails or a sequence ends in a bench error; a bench that does not recover takes no more work")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report to `FILE`")
