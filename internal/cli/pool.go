@@ -100,7 +100,13 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	for i, pb := range pool.Benches {
 		benches[i] = &poolBench{PoolBench: pb, keys: benchKeys(pb)}
 	}
-	if err := checkPool(seqs, benches, fl.secrets); err != nil {
+	// A quarantine entry for some benches applies once a sequence has
+	// its bench: the checks skip it there, as the run does.
+	sel, err := newSelection(opts.Filter, opts.Select)
+	if err != nil {
+		return err
+	}
+	if err := checkPool(seqs, benches, fl.secrets, sel); err != nil {
 		return err
 	}
 	if err := checkReportPaths(opts); err != nil {
@@ -123,12 +129,8 @@ func runPool(in *interrupts, ios *IO, opts *RunOptions, fl bindFlags, files []st
 	p, cleanup, err := newPoolRun(in, ios, opts, fl, benches, seqs, lockDir)
 	defer cleanup()
 	if err == nil {
+		p.sel = sel
 		err = p.bindLadders()
-	}
-	if err == nil {
-		// Checked by prepare: a quarantine entry for some benches applies
-		// once a sequence has its bench.
-		p.sel, err = newSelection(opts.Filter, opts.Select)
 	}
 	if err != nil {
 		return err

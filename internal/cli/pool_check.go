@@ -65,7 +65,11 @@ func preparePool(poolFile string, o prepareOptions) (*prepared, error) {
 	for i, pb := range pool.Benches {
 		benches[i] = &poolBench{PoolBench: pb}
 	}
-	if err := checkPool(prep.loaded, benches, o.Flags.secrets); err != nil {
+	sel, err := newSelection(o.Filter, o.Select)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPool(prep.loaded, benches, o.Flags.secrets, sel); err != nil {
 		return nil, err
 	}
 	prep.seqs = prep.loaded
@@ -135,8 +139,9 @@ func bindPoolPlan(seq *steps.Sequence, b *poolBench, src plan.Sources) (*plan.Pl
 // checkPool checks every sequence bound to every bench, as prepare does
 // for one bench, before anything opens, with its secrets from the flags
 // and the bench; a problem that several benches share is said once,
-// naming them.
-func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]*steps.SecretSource) error {
+// naming them. A sequence sel skips on a bench (a quarantine entry for
+// that bench) is not checked there: it sends nothing on it.
+func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]*steps.SecretSource, sel *selection) error {
 	type key struct {
 		pos steps.Pos
 		msg string
@@ -159,11 +164,15 @@ func checkPool(seqs []*steps.Sequence, benches []*poolBench, secrets map[string]
 		}
 	}
 	checks := engine.NewBench(engine.BenchConfig{Gates: hostGates(), Launched: true})
-	for _, seq := range seqs {
-		if seq.Skip != "" {
+	for _, all := range seqs {
+		if all.Skip != "" {
 			continue // not run, on any bench
 		}
 		for _, b := range benches {
+			seq := sel.mark(all, b.Name)
+			if seq.Skip != "" {
+				continue // not run on b
+			}
 			set, err := poolSecrets(secrets, b, seq)
 			if err != nil {
 				add(b.Name, err)

@@ -168,3 +168,33 @@ func TestPoolQuarantineOneBench(t *testing.T) {
 		t.Errorf("the flaky group on each bench: %q\n%s", seen, data)
 	}
 }
+
+// TestPoolQuarantinedNeedsNoSecret: a sequence quarantined on one bench of
+// a pool sends nothing there, so that bench need not give its secret:
+// the checks before the run pass, and the run does.
+func TestPoolQuarantinedNeedsNoSecret(t *testing.T) {
+	var links []string
+	for range 2 {
+		b := sim.New(sim.Options{})
+		if err := b.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		links = append(links, b.SerialPath())
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("HILRUN_TEST_RIGHT_PSK", "right-psk-0815")
+	pool := writeFile(t, dir, "lab.pool.yaml", "benches:\n  - name: left\n    devices: {console: "+links[0]+"}\n"+
+		"  - name: right\n    devices: {console: "+links[1]+"}\n    secrets: {wifi_psk: \"env:HILRUN_TEST_RIGHT_PSK\"}\n")
+	q := writeFile(t, dir, "quarantine.yaml", "- name: join\n  reason: \"no network on the left bench\"\n  benches: [left]\n")
+	seq := writeFile(t, dir, "join.yaml", "name: join\nsecrets: [wifi_psk]\nsteps:\n  - {send: \"echo join ${wifi_psk}\", expect: join}\n")
+	for _, cmd := range []string{"validate", "run"} {
+		if code, stdout, stderr := hilrun(cmd, "--pool", pool, "--quarantine", q, seq); code != 0 {
+			t.Errorf("%s: exit %d, want 0 (bench left does not run join)\n%s%s", cmd, code, stdout, stderr)
+		}
+	}
+	if code, stdout, stderr := hilrun("run", "--pool", pool, seq); code != 2 || !strings.Contains(stderr, "secret wifi_psk has no value") {
+		t.Errorf("without the quarantine: exit %d, want 2 (bench left lacks the secret)\n%s%s", code, stdout, stderr)
+	}
+}
