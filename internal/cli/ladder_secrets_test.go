@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hilrun/hilrun/pkg/sim"
 )
 
 // ladderPSK is the value the health checks of TestLadderSecrets send.
@@ -25,14 +23,10 @@ const ladderHealth = `health:
 // starts, naming where its source is written; nothing the runs wrote or
 // printed holds the value.
 func TestLadderSecrets(t *testing.T) {
-	b := sim.New(sim.Options{})
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	port := simPorts(t, 1)[0]
 	in := t.TempDir()
 	bench := writeFile(t, in, "lab.bench.yaml", "secrets:\n  psk: env:HILRUN_TEST_LADDER_PSK\n"+ladderHealth)
-	pool := writeFile(t, in, "lab.pool.yaml", "benches:\n  - name: one\n    devices: {console: "+b.SerialPath()+"}\n    secrets:\n      psk: env:HILRUN_TEST_LADDER_PSK\n    "+
+	pool := writeFile(t, in, "lab.pool.yaml", "benches:\n  - name: one\n    devices: {console: "+port+"}\n    secrets:\n      psk: env:HILRUN_TEST_LADDER_PSK\n    "+
 		strings.ReplaceAll(strings.TrimSuffix(ladderHealth, "\n"), "\n", "\n    ")+"\n")
 	seq := writeFile(t, in, "ok.yaml", "name: ok\nsteps:\n  - {send: version, expect: hilrun-sim}\n")
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())

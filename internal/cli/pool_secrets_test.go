@@ -30,6 +30,21 @@ steps:
     timeout: 1s
 `
 
+// simPorts starts n virtual boards for the test and returns their ports.
+func simPorts(t *testing.T, n int) []string {
+	t.Helper()
+	var links []string
+	for range n {
+		b := sim.New(sim.Options{})
+		if err := b.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		links = append(links, b.SerialPath())
+	}
+	return links
+}
+
 // TestPoolSecrets: in a pool run, each bench's runs get the secrets its
 // own bench gives (an inline bench's and a bench file's) and those of
 // --secret; no file the run wrote (logs, JSON, JUnit, HTML, Allure) and
@@ -37,15 +52,7 @@ steps:
 // the run, naming it.
 func TestPoolSecrets(t *testing.T) {
 	const leftPSK, rightPSK = "left-psk-4711", "right-psk-0815"
-	var links []string
-	for range 2 {
-		b := sim.New(sim.Options{})
-		if err := b.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
-		links = append(links, b.SerialPath())
-	}
+	links := simPorts(t, 2)
 	in := t.TempDir()
 	writeFile(t, in, "right.psk", rightPSK+"\n")
 	writeFile(t, in, "right.bench.yaml", "devices: {console: "+links[1]+"}\nsecrets:\n  wifi_psk: file:right.psk\n")
@@ -173,15 +180,7 @@ func TestPoolQuarantineOneBench(t *testing.T) {
 // a pool sends nothing there, so that bench need not give its secret:
 // the checks before the run pass, and the run does.
 func TestPoolQuarantinedNeedsNoSecret(t *testing.T) {
-	var links []string
-	for range 2 {
-		b := sim.New(sim.Options{})
-		if err := b.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
-		links = append(links, b.SerialPath())
-	}
+	links := simPorts(t, 2)
 	dir := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("HILRUN_TEST_RIGHT_PSK", "right-psk-0815")
