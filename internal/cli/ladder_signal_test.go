@@ -25,8 +25,8 @@ func TestSignalDuringClimb(t *testing.T) {
 			t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 			pidFile := filepath.Join(dir, "rung.pid")
 			ladder := `    health:
-      - send: version
-        expect: hilrun-sim
+      - send: echo alive
+        expect: alive
         timeout: 1s
     recover:
       - exec: [sh, -c, 'echo $$ > ` + pidFile + `; exec sleep 120']

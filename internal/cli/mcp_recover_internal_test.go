@@ -14,7 +14,7 @@ import (
 // without its health check and ladder; by default it keeps them.
 func TestMCPRecoverFlag(t *testing.T) {
 	bench := filepath.Join(t.TempDir(), "lab.bench.yaml")
-	if err := os.WriteFile(bench, []byte("health:\n  - send: version\n    expect: hilrun-sim\nrecover:\n  - send: reboot\n"), 0o644); err != nil {
+	if err := os.WriteFile(bench, []byte("health:\n  - send: echo alive\n    expect: alive\nrecover:\n  - send: reboot\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -20,8 +20,8 @@ func TestPoolLadderMasksSecrets(t *testing.T) {
   - name: one
     sim: true
     health:
-      - send: version
-        expect: hilrun-sim
+      - send: echo alive
+        expect: alive
         timeout: 3s
     recover:
       - send: reboot `+secretToken+`

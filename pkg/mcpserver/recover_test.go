@@ -37,8 +37,8 @@ func ladderBench(t *testing.T, text string) *steps.Bench {
 
 const healthCheck = `
 health:
-  - send: version
-    expect: hilrun-sim
+  - send: echo alive
+    expect: alive
     timeout: 2s
 `
 
@@ -65,7 +65,7 @@ func TestBenchLadder(t *testing.T) {
 	if rec == nil || !rec.Recovered || len(rec.Rungs) != 2 || rec.Rungs[0].Worked() || !rec.Rungs[1].Worked() {
 		t.Fatalf("recovery %+v, want rung 2 to bring the board back", rec)
 	}
-	if !strings.HasPrefix(text(res), "bench "+bench.File+": the health check failed before serial_sequence: timed out after 2s waiting for \"hilrun-sim\"") || !strings.Contains(text(res), "recovered by rung 2 (reset run)\n  rung 1 send reboot: passed; health check failed: ") {
+	if !strings.HasPrefix(text(res), "bench "+bench.File+": the health check failed before serial_sequence: timed out after 2s waiting for \"alive\"") || !strings.Contains(text(res), "recovered by rung 2 (reset run)\n  rung 1 send reboot: passed; health check failed: ") {
 		t.Errorf("the result's text does not say so:\n%s", text(res))
 	}
 	if r := e.sequence(version); r.Recovery != nil {
@@ -141,7 +141,7 @@ func TestClientBenchLadderNotRun(t *testing.T) {
 	root := t.TempDir()
 	for name, text := range map[string]string{
 		"seq.yaml":      "steps:\n  - send: version\n    expect: hilrun-sim\n",
-		steps.BenchFile: "health:\n  - send: version\n    expect: never printed\n    timeout: 1s\nrecover:\n  - send: reboot\n",
+		steps.BenchFile: "health:\n  - send: echo alive\n    expect: never printed\n    timeout: 1s\nrecover:\n  - send: reboot\n",
 	} {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 //	    devices: {console: /dev/ttyACM1}
 //	  - name: sim1
 //	    sim: true                       # a virtual board, started by hilrun
-//	    health: [{send: version, expect: hilrun-sim}]
+//	    health: [{send: echo alive, expect: alive}]
 //	    recover: [{reset: run}]         # its ladder (recover.go)
 type Pool struct {
 	File    string

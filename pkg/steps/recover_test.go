@@ -186,7 +186,7 @@ func TestPoolLadders(t *testing.T) {
     bench: left.bench.yaml
   - name: sim1
     sim: true
-    health: [{send: version, expect: hilrun-sim}]
+    health: [{send: echo alive, expect: alive}]
     recover: [{reset: run}]
   - name: inline
     devices: {console: /dev/ttyACM1}
