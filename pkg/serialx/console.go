@@ -297,9 +297,9 @@ func (c *Console) Close() error {
 		first = true
 		c.closing.Store(true)
 		c.cancel()
-		// A write held up by flow control would keep mu (and a Release
-		// waiting for it).
-		c.discardHeldOutput()
+		// What was written leaves first; a write held up by flow control
+		// would keep mu (and a Release waiting for it).
+		settleErr := c.settleOutput()
 		// Let a Release or Reacquire in progress finish (the cancel stops
 		// a Reacquire's wait), so the port is not closed under it.
 		c.hsem <- struct{}{}
@@ -314,7 +314,7 @@ func (c *Console) Close() error {
 		c.connected.Store(false)
 		c.buf.SetErr(fmt.Errorf("%s: %w", c.path, ErrClosed))
 		c.mu.Unlock()
-		var errs []error
+		errs := []error{settleErr}
 		if port != nil {
 			if err := port.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close %s: %w", c.Path(), err))
