@@ -86,6 +86,7 @@ func (r *run) fork(name string, blk *block, onFailure steps.OnFailure) *run {
 		vars:     maps.Clone(r.vars),
 		stepRes:  maps.Clone(r.stepRes),
 		attempts: slices.Clone(r.attempts),
+		caseTags: r.caseTags,
 		branch:   &branchRun{name: name, block: blk, onFailure: onFailure, wrote: map[string]bool{}},
 	}
 }

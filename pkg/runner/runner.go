@@ -153,6 +153,10 @@ type run struct {
 	// branch is the branch of a parallel: step this line runs, nil for
 	// the sequence's own.
 	branch *branchRun
+	// caseTags are the tags of the group this line is in, as -m matches
+	// them; nil outside any (see enterCase). Each branch has its own: a
+	// group takes the tags of the groups around it in its branch.
+	caseTags []string
 }
 
 // shared is what every line of execution of a run shares: the sequence
@@ -192,9 +196,6 @@ type shared struct {
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
-	// caseTags are the tags of the group being run, as -m matches them;
-	// nil outside any (see enterCase).
-	caseTags []string
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
