@@ -237,6 +237,11 @@ func (b *block) wait(ctx context.Context, barName, name string, g *generation, k
 			plural(len(out), "branch", "branches"), strings.Join(out, ", "), strings.Join(in, ", ")))
 		b.mu.Unlock()
 	}
+	if ctx.Err() != nil {
+		// An interrupt ends the wait, even when the crossing was
+		// released or the block cancelled at the same moment.
+		return time.Time{}, context.Cause(ctx)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// A failure that cancelled the block says why better than the

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -141,6 +142,10 @@ func (r *run) runBranch(ctx context.Context, b *steps.Step, path, group string) 
 	r.open = append(r.open, Passed)
 	r.steps(ctx, b.Steps, path+".", group)
 	why := r.cancelled()
+	// An interrupt that stopped the branch before it ended is the
+	// branch's outcome, however its steps were left (a wait interrupted,
+	// or the next step not run as the block was stopped by it).
+	interrupted := ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
 	// Whatever barrier it did not reach, it never will.
 	r.branch.block.leave(r.branch.name)
 	if len(b.Finally) > 0 {
@@ -158,6 +163,9 @@ func (r *run) runBranch(ctx context.Context, b *steps.Step, path, group string) 
 	res.Duration = time.Since(started)
 	if why != "" {
 		res.Message = "cancelled: " + why
+	}
+	if interrupted && (res.Status == Passed || res.Status == Skipped) {
+		res.Status, res.Message = Interrupted, "interrupted"
 	}
 	r.finish(res)
 	return res

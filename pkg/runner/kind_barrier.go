@@ -33,11 +33,14 @@ func (r *run) barrierStep(ctx context.Context, s *steps.Step, res *StepResult) e
 	}
 	var ce *errCancelled
 	switch {
+	case ctx.Err() != nil:
+		// An interrupt (or the sequence's end) is what ends this wait,
+		// whatever else happened to the crossing meanwhile: a release or
+		// another branch stopped by the same interrupt.
+		return context.Cause(ctx)
 	case errors.As(err, &ce):
 		res.Status, res.Message = Skipped, "cancelled: "+ce.reason
 		return nil
-	case err != nil && ctx.Err() != nil:
-		return err
 	case err != nil:
 		return &stepError{msg: err.Error()}
 	}
