@@ -26,8 +26,10 @@ type branchRun struct {
 	wrote map[string]bool
 	ids   []string
 	// finally is set while the branch's finally steps run: a
-	// cancellation skips none of them.
-	finally bool
+	// cancellation skips none of them. finallySteps counts the steps
+	// they ran, their own budget of Options.MaxSteps.
+	finally      bool
+	finallySteps uint64
 }
 
 // parallel runs the branches of parallel step s at once, each on a line

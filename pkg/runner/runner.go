@@ -90,7 +90,7 @@ type Options struct {
 	// repeat's steps counted (groups and repeats themselves are not);
 	// 0 means no limit. Past it, the run ends with an error wrapping
 	// ErrStepLimit. Finally steps have a budget of their own, so they
-	// still run.
+	// still run: the sequence's, and each branch's of a parallel: step.
 	MaxSteps uint64
 	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
 	// off for runs of any length: memory then stays flat, and the steps
