@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
 
 // This file is validate's look at a parallel: step: each branch checked
@@ -149,40 +150,22 @@ func walkSteps(ss []*Step, fn func(*Step)) {
 	}
 }
 
-// MaxBarrierOrder is how many barrier crossings of one branch, repeats
-// unrolled, validate follows to prove that the barriers of a parallel:
-// step cannot wait on each other forever; past it only their counts are
-// checked, and a wait that cannot end ends at its timeout.
-const MaxBarrierOrder = 10_000
-
-// crossing is one arrival of a branch at a barrier.
-type crossing struct {
-	name string
-	pos  Pos
-}
-
-// branchBarriers is how one branch crosses its barriers.
+// branchBarriers is how one branch crosses its barriers: how often, and
+// where each is first.
 type branchBarriers struct {
 	name   string
 	counts map[string]uint64
 	first  map[string]Pos
-	// order is every crossing in the order the branch makes them; nil
-	// past MaxBarrierOrder.
-	order []crossing
-	long  bool
 }
 
 // barriers checks how the branches of s cross their barriers: each
 // barrier named by two branches at least, as often by each, none inside a
 // repeat only time bounds, and in an order that cannot wait forever.
 func (v *validator) barriers(s *Step) {
-	var all []*branchBarriers
 	named := map[string][]*branchBarriers{}
 	for _, b := range s.Steps {
 		bb := &branchBarriers{name: b.Name, counts: map[string]uint64{}, first: map[string]Pos{}}
-		v.countCrossings(bb, b.Steps, 1)
-		bb.order, bb.long = unroll(b.Steps, nil)
-		all = append(all, bb)
+		v.countCrossings(bb, b.Steps, 1, 0)
 		for _, name := range sortedKeys(bb.counts) {
 			named[name] = append(named[name], bb)
 		}
@@ -205,7 +188,7 @@ func (v *validator) barriers(s *Step) {
 		}
 	}
 	if ok {
-		v.deadlock(s, all, named)
+		v.barrierOrder(s)
 	}
 }
 
@@ -218,103 +201,32 @@ func times(n uint64) string {
 
 // countCrossings counts the barrier crossings of ss into bb, each step
 // running mult times; a barrier inside a repeat that only time bounds is
-// refused, as how often each branch gets there depends on timing.
-func (v *validator) countCrossings(bb *branchBarriers, ss []*Step, mult uint64) {
+// refused, as how often each branch gets there depends on timing, once
+// (inFor is the for: of the outermost such repeat around ss, 0 outside
+// any: the steps are walked once, and each barrier told once).
+func (v *validator) countCrossings(bb *branchBarriers, ss []*Step, mult uint64, inFor time.Duration) {
 	for _, s := range ss {
 		if name := BarrierName(s); name != "" {
 			if _, seen := bb.first[name]; !seen {
 				bb.first[name] = s.Pos
 			}
 			bb.counts[name] = satAdd(bb.counts[name], mult)
+			if inFor > 0 {
+				v.add(s.Pos, "barrier %s is inside a repeat that runs for: %s without every:, so how often each branch reaches it depends on timing: give the repeat a count: or an every:", name, inFor)
+			}
 		}
-		inner := mult
+		inner, forOnly := mult, inFor
 		switch {
 		case s.Kind == KindRepeat && s.For > 0 && s.Every == 0:
-			walkSteps(s.Steps, func(st *Step) {
-				if name := BarrierName(st); name != "" {
-					v.add(st.Pos, "barrier %s is inside a repeat that runs for: %s without every:, so how often each branch reaches it depends on timing: give the repeat a count: or an every:", name, s.For)
-				}
-			})
-			// Counted once, so that no other message follows.
+			if forOnly == 0 {
+				forOnly = s.For
+			}
 		case s.Kind == KindRepeat:
 			n, _ := Iterations(s)
 			inner = satMul(mult, n)
 		case s.Matrix != nil:
 			inner = satMul(mult, uint64(len(s.Matrix.Cases())))
 		}
-		v.countCrossings(bb, s.Steps, inner)
-	}
-}
-
-// unroll lists the barrier crossings of ss in order, appended to out,
-// with repeats and matrices unrolled; long is true past MaxBarrierOrder.
-func unroll(ss []*Step, out []crossing) (_ []crossing, long bool) {
-	for _, s := range ss {
-		if name := BarrierName(s); name != "" {
-			out = append(out, crossing{name, s.Pos})
-		}
-		n := uint64(1)
-		switch {
-		case s.Kind == KindRepeat:
-			n, _ = Iterations(s)
-		case s.Matrix != nil:
-			n = uint64(len(s.Matrix.Cases()))
-		}
-		body, long := unroll(s.Steps, nil)
-		if long || uint64(len(out))+satMul(n, uint64(len(body))) > MaxBarrierOrder {
-			return nil, true
-		}
-		for i := uint64(0); i < n && len(body) > 0; i++ {
-			out = append(out, body...)
-		}
-	}
-	if len(out) > MaxBarrierOrder {
-		return nil, true
-	}
-	return out, false
-}
-
-// deadlock runs the branches' crossings as the barriers would let them
-// and refuses an order in which some branch waits forever: branch a at
-// barrier x for b, while b waits at y for a.
-func (v *validator) deadlock(s *Step, all []*branchBarriers, named map[string][]*branchBarriers) {
-	for _, bb := range all {
-		if bb.long {
-			return
-		}
-	}
-	at := make(map[*branchBarriers]int, len(all))
-	head := func(bb *branchBarriers) string {
-		if at[bb] < len(bb.order) {
-			return bb.order[at[bb]].name
-		}
-		return ""
-	}
-	for moved := true; moved; {
-		moved = false
-		for _, bb := range all {
-			x := head(bb)
-			if x == "" || slices.ContainsFunc(named[x], func(o *branchBarriers) bool { return head(o) != x }) {
-				continue
-			}
-			for _, o := range named[x] {
-				at[o]++
-			}
-			moved = true
-		}
-	}
-	for _, bb := range all {
-		x := head(bb)
-		if x == "" {
-			continue
-		}
-		for _, o := range named[x] {
-			if y := head(o); y != x && y != "" {
-				c, d := bb.order[at[bb]], o.order[at[o]]
-				v.add(c.pos, "the barriers of this parallel: would wait for each other forever: branch %s waits at barrier %s (line %d) for branch %s, which waits at barrier %s (line %d): branches must reach the barriers they share in the same order",
-					bb.name, x, c.pos.Line, o.name, y, d.pos.Line)
-				return
-			}
-		}
+		v.countCrossings(bb, s.Steps, inner, forOnly)
 	}
 }

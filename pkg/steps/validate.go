@@ -34,6 +34,9 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
 	v.steps(seq.Finally)
+	if barrierWorkHook != nil {
+		barrierWorkHook(v.barrierWork)
+	}
 	// Once checked, each matrix becomes its cases, which the execution
 	// limit counts.
 	expandMatrices(seq)
@@ -44,6 +47,10 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) {
 		e.add(seq.Pos, "the sequence would run %s steps, more than the limit of %d steps per run (the execution limit): lower the counts of its repeats, or split the run", count(n), MaxExecutions)
 	}
 }
+
+// barrierWorkHook, when set (by the tests), hears the work validate
+// spent following barriers (see MaxBarrierWork).
+var barrierWorkHook func(uint64)
 
 // validator is one pass over a decoded sequence: defined holds the
 // variables defined so far, in step order.
@@ -67,6 +74,9 @@ type validator struct {
 	// steps read as branches.NAME.var.
 	branch     *branchCheck
 	branchVars map[string]map[string]bool
+	// barrierWork is the work spent following the barriers of the
+	// file's parallel: steps, bounded by MaxBarrierWork.
+	barrierWork uint64
 }
 
 // add records a problem at p.
