@@ -105,39 +105,63 @@ func (v *validator) owners(s *Step) {
 		branch string
 		pos    Pos
 	}
-	first := map[string]use{}
+	first := map[Use]use{}
+	type toldKey struct {
+		what   Use
+		branch string
+	}
+	told := map[toldKey]bool{}
+	BranchUses(s, func(branch string, st *Step, what Use) {
+		u, seen := first[what]
+		switch {
+		case !seen:
+			first[what] = use{branch, st.Pos}
+		case u.branch != branch && !told[toldKey{what, branch}]:
+			told[toldKey{what, branch}] = true
+			v.add(st.Pos, "%s is used by branch %s (line %d) and by branch %s: a device or probe belongs to one branch of a parallel:; use it in one branch, or before or after the parallel:", what, u.branch, u.pos.Line, branch)
+		}
+	})
+}
+
+// Use is a device or a probe a step talks to, by the name the step
+// gives it.
+type Use struct {
+	// Kind is "device" or "probe".
+	Kind, Name string
+}
+
+func (u Use) String() string { return u.Kind + " " + u.Name }
+
+// BranchUses calls fn for each device and probe that a step of a branch
+// of parallel step s talks to (its finally steps too, and the steps
+// inside groups and repeats), branch by branch in the order written,
+// with the branch's name and the step. Validation refuses a name used by
+// two branches; a server that binds two names to one port or probe
+// checks the bound names with it.
+func BranchUses(s *Step, fn func(branch string, st *Step, u Use)) {
 	for _, b := range s.Steps {
-		told := map[string]bool{}
 		walkSteps(Children(b), func(st *Step) {
-			for _, what := range resources(st) {
-				u, seen := first[what]
-				switch {
-				case !seen:
-					first[what] = use{b.Name, st.Pos}
-				case u.branch != b.Name && !told[what]:
-					told[what] = true
-					v.add(st.Pos, "%s is used by branch %s (line %d) and by branch %s: a device or probe belongs to one branch of a parallel:; use it in one branch, or before or after the parallel:", what, u.branch, u.pos.Line, b.Name)
-				}
+			for _, u := range uses(st) {
+				fn(b.Name, st, u)
 			}
 		})
 	}
 }
 
-// resources names the devices and probes step st talks to ("device dut",
-// "probe board").
-func resources(st *Step) []string {
-	var out []string
+// uses names the devices and probes step st talks to.
+func uses(st *Step) []Use {
+	var out []Use
 	if k, ok := LookupKind(st.Kind); ok && k.On == OnDevice && st.To != "" {
-		out = append(out, "device "+st.To)
+		out = append(out, Use{"device", st.To})
 	}
 	if usesProbe(st) && st.To != "" {
-		out = append(out, "probe "+st.To)
+		out = append(out, Use{"probe", st.To})
 	}
 	if st.Exec != nil && st.Exec.Port != "" {
-		out = append(out, "device "+st.Exec.Port)
+		out = append(out, Use{"device", st.Exec.Port})
 	}
 	if st.Build != nil && st.Build.Port != "" {
-		out = append(out, "device "+st.Build.Port)
+		out = append(out, Use{"device", st.Build.Port})
 	}
 	return out
 }
