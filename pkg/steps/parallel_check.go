@@ -21,6 +21,10 @@ type branchCheck struct {
 	wrote map[string]bool
 	// finally is set while its finally steps are checked.
 	finally bool
+	// foreign are the step ids of the other branches, by id: the
+	// branch's expressions may not read their results, which another
+	// line of execution writes in no order this branch knows.
+	foreign map[string]string
 }
 
 // parallel checks a parallel: step and its branches.
@@ -34,9 +38,22 @@ func (v *validator) parallel(s *Step) {
 	}
 	before := v.defined
 	saved := map[string]map[string]bool{}
+	ids := map[string]string{} // step id -> its branch
+	for _, b := range s.Steps {
+		walkSteps(Children(b), func(st *Step) {
+			if st.ID != "" {
+				ids[st.ID] = b.Name
+			}
+		})
+	}
 	for _, b := range s.Steps {
 		v.defined = maps.Clone(before)
-		v.branch = &branchCheck{name: b.Name, wrote: map[string]bool{}}
+		v.branch = &branchCheck{name: b.Name, wrote: map[string]bool{}, foreign: map[string]string{}}
+		for id, in := range ids {
+			if in != b.Name {
+				v.branch.foreign[id] = in
+			}
+		}
 		v.steps(b.Steps)
 		// The branch's finally steps run however its steps ended, so
 		// they may see any variable the steps could have saved.
@@ -252,5 +269,17 @@ func (v *validator) countCrossings(bb *branchBarriers, ss []*Step, mult uint64, 
 			inner = satMul(mult, uint64(len(s.Matrix.Cases())))
 		}
 		v.countCrossings(bb, s.Steps, inner, forOnly)
+	}
+}
+
+// stepRef checks a read of steps.ID in an expression of a branch: a step
+// of another branch of the same parallel: runs beside it, so whether its
+// result is there yet is not known. After the parallel: it is.
+func (v *validator) stepRef(p Pos, id string) {
+	if v.branch == nil {
+		return
+	}
+	if other, ok := v.branch.foreign[id]; ok {
+		v.add(p, "steps.%s is the result of a step of branch %s, which runs beside branch %s: a branch cannot read what another does before the parallel: ends; read it after the parallel:, or save what the branch needs before the parallel:", id, other, v.branch.name)
 	}
 }
