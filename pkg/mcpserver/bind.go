@@ -57,7 +57,8 @@ func (s *Server) bindPlan(seq *steps.Sequence, o execOptions) (*plan.Plan, []str
 
 // checkPlan is the policy's reading of a bound plan, the last word before
 // anything opens: every step against the capabilities the server allows
-// and its roots, power entries, the step limit, every probe's address,
+// and its roots, power entries, the branches of parallel: steps each on
+// ports and probes of their own, the step limit, every probe's address,
 // and the bench's own checks. It never changes the plan: a path it
 // resolves is one bindPlan resolved already.
 func (s *Server) checkPlan(pl *plan.Plan, label func(steps.Pos) string) error {
@@ -66,6 +67,9 @@ func (s *Server) checkPlan(pl *plan.Plan, label func(steps.Pos) string) error {
 		return err
 	}
 	if err := s.checkSteps(seq, label); err != nil {
+		return err
+	}
+	if err := s.checkBranchOwners(seq, label); err != nil {
 		return err
 	}
 	if n, _ := steps.Executions(seq); n > pl.Limits().MaxSteps {

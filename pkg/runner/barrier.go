@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,16 @@ type barrier struct {
 	// every branch has passed yet, by index (0 is the first).
 	arrived map[string]int
 	gens    map[int]*generation
+	// skipped are, by branch, the crossings it does not make, as its
+	// barrier step (or a repeat around it) was skipped: each breaks the
+	// crossing for the others.
+	skipped map[string][]skippedSpan
+}
+
+// skippedSpan is crossings [from, to) of one branch, skipped for why.
+type skippedSpan struct {
+	from, to int
+	why      string
 }
 
 // generation is one crossing of a barrier by all its branches.
@@ -61,7 +72,7 @@ func newBlock(s *steps.Step) *block {
 		walkBarriers(br.Steps, func(name string) {
 			bar := b.barriers[name]
 			if bar == nil {
-				bar = &barrier{name: name, arrived: map[string]int{}, gens: map[int]*generation{}}
+				bar = &barrier{name: name, arrived: map[string]int{}, gens: map[int]*generation{}, skipped: map[string][]skippedSpan{}}
 				b.barriers[name] = bar
 			}
 			if !slices.Contains(bar.parts, br.Name) {
@@ -155,9 +166,8 @@ func (e *errCancelled) Error() string { return e.reason }
 
 // arrive counts branch name's next arrival at barrier name and returns
 // the crossing it waits for, releasing it when name was the last to
-// arrive; skip, for a barrier step that does not run, breaks the crossing
-// instead, for why.
-func (b *block) arrive(barName, name string, skip string) (*generation, int, error) {
+// arrive.
+func (b *block) arrive(barName, name string) (*generation, int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.by != "" && b.by != name {
@@ -170,16 +180,11 @@ func (b *block) arrive(barName, name string, skip string) (*generation, int, err
 	k := bar.arrived[name]
 	bar.arrived[name] = k + 1
 	g := bar.gen(k)
-	if skip != "" {
-		// An arrival that never came releases nobody; after a failure
-		// that cancelled the block, the cancellation says why.
-		if b.by == "" {
-			g.fail(fmt.Errorf("barrier %s: branch %s did not run its barrier step (%s)", barName, name, skip))
-		}
-		return g, k, nil
-	}
 	for _, p := range bar.parts {
-		if b.left[p] && bar.arrived[p] <= k {
+		switch why, skipped := bar.skippedAt(p, k); {
+		case skipped:
+			g.fail(b.skipErr(barName, p, why))
+		case b.left[p] && bar.arrived[p] <= k:
 			g.fail(fmt.Errorf("barrier %s: branch %s ended without reaching it", barName, p))
 		}
 	}
@@ -195,6 +200,49 @@ func (b *block) arrive(barName, name string, skip string) (*generation, int, err
 		}
 	}
 	return g, k, nil
+}
+
+// absent counts n crossings of barrier barName that branch name does not
+// make, as its barrier step was skipped for why (n times, in a repeat):
+// each breaks for the others at once, those they wait at now and those
+// they reach later.
+func (b *block) absent(barName, name string, n uint64, why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bar := b.barriers[barName]
+	if bar == nil || n == 0 {
+		return
+	}
+	k := bar.arrived[name]
+	to := k + int(min(n, uint64(math.MaxInt-k)))
+	bar.arrived[name] = to
+	if sp := bar.skipped[name]; len(sp) > 0 && sp[len(sp)-1].to == k && sp[len(sp)-1].why == why {
+		sp[len(sp)-1].to = to // one span for a skipped step in a repeat
+	} else {
+		bar.skipped[name] = append(sp, skippedSpan{k, to, why})
+	}
+	for i, g := range bar.gens {
+		if i >= k && i < to {
+			g.fail(b.skipErr(barName, name, why))
+		}
+	}
+}
+
+// skipErr is why a crossing broke for branch name's skipped barrier
+// step; after a failure that cancelled the block, wait tells the
+// cancellation instead.
+func (b *block) skipErr(barName, name, why string) error {
+	return fmt.Errorf("barrier %s: branch %s did not run its barrier step (%s)", barName, name, why)
+}
+
+// skippedAt says whether branch p skipped crossing k of bar, and why.
+func (bar *barrier) skippedAt(p string, k int) (string, bool) {
+	for _, sp := range bar.skipped[p] {
+		if k >= sp.from && k < sp.to {
+			return sp.why, true
+		}
+	}
+	return "", false
 }
 
 // all reports whether every branch of bar arrived for crossing k.
@@ -236,6 +284,11 @@ func (b *block) wait(ctx context.Context, barName, name string, g *generation, k
 		g.fail(fmt.Errorf("barrier %s: timed out after %s waiting for %s %s (arrived: %s)", barName, timeout,
 			plural(len(out), "branch", "branches"), strings.Join(out, ", "), strings.Join(in, ", ")))
 		b.mu.Unlock()
+	}
+	if ctx.Err() != nil {
+		// An interrupt ends the wait, even when the crossing was
+		// released or the block cancelled at the same moment.
+		return time.Time{}, context.Cause(ctx)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -25,8 +26,10 @@ type branchRun struct {
 	wrote map[string]bool
 	ids   []string
 	// finally is set while the branch's finally steps run: a
-	// cancellation skips none of them.
-	finally bool
+	// cancellation skips none of them. finallySteps counts the steps
+	// they ran, their own budget of Options.MaxSteps.
+	finally      bool
+	finallySteps uint64
 }
 
 // parallel runs the branches of parallel step s at once, each on a line
@@ -86,6 +89,7 @@ func (r *run) fork(name string, blk *block, onFailure steps.OnFailure) *run {
 		vars:     maps.Clone(r.vars),
 		stepRes:  maps.Clone(r.stepRes),
 		attempts: slices.Clone(r.attempts),
+		caseTags: r.caseTags,
 		branch:   &branchRun{name: name, block: blk, onFailure: onFailure, wrote: map[string]bool{}},
 	}
 }
@@ -140,6 +144,10 @@ func (r *run) runBranch(ctx context.Context, b *steps.Step, path, group string) 
 	r.open = append(r.open, Passed)
 	r.steps(ctx, b.Steps, path+".", group)
 	why := r.cancelled()
+	// An interrupt that stopped the branch before it ended is the
+	// branch's outcome, however its steps were left (a wait interrupted,
+	// or the next step not run as the block was stopped by it).
+	interrupted := ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
 	// Whatever barrier it did not reach, it never will.
 	r.branch.block.leave(r.branch.name)
 	if len(b.Finally) > 0 {
@@ -157,6 +165,9 @@ func (r *run) runBranch(ctx context.Context, b *steps.Step, path, group string) 
 	res.Duration = time.Since(started)
 	if why != "" {
 		res.Message = "cancelled: " + why
+	}
+	if interrupted && (res.Status == Passed || res.Status == Skipped) {
+		res.Status, res.Message = Interrupted, "interrupted"
 	}
 	r.finish(res)
 	return res

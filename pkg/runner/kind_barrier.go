@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/steps"
@@ -26,18 +28,21 @@ func (r *run) barrierStep(ctx context.Context, s *steps.Step, res *StepResult) e
 	}
 	arrived := time.Now()
 	blk := r.branch.block
-	g, k, err := blk.arrive(name, r.branch.name, "")
+	g, k, err := blk.arrive(name, r.branch.name)
 	at := time.Time{}
 	if err == nil {
 		at, err = blk.wait(ctx, name, r.branch.name, g, k, timeout)
 	}
 	var ce *errCancelled
 	switch {
+	case ctx.Err() != nil:
+		// An interrupt (or the sequence's end) is what ends this wait,
+		// whatever else happened to the crossing meanwhile: a release or
+		// another branch stopped by the same interrupt.
+		return context.Cause(ctx)
 	case errors.As(err, &ce):
 		res.Status, res.Message = Skipped, "cancelled: "+ce.reason
 		return nil
-	case err != nil && ctx.Err() != nil:
-		return err
 	case err != nil:
 		return &stepError{msg: err.Error()}
 	}
@@ -56,12 +61,35 @@ func (r *run) barrierStep(ctx context.Context, s *steps.Step, res *StepResult) e
 	return err
 }
 
-// absent breaks the crossing of barrier step s that this branch does not
-// make (the step was skipped, as a group deselected by -m), so the other
-// branches do not wait for it.
+// absent breaks the crossings of skipped step s that this branch does
+// not make (a barrier step, or a repeat around barriers, in a group
+// deselected by -m), every crossing the step would have made, so the
+// other branches do not wait for them. A group's steps are skipped one by
+// one, so each comes here itself.
 func (r *run) absent(s *steps.Step, why string) {
 	if r.branch == nil || r.branch.block == nil {
 		return
 	}
-	r.branch.block.arrive(steps.BarrierName(s), r.branch.name, why)
+	blk, name := r.branch.block, r.branch.name
+	absentCrossings(s, 1, func(bar string, n uint64) { blk.absent(bar, name, n, why) })
+}
+
+// absentCrossings calls fn for each barrier step in s, with how many
+// times s, run n times, would cross it (a repeat's iterations multiplied
+// out).
+func absentCrossings(s *steps.Step, n uint64, fn func(string, uint64)) {
+	if bar := steps.BarrierName(s); bar != "" {
+		fn(bar, n)
+		return
+	}
+	if s.Kind == steps.KindRepeat {
+		it, _ := steps.Iterations(s)
+		hi, lo := bits.Mul64(n, it)
+		if n = lo; hi != 0 {
+			n = math.MaxUint64
+		}
+	}
+	for _, c := range s.Steps {
+		absentCrossings(c, n, fn)
+	}
 }

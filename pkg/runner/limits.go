@@ -92,9 +92,18 @@ func (r *run) checkPattern(p *steps.PatternSpec) error {
 }
 
 // countStep counts one more step executed and refuses it past
-// Options.MaxSteps.
+// Options.MaxSteps. A branch's finally steps count against a budget of
+// their own, as the sequence's do (see stepsFinally): they run however
+// many steps the branches ran.
 func (r *run) countStep() error {
-	if n := r.executed.Add(1); r.opts.MaxSteps > 0 && n > r.opts.MaxSteps {
+	var n uint64
+	if r.branch != nil && r.branch.finally {
+		r.branch.finallySteps++
+		n = r.branch.finallySteps
+	} else {
+		n = r.executed.Add(1)
+	}
+	if r.opts.MaxSteps > 0 && n > r.opts.MaxSteps {
 		return fmt.Errorf("the run reached its %w of %d steps (repeat iterations included): this step did not run", ErrStepLimit, r.opts.MaxSteps)
 	}
 	return nil

@@ -90,7 +90,7 @@ type Options struct {
 	// repeat's steps counted (groups and repeats themselves are not);
 	// 0 means no limit. Past it, the run ends with an error wrapping
 	// ErrStepLimit. Finally steps have a budget of their own, so they
-	// still run.
+	// still run: the sequence's, and each branch's of a parallel: step.
 	MaxSteps uint64
 	// KeepSteps keeps every step's result in SequenceResult.Steps. Leave it
 	// off for runs of any length: memory then stays flat, and the steps
@@ -153,6 +153,10 @@ type run struct {
 	// branch is the branch of a parallel: step this line runs, nil for
 	// the sequence's own.
 	branch *branchRun
+	// caseTags are the tags of the group this line is in, as -m matches
+	// them; nil outside any (see enterCase). Each branch has its own: a
+	// group takes the tags of the groups around it in its branch.
+	caseTags []string
 }
 
 // shared is what every line of execution of a run shares: the sequence
@@ -192,9 +196,6 @@ type shared struct {
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
-	// caseTags are the tags of the group being run, as -m matches them;
-	// nil outside any (see enterCase).
-	caseTags []string
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {

@@ -99,7 +99,9 @@ func (r *run) skipStep(s *steps.Step, path, group, why string) *StepResult {
 	case steps.KindBranch:
 		r.skipAs(s.Steps, 0, path+".", group, why)
 		r.skipAs(s.Finally, 0, path+".finally.", group, why)
-	case steps.KindBarrier:
+	case steps.KindBarrier, steps.KindRepeat:
+		// A repeat's steps are not reported one by one: its barriers'
+		// crossings are all absent at once.
 		r.absent(s, why)
 	}
 	res := r.newResult(s, path, g)

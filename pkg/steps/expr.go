@@ -84,6 +84,11 @@ func (v *validator) compile(x *Expr) {
 	if clash {
 		return
 	}
+	if v.branch != nil {
+		for _, id := range stepRefs(tree) {
+			v.stepRef(x.Pos, id)
+		}
+	}
 	if slices.Contains(x.Names, "branches") {
 		for _, ref := range branchRefs(tree) {
 			v.branchRef(x.Pos, ref[0], ref[1])
@@ -156,6 +161,25 @@ func branchRefs(tree *parser.Tree) [][2]string {
 		name, okn := outer.Property.(*ast.StringNode)
 		if ok && okb && okn && root.Value == "branches" {
 			out = append(out, [2]string{b.Value, name.Value})
+		}
+		return false
+	})
+	return out
+}
+
+// stepRefs lists the ids of every steps.ID an expression reads with the
+// id written out (steps.boot, steps["boot"]).
+func stepRefs(tree *parser.Tree) []string {
+	var out []string
+	ast.Find(tree.Node, func(n ast.Node) bool {
+		m, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		root, ok := m.Node.(*ast.IdentifierNode)
+		id, okid := m.Property.(*ast.StringNode)
+		if ok && okid && root.Value == "steps" {
+			out = append(out, id.Value)
 		}
 		return false
 	})

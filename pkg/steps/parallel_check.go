@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
 
 // This file is validate's look at a parallel: step: each branch checked
@@ -20,6 +21,10 @@ type branchCheck struct {
 	wrote map[string]bool
 	// finally is set while its finally steps are checked.
 	finally bool
+	// foreign are the step ids of the other branches, by id: the
+	// branch's expressions may not read their results, which another
+	// line of execution writes in no order this branch knows.
+	foreign map[string]string
 }
 
 // parallel checks a parallel: step and its branches.
@@ -33,9 +38,22 @@ func (v *validator) parallel(s *Step) {
 	}
 	before := v.defined
 	saved := map[string]map[string]bool{}
+	ids := map[string]string{} // step id -> its branch
+	for _, b := range s.Steps {
+		walkSteps(Children(b), func(st *Step) {
+			if st.ID != "" {
+				ids[st.ID] = b.Name
+			}
+		})
+	}
 	for _, b := range s.Steps {
 		v.defined = maps.Clone(before)
-		v.branch = &branchCheck{name: b.Name, wrote: map[string]bool{}}
+		v.branch = &branchCheck{name: b.Name, wrote: map[string]bool{}, foreign: map[string]string{}}
+		for id, in := range ids {
+			if in != b.Name {
+				v.branch.foreign[id] = in
+			}
+		}
 		v.steps(b.Steps)
 		// The branch's finally steps run however its steps ended, so
 		// they may see any variable the steps could have saved.
@@ -104,39 +122,63 @@ func (v *validator) owners(s *Step) {
 		branch string
 		pos    Pos
 	}
-	first := map[string]use{}
+	first := map[Use]use{}
+	type toldKey struct {
+		what   Use
+		branch string
+	}
+	told := map[toldKey]bool{}
+	BranchUses(s, func(branch string, st *Step, what Use) {
+		u, seen := first[what]
+		switch {
+		case !seen:
+			first[what] = use{branch, st.Pos}
+		case u.branch != branch && !told[toldKey{what, branch}]:
+			told[toldKey{what, branch}] = true
+			v.add(st.Pos, "%s is used by branch %s (line %d) and by branch %s: a device or probe belongs to one branch of a parallel:; use it in one branch, or before or after the parallel:", what, u.branch, u.pos.Line, branch)
+		}
+	})
+}
+
+// Use is a device or a probe a step talks to, by the name the step
+// gives it.
+type Use struct {
+	// Kind is "device" or "probe".
+	Kind, Name string
+}
+
+func (u Use) String() string { return u.Kind + " " + u.Name }
+
+// BranchUses calls fn for each device and probe that a step of a branch
+// of parallel step s talks to (its finally steps too, and the steps
+// inside groups and repeats), branch by branch in the order written,
+// with the branch's name and the step. Validation refuses a name used by
+// two branches; a server that binds two names to one port or probe
+// checks the bound names with it.
+func BranchUses(s *Step, fn func(branch string, st *Step, u Use)) {
 	for _, b := range s.Steps {
-		told := map[string]bool{}
 		walkSteps(Children(b), func(st *Step) {
-			for _, what := range resources(st) {
-				u, seen := first[what]
-				switch {
-				case !seen:
-					first[what] = use{b.Name, st.Pos}
-				case u.branch != b.Name && !told[what]:
-					told[what] = true
-					v.add(st.Pos, "%s is used by branch %s (line %d) and by branch %s: a device or probe belongs to one branch of a parallel:; use it in one branch, or before or after the parallel:", what, u.branch, u.pos.Line, b.Name)
-				}
+			for _, u := range uses(st) {
+				fn(b.Name, st, u)
 			}
 		})
 	}
 }
 
-// resources names the devices and probes step st talks to ("device dut",
-// "probe board").
-func resources(st *Step) []string {
-	var out []string
+// uses names the devices and probes step st talks to.
+func uses(st *Step) []Use {
+	var out []Use
 	if k, ok := LookupKind(st.Kind); ok && k.On == OnDevice && st.To != "" {
-		out = append(out, "device "+st.To)
+		out = append(out, Use{"device", st.To})
 	}
 	if usesProbe(st) && st.To != "" {
-		out = append(out, "probe "+st.To)
+		out = append(out, Use{"probe", st.To})
 	}
 	if st.Exec != nil && st.Exec.Port != "" {
-		out = append(out, "device "+st.Exec.Port)
+		out = append(out, Use{"device", st.Exec.Port})
 	}
 	if st.Build != nil && st.Build.Port != "" {
-		out = append(out, "device "+st.Build.Port)
+		out = append(out, Use{"device", st.Build.Port})
 	}
 	return out
 }
@@ -149,40 +191,22 @@ func walkSteps(ss []*Step, fn func(*Step)) {
 	}
 }
 
-// MaxBarrierOrder is how many barrier crossings of one branch, repeats
-// unrolled, validate follows to prove that the barriers of a parallel:
-// step cannot wait on each other forever; past it only their counts are
-// checked, and a wait that cannot end ends at its timeout.
-const MaxBarrierOrder = 10_000
-
-// crossing is one arrival of a branch at a barrier.
-type crossing struct {
-	name string
-	pos  Pos
-}
-
-// branchBarriers is how one branch crosses its barriers.
+// branchBarriers is how one branch crosses its barriers: how often, and
+// where each is first.
 type branchBarriers struct {
 	name   string
 	counts map[string]uint64
 	first  map[string]Pos
-	// order is every crossing in the order the branch makes them; nil
-	// past MaxBarrierOrder.
-	order []crossing
-	long  bool
 }
 
 // barriers checks how the branches of s cross their barriers: each
 // barrier named by two branches at least, as often by each, none inside a
 // repeat only time bounds, and in an order that cannot wait forever.
 func (v *validator) barriers(s *Step) {
-	var all []*branchBarriers
 	named := map[string][]*branchBarriers{}
 	for _, b := range s.Steps {
 		bb := &branchBarriers{name: b.Name, counts: map[string]uint64{}, first: map[string]Pos{}}
-		v.countCrossings(bb, b.Steps, 1)
-		bb.order, bb.long = unroll(b.Steps, nil)
-		all = append(all, bb)
+		v.countCrossings(bb, b.Steps, 1, 0)
 		for _, name := range sortedKeys(bb.counts) {
 			named[name] = append(named[name], bb)
 		}
@@ -205,7 +229,7 @@ func (v *validator) barriers(s *Step) {
 		}
 	}
 	if ok {
-		v.deadlock(s, all, named)
+		v.barrierOrder(s)
 	}
 }
 
@@ -218,103 +242,44 @@ func times(n uint64) string {
 
 // countCrossings counts the barrier crossings of ss into bb, each step
 // running mult times; a barrier inside a repeat that only time bounds is
-// refused, as how often each branch gets there depends on timing.
-func (v *validator) countCrossings(bb *branchBarriers, ss []*Step, mult uint64) {
+// refused, as how often each branch gets there depends on timing, once
+// (inFor is the for: of the outermost such repeat around ss, 0 outside
+// any: the steps are walked once, and each barrier told once).
+func (v *validator) countCrossings(bb *branchBarriers, ss []*Step, mult uint64, inFor time.Duration) {
 	for _, s := range ss {
 		if name := BarrierName(s); name != "" {
 			if _, seen := bb.first[name]; !seen {
 				bb.first[name] = s.Pos
 			}
 			bb.counts[name] = satAdd(bb.counts[name], mult)
+			if inFor > 0 {
+				v.add(s.Pos, "barrier %s is inside a repeat that runs for: %s without every:, so how often each branch reaches it depends on timing: give the repeat a count: or an every:", name, inFor)
+			}
 		}
-		inner := mult
+		inner, forOnly := mult, inFor
 		switch {
 		case s.Kind == KindRepeat && s.For > 0 && s.Every == 0:
-			walkSteps(s.Steps, func(st *Step) {
-				if name := BarrierName(st); name != "" {
-					v.add(st.Pos, "barrier %s is inside a repeat that runs for: %s without every:, so how often each branch reaches it depends on timing: give the repeat a count: or an every:", name, s.For)
-				}
-			})
-			// Counted once, so that no other message follows.
+			if forOnly == 0 {
+				forOnly = s.For
+			}
 		case s.Kind == KindRepeat:
 			n, _ := Iterations(s)
 			inner = satMul(mult, n)
 		case s.Matrix != nil:
 			inner = satMul(mult, uint64(len(s.Matrix.Cases())))
 		}
-		v.countCrossings(bb, s.Steps, inner)
+		v.countCrossings(bb, s.Steps, inner, forOnly)
 	}
 }
 
-// unroll lists the barrier crossings of ss in order, appended to out,
-// with repeats and matrices unrolled; long is true past MaxBarrierOrder.
-func unroll(ss []*Step, out []crossing) (_ []crossing, long bool) {
-	for _, s := range ss {
-		if name := BarrierName(s); name != "" {
-			out = append(out, crossing{name, s.Pos})
-		}
-		n := uint64(1)
-		switch {
-		case s.Kind == KindRepeat:
-			n, _ = Iterations(s)
-		case s.Matrix != nil:
-			n = uint64(len(s.Matrix.Cases()))
-		}
-		body, long := unroll(s.Steps, nil)
-		if long || uint64(len(out))+satMul(n, uint64(len(body))) > MaxBarrierOrder {
-			return nil, true
-		}
-		for i := uint64(0); i < n && len(body) > 0; i++ {
-			out = append(out, body...)
-		}
+// stepRef checks a read of steps.ID in an expression of a branch: a step
+// of another branch of the same parallel: runs beside it, so whether its
+// result is there yet is not known. After the parallel: it is.
+func (v *validator) stepRef(p Pos, id string) {
+	if v.branch == nil {
+		return
 	}
-	if len(out) > MaxBarrierOrder {
-		return nil, true
-	}
-	return out, false
-}
-
-// deadlock runs the branches' crossings as the barriers would let them
-// and refuses an order in which some branch waits forever: branch a at
-// barrier x for b, while b waits at y for a.
-func (v *validator) deadlock(s *Step, all []*branchBarriers, named map[string][]*branchBarriers) {
-	for _, bb := range all {
-		if bb.long {
-			return
-		}
-	}
-	at := make(map[*branchBarriers]int, len(all))
-	head := func(bb *branchBarriers) string {
-		if at[bb] < len(bb.order) {
-			return bb.order[at[bb]].name
-		}
-		return ""
-	}
-	for moved := true; moved; {
-		moved = false
-		for _, bb := range all {
-			x := head(bb)
-			if x == "" || slices.ContainsFunc(named[x], func(o *branchBarriers) bool { return head(o) != x }) {
-				continue
-			}
-			for _, o := range named[x] {
-				at[o]++
-			}
-			moved = true
-		}
-	}
-	for _, bb := range all {
-		x := head(bb)
-		if x == "" {
-			continue
-		}
-		for _, o := range named[x] {
-			if y := head(o); y != x && y != "" {
-				c, d := bb.order[at[bb]], o.order[at[o]]
-				v.add(c.pos, "the barriers of this parallel: would wait for each other forever: branch %s waits at barrier %s (line %d) for branch %s, which waits at barrier %s (line %d): branches must reach the barriers they share in the same order",
-					bb.name, x, c.pos.Line, o.name, y, d.pos.Line)
-				return
-			}
-		}
+	if other, ok := v.branch.foreign[id]; ok {
+		v.add(p, "steps.%s is the result of a step of branch %s, which runs beside branch %s: a branch cannot read what another does before the parallel: ends; read it after the parallel:, or save what the branch needs before the parallel:", id, other, v.branch.name)
 	}
 }

@@ -118,6 +118,10 @@ func TestParallelErrors(t *testing.T) {
 			`variable "branches.x.w" is not defined here: branch x saves no variable w (did you mean "v"?)`},
 		{"branches before any parallel", twoDevices + "steps:\n  - send: ${branches.x.v}\n    to: a\n",
 			`variable "branches.x.v" is not defined here: no parallel: step comes before this step`},
+		{"another branch's step result", par(branch("x", "        - send: x\n          to: a\n          id: sx\n"), branch("y", "        - assert: steps.sx.status == \"passed\"\n")),
+			`p.yaml:11:19: steps.sx is the result of a step of branch x, which runs beside branch y`},
+		{"another branch's step result in its finally", par(branch("x", "        - send: x\n          to: a\n          id: sx\n"), "      y:\n        steps: [{send: y, to: b}]\n        finally: [{assert: 'steps[\"sx\"].status == \"passed\"'}]\n"),
+			`steps.sx is the result of a step of branch x, which runs beside branch y`},
 		{"branches as a variable", "vars: {branches: 1}\n" + par(branch("x", send("a")), branch("y", send("b"))),
 			"a variable named branches is defined before this parallel:"},
 	}
@@ -156,6 +160,23 @@ func TestParallelBarriersThatLoad(t *testing.T) {
       z:
         - barrier: one
         - barrier: two
+`
+	if _, err := steps.Parse("p.yaml", []byte(src), steps.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A branch reads the results of its own steps by id; the steps after the
+// parallel: read those of every branch.
+func TestParallelStepIDsThatLoad(t *testing.T) {
+	src := twoDevices + `steps:
+  - parallel:
+      x:
+        - {send: x, to: a, id: sx}
+        - assert: steps.sx.status == "passed"
+      y:
+        - {send: y, to: b, id: sy}
+  - assert: steps.sx.status == "passed" && steps.sy.status == "passed"
 `
 	if _, err := steps.Parse("p.yaml", []byte(src), steps.LoadOptions{}); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,9 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) (sent map[string]bool) {
 	// finally steps run whatever happened, so they may see any variable
 	// that the steps could have set.
 	v.steps(seq.Finally)
+	if barrierWorkHook != nil {
+		barrierWorkHook(v.barrierWork)
+	}
 	// Once checked, each matrix becomes its cases, which the execution
 	// limit counts.
 	expandMatrices(seq)
@@ -46,6 +49,10 @@ func validate(seq *Sequence, opts LoadOptions, e *errs) (sent map[string]bool) {
 	}
 	return v.sent
 }
+
+// barrierWorkHook, when set (by the tests), hears the work validate
+// spent following barriers (see MaxBarrierWork).
+var barrierWorkHook func(uint64)
 
 // validator is one pass over a decoded sequence: defined holds the
 // variables defined so far, in step order.
@@ -71,6 +78,9 @@ type validator struct {
 	// steps read as branches.NAME.var.
 	branch     *branchCheck
 	branchVars map[string]map[string]bool
+	// barrierWork is the work spent following the barriers of the
+	// file's parallel: steps, bounded by MaxBarrierWork.
+	barrierWork uint64
 }
 
 // add records a problem at p.
