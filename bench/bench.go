@@ -48,7 +48,7 @@ import (
 	"time"
 )
 
-//go:embed pexpect_*.py expect_*.tcl cfloor/floor.c
+//go:embed pexpect_*.py py_*.py pyboard.py expect_*.tcl cfloor/floor.c
 var scripts embed.FS
 
 // Scenario names, as -only takes them.
@@ -75,6 +75,9 @@ const (
 	// sideRunnerRT is the runner as hilrun run --realtime runs it.
 	sideRunnerRT = "hilrun run --realtime"
 	sidePexpect  = "pexpect"
+	// sidePySleep is (c)'s pairs in plain Python, time.sleep between
+	// the writes (bench/py_delay.py).
+	sidePySleep = "Python time.sleep"
 	// sideExpect is Tcl expect (bench/expect_*.tcl), sideFloor the C
 	// client (bench/floor.c): write, poll, read and absolute sleeps, the
 	// least any client pays on the machine.

@@ -26,7 +26,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "- Go %s; Python %s, pexpect %s; OpenOCD %s\n", strings.TrimPrefix(e.Go, "go"), py, orDash(e.Pexpect), orDash(e.OpenOCD))
 	fmt.Fprintf(&b, "- hilrun commit %s\n", orDash(e.Commit))
-	fmt.Fprintf(&b, "- The board reads its console at %s\n", orDash(e.BoardRx))
+	fmt.Fprintf(&b, "- Device of a, c, l and v: %s\n", orDash(e.Device))
+	fmt.Fprintf(&b, "- The Go board reads its console at %s\n", orDash(e.BoardRx))
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) before: %s; after: %s\n\n", orDash(e.LoadBefore), orDash(e.LoadAfter))
 	if r.RTT != nil {
 		r.RTT.markdown(&b)

@@ -108,6 +108,13 @@ type Options struct {
 	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
 	// "openocd".
 	OpenOCD string
+	// Device is the board the serial scenarios (a), (c), (l) and (v) run
+	// on: DeviceGo (""), hilrun's virtual board, or DevicePython, a small
+	// Python shell on a pty (pyboard.py) that hilrun did not write.
+	Device string
+	// BoardPython is the interpreter of the Python board and of the
+	// standard-library Python sides; "" means Python.
+	BoardPython string
 	// Python is the interpreter for the pexpect scripts (see FindPython);
 	// "" runs no pexpect side.
 	Python string
@@ -189,6 +196,12 @@ func (o *Options) defaults() {
 	}
 	if o.BarrierN <= 0 {
 		o.BarrierN = 300
+	}
+	if o.Device == "" {
+		o.Device = DeviceGo
+	}
+	if o.BoardPython == "" {
+		o.BoardPython = o.Python
 	}
 	if o.OpenOCD == "" {
 		o.OpenOCD = "openocd"

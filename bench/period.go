@@ -145,12 +145,16 @@ func (b *bencher) periodSides() []periodSide {
 // kept one, its own record of its writes.
 func (b *bencher) periodRound(ctx context.Context, sd periodSide, round, n int) error {
 	o := b.opts
-	return b.withBoard(func(board *sim.Board) error {
+	return b.withDevice(ctx, func(board device) error {
 		out, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute)
 		if err != nil {
 			return err
 		}
-		at, err := periodArrivals(board.Received(), n+1)
+		log, err := board.Log()
+		if err != nil {
+			return err
+		}
+		at, err := periodArrivals(log.Rx, n+1)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sd.s.Side, err)
 		}

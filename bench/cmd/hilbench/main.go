@@ -73,6 +73,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, bool) {
 	if o.opts.Waits, ok = listFlag(stderr, "waits", o.waits, "wait", bench.WaitNames(), strings.Join(bench.WaitNames(), ", ")); !ok {
 		return nil, false
 	}
+	if !slices.Contains(bench.Devices, o.opts.Device) {
+		fmt.Fprintf(stderr, "hilbench: -device: unknown device %q (want %s)\n", o.opts.Device, strings.Join(bench.Devices, " or "))
+		return nil, false
+	}
 	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f, l or u"); !ok {
 		return nil, false
 	}
@@ -129,6 +133,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&opts.Expect, "expect", "expect", "Tcl expect `executable` for the Tcl expect sides of a and c")
 	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
+	fs.StringVar(&opts.Device, "device", bench.DeviceGo, "the board of a, c, l and v: go (hilrun's virtual board) or python (bench/pyboard.py, a Python shell on a pty, run with the -python interpreter or python3)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
 	fs.StringVar(&o.waits, "waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
 	return fs
@@ -178,6 +183,9 @@ func findTools(ctx context.Context, opts *bench.Options, noPy, noPeers bool, std
 	if opts.Python != "" {
 		fmt.Fprintf(stderr, "hilbench: pexpect sides run with %s\n", opts.Python)
 	}
+	if !findBoardPython(opts, stderr) {
+		return false
+	}
 	// The peers are the floor and the other runner the goals of a, c and l
 	// are set against: a missing tool is an error, as a missing pexpect is.
 	if noPeers || !needPeers {
@@ -222,4 +230,25 @@ func writeReport(rep *bench.Report, out, jsonOut string, stdout, stderr io.Write
 		}
 	}
 	return 0
+}
+
+// findBoardPython settles the interpreter of the Python board and of the
+// standard-library Python sides, which need no pexpect: the pexpect
+// interpreter when there is one, else python3 on PATH. Only -device
+// python needs one; without it that is reported on stderr and
+// findBoardPython returns false.
+func findBoardPython(opts *bench.Options, stderr io.Writer) bool {
+	if opts.Device != bench.DevicePython {
+		return true
+	}
+	if opts.BoardPython = opts.Python; opts.BoardPython == "" {
+		p, err := exec.LookPath("python3")
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: -device python: %v\n", err)
+			return false
+		}
+		opts.BoardPython = p
+	}
+	fmt.Fprintf(stderr, "hilbench: the Python board runs with %s\n", opts.BoardPython)
+	return true
 }
