@@ -61,10 +61,11 @@ const (
 	MemToggle = "f"
 	Period    = "l"
 	Barrier   = "u"
+	Gap       = "v"
 )
 
 // Scenarios lists every scenario, in the order Run runs them.
-var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period, Barrier}
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period, Barrier, Gap}
 
 // Side names.
 const (
@@ -97,6 +98,9 @@ const (
 	// sideFloorAgain is a second C client in the same rounds (Options.AA):
 	// its verdict against the first is what noise alone makes of a verdict.
 	sideFloorAgain = "C client again (A/A)"
+	// sideGoLoopAgain is a second Go loop in (l)'s rounds (Options.GoLoop
+	// and Options.AA): the A/A test of verdicts against the Go loop.
+	sideGoLoopAgain = "Go loop again (A/A)"
 )
 
 // Report is the outcome of a run. Scenarios not run are nil.
@@ -113,6 +117,7 @@ type Report struct {
 	Toggle   *ToggleReport  `json:"toggle,omitempty"`
 	Period   *PeriodReport  `json:"period,omitempty"`
 	Barrier  *BarrierReport `json:"barrier,omitempty"`
+	Gap      *GapReport     `json:"gap,omitempty"`
 }
 
 // WriteJSON writes v, a Report or a TclReport, as indented JSON with a
@@ -202,6 +207,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if only(Barrier) && err == nil {
 		rep.Barrier, err = b.barriers(ctx)
 	}
+	if only(Gap) && err == nil {
+		if b.hilrun, err = hilrunBinary(ctx, opts); err == nil {
+			rep.Gap, err = b.gaps(ctx)
+		}
+	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
 	return rep, err
@@ -227,6 +237,8 @@ type bencher struct {
 	rep  *Report
 	// floor is the compiled C client, "" without a C compiler.
 	floor string
+	// hilrun is the hilrun executable of (v).
+	hilrun string
 }
 
 func (b *bencher) progress(format string, args ...any) {

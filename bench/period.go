@@ -112,6 +112,9 @@ func (b *bencher) periodSides() []periodSide {
 	}
 	if o.GoLoop {
 		sides = append(sides, hil(sideGoLoop, "every-go"))
+		if o.AA {
+			sides = append(sides, hil(sideGoLoopAgain, "every-go"))
+		}
 	}
 	if o.GoLoopPoller {
 		sides = append(sides, hil(sideGoLoopPoller, "every-go", "-watch", "poller"), hil(sideGoLoopInput, "every-go", "-watch", "input"))
@@ -301,6 +304,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoopPoller, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoopInput, rounds)
+	roundVerdicts(b, "period |error|", sideGoLoopAgain, rounds)
 	roundVerdicts(b, "period |error|", sideFloorAgain, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {

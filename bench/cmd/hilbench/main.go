@@ -77,7 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, bool) {
 		fmt.Fprintf(stderr, "hilbench: -device: unknown device %q (want %s)\n", o.opts.Device, strings.Join(bench.Devices, " or "))
 		return nil, false
 	}
-	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f, l or u"); !ok {
+	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f, l, u or v"); !ok {
 		return nil, false
 	}
 	for _, s := range strings.Split(o.delays, ",") {
@@ -96,7 +96,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("hilbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	opts := &o.opts
-	fs.StringVar(&o.only, "only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period), u (barrier skew)")
+	fs.StringVar(&o.only, "only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period), u (barrier skew), v (time between steps)")
 	fs.StringVar(&o.out, "out", "", "write the Markdown report to `FILE` instead of standard output")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the report's figures as JSON to `FILE`")
 	fs.StringVar(&o.delays, "delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
@@ -120,6 +120,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&opts.Baseline, "baseline", "", "a hilbench `executable` built from another commit: a, b and l run its hilrun side too, in the same rounds, with hilrun's verdicts against it (an A/B test of a change)")
 	fs.BoolVar(&opts.AA, "aa", false, "add an A/A test: a second C client to a, c and l and a second raw read to b, in the same rounds as the first, whose verdicts against the first show how far noise alone moves a verdict in this run")
 	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
+	fs.IntVar(&opts.GapN, "gap-n", 300, "send/expect steps per side and round (v)")
+	fs.StringVar(&opts.Hilrun, "hilrun", "", "hilrun `executable` that v runs (default: go build ./cmd/hilrun into the work directory)")
+	fs.IntVar(&opts.Runs, "runs", 1, "repeat the scenarios `N` times and report each goal's median verdict over the runs with its min-max band")
 	fs.IntVar(&opts.BarrierN, "barrier-n", 300, "measured barrier crossings per side (u)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
 	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
@@ -168,7 +171,7 @@ func findTools(ctx context.Context, opts *bench.Options, noPy, noPeers bool, std
 	for _, s := range opts.Only {
 		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
 	}
-	needPeers := needPy || slices.Contains(opts.Only, bench.Period)
+	needPeers := needPy || slices.Contains(opts.Only, bench.Period) || slices.Contains(opts.Only, bench.Gap)
 	switch {
 	case noPy || !needPy:
 		opts.Python = ""
