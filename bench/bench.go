@@ -118,6 +118,11 @@ type Report struct {
 	Period   *PeriodReport  `json:"period,omitempty"`
 	Barrier  *BarrierReport `json:"barrier,omitempty"`
 	Gap      *GapReport     `json:"gap,omitempty"`
+	// Runs are the runs of Options.Runs, when more than one: each has
+	// its scenarios' reports, and this report none of its own.
+	Runs []*Report `json:"runs,omitempty"`
+	// Goals are the goals' verdicts, over the runs.
+	Goals []Goal `json:"goals,omitempty"`
 }
 
 // WriteJSON writes v, a Report or a TclReport, as indented JSON with a
@@ -183,38 +188,60 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			err = fmt.Errorf("scenarios e and f need OpenOCD (apt-get install openocd; -only a,b,c,d leaves them out): %w", lerr)
 		}
 	}
-	if only(RoundTrip) && err == nil {
-		rep.RTT, err = b.rtt(ctx)
-	}
-	if only(Search) && err == nil {
-		rep.Search, err = b.search(ctx)
-	}
-	if only(Delay) && err == nil {
-		rep.Delay, err = b.delay(ctx)
-	}
-	if only(Lossless) && err == nil {
-		rep.Stream, err = b.lossless(ctx)
-	}
-	if only(MemRead) && err == nil {
-		rep.Mem, err = b.memLatency(ctx)
-	}
-	if only(MemToggle) && err == nil {
-		rep.Toggle, err = b.memToggle(ctx)
-	}
-	if only(Period) && err == nil {
-		rep.Period, err = b.periods(ctx)
-	}
-	if only(Barrier) && err == nil {
-		rep.Barrier, err = b.barriers(ctx)
-	}
 	if only(Gap) && err == nil {
-		if b.hilrun, err = hilrunBinary(ctx, opts); err == nil {
-			rep.Gap, err = b.gaps(ctx)
-		}
+		b.hilrun, err = hilrunBinary(ctx, opts)
+	}
+	if err == nil && opts.Runs == 1 {
+		err = b.scenarios(ctx, rep, only)
+	}
+	for i := 0; err == nil && opts.Runs > 1 && i < opts.Runs; i++ {
+		b.progress("run %d of %d", i+1, opts.Runs)
+		sub := &Report{Started: time.Now()}
+		err = b.scenarios(ctx, sub, only)
+		sub.Finished = time.Now()
+		rep.Runs = append(rep.Runs, sub)
+	}
+	if runs := rep.Runs; len(runs) > 0 {
+		rep.Goals = goals(runs)
+	} else {
+		rep.Goals = goals([]*Report{rep})
 	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
 	return rep, err
+}
+
+// scenarios runs, one after the other, the scenarios only admits, into r.
+func (b *bencher) scenarios(ctx context.Context, r *Report, only func(string) bool) error {
+	var err error
+	if only(RoundTrip) && err == nil {
+		r.RTT, err = b.rtt(ctx)
+	}
+	if only(Search) && err == nil {
+		r.Search, err = b.search(ctx)
+	}
+	if only(Delay) && err == nil {
+		r.Delay, err = b.delay(ctx)
+	}
+	if only(Lossless) && err == nil {
+		r.Stream, err = b.lossless(ctx)
+	}
+	if only(MemRead) && err == nil {
+		r.Mem, err = b.memLatency(ctx)
+	}
+	if only(MemToggle) && err == nil {
+		r.Toggle, err = b.memToggle(ctx)
+	}
+	if only(Period) && err == nil {
+		r.Period, err = b.periods(ctx)
+	}
+	if only(Barrier) && err == nil {
+		r.Barrier, err = b.barriers(ctx)
+	}
+	if only(Gap) && err == nil {
+		r.Gap, err = b.gaps(ctx)
+	}
+	return err
 }
 
 // writeScripts writes the embedded scripts and the C client's source into

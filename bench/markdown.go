@@ -29,35 +29,47 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "- Device of a, c, l and v: %s\n", orDash(e.Device))
 	fmt.Fprintf(&b, "- The Go board reads its console at %s\n", orDash(e.BoardRx))
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) before: %s; after: %s\n\n", orDash(e.LoadBefore), orDash(e.LoadAfter))
-	if r.RTT != nil {
-		r.RTT.markdown(&b)
+	goalsMarkdown(&b, r.Goals, len(r.Runs))
+	if len(r.Runs) == 0 {
+		r.sections(&b)
 	}
-	if r.Search != nil {
-		r.Search.markdown(&b)
-	}
-	if r.Delay != nil {
-		r.Delay.markdown(&b)
-	}
-	if r.Stream != nil {
-		r.Stream.markdown(&b)
-	}
-	if r.Mem != nil {
-		r.Mem.markdown(&b)
-	}
-	if r.Toggle != nil {
-		r.Toggle.markdown(&b)
-	}
-	if r.Period != nil {
-		r.Period.markdown(&b)
-	}
-	if r.Barrier != nil {
-		r.Barrier.markdown(&b)
-	}
-	if r.Gap != nil {
-		r.Gap.markdown(&b)
+	for i, run := range r.Runs {
+		fmt.Fprintf(&b, "## Run %d of %d (%s)\n\n", i+1, len(r.Runs), run.Finished.Sub(run.Started).Round(time.Second))
+		run.sections(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sections writes a section per scenario that ran.
+func (r *Report) sections(b *strings.Builder) {
+	if r.RTT != nil {
+		r.RTT.markdown(b)
+	}
+	if r.Search != nil {
+		r.Search.markdown(b)
+	}
+	if r.Delay != nil {
+		r.Delay.markdown(b)
+	}
+	if r.Stream != nil {
+		r.Stream.markdown(b)
+	}
+	if r.Mem != nil {
+		r.Mem.markdown(b)
+	}
+	if r.Toggle != nil {
+		r.Toggle.markdown(b)
+	}
+	if r.Period != nil {
+		r.Period.markdown(b)
+	}
+	if r.Barrier != nil {
+		r.Barrier.markdown(b)
+	}
+	if r.Gap != nil {
+		r.Gap.markdown(b)
+	}
 }
 
 func orDash(s string) string {
