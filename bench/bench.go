@@ -10,6 +10,8 @@
 //     sees it,
 //   - (u) how far apart a barrier releases the branches of a parallel:
 //     step, on a board with two consoles,
+//   - (v) the time between steps: N send/expect steps run by the hilrun
+//     binary as CI runs it, by its own clock and as the board saw it,
 //
 // with two more peers in (a), (c) and (l): Tcl expect (bench/expect_*.tcl)
 // and a minimal C client (bench/cfloor/floor.c: write, poll, read, and
@@ -21,6 +23,10 @@
 //
 //   - (e) the latency of one 32-bit read,
 //   - (f) the LED toggled on a fixed period, as the board saw it.
+//
+// (a), (c), (l) and (v) run on the Go virtual board or, with
+// Options.Device, on a board that is not hilrun's: bench/pyboard.py, a
+// Python shell on a pty that stamps lines and replies with its own clock.
 //
 // The virtual board runs in the calling process. Every measured side, the
 // hilrun ones included, runs in a child process of its own (see ChildEnv

@@ -2,7 +2,7 @@
 // pexpect (serial console) and against running OpenOCD once per operation
 // (memory access), and prints a Markdown report; see package bench.
 //
-//	go run ./bench/cmd/hilbench [-only a,b,c,d,e,f] [-n 2000] [-out FILE]
+//	go run ./bench/cmd/hilbench [-only a,b,c,d,e,f,l,u,v] [-device go|python] [-runs N] [-n 2000] [-out FILE]
 package main
 
 import (
