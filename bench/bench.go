@@ -10,6 +10,8 @@
 //     sees it,
 //   - (u) how far apart a barrier releases the branches of a parallel:
 //     step, on a board with two consoles,
+//   - (v) the time between steps: N send/expect steps run by the hilrun
+//     binary as CI runs it, by its own clock and as the board saw it,
 //
 // with two more peers in (a), (c) and (l): Tcl expect (bench/expect_*.tcl)
 // and a minimal C client (bench/cfloor/floor.c: write, poll, read, and
@@ -21,6 +23,10 @@
 //
 //   - (e) the latency of one 32-bit read,
 //   - (f) the LED toggled on a fixed period, as the board saw it.
+//
+// (a), (c), (l) and (v) run on the Go virtual board or, with
+// Options.Device, on a board that is not hilrun's: bench/pyboard.py, a
+// Python shell on a pty that stamps lines and replies with its own clock.
 //
 // The virtual board runs in the calling process. Every measured side, the
 // hilrun ones included, runs in a child process of its own (see ChildEnv
@@ -48,7 +54,7 @@ import (
 	"time"
 )
 
-//go:embed pexpect_*.py expect_*.tcl cfloor/floor.c
+//go:embed pexpect_*.py py_*.py pyboard.py expect_*.tcl cfloor/floor.c
 var scripts embed.FS
 
 // Scenario names, as -only takes them.
@@ -61,10 +67,11 @@ const (
 	MemToggle = "f"
 	Period    = "l"
 	Barrier   = "u"
+	Gap       = "v"
 )
 
 // Scenarios lists every scenario, in the order Run runs them.
-var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period, Barrier}
+var Scenarios = []string{RoundTrip, Search, Delay, Lossless, MemRead, MemToggle, Period, Barrier, Gap}
 
 // Side names.
 const (
@@ -75,6 +82,9 @@ const (
 	// sideRunnerRT is the runner as hilrun run --realtime runs it.
 	sideRunnerRT = "hilrun run --realtime"
 	sidePexpect  = "pexpect"
+	// sidePySleep is (c)'s pairs in plain Python, time.sleep between
+	// the writes (bench/py_delay.py).
+	sidePySleep = "Python time.sleep"
 	// sideExpect is Tcl expect (bench/expect_*.tcl), sideFloor the C
 	// client (bench/floor.c): write, poll, read and absolute sleeps, the
 	// least any client pays on the machine.
@@ -94,6 +104,9 @@ const (
 	// sideFloorAgain is a second C client in the same rounds (Options.AA):
 	// its verdict against the first is what noise alone makes of a verdict.
 	sideFloorAgain = "C client again (A/A)"
+	// sideGoLoopAgain is a second Go loop in (l)'s rounds (Options.GoLoop
+	// and Options.AA): the A/A test of verdicts against the Go loop.
+	sideGoLoopAgain = "Go loop again (A/A)"
 )
 
 // Report is the outcome of a run. Scenarios not run are nil.
@@ -110,6 +123,12 @@ type Report struct {
 	Toggle   *ToggleReport  `json:"toggle,omitempty"`
 	Period   *PeriodReport  `json:"period,omitempty"`
 	Barrier  *BarrierReport `json:"barrier,omitempty"`
+	Gap      *GapReport     `json:"gap,omitempty"`
+	// Runs are the runs of Options.Runs, when more than one: each has
+	// its scenarios' reports, and this report none of its own.
+	Runs []*Report `json:"runs,omitempty"`
+	// Goals are the goals' verdicts, over the runs.
+	Goals []Goal `json:"goals,omitempty"`
 }
 
 // WriteJSON writes v, a Report or a TclReport, as indented JSON with a
@@ -175,33 +194,60 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			err = fmt.Errorf("scenarios e and f need OpenOCD (apt-get install openocd; -only a,b,c,d leaves them out): %w", lerr)
 		}
 	}
-	if only(RoundTrip) && err == nil {
-		rep.RTT, err = b.rtt(ctx)
+	if only(Gap) && err == nil {
+		b.hilrun, err = hilrunBinary(ctx, opts)
 	}
-	if only(Search) && err == nil {
-		rep.Search, err = b.search(ctx)
+	if err == nil && opts.Runs == 1 {
+		err = b.scenarios(ctx, rep, only)
 	}
-	if only(Delay) && err == nil {
-		rep.Delay, err = b.delay(ctx)
+	for i := 0; err == nil && opts.Runs > 1 && i < opts.Runs; i++ {
+		b.progress("run %d of %d", i+1, opts.Runs)
+		sub := &Report{Started: time.Now()}
+		err = b.scenarios(ctx, sub, only)
+		sub.Finished = time.Now()
+		rep.Runs = append(rep.Runs, sub)
 	}
-	if only(Lossless) && err == nil {
-		rep.Stream, err = b.lossless(ctx)
-	}
-	if only(MemRead) && err == nil {
-		rep.Mem, err = b.memLatency(ctx)
-	}
-	if only(MemToggle) && err == nil {
-		rep.Toggle, err = b.memToggle(ctx)
-	}
-	if only(Period) && err == nil {
-		rep.Period, err = b.periods(ctx)
-	}
-	if only(Barrier) && err == nil {
-		rep.Barrier, err = b.barriers(ctx)
+	if runs := rep.Runs; len(runs) > 0 {
+		rep.Goals = goals(runs)
+	} else {
+		rep.Goals = goals([]*Report{rep})
 	}
 	rep.Env.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
 	return rep, err
+}
+
+// scenarios runs, one after the other, the scenarios only admits, into r.
+func (b *bencher) scenarios(ctx context.Context, r *Report, only func(string) bool) error {
+	var err error
+	if only(RoundTrip) && err == nil {
+		r.RTT, err = b.rtt(ctx)
+	}
+	if only(Search) && err == nil {
+		r.Search, err = b.search(ctx)
+	}
+	if only(Delay) && err == nil {
+		r.Delay, err = b.delay(ctx)
+	}
+	if only(Lossless) && err == nil {
+		r.Stream, err = b.lossless(ctx)
+	}
+	if only(MemRead) && err == nil {
+		r.Mem, err = b.memLatency(ctx)
+	}
+	if only(MemToggle) && err == nil {
+		r.Toggle, err = b.memToggle(ctx)
+	}
+	if only(Period) && err == nil {
+		r.Period, err = b.periods(ctx)
+	}
+	if only(Barrier) && err == nil {
+		r.Barrier, err = b.barriers(ctx)
+	}
+	if only(Gap) && err == nil {
+		r.Gap, err = b.gaps(ctx)
+	}
+	return err
 }
 
 // writeScripts writes the embedded scripts and the C client's source into
@@ -224,6 +270,8 @@ type bencher struct {
 	rep  *Report
 	// floor is the compiled C client, "" without a C compiler.
 	floor string
+	// hilrun is the hilrun executable of (v).
+	hilrun string
 }
 
 func (b *bencher) progress(format string, args ...any) {

@@ -36,6 +36,9 @@ const (
 type childOutput struct {
 	// SamplesNs are measured round trips in nanoseconds.
 	SamplesNs []int64 `json:"samples_ns,omitempty"`
+	// StartedNs are when each step started, from the sequence's start
+	// (steps-runner, and the hilrun binary's JSON report in (v)).
+	StartedNs []int64 `json:"started_ns,omitempty"`
 	// SleepNs are the delays as the client measured them, in nanoseconds.
 	SleepNs []int64 `json:"sleep_ns,omitempty"`
 	// Done is false when a search gave up at its time limit.
@@ -64,7 +67,7 @@ type childOutput struct {
 }
 
 // childModes are the modes ChildMain takes.
-const childModes = "rtt-runner, rtt-runner-regex, rtt-console, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process, barrier-runner"
+const childModes = "rtt-runner, rtt-runner-regex, rtt-console, steps-runner, delay-runner, delay-console, every-runner, search, stream-log, mem-session, mem-runner, mem-telnet, mem-process, toggle-runner, toggle-telnet, toggle-process, barrier-runner"
 
 // ChildMain runs one side of a benchmark against the serial port given
 // with -serial, the OpenOCD telnet server given with -openocd or the JTAG
@@ -203,6 +206,8 @@ func runChild(ctx context.Context, mode string, f *childFlags) (childOutput, err
 		return rttRunner(ctx, f.port, f.n, f.warmup, true)
 	case "rtt-console":
 		return rttConsole(ctx, f.port, f.n, f.warmup)
+	case "steps-runner":
+		return stepsRunner(ctx, f.port, f.n)
 	case "delay-runner":
 		return delayRunner(ctx, f.port, f.delay, f.n, f.warmup, f.hops)
 	case "every-go":

@@ -72,3 +72,23 @@ func rttConsole(ctx context.Context, port string, n, warmup int) (childOutput, e
 	}
 	return out, nil
 }
+
+// stepsRunner runs (v)'s sequence, n send/expect steps written out one by
+// one, with the engine hilrun run uses but no progress console, and
+// returns each step's start and duration after the sync step.
+func stepsRunner(ctx context.Context, port string, n int) (childOutput, error) {
+	res, err := runSequence(ctx, stepsYAML(n), port, "")
+	if err != nil {
+		return childOutput{}, err
+	}
+	sends := stepsOf(res, steps.KindSend)
+	if len(sends) != 1+n {
+		return childOutput{}, fmt.Errorf("ran %d send steps, want %d", len(sends), 1+n)
+	}
+	var out childOutput
+	for _, s := range sends[1:] {
+		out.StartedNs = append(out.StartedNs, s.Started.Nanoseconds())
+		out.SamplesNs = append(out.SamplesNs, s.Duration.Nanoseconds())
+	}
+	return out, nil
+}

@@ -92,6 +92,17 @@ func (b *bencher) delaySides() []delaySide {
 			},
 		})
 	}
+	if b.opts.Device == DevicePython && b.opts.BoardPython != "" {
+		sides = append(sides, delaySide{
+			name: sidePySleep,
+			command: func(d time.Duration) string {
+				return fmt.Sprintf("python3 bench/py_delay.py PATH %d N %d", d.Microseconds(), delayWarmup)
+			},
+			args: func(path string, d time.Duration, n int) (string, []string) {
+				return kindPyStdlib, []string{"py_delay.py", path, strconv.FormatInt(d.Microseconds(), 10), itoa(n), itoa(delayWarmup)}
+			},
+		})
+	}
 	if b.opts.Expect != "" {
 		sides = append(sides, delaySide{
 			name: sideExpect,
@@ -180,13 +191,17 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 	for round, n := range split(o.DelayN, rounds) {
 		for _, d := range o.Delays {
 			for _, side := range rotate(sides, round) {
-				err := b.withBoard(func(board *sim.Board) error {
+				err := b.withDevice(ctx, func(board device) error {
 					kind, args := side.args(board.SerialPath(), d, n)
 					out, _, err := b.run(ctx, kind, args, 10*time.Minute)
 					if err != nil {
 						return err
 					}
-					gaps, err := pairGaps(board.Received(), delayWarmup, n)
+					log, err := board.Log()
+					if err != nil {
+						return err
+					}
+					gaps, err := pairGaps(log.Rx, delayWarmup, n)
 					if err != nil {
 						return fmt.Errorf("%s, %s: %w", side.name, d, err)
 					}
@@ -202,7 +217,7 @@ func (b *bencher) delay(ctx context.Context) (*DelayReport, error) {
 					}
 					s.client = append(s.client, nanos(out.SleepNs)...)
 					if len(out.Hops) > 0 {
-						if err := s.addHops(board.Received(), out.Hops, delayWarmup, d); err != nil {
+						if err := s.addHops(log.Rx, out.Hops, delayWarmup, d); err != nil {
 							return fmt.Errorf("%s, %s: %w", side.name, d, err)
 						}
 					}

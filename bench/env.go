@@ -23,7 +23,9 @@ type Env struct {
 	Commit     string `json:"commit,omitempty"`
 	LoadBefore string `json:"load_before"`
 	// BoardRx is the priority the board reads its console at.
-	BoardRx   string `json:"board_rx"`
+	BoardRx string `json:"board_rx"`
+	// Device is the board of the serial scenarios (Options.Device).
+	Device    string `json:"device"`
 	LoadAfter string `json:"load_after"`
 }
 
@@ -35,6 +37,10 @@ func (b *bencher) env(ctx context.Context) Env {
 		if fifoPermitted() {
 			e.BoardRx = "SCHED_FIFO"
 		}
+	}
+	e.Device = "hilrun's virtual board (Go, in hilbench's process)"
+	if b.opts.Device == DevicePython {
+		e.Device = "the Python board (bench/pyboard.py, " + b.opts.BoardPython + ", a process of its own, pinned to no CPU); it reads at SCHED_FIFO when permitted unless -board-normal"
 	}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {

@@ -294,9 +294,9 @@ func TestSummarize(t *testing.T) {
 		want    Summary
 	}{
 		{"empty", nil, Summary{}},
-		{"one", ms(7), Summary{N: 1, Min: 7 * time.Millisecond, Median: 7 * time.Millisecond, P99: 7 * time.Millisecond, Max: 7 * time.Millisecond, Mean: 7 * time.Millisecond}},
-		{"even count takes the lower median", ms(4, 1, 3, 2), Summary{N: 4, Min: time.Millisecond, Median: 2 * time.Millisecond, P99: 4 * time.Millisecond, Max: 4 * time.Millisecond, Mean: 2500 * time.Microsecond}},
-		{"p99 of 100 is the 99th", ms(hundred...), Summary{N: 100, Min: time.Millisecond, Median: 50 * time.Millisecond, P99: 99 * time.Millisecond, Max: 100 * time.Millisecond, Mean: 50500 * time.Microsecond}},
+		{"one", ms(7), Summary{N: 1, Min: 7 * time.Millisecond, Median: 7 * time.Millisecond, P95: 7 * time.Millisecond, P99: 7 * time.Millisecond, Max: 7 * time.Millisecond, Mean: 7 * time.Millisecond}},
+		{"even count takes the lower median", ms(4, 1, 3, 2), Summary{N: 4, Min: time.Millisecond, Median: 2 * time.Millisecond, P95: 4 * time.Millisecond, P99: 4 * time.Millisecond, Max: 4 * time.Millisecond, Mean: 2500 * time.Microsecond}},
+		{"p95 and p99 of 100 are the 95th and 99th", ms(hundred...), Summary{N: 100, Min: time.Millisecond, Median: 50 * time.Millisecond, P95: 95 * time.Millisecond, P99: 99 * time.Millisecond, Max: 100 * time.Millisecond, Mean: 50500 * time.Microsecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

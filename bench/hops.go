@@ -37,6 +37,7 @@ type HopReport struct {
 type HopStat struct {
 	Name      string        `json:"name"`
 	Median    time.Duration `json:"median_ns"`
+	P95       time.Duration `json:"p95_ns"`
 	P99       time.Duration `json:"p99_ns"`
 	WorstMean time.Duration `json:"worst_mean_ns"`
 }
@@ -97,7 +98,7 @@ func (s *DelaySeries) summarizeHops() {
 			sum += s.pairs[i][j]
 		}
 		sm := summarize(all)
-		rep.Hops = append(rep.Hops, HopStat{Name: name, Median: sm.Median, P99: sm.P99, WorstMean: sum / time.Duration(worst)})
+		rep.Hops = append(rep.Hops, HopStat{Name: name, Median: sm.Median, P95: sm.P95, P99: sm.P99, WorstMean: sum / time.Duration(worst)})
 	}
 	var gc, nogc []time.Duration
 	for i, p := range s.pairs {
@@ -118,9 +119,9 @@ func (r *DelayReport) hopsMarkdown(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, "\nWhere the error of %s's %s delays goes (-hops: wall-clock times the runner's events give, lined up with the board's; the rows add up to the signed error). Worst: the mean over the %d pair(s) of largest |error|.\n\n", s.Side, s.Delay, h.Worst)
-		fmt.Fprintf(b, "| hop | median | p99 | worst |\n|---|--:|--:|--:|\n")
+		fmt.Fprintf(b, "| hop | median | p95 | p99 | worst |\n|---|--:|--:|--:|--:|\n")
 		for _, x := range h.Hops {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", x.Name, signedUS(x.Median), signedUS(x.P99), signedUS(x.WorstMean))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", x.Name, signedUS(x.Median), signedUS(x.P95), signedUS(x.P99), signedUS(x.WorstMean))
 		}
 		fmt.Fprintf(b, "\nPairs with a GC cycle between the two sends: %d of %d (median |error| %s with, %s without).\n", h.GCPairs, len(s.pairs), us(h.GCMedian), us(h.NoGCMedian))
 	}

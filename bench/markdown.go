@@ -26,34 +26,50 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "- Go %s; Python %s, pexpect %s; OpenOCD %s\n", strings.TrimPrefix(e.Go, "go"), py, orDash(e.Pexpect), orDash(e.OpenOCD))
 	fmt.Fprintf(&b, "- hilrun commit %s\n", orDash(e.Commit))
-	fmt.Fprintf(&b, "- The board reads its console at %s\n", orDash(e.BoardRx))
+	fmt.Fprintf(&b, "- Device of a, c, l and v: %s\n", orDash(e.Device))
+	fmt.Fprintf(&b, "- The Go board reads its console at %s\n", orDash(e.BoardRx))
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) before: %s; after: %s\n\n", orDash(e.LoadBefore), orDash(e.LoadAfter))
-	if r.RTT != nil {
-		r.RTT.markdown(&b)
+	goalsMarkdown(&b, r.Goals, len(r.Runs))
+	if len(r.Runs) == 0 {
+		r.sections(&b)
 	}
-	if r.Search != nil {
-		r.Search.markdown(&b)
-	}
-	if r.Delay != nil {
-		r.Delay.markdown(&b)
-	}
-	if r.Stream != nil {
-		r.Stream.markdown(&b)
-	}
-	if r.Mem != nil {
-		r.Mem.markdown(&b)
-	}
-	if r.Toggle != nil {
-		r.Toggle.markdown(&b)
-	}
-	if r.Period != nil {
-		r.Period.markdown(&b)
-	}
-	if r.Barrier != nil {
-		r.Barrier.markdown(&b)
+	for i, run := range r.Runs {
+		fmt.Fprintf(&b, "## Run %d of %d (%s)\n\n", i+1, len(r.Runs), run.Finished.Sub(run.Started).Round(time.Second))
+		run.sections(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sections writes a section per scenario that ran.
+func (r *Report) sections(b *strings.Builder) {
+	if r.RTT != nil {
+		r.RTT.markdown(b)
+	}
+	if r.Search != nil {
+		r.Search.markdown(b)
+	}
+	if r.Delay != nil {
+		r.Delay.markdown(b)
+	}
+	if r.Stream != nil {
+		r.Stream.markdown(b)
+	}
+	if r.Mem != nil {
+		r.Mem.markdown(b)
+	}
+	if r.Toggle != nil {
+		r.Toggle.markdown(b)
+	}
+	if r.Period != nil {
+		r.Period.markdown(b)
+	}
+	if r.Barrier != nil {
+		r.Barrier.markdown(b)
+	}
+	if r.Gap != nil {
+		r.Gap.markdown(b)
+	}
 }
 
 func orDash(s string) string {
@@ -122,13 +138,15 @@ func (r *RTTReport) markdown(b *strings.Builder) {
 // moves from round to round, hits both sides of every ratio.
 func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Summary) {
 	mine := rounds[side]
-	candidates := []string{sidePexpect, sideExpect, sideGoLoop, sideGoLoopPoller, sideGoLoopInput, sideFloor}
+	candidates := []string{sidePexpect, sidePySleep, sideExpect, sideGoLoop, sideGoLoopPoller, sideGoLoopInput, sideFloor}
 	switch side {
 	case sideRunner, sideRunnerRT:
 		// The A/B test of a change is read from hilrun's tables alone.
 		candidates = append([]string{sideBaseline}, candidates...)
 	case sideFloorAgain:
 		candidates = []string{sideFloor}
+	case sideGoLoopAgain:
+		candidates = []string{sideGoLoop}
 	}
 	var peers []string
 	for _, p := range candidates {
@@ -140,15 +158,19 @@ func roundVerdicts(b *strings.Builder, what, side string, rounds map[string][]Su
 		return
 	}
 	fmt.Fprintf(b, "\nPer-round ratios, %s %s / peer (below 1: %s is faster or closer); verdict = median of the rounds' ratios:\n\n", side, what, side)
+	if side == sideGoLoopAgain {
+		fmt.Fprintf(b, "An A/A test: the same Go loop twice in the same rounds. How far its verdicts lie from 1 is what noise alone does to a verdict against the Go loop in this run.\n\n")
+	}
 	if side == sideFloorAgain {
 		fmt.Fprintf(b, "An A/A test: the same C client twice in the same rounds. How far its verdicts lie from 1 is what noise alone does to a verdict in this run.\n\n")
 	}
-	fmt.Fprintf(b, "| peer | median: per round | median: verdict | p99: per round | p99: verdict |\n")
-	fmt.Fprintf(b, "|---|---|--:|---|--:|\n")
+	fmt.Fprintf(b, "| peer | median: per round | median: verdict | p95: per round | p95: verdict | p99: per round | p99: verdict |\n")
+	fmt.Fprintf(b, "|---|---|--:|---|--:|---|--:|\n")
 	for _, p := range peers {
 		med := roundRatios(mine, rounds[p], pickMedian)
+		p95 := roundRatios(mine, rounds[p], pickP95)
 		p99 := roundRatios(mine, rounds[p], pickP99)
-		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %.3f |\n", p, floats(med), medianFloat(med), floats(p99), medianFloat(p99))
+		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %.3f | %s | %.3f |\n", p, floats(med), medianFloat(med), floats(p95), medianFloat(p95), floats(p99), medianFloat(p99))
 	}
 }
 
@@ -274,8 +296,8 @@ func mb(n int64) string {
 func (r *DelayReport) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "### (c) delay accuracy, seen by the device\n\n")
 	fmt.Fprintf(b, "Send a line, wait D, send a line. The board timestamps each line when the read that holds its end returns; error = (arrival of the second line - arrival of the first) - D. %d measured pairs per side and D, in %d alternating blocks, each a fresh board and process starting with %d unmeasured pairs. \"Read at once\" counts pairs whose two lines the board read together (it did not run between the two sends; the error is then D itself). The client column is how far the sender's own measure of the delay was from D (the runner's actual_us, whole microseconds; the time around time.sleep for pexpect). Ratio: hilrun p99 |error| / pexpect p99 |error|.\n\n", r.N, r.Rounds, delayWarmup)
-	fmt.Fprintf(b, "| D | side | n | median abs error | p90 | p99 | max | median signed | read at once | client median | p99 vs pexpect |\n")
-	fmt.Fprintf(b, "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "| D | side | n | median abs error | p90 | p95 | p99 | max | median signed | read at once | client median | p99 vs pexpect |\n")
+	fmt.Fprintf(b, "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, s := range r.Series {
 		cmp := "-"
 		if s.Side != sidePexpect {
@@ -285,10 +307,11 @@ func (r *DelayReport) markdown(b *strings.Builder) {
 				}
 			}
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %s | %s |\n", s.Delay, s.Side, s.Errors.N,
-			us(s.Errors.Median), us(s.P90), us(s.Errors.P99), us(s.Errors.Max), signedUS(s.Signed.Median), s.Merged, clientCell(s), cmp)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", s.Delay, s.Side, s.Errors.N,
+			us(s.Errors.Median), us(s.P90), us(s.Errors.P95), us(s.Errors.P99), us(s.Errors.Max), signedUS(s.Signed.Median), s.Merged, clientCell(s), cmp)
 	}
 	r.hopsMarkdown(b)
+	r.p95Verdicts(b)
 	for _, d := range delaysOf(r.Series) {
 		rounds := map[string][]Summary{}
 		for _, s := range r.Series {

@@ -105,9 +105,25 @@ type Options struct {
 	// BarrierN is the number of measured barrier crossings per side in
 	// (u); 0 means 300.
 	BarrierN int
+	// GapN is the number of send/expect steps per side and round in (v);
+	// 0 means 300.
+	GapN int
+	// Hilrun is the hilrun executable (v) runs; "" builds one from this
+	// module (go build ./cmd/hilrun) into the work directory.
+	Hilrun string
+	// Runs repeats the scenarios that many times and reports the goals'
+	// verdicts over the runs (see Goals); 0 means 1.
+	Runs int
 	// OpenOCD is the OpenOCD executable for (e) and (f); "" means
 	// "openocd".
 	OpenOCD string
+	// Device is the board the serial scenarios (a), (c), (l) and (v) run
+	// on: DeviceGo (""), hilrun's virtual board, or DevicePython, a small
+	// Python shell on a pty (pyboard.py) that hilrun did not write.
+	Device string
+	// BoardPython is the interpreter of the Python board and of the
+	// standard-library Python sides; "" means Python.
+	BoardPython string
 	// Python is the interpreter for the pexpect scripts (see FindPython);
 	// "" runs no pexpect side.
 	Python string
@@ -189,6 +205,18 @@ func (o *Options) defaults() {
 	}
 	if o.BarrierN <= 0 {
 		o.BarrierN = 300
+	}
+	if o.Device == "" {
+		o.Device = DeviceGo
+	}
+	if o.BoardPython == "" {
+		o.BoardPython = o.Python
+	}
+	if o.GapN <= 0 {
+		o.GapN = 300
+	}
+	if o.Runs <= 0 {
+		o.Runs = 1
 	}
 	if o.OpenOCD == "" {
 		o.OpenOCD = "openocd"

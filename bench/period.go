@@ -112,6 +112,9 @@ func (b *bencher) periodSides() []periodSide {
 	}
 	if o.GoLoop {
 		sides = append(sides, hil(sideGoLoop, "every-go"))
+		if o.AA {
+			sides = append(sides, hil(sideGoLoopAgain, "every-go"))
+		}
 	}
 	if o.GoLoopPoller {
 		sides = append(sides, hil(sideGoLoopPoller, "every-go", "-watch", "poller"), hil(sideGoLoopInput, "every-go", "-watch", "input"))
@@ -145,12 +148,16 @@ func (b *bencher) periodSides() []periodSide {
 // kept one, its own record of its writes.
 func (b *bencher) periodRound(ctx context.Context, sd periodSide, round, n int) error {
 	o := b.opts
-	return b.withBoard(func(board *sim.Board) error {
+	return b.withDevice(ctx, func(board device) error {
 		out, _, err := b.run(ctx, sd.kind, sd.args(board.SerialPath(), n), 10*time.Minute)
 		if err != nil {
 			return err
 		}
-		at, err := periodArrivals(board.Received(), n+1)
+		log, err := board.Log()
+		if err != nil {
+			return err
+		}
+		at, err := periodArrivals(log.Rx, n+1)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sd.s.Side, err)
 		}
@@ -297,6 +304,7 @@ func (r *PeriodReport) markdown(b *strings.Builder) {
 	roundVerdicts(b, "period |error|", sideGoLoop, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoopPoller, rounds)
 	roundVerdicts(b, "period |error|", sideGoLoopInput, rounds)
+	roundVerdicts(b, "period |error|", sideGoLoopAgain, rounds)
 	roundVerdicts(b, "period |error|", sideFloorAgain, rounds)
 	fmt.Fprintf(b, "\nOne round of each side:\n\n")
 	for _, s := range r.Sides {

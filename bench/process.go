@@ -36,6 +36,9 @@ const (
 	kindPython = "python"
 	kindExpect = "expect"
 	kindFloor  = "floor"
+	// kindPyStdlib is a Python script of the standard library alone, run
+	// with Options.BoardPython.
+	kindPyStdlib = "python-stdlib"
 	// kindBaseline is a hilbench child of Options.Baseline.
 	kindBaseline = "baseline"
 )
@@ -80,6 +83,8 @@ func (b *bencher) run(ctx context.Context, kind string, args []string, timeout t
 	switch kind {
 	case kindPython:
 		cmd = exec.CommandContext(ctx, b.opts.Python, script()...)
+	case kindPyStdlib:
+		cmd = exec.CommandContext(ctx, b.opts.BoardPython, script()...)
 	case kindExpect:
 		cmd = exec.CommandContext(ctx, b.opts.Expect, script()...)
 	case kindFloor:
@@ -102,6 +107,8 @@ func (b *bencher) run(ctx context.Context, kind string, args []string, timeout t
 	switch kind {
 	case kindPython:
 		what = b.opts.Python + " " + what
+	case kindPyStdlib:
+		what = b.opts.BoardPython + " " + what
 	case kindExpect:
 		what = b.opts.Expect + " " + what
 	case kindFloor:

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/hilrun/hilrun/pkg/sim"
 )
 
 // RTTReport is scenario (a).
@@ -67,7 +65,7 @@ func (b *bencher) rtt(ctx context.Context) (*RTTReport, error) {
 			continue
 		}
 		for _, name := range rotate(names, round) {
-			err := b.withBoard(func(board *sim.Board) error {
+			err := b.withDevice(ctx, func(board device) error {
 				path := board.SerialPath()
 				var args []string
 				kind := kindHilrun

@@ -11,6 +11,7 @@ type Summary struct {
 	N      int           `json:"n"`
 	Min    time.Duration `json:"min_ns"`
 	Median time.Duration `json:"median_ns"`
+	P95    time.Duration `json:"p95_ns"`
 	P99    time.Duration `json:"p99_ns"`
 	Max    time.Duration `json:"max_ns"`
 	Mean   time.Duration `json:"mean_ns"`
@@ -33,6 +34,7 @@ func summarize(samples []time.Duration) Summary {
 		N:      len(s),
 		Min:    s[0],
 		Median: rank(s, 0.50),
+		P95:    rank(s, 0.95),
 		P99:    rank(s, 0.99),
 		Max:    s[len(s)-1],
 		Mean:   time.Duration(sum / float64(len(s))),
@@ -123,4 +125,5 @@ func medianFloat(v []float64) float64 {
 }
 
 func pickMedian(s Summary) time.Duration { return s.Median }
+func pickP95(s Summary) time.Duration    { return s.P95 }
 func pickP99(s Summary) time.Duration    { return s.P99 }

@@ -2,7 +2,7 @@
 // pexpect (serial console) and against running OpenOCD once per operation
 // (memory access), and prints a Markdown report; see package bench.
 //
-//	go run ./bench/cmd/hilbench [-only a,b,c,d,e,f] [-n 2000] [-out FILE]
+//	go run ./bench/cmd/hilbench [-only a,b,c,d,e,f,l,u,v] [-device go|python] [-runs N] [-n 2000] [-out FILE]
 package main
 
 import (
@@ -73,7 +73,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, bool) {
 	if o.opts.Waits, ok = listFlag(stderr, "waits", o.waits, "wait", bench.WaitNames(), strings.Join(bench.WaitNames(), ", ")); !ok {
 		return nil, false
 	}
-	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f, l or u"); !ok {
+	if !slices.Contains(bench.Devices, o.opts.Device) {
+		fmt.Fprintf(stderr, "hilbench: -device: unknown device %q (want %s)\n", o.opts.Device, strings.Join(bench.Devices, " or "))
+		return nil, false
+	}
+	if o.opts.Only, ok = listFlag(stderr, "only", o.only, "scenario", bench.Scenarios, "a, b, c, d, e, f, l, u or v"); !ok {
 		return nil, false
 	}
 	for _, s := range strings.Split(o.delays, ",") {
@@ -92,7 +96,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("hilbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	opts := &o.opts
-	fs.StringVar(&o.only, "only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period), u (barrier skew)")
+	fs.StringVar(&o.only, "only", "", "run only these scenarios, comma-separated: a (round trip), b (search), c (delay), d (lossless log), e (memory read), f (LED toggle), l (send period), u (barrier skew), v (time between steps)")
 	fs.StringVar(&o.out, "out", "", "write the Markdown report to `FILE` instead of standard output")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the report's figures as JSON to `FILE`")
 	fs.StringVar(&o.delays, "delays", "1ms,10ms,100ms", "delay lengths of scenario c, comma-separated")
@@ -116,6 +120,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&opts.Baseline, "baseline", "", "a hilbench `executable` built from another commit: a, b and l run its hilrun side too, in the same rounds, with hilrun's verdicts against it (an A/B test of a change)")
 	fs.BoolVar(&opts.AA, "aa", false, "add an A/A test: a second C client to a, c and l and a second raw read to b, in the same rounds as the first, whose verdicts against the first show how far noise alone moves a verdict in this run")
 	fs.BoolVar(&opts.Realtime, "realtime", false, "add to c and l the runner's side as hilrun run --realtime runs it (SCHED_FIFO waits, locked memory)")
+	fs.IntVar(&opts.GapN, "gap-n", 300, "send/expect steps per side and round (v)")
+	fs.StringVar(&opts.Hilrun, "hilrun", "", "hilrun `executable` that v runs (default: go build ./cmd/hilrun into the work directory)")
+	fs.IntVar(&opts.Runs, "runs", 1, "repeat the scenarios `N` times and report each goal's median verdict over the runs with its min-max band")
 	fs.IntVar(&opts.BarrierN, "barrier-n", 300, "measured barrier crossings per side (u)")
 	fs.IntVar(&opts.MemN, "mem-n", 500, "measured reads per hilrun side (e)")
 	fs.IntVar(&opts.MemProcN, "mem-proc-n", 100, "measured reads by an OpenOCD process each (e)")
@@ -129,6 +136,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&opts.Expect, "expect", "expect", "Tcl expect `executable` for the Tcl expect sides of a and c")
 	fs.StringVar(&opts.CC, "cc", "cc", "C `compiler` that builds the C client, the floor of a, c and l")
 	fs.StringVar(&opts.Python, "python", "", "Python interpreter with pexpect (default: the first of python3 on PATH and "+bench.DebianPython+" that can import pexpect)")
+	fs.StringVar(&opts.Device, "device", bench.DeviceGo, "the board of a, c, l and v: go (hilrun's virtual board) or python (bench/pyboard.py, a Python shell on a pty, run with the -python interpreter or python3)")
 	fs.StringVar(&opts.WorkDir, "workdir", "", "keep the pexpect scripts here (default: a temporary directory)")
 	fs.StringVar(&o.waits, "waits", "", "add only these diagnostic sides to c, comma-separated: "+strings.Join(bench.WaitNames(), ", "))
 	return fs
@@ -163,7 +171,7 @@ func findTools(ctx context.Context, opts *bench.Options, noPy, noPeers bool, std
 	for _, s := range opts.Only {
 		needPy = needPy || s == bench.RoundTrip || s == bench.Search || s == bench.Delay
 	}
-	needPeers := needPy || slices.Contains(opts.Only, bench.Period)
+	needPeers := needPy || slices.Contains(opts.Only, bench.Period) || slices.Contains(opts.Only, bench.Gap)
 	switch {
 	case noPy || !needPy:
 		opts.Python = ""
@@ -177,6 +185,9 @@ func findTools(ctx context.Context, opts *bench.Options, noPy, noPeers bool, std
 	}
 	if opts.Python != "" {
 		fmt.Fprintf(stderr, "hilbench: pexpect sides run with %s\n", opts.Python)
+	}
+	if !findBoardPython(opts, stderr) {
+		return false
 	}
 	// The peers are the floor and the other runner the goals of a, c and l
 	// are set against: a missing tool is an error, as a missing pexpect is.
@@ -222,4 +233,25 @@ func writeReport(rep *bench.Report, out, jsonOut string, stdout, stderr io.Write
 		}
 	}
 	return 0
+}
+
+// findBoardPython settles the interpreter of the Python board and of the
+// standard-library Python sides, which need no pexpect: the pexpect
+// interpreter when there is one, else python3 on PATH. Only -device
+// python needs one; without it that is reported on stderr and
+// findBoardPython returns false.
+func findBoardPython(opts *bench.Options, stderr io.Writer) bool {
+	if opts.Device != bench.DevicePython {
+		return true
+	}
+	if opts.BoardPython = opts.Python; opts.BoardPython == "" {
+		p, err := exec.LookPath("python3")
+		if err != nil {
+			fmt.Fprintf(stderr, "hilbench: -device python: %v\n", err)
+			return false
+		}
+		opts.BoardPython = p
+	}
+	fmt.Fprintf(stderr, "hilbench: the Python board runs with %s\n", opts.BoardPython)
+	return true
 }
