@@ -61,6 +61,13 @@ type ConsoleOptions struct {
 	// DefaultWaitingAfter (10 s) and DefaultWaitingEvery (30 s). With
 	// Color the running line counts the seconds instead.
 	WaitingAfter, WaitingEvery time.Duration
+	// Hold, when more than 0, keeps what the console prints off the run's
+	// path: it is written when the run waits for its device (Idle), at the
+	// latest Hold after it was printed, and before Event, Summary and the
+	// other methods that end a sequence or a run return; Flush writes it
+	// at once. With Color the running line is drawn as it is when written.
+	// 0 writes what each event prints before Event returns.
+	Hold time.Duration
 	// AfterFunc calls f after d and returns a function that stops it, as
 	// time.AfterFunc does; nil means time.AfterFunc. Tests drive the
 	// clock with it.
@@ -122,6 +129,18 @@ type Console struct {
 	// last holds the last bytes lastFrom printed.
 	last     []byte
 	lastFrom string
+	// With Hold (see console_hold.go): out is what was printed and not yet
+	// written, shown the running line on screen as last written; urgent
+	// says out must be written before the method returns; armed that the
+	// timer will write it. wmu orders the writes, wbuf is the write's,
+	// both taken before mu.
+	out    bytes.Buffer
+	shown  string
+	urgent bool
+	armed  bool
+	timer  *time.Timer
+	wmu    sync.Mutex
+	wbuf   bytes.Buffer
 }
 
 var _ runner.Sink = (*Console)(nil)
@@ -141,7 +160,7 @@ func (c *Console) Err() error {
 // Event prints what e reports.
 func (c *Console) Event(e runner.Event) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	c.buf.Reset()
 	switch e.Type {
 	case runner.SequenceStarted:
@@ -181,6 +200,7 @@ func (c *Console) Event(e runner.Event) {
 		c.flushPartial()
 		c.clearRunning()
 		c.sequenceFinished(e)
+		c.urgent = true
 	}
 	c.flush()
 }
@@ -202,8 +222,8 @@ func (c *Console) sequenceStarted(e runner.Event) {
 }
 
 func (c *Console) stepStarted(s *runner.StepResult) {
-	if !c.opts.Color || s == nil || c.wait == nil {
-		return
+	if !c.opts.Color || s == nil || c.wait == nil || c.held() {
+		return // held: the running line is drawn when written
 	}
 	c.clearRunning()
 	c.running = c.runningText(0)
@@ -331,6 +351,10 @@ func (c *Console) sequenceFinished(e runner.Event) {
 
 func (c *Console) flush() {
 	if c.buf.Len() == 0 || c.err != nil {
+		return
+	}
+	if c.held() {
+		c.hold()
 		return
 	}
 	if _, err := c.w.Write(c.buf.Bytes()); err != nil {

@@ -166,8 +166,10 @@ type shared struct {
 	// start is the run's one clock: every line's offsets count from it.
 	start time.Time
 
-	mu    sync.Mutex
-	sink  Sink
+	mu   sync.Mutex
+	sink Sink
+	// idler is sink when it is an Idler, else nil (see withIdle).
+	idler Idler
 	index int
 	res   *SequenceResult
 	// finallyErr is the first error of a finally step, with the step
@@ -217,6 +219,7 @@ func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
 	}
+	r.idler, _ = sink.(Idler)
 	for _, v := range seq.Vars {
 		r.vars[v.Name] = v.Value
 	}
@@ -254,7 +257,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		}
 	}()
 
-	runCtx, cancel := context.WithCancelCause(ctx)
+	runCtx, cancel := context.WithCancelCause(r.withIdle(ctx))
 	defer cancel(nil)
 	if r.seq.Timeout > 0 {
 		var cancelT context.CancelFunc
@@ -292,6 +295,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if fctx == nil {
 			fctx = context.WithoutCancel(ctx)
 		}
+		fctx = r.withIdle(fctx)
 		saved, savedErr := r.res.Status, r.res.Error
 		r.res.Status, r.res.Error = Passed, ""
 		r.stepsFinally(fctx)
