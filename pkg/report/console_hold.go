@@ -109,7 +109,7 @@ func (c *Console) takeLocked() []byte {
 	}
 	want := ""
 	if c.opts.Color && c.wait != nil {
-		want = c.paint(ansiDim, c.runningText(c.now().Sub(c.wait.started)))
+		want = c.paint(ansiDim, c.runningText(max(c.now().Sub(c.wait.started), 0)))
 	}
 	if c.out.Len() == 0 && want == c.shown {
 		return nil
