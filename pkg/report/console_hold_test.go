@@ -214,4 +214,3 @@ func TestConsoleHeldConcurrent(t *testing.T) {
 		t.Error("a running line is left on screen")
 	}
 }
-
