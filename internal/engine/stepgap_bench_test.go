@@ -256,6 +256,3 @@ func (c *gapConsole) OpenedAt() int64 {
 	return c.Console.Cursor()
 }
 
-type plain struct{ s runner.Sink }
-
-func (p plain) Event(e runner.Event) { p.s.Event(e) }
