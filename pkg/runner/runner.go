@@ -194,6 +194,10 @@ type shared struct {
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
+	// prompts are the devices' prompts without references, compiled
+	// once (see staticPrompt).
+	promptMu sync.Mutex
+	prompts  map[string]*promptSet
 	// caseTags are the tags of the group being run, as -m matches them;
 	// nil outside any (see enterCase).
 	caseTags []string
@@ -237,8 +241,9 @@ func (r *run) emit(e Event) {
 
 // emitLocked is emit with r.mu held.
 func (r *run) emitLocked(e Event) {
-	e.Time = time.Now()
-	e.Offset = time.Since(r.start)
+	now := time.Now()
+	e.Time = now
+	e.Offset = now.Sub(r.start)
 	e.Sequence = r.seq.Name
 	e.File = r.seq.File
 	r.sink.Event(r.redactEvent(e))
@@ -350,11 +355,23 @@ func (r *run) stepsFinally(ctx context.Context) {
 // worst orders outcomes: interrupted and error outrank failed, failed
 // outranks passed.
 func worst(a, b Status) Status {
-	rank := map[Status]int{Passed: 0, Skipped: 0, Failed: 1, Errored: 2, Interrupted: 3}
-	if rank[b] > rank[a] {
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a
+}
+
+// rank orders a status for worst.
+func rank(s Status) int {
+	switch s {
+	case Failed:
+		return 1
+	case Errored:
+		return 2
+	case Interrupted:
+		return 3
+	}
+	return 0
 }
 
 // prepare runs Bench.Prepare and has its release run when run returns,
