@@ -134,13 +134,16 @@ type Console struct {
 	// says out must be written before the method returns; armed that the
 	// timer will write it. wmu orders the writes, wbuf is the write's,
 	// both taken before mu.
-	out    bytes.Buffer
-	shown  string
-	urgent bool
-	armed  bool
-	timer  *time.Timer
-	wmu    sync.Mutex
-	wbuf   bytes.Buffer
+	out   bytes.Buffer
+	shown string
+	// shownFor and shownSecs are the step and the seconds shown drew.
+	shownFor  *waiting
+	shownSecs int64
+	urgent    bool
+	armed     bool
+	timer     *time.Timer
+	wmu       sync.Mutex
+	wbuf      bytes.Buffer
 }
 
 var _ runner.Sink = (*Console)(nil)

@@ -107,13 +107,19 @@ func (c *Console) takeLocked() []byte {
 		c.out.Reset()
 		return nil
 	}
-	want := ""
+	want, secs := "", int64(0)
 	if c.opts.Color && c.wait != nil {
-		want = c.paint(ansiDim, c.runningText(max(c.now().Sub(c.wait.started), 0)))
+		elapsed := max(c.now().Sub(c.wait.started), 0)
+		secs = int64(elapsed.Round(time.Second) / time.Second)
+		if c.out.Len() == 0 && c.wait == c.shownFor && secs == c.shownSecs {
+			return nil // the running line on screen says as much
+		}
+		want = c.paint(ansiDim, c.runningText(elapsed))
 	}
 	if c.out.Len() == 0 && want == c.shown {
 		return nil
 	}
+	c.shownFor, c.shownSecs = c.wait, secs
 	c.wbuf.Reset()
 	if c.shown != "" {
 		c.wbuf.WriteString(ansiClearLine)

@@ -171,10 +171,11 @@ type Sink interface {
 }
 
 // Idler is a Sink that does work it held back while the run waits: the
-// runner calls Idle right before it blocks on a device or a clock (an
-// expect or capture waiting for bytes, a delay, a poll's interval, a
-// barrier), so a sink writes there what it kept off the path from one
-// step to the next. Idle is called without the runner's locks, from any
+// runner calls Idle right after a send that waits for a reply wrote, as
+// the device works on it, and right before it blocks on a device or a
+// clock (an expect or capture waiting for bytes, a delay, a poll's
+// interval, a barrier), so a sink writes there what it kept off the path
+// from one step to the next. Idle is called without the runner's locks, from any
 // of a run's lines of execution (the branches of a parallel: step), at
 // once: it must be safe for concurrent use and with Event. It should
 // return quickly; it must not wait for the run.
