@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -144,13 +145,19 @@ type Console struct {
 	timer     *time.Timer
 	wmu       sync.Mutex
 	wbuf      bytes.Buffer
+	// born is when the Console was made, lastWrite when it last wrote
+	// (by nanotime), for Idle.
+	born      time.Time
+	lastWrite atomic.Int64
 }
 
 var _ runner.Sink = (*Console)(nil)
 
 // NewConsole returns a Console writing to w.
 func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
-	return &Console{w: w, opts: opts}
+	c := &Console{w: w, opts: opts, born: time.Now()}
+	c.lastWrite.Store(-int64(idleEvery)) // the first Idle writes
+	return c
 }
 
 // Err returns the first error writing to the underlying writer, or nil.

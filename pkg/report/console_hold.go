@@ -54,14 +54,27 @@ func (c *Console) unlock() {
 	}
 }
 
+// idleEvery is how long after a write Idle writes again: a write wakes
+// whatever reads the terminal or the pipe (a terminal, a CI runner's
+// log reader), which on a small machine takes the processor from the
+// device or the virtual board the run waits for. Fast steps are written
+// in a few batches a second, which reads as at once.
+const idleEvery = 20 * time.Millisecond
+
 // Idle writes what the Console holds, as the run waits for its device
-// (runner.Idler): the write then costs its steps nothing. It returns at
-// once when a write is under way, and does nothing without Hold.
+// (runner.Idler): the write then costs its steps nothing. It writes at
+// most once per idleEvery (the timer writes within Hold whatever Idle
+// leaves), returns at once when a write is under way, and does nothing
+// without Hold.
 func (c *Console) Idle() {
-	if c.held() {
+	if c.held() && time.Duration(c.nanotime()-c.lastWrite.Load()) >= idleEvery {
 		c.writeOut(false)
 	}
 }
+
+// nanotime is the Console's clock for idleEvery: nanoseconds on the
+// monotonic clock since it was made.
+func (c *Console) nanotime() int64 { return int64(time.Since(c.born)) }
 
 // Flush writes everything the Console holds and returns when it is
 // written: before other output to the same terminal or log (a warning,
@@ -91,6 +104,7 @@ func (c *Console) writeOut(block bool) {
 	if len(data) == 0 {
 		return
 	}
+	c.lastWrite.Store(c.nanotime())
 	if _, err := c.w.Write(data); err != nil {
 		c.mu.Lock()
 		if c.err == nil {

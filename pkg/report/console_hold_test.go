@@ -91,7 +91,7 @@ func TestConsoleHeldColor(t *testing.T) {
 		a.Event(e)
 		b.Event(e)
 		if e.Type == runner.StepStarted {
-			b.Idle()
+			b.Flush()
 		}
 	}
 	text := held.String()
@@ -106,9 +106,9 @@ func TestConsoleHeldColor(t *testing.T) {
 	}
 }
 
-// What a held console printed is written by Idle, by Flush (a signal, a
-// warning) and by its timer, and not before: the run's events do not
-// wait for the terminal.
+// What a held console printed is written by Idle (at most once per
+// idleEvery), by Flush (a signal, a warning) and by its timer, and not
+// before: the run's events do not wait for the terminal.
 func TestConsoleHeldWrites(t *testing.T) {
 	var out lockedBuffer
 	c := NewConsole(&out, ConsoleOptions{Hold: never})
