@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,7 +167,6 @@ func gapPlan(b *testing.B, port string) *plan.Plan {
 // (the sequence has no parallel: step), and a run's steps alternate
 // Write and Expect.
 type gapTap struct {
-	mu     sync.Mutex
 	start  time.Time
 	steps  []*runner.StepResult
 	writes []time.Duration
