@@ -202,6 +202,7 @@ func Run(ctx context.Context, ios *IO, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	in.flushFirst(stream.console.Flush)
 	seqResults, err := runPlans(in, ios, opts, runList{plans, prep.ladders}, stream)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,6 +39,9 @@ func (s *runStream) close() {
 	if s == nil {
 		return
 	}
+	if s.console != nil {
+		s.console.Flush()
+	}
 	if s.events != nil {
 		s.events.Close()
 	}
@@ -61,7 +65,9 @@ func openStream(ios *IO, opts *RunOptions) (*runStream, error) {
 		color = report.ColorFor(f, environ.Host())
 	}
 	s := &runStream{
-		console: report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}}),
+		// What the console prints is held off the steps' path and written
+		// as the run waits for its devices (see report.ConsoleOptions.Hold).
+		console: report.NewConsole(progress, report.ConsoleOptions{Color: color, Verbose: opts.Verbose, Summary: results.Options{MaxFailures: opts.MaxFailures}, Hold: report.DefaultHold}),
 		stamp:   time.Now().UTC().Format("20060102T150405Z"),
 	}
 	eventsPath := ""
@@ -101,6 +107,16 @@ func openStream(ios *IO, opts *RunOptions) (*runStream, error) {
 		}
 	}
 	return s, nil
+}
+
+// warnTo writes warnings to w, one line each, after what the progress
+// console holds: a warning comes after the steps before it.
+func (s *runStream) warnTo(w io.Writer) func(string) {
+	warn := warnTo(w)
+	return func(msg string) {
+		s.console.Flush()
+		warn(msg)
+	}
 }
 
 // runList is what a run without --pool runs: the plans, and the
@@ -185,7 +201,7 @@ func runOnePlan(in *interrupts, ios *IO, opts *RunOptions, i int, pl *plan.Plan,
 	}
 	// Consoles log into consoleDir; without --log-dir that is a
 	// private folder gone at exit, which no report names.
-	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: warnTo(ios.ErrOut), Secrets: pl.Secrets()})
+	bench := engine.NewBench(engine.BenchConfig{Gates: hostGates(), LogDir: logDir, ConsoleLogDir: consoleDir, HideLogs: s.consoleRoot != "", Warn: s.warnTo(ios.ErrOut), Secrets: pl.Secrets()})
 	res := pl.Run(in.Run, bench, plan.Output{Sink: runner.Tee(s.events, s.console), ArtifactDir: artifacts, FinallyContext: in.Fin})
 	// The transcripts are in the event stream; the summary needs none.
 	res.Transcripts = nil

@@ -51,6 +51,9 @@ type interrupts struct {
 	mu    sync.Mutex
 	phase phase
 	seen  int
+	// flush, when set, writes what the progress console holds, before a
+	// signal's line: the line comes after the steps it interrupted.
+	flush func()
 }
 
 // errAbandoned is returned by interrupts.reports when a signal abandoned
@@ -75,8 +78,11 @@ func (in *interrupts) loop() {
 		case s := <-in.sigs:
 			in.mu.Lock()
 			in.seen++
-			n, ph := in.seen, in.phase
+			n, ph, flush := in.seen, in.phase, in.flush
 			in.mu.Unlock()
+			if flush != nil {
+				flush()
+			}
 			name := strings.ToLower(s.String())
 			switch {
 			case n == 1 && ph == phaseStart:
@@ -98,6 +104,13 @@ func (in *interrupts) loop() {
 			}
 		}
 	}
+}
+
+// flushFirst has flush called before each signal's line.
+func (in *interrupts) flushFirst(flush func()) {
+	in.mu.Lock()
+	in.flush = flush
+	in.mu.Unlock()
 }
 
 func (in *interrupts) enter(ph phase) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -61,6 +62,13 @@ type ConsoleOptions struct {
 	// DefaultWaitingAfter (10 s) and DefaultWaitingEvery (30 s). With
 	// Color the running line counts the seconds instead.
 	WaitingAfter, WaitingEvery time.Duration
+	// Hold, when more than 0, keeps what the console prints off the run's
+	// path: it is written when the run waits for its device (Idle), at the
+	// latest Hold after it was printed, and before Event, Summary and the
+	// other methods that end a sequence or a run return; Flush writes it
+	// at once. With Color the running line is drawn as it is when written.
+	// 0 writes what each event prints before Event returns.
+	Hold time.Duration
 	// AfterFunc calls f after d and returns a function that stops it, as
 	// time.AfterFunc does; nil means time.AfterFunc. Tests drive the
 	// clock with it.
@@ -122,13 +130,34 @@ type Console struct {
 	// last holds the last bytes lastFrom printed.
 	last     []byte
 	lastFrom string
+	// With Hold (see console_hold.go): out is what was printed and not yet
+	// written, shown the running line on screen as last written; urgent
+	// says out must be written before the method returns; armed that the
+	// timer will write it. wmu orders the writes, wbuf is the write's,
+	// both taken before mu.
+	out   bytes.Buffer
+	shown string
+	// shownFor and shownSecs are the step and the seconds shown drew.
+	shownFor  *waiting
+	shownSecs int64
+	urgent    bool
+	armed     bool
+	timer     *time.Timer
+	wmu       sync.Mutex
+	wbuf      bytes.Buffer
+	// born is when the Console was made, lastWrite when it last wrote
+	// (by nanotime), for Idle.
+	born      time.Time
+	lastWrite atomic.Int64
 }
 
 var _ runner.Sink = (*Console)(nil)
 
 // NewConsole returns a Console writing to w.
 func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
-	return &Console{w: w, opts: opts}
+	c := &Console{w: w, opts: opts, born: time.Now()}
+	c.lastWrite.Store(-int64(idleEvery)) // the first Idle writes
+	return c
 }
 
 // Err returns the first error writing to the underlying writer, or nil.
@@ -141,7 +170,7 @@ func (c *Console) Err() error {
 // Event prints what e reports.
 func (c *Console) Event(e runner.Event) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	c.buf.Reset()
 	switch e.Type {
 	case runner.SequenceStarted:
@@ -181,6 +210,7 @@ func (c *Console) Event(e runner.Event) {
 		c.flushPartial()
 		c.clearRunning()
 		c.sequenceFinished(e)
+		c.urgent = true
 	}
 	c.flush()
 }
@@ -202,8 +232,8 @@ func (c *Console) sequenceStarted(e runner.Event) {
 }
 
 func (c *Console) stepStarted(s *runner.StepResult) {
-	if !c.opts.Color || s == nil || c.wait == nil {
-		return
+	if !c.opts.Color || s == nil || c.wait == nil || c.held() {
+		return // held: the running line is drawn when written
 	}
 	c.clearRunning()
 	c.running = c.runningText(0)
@@ -331,6 +361,10 @@ func (c *Console) sequenceFinished(e runner.Event) {
 
 func (c *Console) flush() {
 	if c.buf.Len() == 0 || c.err != nil {
+		return
+	}
+	if c.held() {
+		c.hold()
 		return
 	}
 	if _, err := c.w.Write(c.buf.Bytes()); err != nil {

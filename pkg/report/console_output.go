@@ -75,6 +75,10 @@ func (c *Console) clearRunning() {
 	if c.running == "" {
 		return
 	}
+	if c.held() {
+		c.running = "" // writeOut clears what is on screen
+		return
+	}
 	c.buf.WriteString(ansiClearLine)
 	c.running = ""
 }
@@ -82,7 +86,7 @@ func (c *Console) clearRunning() {
 // drawRunning shows the transient line again after other output. It writes no
 // newline, so the next clearRunning can erase it.
 func (c *Console) drawRunning() {
-	if c.running != "" {
+	if c.running != "" && !c.held() {
 		c.buf.WriteString(c.paint(ansiDim, c.running))
 	}
 }

@@ -17,7 +17,8 @@ import (
 //	  recovered by rung 2 (power cycle) in 6.130s
 func (c *Console) Recovery(r *results.Recovery) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
+	c.urgent = true
 	c.buf.Reset()
 	c.clearRunning()
 	if c.wrote {
@@ -49,7 +50,8 @@ func (c *Console) Recovery(r *results.Recovery) {
 // MarkedBad says that a bench is bad and takes no more work.
 func (c *Console) MarkedBad(b *results.BadBench) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
+	c.urgent = true
 	c.buf.Reset()
 	c.clearRunning()
 	fmt.Fprintf(&c.buf, "%s bench %s is bad: it takes no more work\n", c.paint(ansiRed, "✗"), cleanLine(b.Bench))
@@ -65,7 +67,8 @@ func (c *Console) BadBenches(bad []results.BadBench) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
+	c.urgent = true
 	c.buf.Reset()
 	c.clearRunning()
 	if c.wrote {

@@ -19,7 +19,8 @@ import (
 // the same.
 func (c *Console) Summary(results []runner.SequenceResult) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
+	c.urgent = true
 	c.summary(results, c.whys, c.started)
 }
 
@@ -29,7 +30,8 @@ func (c *Console) Summary(results []runner.SequenceResult) {
 // run started, for its wall time.
 func (c *Console) SummaryOf(results []runner.SequenceResult, problems []string, started time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
+	c.urgent = true
 	c.summary(results, problems, started)
 }
 

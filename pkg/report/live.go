@@ -136,7 +136,7 @@ func (c *Console) arm(w *waiting, d time.Duration) {
 // tick shows that the step armed as gen is still running.
 func (c *Console) tick(gen uint64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	var w *waiting
 	for _, o := range c.waits {
 		if o.gen == gen {
@@ -147,6 +147,7 @@ func (c *Console) tick(gen uint64) {
 		return
 	}
 	c.buf.Reset()
+	c.urgent = true // a timer's goroutine: writing here costs the run nothing
 	if c.opts.Color {
 		if w == c.wait {
 			c.clearRunning()

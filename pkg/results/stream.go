@@ -47,12 +47,18 @@ type Stream struct {
 
 	// pmu guards the records not yet encoded; mu, taken before pmu when
 	// both are held, guards the rest.
-	pmu      sync.Mutex
-	pending  []Record
-	spare    []Record // a drained pending slice, for reuse
-	size     int      // about how many bytes pending holds
-	seq      int
-	deadline *time.Timer // drains pending; nil while pending is empty
+	pmu     sync.Mutex
+	pending []Record
+	spare   []Record // a drained pending slice, for reuse
+	size    int      // about how many bytes pending holds
+	seq     int
+	// starts counts the steps started; oldest is what it was when the
+	// first record pending came (see stepStarted).
+	starts, oldest uint64
+	// timer drains pending at the latest flushInterval after a record
+	// came; armed says it will.
+	timer *time.Timer
+	armed bool
 
 	mu   sync.Mutex
 	f    *os.File
@@ -97,14 +103,50 @@ func (s *Stream) Path() string {
 // Event records e: a sequence start or end, or a finished step.
 //
 // A finished step is not encoded while the runner waits for Event to
-// return: records wait (at most flushInterval, maxPending records or about
-// flushSize bytes) and are encoded and written together on another
-// goroutine, off the path from one step to the next. A sequence's end is
+// return, off the path from one step to the next: records wait until the
+// run waits for its device (Idle), and at the latest until the step after
+// the next one starts, when its StepStarted event writes them before it
+// returns. So a step's record is in the file (written to the kernel)
+// before the step after next does anything, however fast the steps are;
+// a step that runs long without waiting has the records before it
+// written within flushInterval, on another goroutine. A sequence's end is
 // written before Event returns.
 func (s *Stream) Event(e runner.Event) {
+	if e.Type == runner.StepStarted {
+		s.stepStarted()
+		return
+	}
 	if r, ok := recordOf(e); ok {
 		s.add(r)
 	}
+}
+
+// stepStarted counts a step started and writes the records that were
+// waiting already when the step before it started: those of the steps
+// before the previous one.
+func (s *Stream) stepStarted() {
+	s.pmu.Lock()
+	s.starts++
+	late := len(s.pending) > 0 && s.oldest+1 < s.starts
+	s.pmu.Unlock()
+	if late {
+		s.drain()
+	}
+}
+
+// Idle writes the waiting records, as the run waits for its device: the
+// encoding and the write then cost its steps nothing. It returns at once
+// when a write is under way (the records it does not take are written by
+// the next Idle, or when the step after next starts).
+func (s *Stream) Idle() {
+	s.pmu.Lock()
+	n := len(s.pending)
+	s.pmu.Unlock()
+	if n == 0 || !s.mu.TryLock() {
+		return
+	}
+	defer s.mu.Unlock()
+	s.drainLocked()
 }
 
 // add numbers r and holds it back, or writes it with those waiting.
@@ -117,6 +159,9 @@ func (s *Stream) add(r Record) {
 	if s.pending == nil {
 		s.pending, s.spare = s.spare[:0], nil
 	}
+	if len(s.pending) == 0 {
+		s.oldest = s.starts
+	}
 	s.pending = append(s.pending, r)
 	s.size += r.approxSize()
 	// A sequence's end is written at once; so are records that pile up
@@ -126,17 +171,36 @@ func (s *Stream) add(r Record) {
 	soon := len(s.pending) >= maxPending || s.size >= flushSize
 	switch {
 	case now:
-	case s.deadline == nil:
-		wait := flushInterval
-		if soon {
-			wait = 0
-		}
-		s.deadline = time.AfterFunc(wait, s.drain)
 	case soon:
-		s.deadline.Reset(0)
+		s.armLocked(0)
+	case !s.armed:
+		s.armLocked(flushInterval)
 	}
 	s.pmu.Unlock()
 	if now {
+		s.drain()
+	}
+}
+
+// armLocked has the timer drain pending after d; pmu is held. One timer
+// serves the whole stream: none is made per record.
+func (s *Stream) armLocked(d time.Duration) {
+	s.armed = true
+	if s.timer == nil {
+		s.timer = time.AfterFunc(d, s.fire)
+		return
+	}
+	s.timer.Reset(d)
+}
+
+// fire is the timer's: it drains what is pending, if anything (an Idle
+// may have written it already).
+func (s *Stream) fire() {
+	s.pmu.Lock()
+	s.armed = false
+	n := len(s.pending)
+	s.pmu.Unlock()
+	if n > 0 {
 		s.drain()
 	}
 }
@@ -152,11 +216,11 @@ func (s *Stream) drain() {
 func (s *Stream) drainLocked() {
 	s.pmu.Lock()
 	recs := s.pending
-	s.pending, s.size = nil, 0
-	if s.deadline != nil {
-		s.deadline.Stop()
-		s.deadline = nil
+	if recs == nil {
+		s.pmu.Unlock()
+		return
 	}
+	s.pending, s.size = nil, 0
 	s.pmu.Unlock()
 	for i := range recs {
 		s.encodeLocked(&recs[i])
@@ -297,6 +361,12 @@ func (s *Stream) Close() error {
 		return s.err
 	}
 	s.drainLocked()
+	s.pmu.Lock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.armed = false
+	}
+	s.pmu.Unlock()
 	if s.f != nil {
 		if err := s.f.Close(); err != nil && s.err == nil {
 			s.err = fmt.Errorf("close the event stream %s: %w", s.path, err)

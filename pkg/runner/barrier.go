@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 // barrierLead is how far ahead of the last arrival a barrier sets the
@@ -265,6 +266,11 @@ func (b *block) wait(ctx context.Context, barName, name string, g *generation, k
 	stopped := b.stopped
 	if b.cancelledFor(name) == "" && b.why() != "" {
 		stopped = nil // this branch's own failure: it waits on
+	}
+	select {
+	case <-g.done:
+	default:
+		stream.Idle(ctx)
 	}
 	select {
 	case <-g.done:

@@ -155,6 +155,7 @@ func (r *run) runBranch(ctx context.Context, b *steps.Step, path, group string) 
 		if fctx == nil {
 			fctx = context.WithoutCancel(ctx)
 		}
+		fctx = r.withIdle(fctx)
 		r.branch.finally = true
 		for i, s := range b.Finally {
 			r.step(fctx, s, path+".finally."+strconv.Itoa(i), group)

@@ -78,7 +78,7 @@ func (r *run) expect(ctx context.Context, s *steps.Step, res *StepResult, c Cons
 		if lineStart {
 			// Also the prompt alone, from a command that printed
 			// nothing: its line break was the echo's.
-			first, err := atReplyStart(r.rawPrompt(s.To))
+			first, err := r.replyPrompt(s.To)
 			if err != nil {
 				return &stepError{msg: fmt.Sprintf("prompt %s: %v", r.promptText(s.To), err)}
 			}

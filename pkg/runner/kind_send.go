@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/stream"
 )
 
 func init() { leafRunners[steps.KindSend] = (*run).send }
@@ -67,6 +68,11 @@ func (r *run) send(ctx context.Context, s *steps.Step, res *StepResult) error {
 		return fmt.Errorf("send to %s: %w", s.To, err)
 	}
 	r.cursor[s.To] = cursor
+	if len(s.Expect) > 0 || (r.seq.Device(s.To) != nil && r.seq.Device(s.To).Echo && s.Text != nil) {
+		// The device works on what was sent: the sink writes what it
+		// holds meanwhile, before a fast reply leaves no wait to do it in.
+		stream.Idle(ctx)
+	}
 	res.Data = map[string]any{"bytes": len(data), "cursor": cursor, "sent": sentValue(data)}
 	if atPrompt || synced {
 		res.Data["at_prompt"] = true

@@ -54,7 +54,11 @@ func opens(c Console) int64 {
 // prompt returns the compiled prompt of device name; ok is false when it
 // has none.
 func (r *run) prompt(name string) (p stream.Pattern, ok bool, err error) {
-	p, ok, err = DevicePrompt(r.seq.Device(name), r.lookup)
+	if ps := r.staticPrompt(name); ps != nil {
+		p, ok, err = ps.line, ps.ok, ps.lineErr
+	} else {
+		p, ok, err = DevicePrompt(r.seq.Device(name), r.lookup)
+	}
 	if err != nil {
 		return stream.Pattern{}, false, &stepError{msg: err.Error()}
 	}

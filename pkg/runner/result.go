@@ -164,9 +164,23 @@ type Event struct {
 
 // Sink receives events. Sinks are called from the runner's goroutines, one
 // event at a time, in order; a slow sink slows the run, so sinks that do I/O
-// should buffer.
+// should buffer, and may write what they hold back when Idle says the run
+// waits (see Idler).
 type Sink interface {
 	Event(Event)
+}
+
+// Idler is a Sink that does work it held back while the run waits: the
+// runner calls Idle right after a send that waits for a reply wrote, as
+// the device works on it, and right before it blocks on a device or a
+// clock (an expect or capture waiting for bytes, a delay, a poll's
+// interval, a barrier), so a sink writes there what it kept off the path
+// from one step to the next. Idle is called without the runner's locks, from any
+// of a run's lines of execution (the branches of a parallel: step), at
+// once: it must be safe for concurrent use and with Event. It should
+// return quickly; it must not wait for the run.
+type Idler interface {
+	Idle()
 }
 
 // SinkFunc adapts a function to a Sink.
@@ -176,17 +190,36 @@ type SinkFunc func(Event)
 func (f SinkFunc) Event(e Event) { f(e) }
 
 // Tee returns a Sink that passes every event to each of sinks in turn; nil
-// sinks are left out.
+// sinks are left out. It is an Idler that passes Idle to those of sinks
+// that are.
 func Tee(sinks ...Sink) Sink {
-	var out []Sink
+	t := &tee{}
 	for _, s := range sinks {
-		if s != nil {
-			out = append(out, s)
+		if s == nil {
+			continue
+		}
+		t.sinks = append(t.sinks, s)
+		if i, ok := s.(Idler); ok {
+			t.idlers = append(t.idlers, i)
 		}
 	}
-	return SinkFunc(func(e Event) {
-		for _, s := range out {
-			s.Event(e)
-		}
-	})
+	return t
+}
+
+// tee is what Tee returns.
+type tee struct {
+	sinks  []Sink
+	idlers []Idler
+}
+
+func (t *tee) Event(e Event) {
+	for _, s := range t.sinks {
+		s.Event(e)
+	}
+}
+
+func (t *tee) Idle() {
+	for _, i := range t.idlers {
+		i.Idle()
+	}
 }

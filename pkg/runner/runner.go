@@ -170,8 +170,10 @@ type shared struct {
 	// start is the run's one clock: every line's offsets count from it.
 	start time.Time
 
-	mu    sync.Mutex
-	sink  Sink
+	mu   sync.Mutex
+	sink Sink
+	// idler is sink when it is an Idler, else nil (see withIdle).
+	idler Idler
 	index int
 	res   *SequenceResult
 	// finallyErr is the first error of a finally step, with the step
@@ -196,6 +198,10 @@ type shared struct {
 	// flaky says a sequence or group passed after an attempt that did
 	// not.
 	flaky bool
+	// prompts are the devices' prompts without references, compiled
+	// once (see staticPrompt).
+	promptMu sync.Mutex
+	prompts  map[string]*promptSet
 }
 
 func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
@@ -218,6 +224,7 @@ func newRun(seq *steps.Sequence, bench Bench, opts Options) *run {
 		vars:    map[string]any{},
 		stepRes: map[string]any{},
 	}
+	r.idler, _ = sink.(Idler)
 	for _, v := range seq.Vars {
 		r.vars[v.Name] = v.Value
 	}
@@ -235,8 +242,9 @@ func (r *run) emit(e Event) {
 
 // emitLocked is emit with r.mu held.
 func (r *run) emitLocked(e Event) {
-	e.Time = time.Now()
-	e.Offset = time.Since(r.start)
+	now := time.Now()
+	e.Time = now
+	e.Offset = now.Sub(r.start)
 	e.Sequence = r.seq.Name
 	e.File = r.seq.File
 	r.sink.Event(r.redactEvent(e))
@@ -255,7 +263,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		}
 	}()
 
-	runCtx, cancel := context.WithCancelCause(ctx)
+	runCtx, cancel := context.WithCancelCause(r.withIdle(ctx))
 	defer cancel(nil)
 	if r.seq.Timeout > 0 {
 		var cancelT context.CancelFunc
@@ -293,6 +301,7 @@ func (r *run) run(ctx context.Context) *SequenceResult {
 		if fctx == nil {
 			fctx = context.WithoutCancel(ctx)
 		}
+		fctx = r.withIdle(fctx)
 		saved, savedErr := r.res.Status, r.res.Error
 		r.res.Status, r.res.Error = Passed, ""
 		r.stepsFinally(fctx)
@@ -347,11 +356,23 @@ func (r *run) stepsFinally(ctx context.Context) {
 // worst orders outcomes: interrupted and error outrank failed, failed
 // outranks passed.
 func worst(a, b Status) Status {
-	rank := map[Status]int{Passed: 0, Skipped: 0, Failed: 1, Errored: 2, Interrupted: 3}
-	if rank[b] > rank[a] {
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a
+}
+
+// rank orders a status for worst.
+func rank(s Status) int {
+	switch s {
+	case Failed:
+		return 1
+	case Errored:
+		return 2
+	case Interrupted:
+		return 3
+	}
+	return 0
 }
 
 // prepare runs Bench.Prepare and has its release run when run returns,

@@ -181,7 +181,9 @@ func (r *run) step(ctx context.Context, s *steps.Step, path, group string) *Step
 		r.finish(res)
 		return res
 	}
-	started := time.Now()
+	// The clock newResult read: Started and Duration count from one
+	// reading.
+	started := r.start.Add(res.Started)
 	cp := *res
 	cp.Timeout = r.shownTimeout(s)
 	r.emit(Event{Type: StepStarted, Step: &cp})

@@ -105,7 +105,7 @@ func (r *run) syncConsole(ctx context.Context, s *steps.Step, c Console) (synced
 	if err != nil {
 		return false, &stepError{msg: fmt.Sprintf("prompt %s: %v", r.promptText(s.To), err)}
 	}
-	first, err := atReplyStart(r.rawPrompt(s.To))
+	first, err := r.replyPrompt(s.To)
 	if err != nil {
 		return false, &stepError{msg: fmt.Sprintf("prompt %s: %v", r.promptText(s.To), err)}
 	}

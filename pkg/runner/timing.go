@@ -16,6 +16,7 @@ import (
 // thread that yields on a busy machine is put behind every other runnable
 // task, which cost a slice of milliseconds at the tail.
 func sleepUntil(ctx context.Context, deadline time.Time) error {
+	idleUntil(ctx, deadline)
 	if release := waitUntil(ctx, deadline, false); release != nil {
 		release()
 	}
@@ -33,6 +34,7 @@ func sleepUntil(ctx context.Context, deadline time.Time) error {
 func (r *run) sleepTimed(ctx context.Context, deadline time.Time) error {
 	r.endTimed()
 	r.wrote = time.Time{} // a delay after this wait counts from its end
+	idleUntil(ctx, deadline)
 	release := waitUntil(ctx, deadline, true)
 	if ctx.Err() != nil {
 		if release != nil {

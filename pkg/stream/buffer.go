@@ -342,6 +342,7 @@ func (b *Buffer) Err() error {
 // nil when a byte at or after from is available, the Buffer's error, or an
 // error wrapping ctx's cause.
 func (b *Buffer) Wait(ctx context.Context, from int64) error {
+	idled := false
 	for {
 		ch := b.waitChan()
 		b.mu.RLock()
@@ -352,6 +353,10 @@ func (b *Buffer) Wait(ctx context.Context, from int64) error {
 		}
 		if err != nil {
 			return err
+		}
+		if !idled {
+			idled = true
+			Idle(ctx)
 		}
 		select {
 		case <-ch:

@@ -71,6 +71,7 @@ type Capture struct {
 func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (Capture, error) {
 	c := b.newCapture(ctx, from, opt)
 	defer c.stop()
+	idled := false
 	for {
 		ch := b.waitChan()
 		b.mu.RLock()
@@ -88,6 +89,10 @@ func (b *Buffer) Capture(ctx context.Context, from int64, opt CaptureOptions) (C
 		}
 
 		// Sleep until the nearest deadline, new bytes or ctx.
+		if !idled {
+			idled = true
+			Idle(ctx)
+		}
 		timerC := c.timer(now, holdUntil)
 		select {
 		case <-ch:

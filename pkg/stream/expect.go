@@ -158,6 +158,7 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 		from: from, want: want, failOn: failOn,
 	}
 	var stopTimer func() bool
+	idled := false
 	defer func() {
 		if stopTimer != nil {
 			stopTimer()
@@ -186,6 +187,10 @@ func (b *Buffer) Expect(ctx context.Context, from int64, want []Pattern, failOn 
 				stopTimer()
 			}
 			timerC, stopTimer = b.clock.Timer(hold)
+		}
+		if !idled {
+			idled = true
+			Idle(ctx)
 		}
 		waitStart := time.Now()
 		woken := hold == 0 && b.spinWait(ch, ctx.Done())
