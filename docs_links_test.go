@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"unicode"
@@ -103,31 +104,53 @@ type markdownLink struct {
 }
 
 var (
-	linkRE     = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	linkRE     = regexp.MustCompile(`!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 	codeSpanRE = regexp.MustCompile("`[^`]*`")
 	schemeRE   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 	anchorRE   = regexp.MustCompile(`<a\s+(?:name|id)="([^"]+)"`)
 )
 
 // markdownLinks returns the relative links of a Markdown text: inline links
-// and images outside code, not those with a scheme (https:, mailto:).
+// and images outside code, not those with a scheme (https:, mailto:). A
+// link's text may wrap across the lines of a paragraph; its line is the one
+// it starts on.
 func markdownLinks(src string) []markdownLink {
-	var links []markdownLink
+	lines := strings.Split(src, "\n")
 	fenced := false
-	for i, l := range strings.Split(src, "\n") {
+	for i, l := range lines {
 		if strings.HasPrefix(strings.TrimSpace(l), "```") {
 			fenced = !fenced
+			lines[i] = ""
 			continue
 		}
 		if fenced {
+			lines[i] = ""
 			continue
 		}
-		l = codeSpanRE.ReplaceAllString(l, "")
-		for _, m := range linkRE.FindAllStringSubmatch(l, -1) {
-			if !schemeRE.MatchString(m[1]) {
-				links = append(links, markdownLink{target: m[1], line: i + 1})
-			}
+		// Spaces of the same length, so offsets still find the line.
+		lines[i] = codeSpanRE.ReplaceAllStringFunc(l, func(c string) string { return strings.Repeat(" ", len(c)) })
+	}
+	// A paragraph is one text: its line breaks become spaces, and blank
+	// lines, which end it, stay breaks that a link does not cross.
+	var text strings.Builder
+	starts := make([]int, len(lines))
+	for i, l := range lines {
+		starts[i] = text.Len()
+		text.WriteString(l)
+		if i+1 < len(lines) && strings.TrimSpace(l) != "" && strings.TrimSpace(lines[i+1]) != "" {
+			text.WriteByte(' ')
+		} else {
+			text.WriteByte('\n')
 		}
+	}
+	var links []markdownLink
+	for _, m := range linkRE.FindAllStringSubmatchIndex(text.String(), -1) {
+		target := text.String()[m[2]:m[3]]
+		if schemeRE.MatchString(target) {
+			continue
+		}
+		line := sort.SearchInts(starts, m[0]+1)
+		links = append(links, markdownLink{target: target, line: line})
 	}
 	return links
 }
@@ -176,4 +199,15 @@ func headingAnchors(src string) map[string]bool {
 		seen[s]++
 	}
 	return anchors
+}
+
+// TestMarkdownLinksWrap: a link whose text wraps across a paragraph's
+// lines is found, at the line it starts on; one in code is not, and a
+// blank line ends what a link can span.
+func TestMarkdownLinksWrap(t *testing.T) {
+	src := "intro\nsee [the\nsection](x.md#y) and `[no](z.md)`\n\n[not\n\nlinked](w.md)\n"
+	got := markdownLinks(src)
+	if len(got) != 1 || got[0].target != "x.md#y" || got[0].line != 2 {
+		t.Errorf("links %+v, want x.md#y at line 2 alone", got)
+	}
 }
