@@ -81,7 +81,7 @@ func (in *interrupts) loop() {
 			n, ph, flush := in.seen, in.phase, in.flush
 			in.mu.Unlock()
 			if flush != nil {
-				flush()
+				flushBounded(flush)
 			}
 			name := strings.ToLower(s.String())
 			switch {
@@ -103,6 +103,24 @@ func (in *interrupts) loop() {
 				in.cancelFin()
 			}
 		}
+	}
+}
+
+// flushBounded calls flush and waits for it at most abandonGrace: a
+// write to a terminal or a pipe that does not read (a paused terminal, a
+// CI log reader that stopped) must not hold a signal back, or the run
+// would never stop. A flush still under way then finishes by itself.
+func flushBounded(flush func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		flush()
+	}()
+	t := time.NewTimer(abandonGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 
