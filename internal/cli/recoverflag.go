@@ -13,7 +13,7 @@ type recoverFlag struct{ off *bool }
 // registerRecover registers --recover on f, usage saying what it turns
 // on for the command.
 func registerRecover(f *pflag.FlagSet, off *bool, usage string) {
-	f.AddFlag(&pflag.Flag{Name: "recover", Usage: usage, Value: recoverFlag{off}, DefValue: "true", NoOptDefVal: "true"})
+	f.AddFlag(&pflag.Flag{Name: "recover", Usage: usage + "; --recover=false leaves them out", Value: recoverFlag{off}, DefValue: "true", NoOptDefVal: "true"})
 }
 
 func (r recoverFlag) String() string { return strconv.FormatBool(r.off == nil || !*r.off) }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -133,7 +134,11 @@ func (r *run) closeConsoles() {
 	sort.Strings(names)
 	for _, name := range names {
 		c := r.consol[name]
-		c.Close()
+		var lost interface{ Discarded() int }
+		if err := c.Close(); errors.As(err, &lost) {
+			// The device never got the end of what the run sent.
+			r.sendLoss = append(r.sendLoss, fmt.Errorf("console %s: %w", name, err))
+		}
 		if err := logErr(c); err != nil {
 			r.logLoss = append(r.logLoss, fmt.Errorf("console %s: %w", name, err))
 		}
@@ -186,14 +191,21 @@ func logErr(c Console) error {
 // error, whatever its steps did: the record of the run is not whole. The
 // run itself went on, so as not to leave the device half way through.
 func (r *run) reportLogLoss() {
-	if len(r.logLoss) == 0 {
-		return
-	}
 	var msgs []string
-	for _, err := range r.logLoss {
+	for _, err := range r.sendLoss {
 		msgs = append(msgs, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	msg := strings.Join(msgs, "; ") + "; the run went on regardless, but its record is incomplete"
+	if len(r.logLoss) > 0 {
+		var lost []string
+		for _, err := range r.logLoss {
+			lost = append(lost, strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		msgs = append(msgs, strings.Join(lost, "; ")+"; the run went on regardless, but its record is incomplete")
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	msg := strings.Join(msgs, "; ")
 	r.res.Status = worst(r.res.Status, Errored)
 	if r.res.Error == "" {
 		r.res.Error = msg

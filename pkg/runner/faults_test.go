@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,38 @@ func TestExecLogLoss(t *testing.T) {
 	}
 	if res.Status != runner.Errored || !strings.Contains(res.Error, "exec log "+filepath.Join(dir, "exec-big.log")+": ") || !strings.Contains(res.Error, "bytes lost: no space left on device") {
 		t.Errorf("status %s, error %q; want a bench error naming the log", res.Status, res.Error)
+	}
+}
+
+// discardErr is a console's word that it discarded what was sent.
+type discardErr struct{}
+
+func (discardErr) Error() string {
+	return "close /dev/x: 12 bytes written were never sent: flow control held them, so they were discarded"
+}
+func (discardErr) Discarded() int { return 12 }
+
+// discardingConsole discards what it still held when it closes.
+type discardingConsole struct{ *device }
+
+func (c discardingConsole) Close() error {
+	c.device.Close()
+	return fmt.Errorf("console: %w", discardErr{})
+}
+
+// TestDiscardedSendIsBenchError: a console that closes without sending
+// all the run sent makes the run a bench error that says so, though every
+// step passed; another error closing it does not.
+func TestDiscardedSendIsBenchError(t *testing.T) {
+	dev := discardingConsole{newDevice(func(l string) string { return l + "\n" })}
+	seq := load(t, "steps:\n  - send: a\n    expect: a\n  - send: reboot\n")
+	res := runner.Run(context.Background(), seq, runner.Bench{
+		Open: func(ctx context.Context, _ *steps.Device) (runner.Console, error) { return dev, nil },
+	}, runner.Options{KeepSteps: true})
+	if res.Status != runner.Errored || !strings.Contains(res.Error, "12 bytes written were never sent") {
+		t.Fatalf("status %s (%s), want an error saying what the device never got", res.Status, res.Error)
+	}
+	if strings.Contains(res.Error, "record is incomplete") {
+		t.Errorf("error %q calls the lost send a lost record", res.Error)
 	}
 }

@@ -190,8 +190,10 @@ type shared struct {
 	closed map[string]bool
 	// executed counts the steps run, for Options.MaxSteps.
 	executed atomic.Uint64
-	// logLoss holds what the consoles' logs lost, found as they close.
-	logLoss []error
+	// logLoss holds what the consoles' logs lost, found as they close;
+	// sendLoss what they discarded of the run's sends as they closed.
+	logLoss  []error
+	sendLoss []error
 	// environ is env in expressions, made once (see exprEnviron).
 	environ     map[string]string
 	environOnce sync.Once
