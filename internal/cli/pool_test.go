@@ -11,11 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/sim"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // poolSequences writes n sequences for a pool run into dir: copies of the
@@ -304,7 +304,7 @@ steps:
 
 	wait := exec.Command(bin, "run", "--pool", poolFile, second)
 	wait.Env = env
-	var waitOut syncBuffer
+	var waitOut testenv.Buffer
 	wait.Stdout, wait.Stderr = &waitOut, &waitOut
 	if err := wait.Start(); err != nil {
 		t.Fatal(err)
@@ -373,24 +373,6 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
-}
-
-// syncBuffer is a bytes.Buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // What a pool run refuses before anything opens, as invalid input (exit

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hilrun/hilrun/internal/engine"
@@ -17,6 +16,7 @@ import (
 	"github.com/hilrun/hilrun/pkg/runner"
 	"github.com/hilrun/hilrun/pkg/sim"
 	"github.com/hilrun/hilrun/pkg/steps"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // fileCheck is a sink after the event stream: at each step's start it
@@ -125,7 +125,7 @@ func TestEventFileBeforeTheStepAfterNext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out syncBuffer
+			var out testenv.Buffer
 			console := report.NewConsole(&out, report.ConsoleOptions{Hold: report.DefaultHold})
 			check := &fileCheck{t: t, path: path}
 			var ev, con runner.Sink = events, console
@@ -159,21 +159,3 @@ func TestEventFileBeforeTheStepAfterNext(t *testing.T) {
 type plain struct{ s runner.Sink }
 
 func (p plain) Event(e runner.Event) { p.s.Event(e) }
-
-// syncBuffer is a strings.Builder written from the console's timer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"os"
 	"regexp"
 	"strconv"
@@ -11,30 +10,12 @@ import (
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/testenv"
 )
 
 // never is a Hold no test outlives: only Idle, Flush and the ends of
 // sequences write.
 const never = time.Hour
-
-// lockedBuffer is a bytes.Buffer a held Console writes from its timer's
-// goroutine while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A held console prints, by the end of each sequence and its summary,
 // exactly what one that writes every event prints: the golden output.
@@ -47,7 +28,7 @@ func TestConsoleHeldIsTheSame(t *testing.T) {
 		{"verbose_plain", ConsoleOptions{Verbose: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var out lockedBuffer
+			var out testenv.Buffer
 			tt.opts.Now = fakeClock(base, 4*time.Second)
 			tt.opts.Hold = never
 			c := NewConsole(&out, tt.opts)
@@ -83,7 +64,7 @@ var runningLine = regexp.MustCompile(`\x1b\[2mrunning: [^\x1b]*\x1b\[0m|\r\x1b\[
 // line only when it writes, and leaves none on screen at the end.
 func TestConsoleHeldColor(t *testing.T) {
 	now := func() time.Time { return base }
-	var sync, held lockedBuffer
+	var sync, held testenv.Buffer
 	a := NewConsole(&sync, ConsoleOptions{Color: true, Now: now})
 	b := NewConsole(&held, ConsoleOptions{Color: true, Now: now, Hold: never})
 	seq := fixture()[1]
@@ -110,7 +91,7 @@ func TestConsoleHeldColor(t *testing.T) {
 // idleEvery), by Flush (a signal, a warning) and by its timer, and not
 // before: the run's events do not wait for the terminal.
 func TestConsoleHeldWrites(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	c := NewConsole(&out, ConsoleOptions{Hold: never})
 	seq := fixture()[0]
 	evs := events(seq)
@@ -136,7 +117,7 @@ func TestConsoleHeldWrites(t *testing.T) {
 	}
 
 	// The timer writes what no Idle did, within Hold.
-	var late lockedBuffer
+	var late testenv.Buffer
 	d := NewConsole(&late, ConsoleOptions{Hold: time.Millisecond})
 	d.Event(evs[0])
 	for start := time.Now(); !strings.Contains(late.String(), "▶ "); time.Sleep(time.Millisecond) {
@@ -150,7 +131,7 @@ func TestConsoleHeldWrites(t *testing.T) {
 // is: the steps before the interrupt, the interrupted one, its finally
 // steps, and the INTERRUPTED line.
 func TestConsoleHeldInterrupted(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	c := NewConsole(&out, ConsoleOptions{Hold: never})
 	seq := runner.SequenceResult{Name: "stopped", File: "stopped.yaml", StartedAt: base, Status: runner.Interrupted, Error: "interrupted", Duration: time.Second, Steps: []runner.StepResult{
 		{Index: 0, Path: "0", Kind: "send", Name: "echo one", Status: runner.Passed},
@@ -173,7 +154,7 @@ func TestConsoleHeldInterrupted(t *testing.T) {
 // events of parallel branches and the timer, lose and repeat nothing
 // (run it with -race).
 func TestConsoleHeldConcurrent(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	c := NewConsole(&out, ConsoleOptions{Color: true, Hold: time.Millisecond})
 	c.Event(runner.Event{Type: runner.SequenceStarted, Sequence: "many", File: "many.yaml", Time: time.Now()})
 	var mu sync.Mutex // the runner's: events come one at a time
