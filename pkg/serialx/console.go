@@ -298,7 +298,10 @@ func (c *Console) Close() error {
 		c.closing.Store(true)
 		c.cancel()
 		// What was written leaves first; a write held up by flow control
-		// would keep mu (and a Release waiting for it).
+		// would keep mu (and a Release waiting for it). The write turn is
+		// Close's from here on: later writes find the port closed.
+		c.takeWriteTurn()
+		defer func() { <-c.wsem }()
 		settleErr := c.settleOutput()
 		// Let a Release or Reacquire in progress finish (the cancel stops
 		// a Reacquire's wait), so the port is not closed under it.

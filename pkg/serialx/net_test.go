@@ -505,3 +505,43 @@ func TestNetOpenErrors(t *testing.T) {
 		t.Errorf("Open with a cancelled context = %v", err)
 	}
 }
+
+// TestCloseAsAHeldWriteStarts closes consoles just as a write starts that
+// the server's FLOWCONTROL-SUSPEND holds: whichever comes first, Close
+// returns and the write fails. (A write that took the port after Close
+// had looked for one under way held it while Close waited for it.)
+func TestCloseAsAHeldWriteStarts(t *testing.T) {
+	peer := newRFC2217Peer(t)
+	suspend := []byte{tnIAC, tnSB, optComPort, cpServerReplies + cpFlowSuspend, tnIAC, tnSE}
+	for i := range 100 {
+		c := openNet(t, Config{Devices: anyDevice, Dial: anyAddr, Path: peer.url(), NoLock: true})
+		mark := fmt.Sprintf("suspended %d\n", i)
+		peer.send(append(suspend, mark...))
+		if _, err := c.Expect(timeout(t, 20*time.Second), 0, lit(mark), nil); err != nil {
+			t.Fatal(err)
+		}
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := c.Write(context.Background(), []byte("held"))
+			wrote <- err
+		}()
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatalf("round %d: Close: %v", i, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: Close did not return while a held write was starting", i)
+		}
+		select {
+		case err := <-wrote:
+			if err == nil {
+				t.Fatalf("round %d: a write the server held succeeded though the console closed", i)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: the held write did not end after Close", i)
+		}
+	}
+}

@@ -23,30 +23,41 @@ func (e *DiscardError) Error() string {
 // Discarded is how many bytes were discarded.
 func (e *DiscardError) Discarded() int { return e.N }
 
-// settleOutput lets what the console wrote leave before Close closes the
-// port, and discards only what cannot: a write still waiting for room, or
-// output still queued after the time its bytes take at the port's rate,
-// plus a margin, at most settleLimit (flow control, or a USB device that
-// stopped reading, holds it; closing the port would wait for it). Output
-// that leaves is never flushed: that would drop the end of the last send
-// (a pty's queue reads empty, and a flush loses what its other side has
-// not read yet). It returns a *DiscardError, or nil.
-func (c *Console) settleOutput() error {
-	if len(c.wsem) > 0 {
-		// A write under way: it waits for room flow control does not
-		// give, or Close interrupts it; it says what it did not send.
-		c.discardHeldOutput()
-		return nil
+// takeWriteTurn takes the console's write turn for Close, and keeps it,
+// so that no write or modem control starts while the output settles and
+// the port closes (one that took the port then would hold mu, which Close
+// waits for, while flow control held it). A write under way gets the time
+// a chunk of it needs; one that flow control holds longer is ended, its
+// output discarded, and says what it did not send.
+func (c *Console) takeWriteTurn() {
+	wait := c.sendTime(writeChunk)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case c.wsem <- struct{}{}:
+			return
+		case <-t.C:
+			c.discardHeldOutput()
+			t.Reset(wait)
+		}
 	}
+}
+
+// settleOutput lets what the console wrote leave before Close closes the
+// port, and discards only what cannot: output still queued after the time
+// its bytes take at the port's rate, plus a margin, at most settleLimit
+// (flow control, or a USB device that stopped reading, holds it; closing
+// the port would wait for it). Output that leaves is never flushed: that
+// would drop the end of the last send (a pty's queue reads empty, and a
+// flush loses what its other side has not read yet). The caller holds the
+// write turn. It returns a *DiscardError, or nil.
+func (c *Console) settleOutput() error {
 	c.mu.RLock()
 	port := c.port
 	c.mu.RUnlock()
 	if port == nil {
 		return nil
-	}
-	baud := c.cfg.Baud
-	if baud <= 0 {
-		baud = 115200
 	}
 	var deadline time.Time
 	for {
@@ -61,8 +72,7 @@ func (c *Console) settleOutput() error {
 			return nil
 		}
 		if deadline.IsZero() {
-			// Ten bits a byte, twice over, and the margin.
-			deadline = time.Now().Add(min(settleLimit, 100*time.Millisecond+time.Duration(n)*20*time.Second/time.Duration(baud)))
+			deadline = time.Now().Add(c.sendTime(n))
 		}
 		if time.Now().After(deadline) {
 			c.discardHeldOutput()
@@ -70,4 +80,14 @@ func (c *Console) settleOutput() error {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// sendTime is how long n bytes may take to leave at the port's rate: ten
+// bits a byte, twice over, and a margin; at most settleLimit.
+func (c *Console) sendTime(n int) time.Duration {
+	baud := c.cfg.Baud
+	if baud <= 0 {
+		baud = 115200
+	}
+	return min(settleLimit, 100*time.Millisecond+time.Duration(n)*20*time.Second/time.Duration(baud))
 }
