@@ -171,6 +171,7 @@ type Session struct {
 	fileSeq []*yaml.Node
 	input   chan []byte
 	closers []func()
+	closed  bool
 }
 
 // entry is a step run in this session, for :steps and :record.
@@ -242,6 +243,9 @@ func Run(ctx context.Context, opts Options) error {
 			s.say("save history: %v", err)
 		}
 	}
+	// Closed here, so that what a console could not send is said, and
+	// a script's end counts it.
+	s.close()
 	if !opts.Script {
 		return nil
 	}

@@ -2,8 +2,10 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -105,18 +107,36 @@ func (s *Session) open(ctx context.Context) error {
 	return nil
 }
 
+// close closes the session's consoles and probes, once, and says why
+// one did not close cleanly. A console that discarded output its device
+// never took errs the session: a script that ends so exits with a bench
+// error.
 func (s *Session) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
 	for _, f := range s.closers {
 		f()
 	}
 	for _, o := range s.outputs {
 		o.flush()
 	}
-	for _, c := range s.consoles {
-		c.Close()
+	for _, name := range slices.Sorted(maps.Keys(s.consoles)) {
+		if err := s.consoles[name].Close(); err != nil {
+			s.say("device %s: %v", name, err)
+			// As a run counts it: the device never got the end of
+			// what the session sent.
+			var lost interface{ Discarded() int }
+			if errors.As(err, &lost) {
+				s.errored = true
+			}
+		}
 	}
-	for _, d := range s.probes {
-		d.Close()
+	for _, name := range slices.Sorted(maps.Keys(s.probes)) {
+		if err := s.probes[name].Close(); err != nil {
+			s.say("probe %s: %v", name, err)
+		}
 	}
 }
 

@@ -1,0 +1,77 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/steps"
+)
+
+// closingConsole is a console whose Close returns err; a session with no
+// lines uses nothing else of it.
+type closingConsole struct {
+	runner.Console
+	err    error
+	closed int
+}
+
+func (c *closingConsole) Cursor() int64 { return 0 }
+func (c *closingConsole) OnReceive(func(time.Time, int64, []byte)) func() {
+	return func() {}
+}
+func (c *closingConsole) Close() error { c.closed++; return c.err }
+
+// discarded is what serialx's Close returns when the device did not take
+// the end of what was written.
+type discarded struct{}
+
+func (discarded) Error() string  { return "close /dev/ttyUSB0: 7 bytes written were never sent" }
+func (discarded) Discarded() int { return 7 }
+
+// TestSessionSaysWhatCloseLost: a session's end closes its consoles once
+// and says why one did not close cleanly; output the device never took
+// makes a script's end a bench error, as it does a run's.
+func TestSessionSaysWhatCloseLost(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		errored bool
+	}{
+		{"discarded", discarded{}, true},
+		{"other", errors.New("close /dev/ttyUSB0: input/output error"), false},
+		{"clean", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &closingConsole{err: tc.err}
+			seq, err := steps.Parse("session.yaml", []byte("devices:\n  dut: {port: /dev/ttyUSB0}\nsteps: []\n"), steps.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			err = Run(context.Background(), Options{
+				Seq:    seq,
+				Bench:  runner.Bench{Open: func(context.Context, *steps.Device) (runner.Console, error) { return c, nil }},
+				In:     strings.NewReader(""),
+				Out:    &out,
+				Script: true,
+			})
+			if c.closed != 1 {
+				t.Errorf("the console was closed %d times, want once", c.closed)
+			}
+			if got := errors.Is(err, ErrStepErrored); got != tc.errored {
+				t.Errorf("Run = %v; a bench error: %v, want %v", err, got, tc.errored)
+			}
+			if tc.err != nil && !strings.Contains(out.String(), "hilrun: device dut: "+tc.err.Error()) {
+				t.Errorf("the session did not say why dut did not close cleanly:\n%s", out.String())
+			}
+			if tc.err == nil && err != nil {
+				t.Errorf("Run = %v after a clean close", err)
+			}
+		})
+	}
+}
