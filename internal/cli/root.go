@@ -52,7 +52,10 @@ func MainIO(args []string, ios *IO) int {
 	errOut := ios.ErrOut
 	root := NewRoot(ios)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	err := boolFlagValue(root, args)
+	if err == nil {
+		err = root.ExecuteContext(context.Background())
+	}
 	if err == nil {
 		return ExitPassed
 	}
