@@ -303,3 +303,35 @@ func TestBenchLadderSendsSecrets(t *testing.T) {
 		t.Errorf("the result holds the secret's value:\n%s", raw)
 	}
 }
+
+// TestBenchLadderCancelledIsNotBad: a call cancelled while the bench's
+// ladder climbs stops the climb, says so, and leaves the bench not bad:
+// the climb had no verdict.
+func TestBenchLadderCancelledIsNotBad(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - delay: 120s\n  - reset: run\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		waitFor(t, "the climb to reach its first rung", func() bool {
+			m, _ := filepath.Glob(filepath.Join(e.srv.logDir, "bench", "*-rung-1"))
+			return len(m) > 0
+		})
+		cancel()
+	}()
+	start := time.Now()
+	e.c.CallTool(ctx, request("serial_sequence", version))
+	if d := time.Since(start); d > 60*time.Second {
+		t.Fatalf("the cancelled call took %s: the climb went on", d)
+	}
+	// The climb holds the bench's lock until its verdict is kept.
+	release, err := e.srv.locks.acquire(context.Background(), []string{ladderKey(bench.File)}, "the test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if bad := e.srv.ladder.badReason(); bad != "" {
+		t.Errorf("a climb the client cancelled made the bench bad: %s", bad)
+	}
+}
