@@ -26,8 +26,8 @@ import (
 // own), the server runs the health check; when it fails, or when the call
 // before ended in a bench error, it climbs the ladder. The call's result
 // carries the climb under "recovery". A bench whose climb fails is bad:
-// the server runs no more sequences on it, and says why, until it is
-// restarted.
+// the server runs no sequence on it, and says why, until its health check
+// passes again (recheck.go).
 //
 // The ladder's steps are the operator's, from the --bench file: a client
 // can neither give nor change them, and they pass through the same
@@ -43,8 +43,10 @@ type benchLadder struct {
 	// after names the sequence of the call that ended in a bench error:
 	// the next call climbs the ladder before it runs.
 	after string
-	// bad says why the bench is bad; "" while it is not.
-	bad string
+	// bad says why the bench is bad; "" while it is not. checked is
+	// when its health check last ran since it went bad.
+	bad     string
+	checked time.Time
 	// runs counts the ladder's runs, for their log folders.
 	runs int
 }
@@ -115,8 +117,12 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 // before) and the call must not run.
 func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, wait time.Duration) (*results.Recovery, error) {
 	bl := s.ladder
-	if bad := bl.badReason(); bad != "" {
-		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
+	bl.mu.Lock()
+	bad, due := bl.recheckDue(time.Now())
+	next := bl.checked.Add(recheckEvery)
+	bl.mu.Unlock()
+	if bad != "" && !due {
+		return nil, badBench(seq.Name, bad, next)
 	}
 	// One call at a time checks the bench: another is busy, as it would
 	// be on a held port, or waits up to its lock_timeout_ms, and its
@@ -126,15 +132,20 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 		return nil, fmt.Errorf("%s did not run: %w", seq.Name, err)
 	}
 	defer release()
-	bl.mu.Lock()
-	bad, after := bl.bad, bl.after
-	bl.mu.Unlock()
-	if bad != "" {
-		return nil, fmt.Errorf("%s did not run: %w: %s; it takes no more work until hilrun mcp is restarted", seq.Name, ErrBadBench, bad)
-	}
 	l, keys, err := s.bindLadder()
 	if err != nil {
 		return nil, err
+	}
+	bl.mu.Lock()
+	bad, due = bl.recheckDue(time.Now())
+	next = bl.checked.Add(recheckEvery)
+	after := bl.after
+	bl.mu.Unlock()
+	switch {
+	case bad != "" && !due: // another call checked it meanwhile
+		return nil, badBench(seq.Name, bad, next)
+	case bad != "":
+		return nil, s.recheck(ctx, req, seq.Name, l, keys, wait)
 	}
 	// A run of the ladder that finds the bench's ports busy (another call
 	// or session holds them) ends the climb: the bench was not checked,
@@ -169,9 +180,9 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	if rec == nil || rec.Recovered {
 		return rec, nil
 	}
-	bl.bad = rec.BadReason()
+	bl.bad, bl.checked = rec.BadReason(), time.Now()
 	s.logf("bench %s is bad: %s", rec.Bench, bl.bad)
-	return rec, fmt.Errorf("%s did not run: %w: %s (%s)", seq.Name, ErrBadBench, bl.bad, rec.Outcome())
+	return rec, fmt.Errorf("%s did not run: %w: %s (%s); a call after %s runs its health check again", seq.Name, ErrBadBench, bl.bad, rec.Outcome(), bl.checked.Add(recheckEvery).Format(time.RFC3339))
 }
 
 // ladderKey is the lock a call takes while it checks the server's bench

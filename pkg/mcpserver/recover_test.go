@@ -85,7 +85,7 @@ func TestBenchLadderBad(t *testing.T) {
 			t.Errorf("the refusal %q does not say %q", msg, want)
 		}
 	}
-	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "takes no more work until hilrun mcp is restarted") {
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "the server's bench is bad") || !strings.Contains(msg, "runs its health check again, and the bench takes work once it passes") {
 		t.Errorf("a later call: %q", msg)
 	}
 	if !strings.Contains(e.log.String(), "is bad: the health check failed") {
@@ -333,5 +333,52 @@ func TestBenchLadderCancelledIsNotBad(t *testing.T) {
 	release()
 	if bad := e.srv.ladder.badReason(); bad != "" {
 		t.Errorf("a climb the client cancelled made the bench bad: %s", bad)
+	}
+}
+
+// TestBadBenchCheckedAgain: a bad bench's health check runs again on a
+// call once recheckEvery has passed, and nothing of its ladder; while the
+// board stays hung the call is refused with the check's outcome, and once
+// someone mends the board the bench is good again and the call runs.
+func TestBadBenchCheckedAgain(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	e.callErr("serial_sequence", version) // the climb fails: bad
+	due := func() {
+		e.srv.ladder.mu.Lock()
+		e.srv.ladder.checked = time.Time{}
+		e.srv.ladder.mu.Unlock()
+	}
+	rungs := func() int {
+		m, _ := filepath.Glob(filepath.Join(e.srv.logDir, "bench", "*-rung-*"))
+		return len(m)
+	}
+	before := rungs()
+	due()
+	msg := e.callErr("serial_sequence", version)
+	if !strings.Contains(msg, "its health check ran again at") || !strings.Contains(msg, "waiting for \"alive\"") {
+		t.Errorf("a call on the still hung board: %q, want the check's outcome", msg)
+	}
+	if rungs() != before {
+		t.Error("checking a bad bench again climbed its ladder")
+	}
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "is bad") || !strings.Contains(msg, "a call after") {
+		t.Errorf("a call before the next check is due: %q", msg)
+	}
+	if rungs() != before {
+		t.Error("a call before the next check is due climbed the ladder")
+	}
+	// Someone mends the board: a reset, as a debugger's SRST does.
+	e.board.Memory().Reset()
+	if e.board.Hung() {
+		t.Fatal("the reset did not end the hang")
+	}
+	due()
+	if r := e.sequence(version); !r.Passed {
+		t.Fatalf("after the board was mended the call did not run: %+v", r)
+	}
+	if !strings.Contains(e.log.String(), "is good again: its health check passed") {
+		t.Errorf("the server's log does not say the bench is good again:\n%s", e.log.String())
 	}
 }

@@ -1,0 +1,67 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/hilrun/hilrun/pkg/plan"
+	"github.com/hilrun/hilrun/pkg/results"
+	"github.com/hilrun/hilrun/pkg/runner"
+)
+
+// A bad bench is not given up for good: someone may mend the board (a
+// power cycle by hand, a cable plugged back) while the server runs. A
+// call on a bad bench runs its health check again, and nothing of its
+// ladder, when recheckEvery has passed since the last check; a pass makes
+// the bench good and the call runs. Calls in between are refused at once.
+
+// recheckEvery is how often, at most, a bad bench's health check runs
+// again.
+const recheckEvery = 30 * time.Second
+
+// badBench is the refusal of a call on a bad bench; why is the bench's
+// reason, with its last check's outcome when it was checked again.
+func badBench(seqName, why string, next time.Time) error {
+	return fmt.Errorf("%s did not run: %w: %s; a call after %s runs its health check again, and the bench takes work once it passes", seqName, ErrBadBench, why, next.Format(time.RFC3339))
+}
+
+// recheckDue reports why the bench is bad ("" when it is not) and
+// whether a call now runs its health check again. The caller holds mu.
+func (bl *benchLadder) recheckDue(now time.Time) (bad string, due bool) {
+	return bl.bad, bl.bad != "" && !now.Before(bl.checked.Add(recheckEvery))
+}
+
+// recheck runs the bad bench's health check again for the call of
+// seqName: nil when it passed (the bench is good again and the call
+// runs), else the call's refusal.
+func (s *Server) recheck(ctx context.Context, req mcp.CallToolRequest, seqName string, l *plan.Ladder, keys map[*plan.Plan][]string, wait time.Duration) error {
+	bl := s.ladder
+	checkCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var busy error
+	run := s.ladderRun(req, bl, keys, wait, func(err error) {
+		busy = err
+		stop()
+	})
+	res := run(checkCtx, l.Plans()[0], "recheck")
+	if busy != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s did not run: the server's bad bench's health check could not take its ports: %w", seqName, busy)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s did not run: the call ended while the server's bad bench's health check ran again", seqName)
+	}
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	bl.checked = time.Now()
+	if res.Status == runner.Passed {
+		s.logf("bench %s is good again: its health check passed (it was bad: %s)", l.Bench(), bl.bad)
+		bl.bad, bl.after = "", ""
+		return nil
+	}
+	check := results.CheckFrom(res)
+	why := fmt.Sprintf("%s; its health check ran again at %s and %s: %s", bl.bad, bl.checked.Format(time.RFC3339), check.Status, s.cfg.Secrets.String(check.Message))
+	return badBench(seqName, why, bl.checked.Add(recheckEvery))
+}
