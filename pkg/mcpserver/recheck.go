@@ -39,16 +39,11 @@ func (bl *benchLadder) recheckDue(now time.Time) (bad string, due bool) {
 // runs), else the call's refusal.
 func (s *Server) recheck(ctx context.Context, req mcp.CallToolRequest, seqName string, l *plan.Ladder, keys map[*plan.Plan][]string, wait time.Duration) error {
 	bl := s.ladder
-	checkCtx, stop := context.WithCancel(ctx)
+	checkCtx, run, busy, stop := s.stoppableLadderRun(ctx, req, keys, wait)
 	defer stop()
-	var busy error
-	run := s.ladderRun(req, bl, keys, wait, func(err error) {
-		busy = err
-		stop()
-	})
 	res := run(checkCtx, l.Plans()[0], "recheck")
-	if busy != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s did not run: the server's bad bench's health check could not take its ports: %w", seqName, busy)
+	if *busy != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s did not run: the server's bad bench's health check could not take its ports: %w", seqName, *busy)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s did not run: the call ended while the server's bad bench's health check ran again", seqName)

@@ -150,21 +150,16 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	// A run of the ladder that finds the bench's ports busy (another call
 	// or session holds them) ends the climb: the bench was not checked,
 	// so it is not bad, and the next call climbs again.
-	climbCtx, stop := context.WithCancel(ctx)
+	climbCtx, run, busy, stop := s.stoppableLadderRun(ctx, req, keys, wait)
 	defer stop()
-	var busy error
-	run := s.ladderRun(req, bl, keys, wait, func(err error) {
-		busy = err
-		stop()
-	})
 	var rec *results.Recovery
 	if after != "" {
 		rec = l.After(climbCtx, run, after)
 	} else {
 		rec = l.Before(climbCtx, run, seq.Name)
 	}
-	if busy != nil && ctx.Err() == nil {
-		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, busy)
+	if *busy != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%s did not run: the server's bench's health check and ladder could not take its ports: %w", seq.Name, *busy)
 	}
 	if rec != nil {
 		rec.Redact(s.cfg.Secrets)
@@ -205,6 +200,19 @@ func (s *Server) afterSequence(seq *steps.Sequence, res *runner.SequenceResult) 
 	s.ladder.mu.Lock()
 	s.ladder.after = seq.Name
 	s.ladder.mu.Unlock()
+}
+
+// stoppableLadderRun is ladderRun for the runs of one call: the first
+// that finds the bench's ports busy sets *busy and ends runCtx, so the
+// runs after it end at once.
+func (s *Server) stoppableLadderRun(ctx context.Context, req mcp.CallToolRequest, keys map[*plan.Plan][]string, wait time.Duration) (runCtx context.Context, run plan.RunFunc, busy *error, stop func()) {
+	runCtx, stop = context.WithCancel(ctx)
+	busy = new(error)
+	run = s.ladderRun(req, s.ladder, keys, wait, func(err error) {
+		*busy = err
+		stop()
+	})
+	return runCtx, run, busy, stop
 }
 
 // ladderRun runs one plan of the ladder as a call's sequence runs, with
