@@ -297,16 +297,21 @@ func (c *Console) Close() error {
 		first = true
 		c.closing.Store(true)
 		c.cancel()
-		// What was written leaves first; a write held up by flow control
-		// would keep mu (and a Release waiting for it). The write turn is
-		// Close's from here on: later writes find the port closed.
-		c.takeWriteTurn()
-		defer func() { <-c.wsem }()
-		settleErr := c.settleOutput()
 		// Let a Release or Reacquire in progress finish (the cancel stops
-		// a Reacquire's wait), so the port is not closed under it.
+		// a Reacquire's wait, and a Release's wait for the write turn),
+		// so the port is not closed under it. The turns are taken in
+		// Release's order: hand-over, then write.
 		c.hsem <- struct{}{}
 		defer func() { <-c.hsem }()
+		// What was written leaves first; a write held up by flow control
+		// would keep mu. The write turn is Close's from here on: later
+		// writes find the port closed.
+		discarded := c.takeWriteTurn()
+		defer func() { <-c.wsem }()
+		settleErr := c.settleOutput()
+		if discarded > 0 {
+			settleErr = errors.Join(&DiscardError{Path: c.Path(), N: discarded}, settleErr)
+		}
 
 		c.mu.Lock()
 		port, lock, rd := c.port, c.lock, c.rd

@@ -84,12 +84,19 @@ func (c *Console) Release(ctx context.Context) error {
 
 	// Let a write in progress finish, so that a command it sends (reboot
 	// into the bootloader) reaches the device whole. One that flow control
-	// holds up is discarded when ctx ends.
+	// holds up is discarded when ctx ends. Close, which waits for this
+	// Release to end, ends the wait.
 	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
 		c.discardHeldOutput()
-		c.wsem <- struct{}{}
+		select {
+		case c.wsem <- struct{}{}:
+		case <-c.ctx.Done():
+			return fmt.Errorf("release %s: %w", path, ErrClosed)
+		}
+	case <-c.ctx.Done():
+		return fmt.Errorf("release %s: %w", path, ErrClosed)
 	}
 	defer func() { <-c.wsem }()
 

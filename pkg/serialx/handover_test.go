@@ -482,3 +482,37 @@ func TestReleaseLetsWriteFinish(t *testing.T) {
 		t.Errorf("device received part of the write only")
 	}
 }
+
+// TestCloseDuringRelease: a console closed while a Release is under way
+// (looking the port's USB identity up, before it takes the write turn)
+// closes, and the Release ends: Close takes the hand-over turn before the
+// write turn, as Release does, and a Release waiting for the write turn
+// gives way to Close.
+func TestCloseDuringRelease(t *testing.T) {
+	d := newDevice(t)
+	c := d.open(Config{Devices: anyDevice, Dial: anyAddr, LockDir: t.TempDir()})
+	looking := make(chan struct{})
+	goOn := make(chan struct{})
+	c.listPorts = func() ([]PortInfo, error) {
+		close(looking)
+		<-goOn
+		return nil, nil
+	}
+	released := make(chan error, 1)
+	go func() { released <- c.Release(context.Background()) }()
+	<-looking
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	eventually(t, "Close to begin", c.closing.Load)
+	close(goOn)
+	for what, ch := range map[string]chan error{"Release": released, "Close": closed} {
+		select {
+		case <-ch:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s did not return: Close and Release each waited for the other", what)
+		}
+	}
+	if _, err := c.Write(context.Background(), []byte("x")); !errors.Is(err, ErrClosed) {
+		t.Errorf("a write after Close: %v, want ErrClosed", err)
+	}
+}

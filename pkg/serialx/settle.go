@@ -26,21 +26,29 @@ func (e *DiscardError) Discarded() int { return e.N }
 // takeWriteTurn takes the console's write turn for Close, and keeps it,
 // so that no write or modem control starts while the output settles and
 // the port closes (one that took the port then would hold mu, which Close
-// waits for, while flow control held it). A write under way gets the time
-// a chunk of it needs; one that flow control holds longer is ended, its
-// output discarded, and says what it did not send.
-func (c *Console) takeWriteTurn() {
+// waits for, while flow control held it). A write under way goes on while
+// the driver takes its chunks, for up to settleLimit; one that stops
+// moving for a chunk's sending time, or is still writing then, is ended
+// and says what it did not send. It returns how many bytes that discarded
+// from the driver's output queue.
+func (c *Console) takeWriteTurn() (discarded int) {
 	wait := c.sendTime(writeChunk)
+	limit := time.Now().Add(settleLimit)
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	moved := c.tx.Load()
 	for {
 		select {
 		case c.wsem <- struct{}{}:
-			return
+			return discarded
 		case <-t.C:
-			c.discardHeldOutput()
-			t.Reset(wait)
 		}
+		if n := c.tx.Load(); n != moved && time.Now().Before(limit) {
+			moved = n // it moves: another chunk's time
+		} else {
+			discarded += c.discardHeldOutput()
+		}
+		t.Reset(wait)
 	}
 }
 

@@ -65,7 +65,7 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 				if c.closing.Load() {
 					why = ErrClosed
 				}
-				err = fmt.Errorf("write to %s: %d of %d bytes written, the rest held back by flow control and discarded: %w", path, written, len(p), why)
+				err = fmt.Errorf("write to %s: %d of %d bytes written, the rest discarded: the device did not take them in time (flow control, or a line too slow for them): %w", path, written, len(p), why)
 				break
 			}
 			if isGone(werr) {
@@ -89,12 +89,14 @@ func (c *Console) Write(ctx context.Context, p []byte) (cursor int64, err error)
 // discardHeldOutput discards the output that flow control holds back (the
 // device sent XOFF or holds CTS low) and ends a write waiting for room, so
 // that Close or Release can take the port. A port read through the poller
-// then fails every later write; it is about to be closed.
-func (c *Console) discardHeldOutput() {
+// then fails every later write; it is about to be closed. It returns how
+// many bytes the driver's output queue held, when the driver says (0 when
+// it does not).
+func (c *Console) discardHeldOutput() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.port == nil {
-		return
+		return 0
 	}
 	// Writes end first: on a UART the flush makes room, and a write
 	// waiting for it would otherwise refill the queue that flow control
@@ -102,7 +104,9 @@ func (c *Console) discardHeldOutput() {
 	if a, ok := c.port.(interface{ abortWrites() }); ok {
 		a.abortWrites()
 	}
+	n, _ := outputQueued(c.port)
 	c.port.ResetOutputBuffer()
+	return n
 }
 
 // ctxErr returns ctx's error, wrapping its cause too when that differs, so
