@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hilrun/hilrun/pkg/runner"
+	"github.com/hilrun/hilrun/pkg/serialx"
 	"github.com/hilrun/hilrun/pkg/steps"
 )
 
@@ -74,4 +77,72 @@ func TestSessionSaysWhatCloseLost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// watchedConsole is a console that says whether its device is there, as
+// serialx's does, until it is closed; lookedAfterClose is closed when its
+// state is read after that.
+type watchedConsole struct {
+	closingConsole
+	closed           atomic.Bool
+	lookedAfterClose chan struct{}
+	once             sync.Once
+}
+
+func (c *watchedConsole) Stats() serialx.Stats {
+	if c.closed.Load() {
+		c.once.Do(func() { close(c.lookedAfterClose) })
+	}
+	return serialx.Stats{Connected: !c.closed.Load()}
+}
+
+func (c *watchedConsole) Close() error {
+	c.closed.Store(true)
+	return c.closingConsole.Close()
+}
+
+// TestSessionEndIsNoDisconnection: the session's end closes its consoles
+// after it stops watching them, so closing one is not reported as its
+// device going away while another still closes.
+func TestSessionEndIsNoDisconnection(t *testing.T) {
+	seq, err := steps.Parse("session.yaml", []byte("devices:\n  a: {port: /dev/ttyUSB0}\n  b: {port: /dev/ttyUSB1}\nsteps: []\n"), steps.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &watchedConsole{lookedAfterClose: make(chan struct{})}
+	b := &slowClose{wait: a.lookedAfterClose}
+	var out bytes.Buffer
+	err = Run(context.Background(), Options{
+		Seq: seq,
+		Bench: runner.Bench{Open: func(_ context.Context, d *steps.Device) (runner.Console, error) {
+			if d.Name == "a" {
+				return a, nil
+			}
+			return b, nil
+		}},
+		In:     strings.NewReader(""),
+		Out:    &out,
+		Script: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "disconnected") {
+		t.Errorf("the session's end says a device disconnected:\n%s", out.String())
+	}
+}
+
+// slowClose is a console whose Close takes a while (settling its output):
+// until wait closes, or at most 2 s.
+type slowClose struct {
+	closingConsole
+	wait <-chan struct{}
+}
+
+func (c *slowClose) Close() error {
+	select {
+	case <-c.wait:
+	case <-time.After(2 * time.Second):
+	}
+	return nil
 }

@@ -221,9 +221,19 @@ func Run(ctx context.Context, opts Options) error {
 		s.fileSeq = fileStepNodes(opts.Files, opts.Seq.File)
 	}
 	go s.pump()
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	// The watch ends before the consoles close: their closing is not a
+	// device that went away.
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	stopWatch := func() {
+		cancelWatch()
+		<-watching
+	}
 	defer stopWatch()
-	go s.watchConnections(watchCtx)
+	go func() {
+		defer close(watching)
+		s.watchConnections(watchCtx)
+	}()
 	s.say("%s; type :help for commands, Ctrl-D to quit", s.describeBench())
 	for {
 		s.fitTerminal()
@@ -245,6 +255,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// Closed here, so that what a console could not send is said, and
 	// a script's end counts it.
+	stopWatch()
 	s.close()
 	if !opts.Script {
 		return nil
