@@ -177,7 +177,7 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	}
 	bl.bad, bl.checked = rec.BadReason(), time.Now()
 	s.logf("bench %s is bad: %s", rec.Bench, bl.bad)
-	return rec, fmt.Errorf("%s did not run: %w: %s (%s); a call after %s runs its health check again", seq.Name, ErrBadBench, bl.bad, rec.Outcome(), bl.checked.Add(recheckEvery).Format(time.RFC3339))
+	return rec, fmt.Errorf("%s did not run: %w: %s (%s); a call from %s runs its health check again", seq.Name, ErrBadBench, bl.bad, rec.Outcome(), checkTime(bl.checked.Add(recheckEvery)))
 }
 
 // ladderKey is the lock a call takes while it checks the server's bench

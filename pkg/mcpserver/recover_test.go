@@ -363,7 +363,7 @@ func TestBadBenchCheckedAgain(t *testing.T) {
 	if rungs() != before {
 		t.Error("checking a bad bench again climbed its ladder")
 	}
-	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "is bad") || !strings.Contains(msg, "a call after") {
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "is bad") || !strings.Contains(msg, "a call from") {
 		t.Errorf("a call before the next check is due: %q", msg)
 	}
 	if rungs() != before {
@@ -380,5 +380,42 @@ func TestBadBenchCheckedAgain(t *testing.T) {
 	}
 	if !strings.Contains(e.log.String(), "is good again: its health check passed") {
 		t.Errorf("the server's log does not say the bench is good again:\n%s", e.log.String())
+	}
+}
+
+// TestBadBenchCheckCancelled: a call cancelled while a bad bench's health
+// check runs again still counts as that check: the next call is refused
+// at once, without a check of its own, so a client that cancels cannot
+// make the server check the board again and again.
+func TestBadBenchCheckCancelled(t *testing.T) {
+	bench := ladderBench(t, healthCheck+"recover:\n  - send: reboot\n")
+	e := newEnv(t, envOptions{sim: true, config: func(c *Config) { c.Bench = bench }})
+	e.sequence(hang)
+	e.callErr("serial_sequence", version) // the climb fails: bad
+	e.srv.ladder.mu.Lock()
+	e.srv.ladder.checked = time.Time{}
+	e.srv.ladder.mu.Unlock()
+	checks := func() int {
+		m, _ := filepath.Glob(filepath.Join(e.srv.logDir, "bench", "*-recheck"))
+		return len(m)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		waitFor(t, "the check to begin", func() bool { return checks() == 1 })
+		cancel()
+	}()
+	e.c.CallTool(ctx, request("serial_sequence", version))
+	// The check holds the bench's lock until it has kept its time.
+	release, err := e.srv.locks.acquire(context.Background(), []string{ladderKey(bench.File)}, "the test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "is bad") || !strings.Contains(msg, "a call from") {
+		t.Errorf("the call after the cancelled check: %q, want a refusal saying when the next check is due", msg)
+	}
+	if n := checks(); n != 1 {
+		t.Errorf("%d checks ran, want the cancelled one only", n)
 	}
 }
