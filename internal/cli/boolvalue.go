@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,11 +36,13 @@ func boolFlagValue(root *cobra.Command, args []string) error {
 			i++ // the flag's value, whatever it looks like
 			continue
 		}
-		if _, err := strconv.ParseBool(args[i+1]); err != nil {
+		// Only the words a person writes for a switch: 1, t or yes are
+		// more likely a board, a query or a count (hilrun pio's).
+		v := args[i+1]
+		if v != "true" && v != "false" {
 			continue
 		}
-		v := args[i+1]
-		return invalid(fmt.Errorf("%s %s: a switch takes its value after '=', as --%s=%s; on its own, %s is read as an argument, a file's name (write ./%s for a file of that name)", a, v, f.Name, v, v, v))
+		return invalid(fmt.Errorf("%s %s: a switch takes its value after '=', as --%s=%s; on its own, %s would be read as the next argument (a file's name, a command's); to pass the word itself, put it after --", a, v, f.Name, v, v))
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 // TestSwitchGivenASeparateValue: --recover false reads false as a file
 // (or, for mcp, a command) unless hilrun catches it; it says how to write
-// it, exit 2, before anything runs.
+// it, before anything runs.
 func TestSwitchGivenASeparateValue(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -21,15 +21,22 @@ func TestSwitchGivenASeparateValue(t *testing.T) {
 		{[]string{"run", "-k", "false", "seq.yaml"}, ""},
 		{[]string{"run", "--var", "--recover", "false", "seq.yaml"}, ""},
 		{[]string{"run", "--", "--recover", "false"}, ""},
+		{[]string{"pio", "search-libraries", "--json", "1"}, ""},
+		{[]string{"run", "-v", "t", "seq.yaml"}, ""},
+		{[]string{"no-such-command", "--recover", "false"}, ""},
 	} {
-		var out, errOut bytes.Buffer
-		code := Main(tc.args, strings.NewReader(""), &out, &errOut)
-		got := strings.Contains(errOut.String(), "a switch takes its value after '='")
+		ios := &IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+		err := boolFlagValue(NewRoot(ios), tc.args)
 		switch {
-		case tc.want != "" && (code != ExitInvalid || !got || !strings.Contains(errOut.String(), tc.want)):
-			t.Errorf("%q: exit %d, %q; want exit 2 saying to write %s", tc.args, code, errOut.String(), tc.want)
-		case tc.want == "" && got:
-			t.Errorf("%q: %q, though no switch was given a separate value", tc.args, errOut.String())
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != ExitInvalid):
+			t.Errorf("%q: %v; want a usage error saying to write %s", tc.args, err, tc.want)
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v, though no switch was given a separate value", tc.args, err)
 		}
+	}
+	// Through the command line: exit 2, the message on standard error.
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"run", "--recover", "false", "seq.yaml"}, strings.NewReader(""), &out, &errOut); code != ExitInvalid || !strings.Contains(errOut.String(), "a switch takes its value after '='") {
+		t.Errorf("hilrun run --recover false seq.yaml: exit %d, %q", code, errOut.String())
 	}
 }
