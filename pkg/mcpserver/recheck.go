@@ -34,10 +34,13 @@ func checkTime(next time.Time) string {
 	return next.Add(time.Second - time.Nanosecond).Format(time.RFC3339)
 }
 
-// recheckDue reports why the bench is bad ("" when it is not) and
-// whether a call now runs its health check again. The caller holds mu.
-func (bl *benchLadder) recheckDue(now time.Time) (bad string, due bool) {
-	return bl.bad, bl.bad != "" && !now.Before(bl.checked.Add(recheckEvery))
+// recheckDue reports why the bench is bad ("" when it is not), whether a
+// call now runs its health check again, and when the next check is due.
+func (bl *benchLadder) recheckDue(now time.Time) (bad string, due bool, next time.Time) {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	next = bl.checked.Add(recheckEvery)
+	return bl.bad, bl.bad != "" && !now.Before(next), next
 }
 
 // recheck runs the bad bench's health check again for the call of

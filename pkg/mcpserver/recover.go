@@ -117,11 +117,7 @@ func (s *Server) bindLadder() (*plan.Ladder, map[*plan.Plan][]string, error) {
 // before) and the call must not run.
 func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, seq *steps.Sequence, wait time.Duration) (*results.Recovery, error) {
 	bl := s.ladder
-	bl.mu.Lock()
-	bad, due := bl.recheckDue(time.Now())
-	next := bl.checked.Add(recheckEvery)
-	bl.mu.Unlock()
-	if bad != "" && !due {
+	if bad, due, next := bl.recheckDue(time.Now()); bad != "" && !due {
 		return nil, badBench(seq.Name, bad, next)
 	}
 	// One call at a time checks the bench: another is busy, as it would
@@ -136,9 +132,8 @@ func (s *Server) beforeSequence(ctx context.Context, req mcp.CallToolRequest, se
 	if err != nil {
 		return nil, err
 	}
+	bad, due, next := bl.recheckDue(time.Now())
 	bl.mu.Lock()
-	bad, due = bl.recheckDue(time.Now())
-	next = bl.checked.Add(recheckEvery)
 	after := bl.after
 	bl.mu.Unlock()
 	switch {

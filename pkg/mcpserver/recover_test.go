@@ -326,11 +326,7 @@ func TestBenchLadderCancelledIsNotBad(t *testing.T) {
 		t.Fatalf("the cancelled call took %s: the climb went on", d)
 	}
 	// The climb holds the bench's lock until its verdict is kept.
-	release, err := e.srv.locks.acquire(context.Background(), []string{ladderKey(bench.File)}, "the test", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
+	waitLadderDone(t, e, bench.File)
 	if bad := e.srv.ladder.badReason(); bad != "" {
 		t.Errorf("a climb the client cancelled made the bench bad: %s", bad)
 	}
@@ -407,15 +403,22 @@ func TestBadBenchCheckCancelled(t *testing.T) {
 	}()
 	e.c.CallTool(ctx, request("serial_sequence", version))
 	// The check holds the bench's lock until it has kept its time.
-	release, err := e.srv.locks.acquire(context.Background(), []string{ladderKey(bench.File)}, "the test", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
+	waitLadderDone(t, e, bench.File)
 	if msg := e.callErr("serial_sequence", version); !strings.Contains(msg, "is bad") || !strings.Contains(msg, "a call from") {
 		t.Errorf("the call after the cancelled check: %q, want a refusal saying when the next check is due", msg)
 	}
 	if n := checks(); n != 1 {
 		t.Errorf("%d checks ran, want the cancelled one only", n)
 	}
+}
+
+// waitLadderDone waits until no call checks or climbs the bench file's
+// ladder: each holds the bench's lock until its verdict is kept.
+func waitLadderDone(t *testing.T, e *env, file string) {
+	t.Helper()
+	release, err := e.srv.locks.acquire(context.Background(), []string{ladderKey(file)}, "the test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
 }
